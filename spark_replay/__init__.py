@@ -1,0 +1,1 @@
+"""PySpark jobs that check large production traces for conformance. Populated by the Spark replay issue."""

@@ -1,0 +1,13 @@
+---------------------------- MODULE MCResharding ----------------------------
+(***************************************************************************)
+(* Model of Resharding for the model checkers. Constants come from the     *)
+(* registry (specs/models.toml): TLC gets them in a generated .cfg,        *)
+(* Apalache in a generated CInit operator.                                 *)
+(***************************************************************************)
+EXTENDS Resharding
+
+\* TLC: two states that differ only in the history variable `action` are
+\* the same state of the protocol.
+View == <<target, committed, owner, wk, crashes, hangs>>
+
+=============================================================================

@@ -1,0 +1,271 @@
+"""The ``txconform`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import attrs
+from rich.console import Console
+from rich.progress import Progress as RichProgress
+from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+from . import __doc__ as package_doc
+from .counterexample import render_steps, to_mermaid
+from .engines import ENGINE_CHOICES, check_engine_available, resolve_engine, run_task
+from .errors import TxconformError
+from .itf import itf_json, write_itf
+from .registry import Model, default_registry_path, load_registry
+from .result import CheckResult, Outcome, Progress
+
+EXIT_OK = 0
+EXIT_MISMATCH = 1  # some model's outcome differs from its expectation
+EXIT_USAGE = 2  # bad input: registry, arguments, missing engine
+
+
+@attrs.frozen
+class ModelRun:
+    model: Model
+    result: CheckResult
+    workdir: Path
+
+    @property
+    def ok(self) -> bool:
+        return self.result.verdict == self.model.expect
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    out, err = _console(stderr=False), _console(stderr=True)
+    try:
+        return args.func(args, out, err)
+    except TxconformError as exc:
+        err.print(Text(f"txconform: error: {exc}"))
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        err.print("txconform: interrupted")
+        return 130
+
+
+def _console(stderr: bool) -> Console:
+    console = Console(stderr=stderr, highlight=False, soft_wrap=True)
+    if not console.is_terminal:  # CI logs and pipes: room for the whole table instead of rich's 80 columns
+        console = Console(stderr=stderr, highlight=False, soft_wrap=True, width=160)
+    return console
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="txconform", description=package_doc)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    mc = sub.add_parser(
+        "model-check",
+        help="model-check the registered models and compare each outcome with its expectation",
+        description="Model-check the models of the registry (all, or those named) and compare each outcome "
+        "with the one the registry expects. Exit status: 0 all as expected, 1 some differ, 2 bad input.",
+    )
+    mc.add_argument("names", nargs="*", metavar="NAME", help="models to check (default: all)")
+    mc.add_argument("--list", action="store_true", help="list the models and their expected outcomes, check nothing")
+    mc.add_argument("--engine", choices=ENGINE_CHOICES, default="auto", help="model checker (default: auto, Apalache if installed, else TLC)")
+    mc.add_argument("--json", action="store_true", help="print the results as JSON on stdout (progress stays on stderr)")
+    mc.add_argument("--out", type=Path, metavar="DIR", help="write each counterexample as DIR/NAME.itf.json and DIR/NAME.md (steps and a Mermaid diagram)")
+    mc.add_argument("--traces", action="store_true", help="print every counterexample (those of unexpected outcomes are always printed)")
+    mc.add_argument("--registry", type=Path, metavar="FILE", help="models registry (default: specs/models.toml)")
+    mc.add_argument("--workdir", type=Path, metavar="DIR", help="keep each run's files (model, engine log, states) in DIR/NAME")
+    mc.set_defaults(func=cmd_model_check)
+    return parser
+
+
+def cmd_model_check(args: argparse.Namespace, out: Console, err: Console) -> int:
+    registry = load_registry(args.registry or default_registry_path())
+    models = registry.select(args.names)
+    if args.list:
+        out.print(models_table(models))
+        return EXIT_OK
+    engine, why = resolve_engine(args.engine)
+    check_engine_available(engine)
+    err.print(f"engine: {why}")
+
+    keep_all = args.workdir is not None
+    root = args.workdir or Path(tempfile.mkdtemp(prefix="txconform-"))
+    runs = [run_one(model, engine, root / model.name, err) for model in models]
+
+    if args.out:
+        write_outputs(runs, args.out)
+    if args.json:
+        out.print_json(json.dumps(runs_json(runs, engine, registry.path)))
+    else:
+        for run in runs:
+            if run.result.counterexample is not None and (args.traces or not run.ok):
+                print_counterexample(run, out)
+        for run in runs:
+            if not run.ok:
+                print_failure(run, out)
+        out.print(results_table(runs))
+    for run in runs:  # keep what explains a surprise; the rest is noise
+        if not keep_all and run.ok:
+            shutil.rmtree(run.workdir, ignore_errors=True)
+    if not keep_all and not any(root.iterdir()):
+        root.rmdir()
+    failed = [run.model.name for run in runs if not run.ok]
+    if failed:
+        err.print(Text(f"txconform: {len(failed)} of {len(runs)} model(s) differ from their expected outcome: {', '.join(failed)}"))
+        return EXIT_MISMATCH
+    err.print(f"txconform: all {len(runs)} model(s) as expected")
+    return EXIT_OK
+
+
+def run_one(model: Model, engine: str, workdir: Path, err: Console) -> ModelRun:
+    """Run one model with a live progress line; print its outcome when it ends."""
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    with RichProgress(
+        SpinnerColumn(),
+        TextColumn("[bold]{task.fields[model]}[/bold]"),
+        TextColumn("{task.fields[status]}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    ) as bar:
+        task_id = bar.add_task("", model=model.name, status=f"{engine}: starting", total=None)
+
+        def on_progress(p: Progress) -> None:
+            status = p.phase
+            if p.distinct_states is not None:
+                status = f"{p.distinct_states:,} distinct states, {p.queue or 0:,} on queue"
+            bar.update(task_id, status=f"{engine}: {status}")
+
+        result = run_task(engine, model.task, workdir, on_progress)
+    run = ModelRun(model=model, result=result, workdir=workdir)
+    mark = "[green]ok[/green]  " if run.ok else "[red]FAIL[/red]"
+    states = f"{result.distinct_states:,} distinct states" if result.distinct_states is not None else "no state count"
+    expected = "as expected" if run.ok else f"expected {model.expect}"
+    err.print(f"{mark} {model.name}: {result.verdict} ({expected}); {states}; {result.wall_time:.1f} s", highlight=False)
+    return run
+
+
+def models_table(models: list[Model]) -> Table:
+    table = Table(title="Registered models", title_justify="left")
+    for col in ("model", "spec", "expected", "budget", "note"):
+        table.add_column(col, overflow="fold")
+    for m in models:
+        spec = f"{m.task.spec_file.parent.name}/{m.task.spec_file.name}"
+        table.add_row(m.name, spec, m.expect, f"{m.timeout:g} s", m.note)
+    return table
+
+
+def results_table(runs: list[ModelRun]) -> Table:
+    table = Table(title="Model-checking results", title_justify="left")
+    table.add_column("model", no_wrap=True)
+    for col, justify in (
+        ("engine", "left"),
+        ("expected", "left"),
+        ("got", "left"),
+        ("distinct states", "right"),
+        ("depth", "right"),
+        ("time", "right"),
+        ("", "left"),
+    ):
+        table.add_column(col, justify=justify)
+    for run in runs:
+        r = run.result
+        got = r.verdict + (f" ({r.bound})" if r.bound else "")
+        table.add_row(
+            run.model.name,
+            r.engine,
+            run.model.expect,
+            got,
+            f"{r.distinct_states:,}" if r.distinct_states is not None else "-",
+            str(r.depth) if r.depth is not None else "-",
+            f"{r.wall_time:.1f} s",
+            "[green]ok[/green]" if run.ok else "[red]FAIL[/red]",
+        )
+    return table
+
+
+def print_counterexample(run: ModelRun, out: Console) -> None:
+    cex = run.result.counterexample
+    assert cex is not None
+    out.print(Text(f"\n{run.model.name}: {run.result.verdict} ({run.result.engine}, {len(cex.steps)} states)", style="bold"))
+    out.print(Text(f"  {run.model.note}", style="italic"))
+    for line in render_steps(cex):
+        out.print(Text(line))
+    out.print()
+
+
+def print_failure(run: ModelRun, out: Console) -> None:
+    r = run.result
+    out.print(Text(f"{run.model.name}: expected {run.model.expect}, got {r.verdict}", style="bold red"))
+    if r.message:
+        out.print(Text(f"  {r.message}"))
+    if r.log_file is not None:
+        out.print(Text(f"  engine log: {r.log_file}"))
+
+
+def write_outputs(runs: list[ModelRun], directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    for run in runs:
+        cex = run.result.counterexample
+        if cex is None:
+            continue
+        write_itf(cex, directory / f"{run.model.name}.itf.json", itf_meta(run))
+        (directory / f"{run.model.name}.md").write_text(counterexample_markdown(run), encoding="utf-8")
+
+
+def itf_meta(run: ModelRun) -> dict[str, Any]:
+    return {
+        "format": "ITF",
+        "format-description": "https://apalache-mc.org/docs/adr/015adr-trace.html",
+        "source": run.model.task.spec_file.name,
+        "description": f"{run.model.name}: {run.result.verdict}, found by {run.result.engine} (txconform)",
+    }
+
+
+def counterexample_markdown(run: ModelRun) -> str:
+    cex = run.result.counterexample
+    assert cex is not None
+    steps = "\n".join(render_steps(cex))
+    return (
+        f"# {run.model.name}: {run.result.verdict}\n\n{run.model.note}\n\n"
+        f"Found by {run.result.engine} in {run.result.wall_time:.1f} s.\n\n"
+        f"```text\n{steps}\n```\n\n```mermaid\n{to_mermaid(cex)}```\n"
+    )
+
+
+def runs_json(runs: list[ModelRun], engine: str, registry: Path) -> dict[str, Any]:
+    return {
+        "engine": engine,
+        "registry": str(registry),
+        "ok": all(run.ok for run in runs),
+        "models": [
+            {
+                "name": run.model.name,
+                "spec": str(run.model.task.spec_file),
+                "expected": run.model.expect,
+                "got": run.result.verdict,
+                "ok": run.ok,
+                "outcome": run.result.outcome.value,
+                "invariant": run.result.invariant,
+                "bound": run.result.bound,
+                "message": run.result.message,
+                "distinct_states": run.result.distinct_states,
+                "states_generated": run.result.states_generated,
+                "depth": run.result.depth,
+                "wall_time": round(run.result.wall_time, 3),
+                "note": run.model.note,
+                "counterexample": itf_json(run.result.counterexample, itf_meta(run)) if run.result.counterexample else None,
+            }
+            for run in runs
+        ],
+    }
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,194 @@
+"""Counterexamples people can read: numbered steps, and Mermaid sequence diagrams.
+
+Each step shows the action that produced it and only what it changed, down to the field:
+``wk["w1"].phase: "idle" -> "fetched"`` rather than the whole worker table again.
+
+Specs may keep a history variable ``action`` holding ``[name |-> ..., actor |-> ..., args |-> ...]``
+for the last step (see specs/README.md). When present it names the step with its parameters
+("Fetch w1 src=1 off=0") and who did it, whichever engine found the trace; otherwise the action
+name the engine reported is used.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Mapping, Optional
+
+import attrs
+
+from .result import Counterexample, Step
+from .values import FnMap, Record, format_value
+
+ACTION_VAR = "action"
+
+
+@attrs.frozen
+class Change:
+    """One changed place: a variable, then the keys leading into it (field names, function arguments)."""
+
+    var: str
+    keys: tuple = ()
+    old: Any = None
+    new: Any = None
+    appended: tuple = ()  # for a sequence that grew at its end: the new elements
+
+    @property
+    def path(self) -> str:
+        return self.var + _keys_text(self.keys)
+
+    def describe(self) -> str:
+        if self.appended:
+            return f"{self.path} appended {', '.join(format_value(v) for v in self.appended)}"
+        return f"{self.path}: {format_value(self.old)} -> {format_value(self.new)}"
+
+
+def _keys_text(keys: tuple) -> str:
+    return "".join(f".{k}" if _is_field(k) else f"[{format_value(k)}]" for k in keys)
+
+
+class _Field(str):
+    """A record field name (printed ``.name``), as opposed to a function argument (printed ``[arg]``)."""
+
+
+def _is_field(key: Any) -> bool:
+    return isinstance(key, _Field)
+
+
+@attrs.frozen
+class StepLabel:
+    name: str
+    actor: Optional[str]
+    args: tuple[tuple[str, Any], ...]
+
+    def __str__(self) -> str:
+        parts = [self.name] + ([self.actor] if self.actor else [])
+        parts += [f"{k}={format_value(v)}" for k, v in self.args]
+        return " ".join(parts)
+
+
+def label(step: Step) -> StepLabel:
+    """What happened in this step, from the ``action`` variable if the spec keeps one."""
+    act = step.state.get(ACTION_VAR)
+    if isinstance(act, Mapping) and "name" in act:
+        args = act.get("args", ())
+        pairs = tuple(args.items()) if isinstance(args, Mapping) else ()
+        actor = act.get("actor") or None
+        return StepLabel(name=str(act["name"]), actor=str(actor) if actor else None, args=pairs)
+    return StepLabel(name=step.action or ("Init" if step.index == 1 else "?"), actor=None, args=())
+
+
+def changes(old: Mapping[str, Any], new: Mapping[str, Any], hide: tuple[str, ...] = (ACTION_VAR,)) -> list[Change]:
+    """What differs between two states, variable by variable, descending into records, functions and sequences."""
+    out: list[Change] = []
+    for var in new:
+        if var in hide:
+            continue
+        if var not in old:
+            out.append(Change(var, (), None, new[var]))
+        else:
+            out.extend(_diff(var, (), old[var], new[var]))
+    return out
+
+
+def _diff(var: str, keys: tuple, old: Any, new: Any) -> Iterator[Change]:
+    if old == new:
+        return
+    if isinstance(old, (Record, FnMap)) and isinstance(new, (Record, FnMap)) and old.keys() == new.keys():
+        for key in new:
+            yield from _diff(var, keys + (_Field(key) if isinstance(new, Record) else key,), old[key], new[key])
+        return
+    if isinstance(old, tuple) and isinstance(new, tuple):
+        if len(old) == len(new):  # a function over 1..n (TLC prints it as a sequence): compare by index
+            for i, (a, b) in enumerate(zip(old, new), start=1):
+                yield from _diff(var, keys + (i,), a, b)
+            return
+        if len(new) > len(old) and new[: len(old)] == old:
+            yield Change(var, keys, old, new, appended=new[len(old) :])
+            return
+    yield Change(var, keys, old, new)
+
+
+def render_steps(cex: Counterexample) -> list[str]:
+    """The trace as numbered steps: the initial state in full, then each action and what it changed."""
+    lines: list[str] = []
+    previous: Optional[Mapping[str, Any]] = None
+    for step in cex.steps:
+        lines.append(f"{step.index:>3}. {label(step)}")
+        if previous is None:
+            for var, value in step.state.items():
+                if var != ACTION_VAR:
+                    lines.append(f"       {var} = {format_value(value)}")
+        else:
+            found = changes(previous, step.state)
+            lines += [f"       {c.describe()}" for c in found] or ["       (no change)"]
+        previous = step.state
+    if cex.loop is not None:
+        lines.append(f"       ... and back to state {cex.loop}: the behaviour loops forever")
+    return lines
+
+
+# --- Mermaid ---------------------------------------------------------------
+
+
+def to_mermaid(cex: Counterexample) -> str:
+    """A Mermaid sequence diagram: actors send each step to the state it changes.
+
+    A change to the actor's own entry (``wk["w1"]`` for actor ``w1``) is a note over the actor;
+    a change elsewhere is an arrow from the actor to the variable it changed.
+    """
+    actors: list[str] = []
+    variables: list[str] = []
+    body: list[str] = []
+    previous: Optional[Mapping[str, Any]] = None
+    for step in cex.steps:
+        lab = label(step)
+        if previous is None:
+            previous = step.state
+            continue
+        found = changes(previous, step.state)
+        previous = step.state
+        who = lab.actor or "environment"
+        if who not in actors:
+            actors.append(who)
+        own = [c for c in found if c.keys[:1] == (who,)]
+        other = [c for c in found if c.keys[:1] != (who,)]
+        by_var: dict[str, list[Change]] = {}
+        for c in other:
+            by_var.setdefault(c.var, []).append(c)
+        title = f"{step.index}. {lab}"
+        if not by_var:
+            detail = "<br/>".join(_text(_short(c, who)) for c in own) or "no change"
+            body.append(f"    Note over {_pid(who)}: {_text(title)}<br/>{detail}")
+            continue
+        for var, cs in by_var.items():
+            if var not in variables:
+                variables.append(var)
+            detail = "<br/>".join(_text(_short(c, who)) for c in cs)
+            body.append(f"    {_pid(who)}->>{_pid(var)}: {_text(title)}<br/>{detail}")
+        if own:
+            body.append(f"    Note over {_pid(who)}: " + "<br/>".join(_text(_short(c, who)) for c in own))
+    lines = ["sequenceDiagram"]
+    lines += [f"    participant {_pid(a)} as {_text(a)}" for a in actors]
+    lines += [f"    participant {_pid(v)} as {_text(v)}" for v in variables]
+    return "\n".join(lines + body) + "\n"
+
+
+def _short(change: Change, actor: str) -> str:
+    """A change as a diagram shows it: without the participant's own name, which the diagram already shows."""
+    own = change.keys[:1] == (actor,)
+    path = (_keys_text(change.keys[1:]).lstrip(".") or change.var) if own else change.path
+    if change.appended:
+        return f"{path} += {', '.join(format_value(v) for v in change.appended)}"
+    return f"{path} = {format_value(change.new)}"
+
+
+def _pid(name: str) -> str:
+    """A Mermaid participant id: letters, digits and underscores only."""
+    return "p_" + "".join(ch if ch.isalnum() else "_" for ch in name)
+
+
+_MERMAID_ESCAPES = {"#": "#35;", ";": "#59;", "<": "#lt;", ">": "#gt;", '"': "#quot;", "\n": " "}
+
+
+def _text(text: str) -> str:
+    """Escape text for a Mermaid message: entity codes for the characters Mermaid would parse."""
+    return "".join(_MERMAID_ESCAPES.get(ch, ch) for ch in text)

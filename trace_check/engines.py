@@ -1,0 +1,45 @@
+"""One entry point over both model checkers: pick an engine, run a task, get a CheckResult."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from . import apalache, tlc
+from .errors import EngineUnavailable
+from .result import CheckResult, CheckTask, ProgressCallback
+
+ENGINE_CHOICES = ("auto", "tlc", "apalache")
+
+
+def resolve_engine(choice: str) -> tuple[str, str]:
+    """The engine to use for ``choice`` and a one-line reason, as printed to the user."""
+    if choice == "tlc":
+        return "tlc", "TLC (asked for)"
+    found = apalache.find_apalache()
+    if choice == "apalache":
+        if found is None:
+            raise EngineUnavailable(
+                "apalache-mc not found: install an Apalache release and set APALACHE_HOME (or put apalache-mc on PATH), or use --engine tlc"
+            )
+        return "apalache", f"Apalache at {found} (asked for)"
+    if choice != "auto":
+        raise EngineUnavailable(f"unknown engine {choice!r}: use one of {', '.join(ENGINE_CHOICES)}")
+    if found is not None:
+        return "apalache", f"Apalache at {found} (auto: apalache-mc is installed)"
+    return "tlc", "TLC (auto: apalache-mc is not installed)"
+
+
+def check_engine_available(engine: str) -> None:
+    """Fail early, with one line, when the engine cannot run at all."""
+    if engine == "tlc":
+        tlc.find_java()
+        tlc.find_tla2tools()
+    elif apalache.find_apalache() is None:
+        raise EngineUnavailable("apalache-mc not found: set APALACHE_HOME or use --engine tlc")
+
+
+def run_task(engine: str, task: CheckTask, workdir: Path, on_progress: Optional[ProgressCallback] = None) -> CheckResult:
+    if engine == "tlc":
+        return tlc.run_tlc(task, workdir, on_progress)
+    return apalache.run_apalache(task, workdir, on_progress)

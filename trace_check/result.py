@@ -1,0 +1,124 @@
+"""What a model-checking run asks for (``CheckTask``) and what it found (``CheckResult``).
+
+One pair of types for both engines: TLC and Apalache differ in how they are run and how they
+report, not in what a user wants to know.
+"""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import Any, Callable, Mapping, Optional
+
+import attrs
+
+
+class Outcome(enum.Enum):
+    HOLDS = "holds"
+    VIOLATED = "violated"  # an invariant is violated; CheckResult.invariant names it
+    DEADLOCK = "deadlock"
+    PARSE_ERROR = "parse error"
+    SEMANTIC_ERROR = "semantic error"  # the spec parses but does not resolve (unknown name, level error)
+    CONFIG_ERROR = "config error"  # the model asks for something the spec does not define
+    TYPE_ERROR = "type error"  # Apalache's type checker rejected the spec
+    EVAL_ERROR = "evaluation error"  # the engine could not evaluate an expression in some state
+    ENGINE_CRASH = "engine crash"
+    TIMEOUT = "timeout"
+
+
+@attrs.frozen
+class TlcOptions:
+    """TLC-only bounds and reductions, each naming an operator of the model module."""
+
+    constraints: tuple[str, ...] = ()
+    action_constraints: tuple[str, ...] = ()
+    symmetry: Optional[str] = None
+    view: Optional[str] = None
+    workers: int = 1
+    check_deadlock: bool = True
+
+
+@attrs.frozen
+class ApalacheOptions:
+    """Apalache-only bounds: Apalache checks executions of at most ``length`` steps."""
+
+    length: int = 10
+
+
+@attrs.frozen
+class CheckTask:
+    """One model to check: a module, its constants, the invariants, and each engine's bounds."""
+
+    name: str
+    spec_file: Path  # the module to check; its folder holds the modules it extends
+    constants: Mapping[str, Any] = attrs.field(factory=dict)  # int, str, bool, or a list (a set)
+    invariants: tuple[str, ...] = ()
+    init: str = "Init"
+    next: str = "Next"
+    tlc: TlcOptions = TlcOptions()
+    apalache: ApalacheOptions = ApalacheOptions()
+    timeout: float = 300.0
+
+    @property
+    def module(self) -> str:
+        return self.spec_file.stem
+
+
+@attrs.frozen
+class Step:
+    """One state of a trace and the action that produced it (``None`` for the initial state)."""
+
+    index: int  # 1-based, as TLC numbers states
+    action: Optional[str]
+    state: Mapping[str, Any]
+    location: Optional[str] = None  # where the action is defined, when the engine says
+
+
+@attrs.frozen
+class Counterexample:
+    steps: tuple[Step, ...]
+    variables: tuple[str, ...]
+    loop: Optional[int] = None  # index the lasso loops back to, for liveness traces
+
+
+@attrs.frozen
+class Progress:
+    """A progress report an engine gives while it runs."""
+
+    elapsed: float
+    distinct_states: Optional[int] = None
+    states_generated: Optional[int] = None
+    queue: Optional[int] = None
+    phase: str = "checking"
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+@attrs.frozen
+class CheckResult:
+    engine: str
+    outcome: Outcome
+    wall_time: float
+    invariant: Optional[str] = None
+    message: str = ""  # one line, for anything but HOLDS
+    counterexample: Optional[Counterexample] = None
+    distinct_states: Optional[int] = None
+    states_generated: Optional[int] = None
+    depth: Optional[int] = None
+    command: tuple[str, ...] = ()
+    log_file: Optional[Path] = None
+    bound: Optional[str] = None  # what a "holds" is limited to, e.g. Apalache's "length <= 12"
+
+    @property
+    def verdict(self) -> str:
+        """The outcome in the registry's vocabulary: ``holds``, ``violates Inv``, ``deadlock``, ..."""
+        if self.outcome is Outcome.VIOLATED:
+            return f"violates {self.invariant}"
+        return self.outcome.value
+
+    @property
+    def states_per_second(self) -> Optional[float]:
+        if self.states_generated is None or self.wall_time <= 0:
+            return None
+        return self.states_generated / self.wall_time

