@@ -137,9 +137,12 @@ def run_apalache(
         raise EngineUnavailable(INSTALL_HINT)
     if not task.spec_file.is_file():
         raise EngineUnavailable(f"{task.spec_file}: spec file not found")
+    # absolute (not resolved: the apalache-mc script finds its jar from its own path), because
+    # Apalache runs with workdir as its current directory
+    executable, workdir = Path(os.path.abspath(executable)), Path(os.path.abspath(workdir))
     prepare_workdir(task, workdir)
     shutil.rmtree(workdir / RUN_DIR, ignore_errors=True)  # no stale violation files from a past run
-    cmd = build_command(task, workdir, Path(executable))
+    cmd = build_command(task, workdir, executable)
     log_file = workdir / LOG_NAME
     start = time.monotonic()
     started_at = time.time()
@@ -149,7 +152,7 @@ def run_apalache(
     wall = time.monotonic() - start
     log_text = log_file.read_text(encoding="utf-8", errors="replace")
     if timed_out:
-        return _result(task, Outcome.TIMEOUT, wall, cmd, log_file, message=f"Apalache did not finish within {task.timeout:g} s")
+        return _result(Outcome.TIMEOUT, wall, cmd, log_file, message=f"Apalache did not finish within {task.timeout:g} s")
     verdict = interpret(task, returncode, log_text)
     cex, cex_problem = None, ""
     if verdict.outcome in (Outcome.VIOLATED, Outcome.DEADLOCK):
@@ -157,12 +160,12 @@ def run_apalache(
     message = "; ".join(m for m in (verdict.message, cex_problem) if m)
     bound = f"length <= {task.apalache.length}" if verdict.outcome is Outcome.HOLDS else None
     return _result(
-        task, verdict.outcome, wall, cmd, log_file,
+        verdict.outcome, wall, cmd, log_file,
         invariant=verdict.invariant, message=message, counterexample=cex, bound=bound,
     )
 
 
-def _result(task: CheckTask, outcome: Outcome, wall: float, cmd: Sequence[str], log_file: Path, **fields) -> CheckResult:
+def _result(outcome: Outcome, wall: float, cmd: Sequence[str], log_file: Path, **fields) -> CheckResult:
     return CheckResult(engine=ENGINE, outcome=outcome, wall_time=wall, command=tuple(cmd), log_file=log_file, **fields)
 
 
@@ -182,39 +185,42 @@ def _run(
     assert proc.stdout is not None
     deadline = time.monotonic() + timeout
     lines = _LineSplitter(on_line)
-    timed_out = not _pump(proc, proc.stdout, deadline, log, lines)
-    if timed_out:
-        _kill_group(proc)
+    ended = _pump(proc, proc.stdout, deadline, log, lines)
     lines.flush()
     proc.stdout.close()
+    if ended == "deadline":
+        _kill_group(proc)
+        proc.wait()
+        return None, True
     try:
         returncode = proc.wait(timeout=max(0.0, deadline - time.monotonic()) + KILL_GRACE_SECONDS)
-    except subprocess.TimeoutExpired:  # closed its output but is still running
-        timed_out = True
+    except subprocess.TimeoutExpired:  # closed its output but kept running
         _kill_group(proc)
-        returncode = proc.wait()
-    return (None if timed_out else returncode), timed_out
+        proc.wait()
+        return None, True
+    if ended == "exited":
+        _kill_group(proc)  # what it left behind still holds our pipe
+    return returncode, False
 
 
-def _pump(proc: subprocess.Popen, stream: IO[bytes], deadline: float, log: IO[bytes], lines: "_LineSplitter") -> bool:
-    """Copy output until end of file or the process exits; False if the deadline came first."""
+def _pump(proc: subprocess.Popen, stream: IO[bytes], deadline: float, log: IO[bytes], lines: "_LineSplitter") -> str:
+    """Copy output to ``log`` and ``lines``; say why it stopped: ``eof``, ``exited`` or ``deadline``."""
     fd = stream.fileno()
     with selectors.DefaultSelector() as selector:
         selector.register(fd, selectors.EVENT_READ)
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                return False
+                return "deadline"
             if selector.select(timeout=min(remaining, 0.2)):
                 chunk = os.read(fd, 65536)
                 if not chunk:
-                    return True
+                    return "eof"
                 log.write(chunk)
                 log.flush()
                 lines.feed(chunk)
             elif proc.poll() is not None:
-                # exited, but something it started still holds the pipe open: stop reading
-                return True
+                return "exited"  # but something it started still holds the pipe open
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

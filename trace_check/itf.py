@@ -1,18 +1,25 @@
 """Read and write ITF traces (the Informal Trace Format of Apalache and Quint) with itf-py.
 
 itf-py does the JSON encoding and decoding; this module converts between its Python values and
-the project's model in ``values.py``, and works around two limits of itf-py 0.5.0 with a shim
-on the raw JSON rather than a decoder of our own:
+the project's model in ``values.py``. For reading, a shim on the raw JSON works around what
+itf-py 0.5.0 does with records and variants, without a decoder of our own:
 
-* itf-py turns every record and every variant into a ``namedtuple`` named after the variant's
-  tag and with the record's field names, so a tag such as ``None`` (Quint's ``Option``) or a
-  field such as ``class``, ``my-field`` or ``_x`` raises ``ValueError``. Before decoding we
-  rename such names reversibly (``X_`` + hex of the UTF-8 bytes, see ``_escape``) and undo it
-  after conversion.
-* itf-py flattens a variant whose payload is a JSON object into the variant's own fields, which
-  breaks on payloads such as ``{"#bigint": "40"}`` and cannot tell ``Some(5)`` from
-  ``Some([value |-> 5])``. Before decoding we wrap every payload in a one-element list, which
-  itf-py decodes as an ordinary value, and unwrap it afterwards.
+* it makes a ``namedtuple`` class per record (fields as names) and per variant (tag as name),
+  so a tag such as ``None`` (Quint's ``Option``) or a field such as ``class``, ``my-field`` or
+  ``_x`` raises ``ValueError``;
+* it flattens a variant whose payload is a JSON object into the variant's fields, which breaks
+  on ``{"tag": "Some", "value": {"#bigint": "40"}}`` and confuses ``Some(5)`` with
+  ``Some([value |-> 5])``;
+* namedtuples compare as plain tuples, so ``{[a |-> 1], [b |-> 1]}`` or ``{A(1), B(1)}``
+  silently become one-element sets (and map keys merge) while itf-py builds them; escaping the
+  names would not fix that.
+
+So before decoding, ``_prepare`` rewrites every record, variant, tuple and ``#unserializable``
+as an ITF tuple whose first element says what it is and which carries the names as data
+(``{"#tup": ["#rec", ["a", "b"], 1, 2]}``). itf-py decodes those as plain, hashable tuples that
+differ whenever the values differ, and ``_from_itf_py`` turns them into ``Record``, ``Variant``,
+``tuple`` and ``Unserializable``. Writing goes through itf-py's ``value_to_json`` with small
+adapter objects (see ``_to_itf_py``).
 
 One ambiguity is the format's own: ITF writes a variant as ``{"tag": t, "value": v}``, so a
 record whose fields are exactly ``tag`` and ``value`` reads back as a variant (in itf-py and in
@@ -23,7 +30,6 @@ from __future__ import annotations
 
 import functools
 import json
-import keyword
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Iterable, Mapping, Optional
@@ -39,11 +45,9 @@ __all__ = ["ItfError", "read_itf", "write_itf", "itf_json", "ITF_FORMAT_DESCRIPT
 
 ITF_FORMAT_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 
-_ESCAPE_PREFIX = "X_"
-# A variant tag that no escaped name can equal ("u" is not a hex digit), used to carry
-# ``#unserializable`` through itf-py: its ``ITFUnserializable`` is unhashable, so it could not be
-# a set element or a map key.
-_UNSERIALIZABLE_TAG = "X_unserializable"
+# First elements of the tuples _prepare makes; since it rewrites every tuple-shaped ITF value,
+# the first element of each tuple itf-py returns is one of these.
+_TUP, _REC, _VARIANT, _UNSERIALIZABLE = "#tup", "#rec", "#variant", "#unserializable"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -106,16 +110,14 @@ def _prepare_trace(data: dict) -> dict:
 
 
 def _prepare(val: Any) -> Any:
-    """Shim raw ITF JSON for itf-py: escape names, wrap variant payloads (see the module doc).
+    """Rewrite raw ITF JSON so that itf-py decodes it without loss (see the module doc).
 
-    The branches test keys in the order itf-py's ``value_from_json`` does, so both agree on
-    which objects are records.
+    The branches test keys in the order itf-py's ``value_from_json`` does, so we agree with
+    itf-py (and Apalache) on what is a record and what is a variant.
     """
     if isinstance(val, list):
         return [_prepare(v) for v in val]
-    if isinstance(val, bool) or isinstance(val, str):
-        return val
-    if isinstance(val, int):
+    if isinstance(val, (bool, str, int)):
         return val
     if val is None or isinstance(val, float):
         raise ItfError(f"unsupported JSON value {json.dumps(val)} (ITF has no null or fractional numbers)")
@@ -124,16 +126,20 @@ def _prepare(val: Any) -> Any:
     if "#bigint" in val:
         return val
     if "#tup" in val:
-        return {"#tup": [_prepare(v) for v in _json_list(val, "#tup")]}
+        return _tagged(_TUP, *(_prepare(v) for v in _json_list(val, "#tup")))
     if "#set" in val:
         return {"#set": [_prepare(v) for v in _json_list(val, "#set")]}
     if "#map" in val:
         return {"#map": [_prepare_pair(pair) for pair in _json_list(val, "#map")]}
     if "#unserializable" in val:
-        return {"tag": _UNSERIALIZABLE_TAG, "value": [str(val["#unserializable"])]}
+        return _tagged(_UNSERIALIZABLE, str(val["#unserializable"]))
     if len(val) == 2 and "tag" in val and "value" in val:
         return _prepare_variant(val["tag"], val["value"])
-    return {_escape(k): _prepare(v) for k, v in val.items()}
+    return _tagged(_REC, list(val), *(_prepare(v) for v in val.values()))
+
+
+def _tagged(kind: str, *items: Any) -> dict:
+    return {"#tup": [kind, *items]}
 
 
 def _json_list(val: dict, key: str) -> list:
@@ -153,8 +159,7 @@ def _prepare_variant(tag: Any, payload: Any) -> dict:
         raise ItfError(f"a variant tag must be a string, found {json.dumps(tag)}")
     # itf-py writes a variant without payload as {"tag": t, "value": null}; Apalache and Quint
     # write the unit payload as an empty record, so read both as an empty record.
-    inner = {} if payload is None else payload
-    return {"tag": _escape(tag), "value": [_prepare(inner)]}
+    return _tagged(_VARIANT, tag, _prepare({} if payload is None else payload))
 
 
 def _step(i: int, state: State) -> Step:
@@ -162,7 +167,7 @@ def _step(i: int, state: State) -> Step:
     return Step(
         index=i + 1,
         action=action if isinstance(action, str) else None,
-        state={name: from_itf_py(value) for name, value in state.values.items()},
+        state={name: _from_itf_py(value) for name, value in state.values.items()},
     )
 
 
@@ -171,66 +176,33 @@ def _loop_from_itf(loop: Optional[int]) -> Optional[int]:
     return None if loop is None else loop + 1
 
 
-def from_itf_py(val: Any) -> Any:
-    """Convert a value decoded by itf-py (from shimmed JSON) into the project's model."""
+def _from_itf_py(val: Any) -> Any:
+    """Convert a value itf-py decoded from ``_prepare``d JSON into the project's model."""
     if isinstance(val, (bool, int, str)):
         return val
-    if isinstance(val, tuple) and hasattr(val, "_fields"):
-        return _from_namedtuple(val)
-    if isinstance(val, (tuple, list)):  # {"#tup": ...}, or a JSON list (ITF's sequences)
-        return tuple(from_itf_py(v) for v in val)
+    if isinstance(val, tuple):
+        return _from_tagged(val)
+    if isinstance(val, list):  # itf-py's ImmutableList: a JSON list, ITF's sequence
+        return tuple(_from_itf_py(v) for v in val)
     if isinstance(val, frozenset):
-        return frozenset(from_itf_py(v) for v in val)
+        return frozenset(_from_itf_py(v) for v in val)
     if isinstance(val, Mapping):  # itf-py's ImmutableDict, from "#map"
-        return FnMap({from_itf_py(k): from_itf_py(v) for k, v in val.items()})
-    if isinstance(val, ITFUnserializable):
-        return Unserializable(val.value)
+        return FnMap({_from_itf_py(k): _from_itf_py(v) for k, v in val.items()})
     raise ItfError(f"unexpected value from itf-py: {val!r}")
 
 
-def _from_namedtuple(val: Any) -> Any:
-    if getattr(type(val), "_itf_variant", False):
-        tag = type(val).__name__
-        payload = val.value[0]  # _prepare wrapped every payload in a one-element list
-        if tag == _UNSERIALIZABLE_TAG:
-            return Unserializable(payload)
-        return Variant(_unescape(tag), from_itf_py(payload))
-    return Record({_unescape(k): from_itf_py(v) for k, v in val._asdict().items()})
-
-
-# ---------------------------------------------------------------------------------------------
-# Names itf-py can use for namedtuples
-
-
-def _escape(name: str) -> str:
-    """A name itf-py's ``namedtuple`` accepts, reversibly.
-
-    Plain ASCII identifiers that are not keywords and start with neither ``_`` nor ``X_`` stay
-    as they are; anything else becomes ``X_`` + the hex of its UTF-8 bytes. Real names that start
-    with ``X_`` are escaped too, so ``_unescape`` never mistakes one for an escaped name.
-    (Non-ASCII identifiers are escaped because Python normalises them, NFKC, as field names.)
-    """
-    if not isinstance(name, str):
-        raise ItfError(f"a record field name must be a string, found {name!r}")
-    if _is_plain_name(name):
-        return name
-    return _ESCAPE_PREFIX + name.encode("utf-8").hex()
-
-
-def _is_plain_name(name: str) -> bool:
-    return (
-        name.isascii()
-        and name.isidentifier()
-        and not keyword.iskeyword(name)
-        and not name.startswith("_")
-        and not name.startswith(_ESCAPE_PREFIX)
-    )
-
-
-def _unescape(name: str) -> str:
-    if name.startswith(_ESCAPE_PREFIX):
-        return bytes.fromhex(name[len(_ESCAPE_PREFIX) :]).decode("utf-8")
-    return name
+def _from_tagged(val: tuple) -> Any:
+    kind, items = val[0], val[1:]
+    if kind == _TUP:
+        return tuple(_from_itf_py(v) for v in items)
+    if kind == _REC:
+        names, values = items[0], items[1:]
+        return Record({name: _from_itf_py(v) for name, v in zip(names, values)})
+    if kind == _VARIANT:
+        return Variant(items[0], _from_itf_py(items[1]))
+    if kind == _UNSERIALIZABLE:
+        return Unserializable(items[0])
+    raise ItfError(f"unexpected tuple from itf-py: {val!r}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -263,31 +235,31 @@ def _state(i: int, step: Step, variables: Iterable[str]) -> State:
     meta: dict[str, Any] = {"index": i}
     if step.action is not None:
         meta["action"] = step.action
-    return State(meta=meta, values={name: to_itf_py(value) for name, value in _state_items(step, variables)})
+    return State(meta=meta, values={name: _to_itf_py(value) for name, value in _state_items(step, variables)})
 
 
 def _state_items(step: Step, variables: Iterable[str]) -> list[tuple[str, Any]]:
     """The trace's variables in its order, then any other names (e.g. constants) sorted."""
-    variables = [v for v in variables if v in step.state]
-    others = sorted(k for k in step.state if k not in set(variables))
-    return [(name, step.state[name]) for name in variables + others]
+    known = [v for v in variables if v in step.state]
+    others = sorted(set(step.state) - set(known))
+    return [(name, step.state[name]) for name in known + others]
 
 
-def to_itf_py(val: Any) -> Any:
+def _to_itf_py(val: Any) -> Any:
     """Convert a project value into what itf-py's ``value_to_json`` expects."""
     if isinstance(val, (bool, int, str)):
         return val
     if isinstance(val, Record):
         # SimpleNamespace: itf-py writes an object's __dict__ as a record, whatever the names.
-        return SimpleNamespace(**{k: to_itf_py(v) for k, v in val.items()})
+        return SimpleNamespace(**{k: _to_itf_py(v) for k, v in val.items()})
     if isinstance(val, FnMap):
-        return _OrderedMap([(to_itf_py(k), to_itf_py(v)) for k, v in _sorted(val.items(), lambda kv: kv[0])])
+        return _OrderedMap([(_to_itf_py(k), _to_itf_py(v)) for k, v in _sorted(val.items(), lambda kv: kv[0])])
     if isinstance(val, Variant):
-        return _variant_class(val.tag)(value=to_itf_py(val.value))
+        return _variant_class(val.tag)(value=_to_itf_py(val.value))
     if isinstance(val, tuple):
-        return [to_itf_py(v) for v in val]  # a JSON list is ITF's sequence
+        return [_to_itf_py(v) for v in val]  # a JSON list is ITF's sequence
     if isinstance(val, frozenset):
-        return _OrderedSet(to_itf_py(v) for v in _sorted(val, lambda v: v))
+        return _OrderedSet(_to_itf_py(v) for v in _sorted(val, lambda v: v))
     if isinstance(val, Unserializable):
         return _Unserializable(val.text)
     raise ItfError(f"cannot write {val!r} as ITF: not a TLA+ value of the project's model")

@@ -72,7 +72,8 @@ _STATE_HEADER = re.compile(r"^(\d+): (?:<(.*?)>|(Stuttering)|Back to state (\d+)
 _ACTION_HEADER = re.compile(r"^(\S+) (line \d+, col \d+ to line \d+, col \d+ of module \S+)$")
 _COUNTS = re.compile(r"([\d,]+) states generated.*?([\d,]+) distinct states found.*?([\d,]+) states left on queue")
 _INVARIANT = re.compile(r"(?:Invariant|Temporal properties?|Property) (\S+?) (?:is|was) violated")
-_LOCATION = re.compile(r"line (\d+), col(?:umn)? (\d+)(?: to line \d+, col \d+)?(?: of module (\w+))?")
+# TLC writes places two ways: "line 3, col 9 to line 3, col 20 of module M" and "Line 3, column 9 to ... in M".
+_LOCATION = re.compile(r"[Ll]ine (\d+), col(?:umn)? (\d+)(?: to line \d+, col(?:umn)? \d+)?(?: (?:of module|in) (\w+))?")
 
 
 @attrs.frozen
@@ -241,28 +242,29 @@ class _OutputReader:
         self.loose: list[str] = []
 
     def consume(self, stream: IO[str], log: IO[str]) -> None:
-        current: Optional[tuple[int, int]] = None
-        body: list[str] = []
+        # Messages nest (an error message can wrap the message that explains it), so keep a stack;
+        # a closed message's text is also part of the message around it.
+        open_msgs: list[tuple[int, int, list[str]]] = []
         for line in stream:
             log.write(line)
             line = line.rstrip("\n")
             start = _FRAME_START.match(line)
             if start:
-                if current is not None:  # TLC 2.15 sometimes opens a message inside another
-                    self._add(Message(current[0], current[1], "\n".join(body)))
-                current, body = (int(start.group(1)), int(start.group(2))), []
-                continue
-            if _FRAME_END.match(line):
-                if current is not None:
-                    self._add(Message(current[0], current[1], "\n".join(body)))
-                current, body = None, []
-                continue
-            if current is None:
-                self.loose.append(line)
+                open_msgs.append((int(start.group(1)), int(start.group(2)), []))
+            elif _FRAME_END.match(line) and open_msgs:
+                self._close(open_msgs)
+            elif open_msgs:
+                open_msgs[-1][2].append(line)
             else:
-                body.append(line)
-        if current is not None:
-            self._add(Message(current[0], current[1], "\n".join(body)))
+                self.loose.append(line)
+        while open_msgs:
+            self._close(open_msgs)
+
+    def _close(self, open_msgs: list[tuple[int, int, list[str]]]) -> None:
+        code, severity, body = open_msgs.pop()
+        if open_msgs:
+            open_msgs[-1][2].extend(body)
+        self._add(Message(code, severity, "\n".join(body)))
 
     def _add(self, msg: Message) -> None:
         self.messages.append(msg)
@@ -417,28 +419,33 @@ def _with_file(task: CheckTask, where: str, what: str) -> str:
 
 
 def _eval_error(task: CheckTask, reader: _OutputReader) -> str:
-    text = _error_text(reader) or ""
-    reason = text.split("The exception was a ", 1)[-1]
-    reason = re.sub(r"^\S*Exception\s*:?\s*", "", reason.strip())
-    fingerprint = reader.first(MSG_FINGERPRINT_FAILED)
-    where = ""
-    for msg in [fingerprint] + [m for m in reader.messages if m.severity == 1]:
-        if msg is not None and _LOCATION.search(msg.text):
-            where = _LOCATION.search(msg.text).group(0)
-            break
-    return _with_file(task, where, _one_line(reason)) if where else _one_line(reason or "TLC could not evaluate the spec")
+    """The reason TLC gives, prefixed with the place in the spec it names (or the innermost place it was evaluating)."""
+    reason = _error_text(reader) or "TLC could not evaluate the spec"
+    reason = re.sub(r"^The exception was a \S*?(Exception|Error)\s*:?\s*", "", reason)
+    reason = reason.split(" While working on", 1)[0].strip()
+    place = _LOCATION.search(reason)
+    if place is None:
+        for msg in reader.messages:
+            if msg.severity == 1 or msg.code == MSG_FINGERPRINT_FAILED:
+                place = _LOCATION.search(msg.text) or place
+                if place and msg.code == MSG_FINGERPRINT_FAILED:
+                    break
+    return _with_file(task, place.group(0), reason) if place else reason
 
 
 def _error_text(reader: _OutputReader) -> Optional[str]:
+    """The first error message, on one line, without TLC's generic preamble."""
     skip = {MSG_BEHAVIOR_FOLLOWS, MSG_STATE}
-    msg = next((m for m in reader.messages if m.severity == 1 and m.code not in skip), None)
+    msg = next((m for m in reader.messages if m.severity == 1 and m.code not in skip and m.text.strip()), None)
     if msg is None:
         return None
-    text = msg.text
-    if msg.code == MSG_UNEXPECTED:  # the generic "TLC threw an unexpected exception" preamble
-        lines = [line for line in text.splitlines() if line.strip()]
-        text = "\n".join(lines[3:]) or text
-    return _one_line(text)
+    lines = [line for line in msg.text.splitlines() if line.strip()]
+    if msg.code == MSG_UNEXPECTED:  # "TLC threw an unexpected exception. This was probably caused by..."
+        lines = [line for line in lines if not _PREAMBLE.match(line)] or lines
+    return _one_line("\n".join(lines))
+
+
+_PREAMBLE = re.compile(r"^(TLC threw an unexpected exception|This was probably caused|See the User Output)")
 
 
 def _last_loose(reader: _OutputReader) -> str:

@@ -1,0 +1,172 @@
+"""Real TLC runs on tiny specs, one for every outcome the bridge distinguishes."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from trace_check import tlc
+from trace_check.errors import EngineUnavailable
+from trace_check.result import CheckTask, Outcome, TlcOptions
+from trace_check.values import Record
+
+FIXTURES = Path(__file__).parent / "fixtures" / "tlc"
+
+pytestmark = pytest.mark.tlc
+
+
+def counter(**overrides) -> CheckTask:
+    fields = dict(
+        name="counter",
+        spec_file=FIXTURES / "Counter.tla",
+        constants={"Limit": 4, "Names": ["a", "b"]},
+        invariants=("Small",),
+        timeout=120,
+    )
+    fields.update(overrides)
+    return CheckTask(**fields)
+
+
+def test_holds_reports_statistics(tmp_path: Path) -> None:
+    progress = []
+    result = tlc.run_tlc(counter(), tmp_path / "run", progress.append)
+    assert result.outcome is Outcome.HOLDS, result.message
+    assert result.verdict == "holds"
+    assert result.distinct_states == 5
+    assert result.depth == 5
+    assert result.states_generated and result.states_generated >= result.distinct_states
+    assert result.wall_time > 0 and result.states_per_second
+    assert result.counterexample is None
+    assert progress, "the progress callback was never called"
+    assert (tmp_path / "run" / "states").is_dir(), "TLC must use the run's own -metadir"
+    assert result.log_file is not None and "@!@!@STARTMSG" in result.log_file.read_text()
+
+
+def test_violation_names_the_invariant_and_parses_the_trace(tmp_path: Path) -> None:
+    result = tlc.run_tlc(counter(invariants=("Small", "BelowThree")), tmp_path / "run")
+    assert result.outcome is Outcome.VIOLATED
+    assert result.invariant == "BelowThree"
+    assert result.verdict == "violates BelowThree"
+    cex = result.counterexample
+    assert cex is not None
+    assert [s.action for s in cex.steps] == [None, "Inc", "Inc", "Inc"]
+    assert [s.state["x"] for s in cex.steps] == [0, 1, 2, 3]
+    assert cex.steps[-1].state["hist"] == (0, 1, 2)
+    # a function over strings is a record to TLC
+    assert cex.steps[0].state["seen"] == Record({"a": 0, "b": 0})
+    assert cex.steps[1].location and "module Counter" in cex.steps[1].location
+    assert cex.variables == ("hist", "seen", "x")
+
+
+def test_deadlock(tmp_path: Path) -> None:
+    result = tlc.run_tlc(counter(next="OnlyInc"), tmp_path / "run")
+    assert result.outcome is Outcome.DEADLOCK
+    assert result.counterexample is not None
+    assert result.counterexample.steps[-1].state["x"] == 4
+
+
+def test_deadlock_check_can_be_turned_off(tmp_path: Path) -> None:
+    result = tlc.run_tlc(counter(next="OnlyInc", tlc=TlcOptions(check_deadlock=False)), tmp_path / "run")
+    assert result.outcome is Outcome.HOLDS
+
+
+def test_parse_error_names_the_real_file_and_line(tmp_path: Path) -> None:
+    task = CheckTask(name="p", spec_file=FIXTURES / "ParseError.tla", timeout=120)
+    result = tlc.run_tlc(task, tmp_path / "run")
+    assert result.outcome is Outcome.PARSE_ERROR
+    assert str(FIXTURES / "ParseError.tla") + ":3:" in result.message
+    assert "\n" not in result.message
+
+
+def test_semantic_error(tmp_path: Path) -> None:
+    task = CheckTask(name="s", spec_file=FIXTURES / "SemanticError.tla", timeout=120)
+    result = tlc.run_tlc(task, tmp_path / "run")
+    assert result.outcome is Outcome.SEMANTIC_ERROR
+    assert str(FIXTURES / "SemanticError.tla") + ":3:13" in result.message
+    assert "Unknown operator" in result.message
+
+
+def test_config_error_for_an_unassigned_constant(tmp_path: Path) -> None:
+    result = tlc.run_tlc(counter(constants={"Limit": 4}), tmp_path / "run")
+    assert result.outcome is Outcome.CONFIG_ERROR
+    assert result.message == "The constant parameter Names is not assigned a value by the configuration file."
+
+
+def test_a_non_boolean_invariant_is_an_evaluation_error(tmp_path: Path) -> None:
+    result = tlc.run_tlc(counter(invariants=("NotBool",)), tmp_path / "run")
+    assert result.outcome is Outcome.EVAL_ERROR
+    assert "NotBool" in result.message or "boolean" in result.message.lower()
+
+
+def test_evaluation_error_has_place_and_trace(tmp_path: Path) -> None:
+    result = tlc.run_tlc(counter(next="Crash"), tmp_path / "run")
+    assert result.outcome is Outcome.EVAL_ERROR
+    assert "out of domain" in result.message
+    assert "Counter.tla:" in result.message
+    assert result.counterexample is not None and result.counterexample.steps[-1].state["x"] == 2
+
+
+def test_timeout_kills_tlc(tmp_path: Path) -> None:
+    start = time.monotonic()
+    result = tlc.run_tlc(counter(next="Huge", timeout=3), tmp_path / "run")
+    assert result.outcome is Outcome.TIMEOUT
+    assert result.verdict == "timeout"
+    assert time.monotonic() - start < 30
+    assert "3 s" in result.message
+
+
+def test_engine_crash_when_the_jar_is_not_a_jar(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tmp_path / "tla2tools.jar"
+    fake.write_text("not a jar")
+    monkeypatch.setenv("TLA2TOOLS_JAR", str(fake))
+    result = tlc.run_tlc(counter(), tmp_path / "run")
+    assert result.outcome is Outcome.ENGINE_CRASH
+    assert "status" in result.message
+
+
+def test_missing_jar_override_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("TLA2TOOLS_JAR", str(tmp_path / "nope.jar"))
+    with pytest.raises(EngineUnavailable, match="TLA2TOOLS_JAR"):
+        tlc.find_tla2tools()
+
+
+def test_no_java_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(EngineUnavailable, match="Java not found.*apt-get install openjdk-17"):
+        tlc.find_java()
+
+
+def test_old_java_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    java = tmp_path / "bin" / "java"
+    java.parent.mkdir()
+    java.write_text('#!/bin/sh\necho \'openjdk version "11.0.2" 2019-01-15\' >&2\n')
+    java.chmod(0o755)
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path))
+    with pytest.raises(EngineUnavailable, match="Java 11: TLC needs Java 17"):
+        tlc.find_java()
+
+
+def test_config_text_lists_everything_the_task_asks_for() -> None:
+    task = counter(
+        invariants=("Small", "BelowThree"),
+        tlc=TlcOptions(constraints=("C",), action_constraints=("A",), symmetry="Sym", view="View"),
+    )
+    assert tlc.config_text(task) == (
+        "CONSTANTS\n"
+        "    Limit = 4\n"
+        '    Names = {"a", "b"}\n'
+        "INIT Init\nNEXT Next\n"
+        "INVARIANT Small\nINVARIANT BelowThree\n"
+        "CONSTRAINT C\nACTION_CONSTRAINT A\nSYMMETRY Sym\nVIEW View\n"
+    )
+
+
+def test_two_runs_never_share_a_directory(tmp_path: Path) -> None:
+    a = tlc.run_tlc(counter(), tmp_path / "a")
+    b = tlc.run_tlc(counter(), tmp_path / "b")
+    assert a.outcome is b.outcome is Outcome.HOLDS
+    assert (tmp_path / "a" / "states").exists() and (tmp_path / "b" / "states").exists()
+    assert not list(FIXTURES.glob("*.cfg")) and not (FIXTURES / "states").exists(), "TLC wrote into the spec folder"
