@@ -32,7 +32,7 @@ from trace_check.apalache import (
 )
 from trace_check.errors import EngineUnavailable, TxconformError
 from trace_check.result import ApalacheOptions, CheckTask, Outcome, Progress, TlcOptions
-from trace_check.values import FnMap, Record
+from trace_check.values import FnMap
 
 SPEC = """---- MODULE Bank ----
 EXTENDS Integers, Helpers

@@ -317,7 +317,7 @@ def _counterexample_verdict(task: CheckTask, lines: list[str], reported: Optiona
             kind, index = violated.group(2), int(violated.group(3))
             invariant = invariant_for_condition(kind, index, task.invariants, verification_conditions(lines))
             message = violated.group(0) + "."
-            if invariant is None:
+            if invariant is None and task.invariants:
                 message += f" (cannot tell which of {', '.join(task.invariants)} it is)"
             return Verdict(Outcome.VIOLATED, invariant=invariant, message=message)
     if reported == "Deadlock" or any("Found a deadlock" in line for line in lines):

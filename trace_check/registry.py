@@ -226,7 +226,7 @@ def declared_constants(spec_file: Path) -> set[str]:
 
 
 def _table_line(text: str, dotted: str) -> int:
-    pattern = re.compile(r"^\s*\[\s*" + r"\s*\.\s*".join(re.escape(p) for p in dotted.split(".")) + r"\s*\]", re.MULTILINE)
+    pattern = re.compile(r"^[ \t]*\[\s*" + r"\s*\.\s*".join(re.escape(p) for p in dotted.split(".")) + r"\s*\]", re.MULTILINE)
     match = pattern.search(text)
     return text.count("\n", 0, match.start()) + 1 if match else 1
 

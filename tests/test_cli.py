@@ -1,0 +1,180 @@
+"""The txconform command line: exit codes, messages, outputs."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from trace_check.cli import main
+from trace_check.itf import read_itf
+
+FIXTURES = Path(__file__).parent / "fixtures" / "tlc"
+ROOT = Path(__file__).resolve().parents[1]
+
+MODELS = """
+[defaults]
+timeout = 60
+
+[models.counter_holds]
+spec = "tlc/Counter.tla"
+constants = { Limit = 4, Names = ["a", "b"] }
+invariants = ["Small"]
+expect = "holds"
+note = "The counter stays within its limit."
+apalache = { length = 5 }
+
+[models.counter_passes_three]
+spec = "tlc/Counter.tla"
+constants = { Limit = 4, Names = ["a", "b"] }
+invariants = ["Small", "BelowThree"]
+expect = "violates BelowThree"
+note = "The counter passes three."
+apalache = { length = 5 }
+"""
+
+
+@pytest.fixture
+def reg(tmp_path: Path):
+    def make(text: str = MODELS) -> Path:
+        if not (tmp_path / "tlc").exists():
+            shutil.copytree(FIXTURES, tmp_path / "tlc")
+        path = tmp_path / "models.toml"
+        path.write_text(text)
+        return path
+
+    return make
+
+
+@pytest.fixture(autouse=True)
+def no_apalache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """These tests are about TLC; make sure no Apalache on the machine changes what `auto` picks."""
+    monkeypatch.delenv("APALACHE_HOME", raising=False)
+    monkeypatch.setenv("PATH", os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if not (Path(p) / "apalache-mc").exists()))
+
+
+def test_list(reg, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["model-check", "--list", "--registry", str(reg())]) == 0
+    out = capsys.readouterr().out
+    assert "counter_holds" in out and "violates BelowThree" in out and "The counter passes three." in out
+
+
+def test_all_as_expected_exits_zero_and_shows_the_table(reg, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["model-check", "--registry", str(reg())]) == 0
+    captured = capsys.readouterr()
+    assert "engine: TLC (auto: apalache-mc is not installed)" in captured.err
+    assert "all 2 model(s) as expected" in captured.err
+    for column in ("model", "engine", "expected", "got", "distinct states", "time"):
+        assert column in captured.out
+    assert "violates BelowThree" in captured.out
+
+
+def test_traces_prints_the_counterexample_as_steps(reg, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["model-check", "--traces", "--registry", str(reg()), "counter_passes_three"]) == 0
+    out = capsys.readouterr().out
+    assert "counter_passes_three: violates BelowThree (tlc, 4 states)" in out
+    assert "  1. Init" in out and "  4. Inc" in out
+    assert "x: 2 -> 3" in out
+    assert "hist appended 2" in out
+
+
+def test_unexpected_outcome_exits_one_and_explains(reg, capsys: pytest.CaptureFixture[str]) -> None:
+    path = reg(MODELS.replace('expect = "violates BelowThree"', 'expect = "holds"'))
+    assert main(["model-check", "--registry", str(path)]) == 1
+    captured = capsys.readouterr()
+    assert "counter_passes_three: expected holds, got violates BelowThree" in captured.out
+    assert "engine log:" in captured.out
+    assert "1 of 2 model(s) differ from their expected outcome: counter_passes_three" in captured.err
+    # an unexpected counterexample is always printed, even without --traces
+    assert "x: 2 -> 3" in captured.out
+
+
+def test_a_violation_that_disappears_fails(reg, capsys: pytest.CaptureFixture[str]) -> None:
+    path = reg(MODELS.replace('expect = "holds"', 'expect = "violates Small"'))
+    assert main(["model-check", "--registry", str(path), "counter_holds"]) == 1
+    assert "expected violates Small, got holds" in capsys.readouterr().out
+
+
+def test_running_out_of_budget_fails(reg, capsys: pytest.CaptureFixture[str]) -> None:
+    text = MODELS + '\n[models.huge]\nspec = "tlc/Counter.tla"\nconstants = { Limit = 4, Names = ["a"] }\n' \
+        'invariants = ["Small"]\nexpect = "holds"\nnext = "Huge"\ntimeout = 3\nnote = "Too big."\napalache = { length = 2 }\n'
+    assert main(["model-check", "--registry", str(reg(text)), "huge"]) == 1
+    out = capsys.readouterr().out
+    assert "huge: expected holds, got timeout" in out and "3 s budget" in out
+
+
+def test_spec_that_does_not_parse(reg, capsys: pytest.CaptureFixture[str]) -> None:
+    text = '[models.broken]\nspec = "tlc/ParseError.tla"\ninvariants = []\nexpect = "holds"\nnote = "Broken."\napalache = { length = 2 }\n'
+    path = reg(text)
+    assert main(["model-check", "--registry", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "broken: expected holds, got parse error" in out
+    assert "ParseError.tla:3:" in out
+
+
+def test_json_output(reg, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["model-check", "--json", "--registry", str(reg())]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["ok"] is True and data["engine"] == "tlc"
+    by_name = {m["name"]: m for m in data["models"]}
+    assert by_name["counter_holds"]["got"] == "holds" and by_name["counter_holds"]["counterexample"] is None
+    violated = by_name["counter_passes_three"]
+    assert violated["got"] == "violates BelowThree" and violated["ok"] is True
+    assert violated["distinct_states"] > 0 and violated["depth"] >= 4
+    states = violated["counterexample"]["states"]
+    assert [s["x"] for s in states] == [{"#bigint": str(i)} for i in range(4)]
+
+
+def test_out_writes_itf_and_mermaid(reg, tmp_path: Path) -> None:
+    out_dir = tmp_path / "cex"
+    assert main(["model-check", "--registry", str(reg()), "--out", str(out_dir)]) == 0
+    assert sorted(p.name for p in out_dir.iterdir()) == ["counter_passes_three.itf.json", "counter_passes_three.md"]
+    cex = read_itf(out_dir / "counter_passes_three.itf.json")
+    assert [s.state["x"] for s in cex.steps] == [0, 1, 2, 3]
+    assert [s.action for s in cex.steps] == [None, "Inc", "Inc", "Inc"]
+    md = (out_dir / "counter_passes_three.md").read_text()
+    assert "```mermaid\nsequenceDiagram" in md and "4. Inc" in md
+
+
+def test_workdir_keeps_the_engine_files(reg, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    assert main(["model-check", "--registry", str(reg()), "--workdir", str(work), "counter_holds"]) == 0
+    assert (work / "counter_holds" / "tlc.log").is_file()
+    assert (work / "counter_holds" / "Counter.cfg").is_file()
+
+
+def test_bad_registry_is_one_line_and_exit_two(reg, capsys: pytest.CaptureFixture[str]) -> None:
+    path = reg(MODELS.replace("invariants = [\"Small\"]", "invariants = [\"Smal\"]"))
+    assert main(["model-check", "--registry", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("txconform: error: ") and "\n" not in err
+    assert "invariant Smal is not defined" in err
+
+
+def test_unknown_model_name(reg, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["model-check", "--registry", str(reg()), "nope"]) == 2
+    assert "no model named 'nope'" in capsys.readouterr().err
+
+
+def test_asking_for_apalache_when_it_is_missing(reg, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["model-check", "--engine", "apalache", "--registry", str(reg())]) == 2
+    err = capsys.readouterr().err
+    assert "apalache-mc not found" in err and "APALACHE_HOME" in err and "--engine tlc" in err
+
+
+def test_console_script_without_java_prints_one_line(reg, tmp_path: Path) -> None:
+    script = Path(sys.executable).parent / "txconform"
+    if not script.exists():
+        pytest.skip("the txconform console script is not installed in this environment")
+    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    env["PATH"] = str(tmp_path)  # no java, no apalache-mc
+    proc = subprocess.run([str(script), "model-check", "--registry", str(reg())], capture_output=True, text=True, env=env)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().startswith("txconform: error: Java not found")
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert len(proc.stderr.strip().splitlines()) == 1

@@ -1,0 +1,84 @@
+"""Readable counterexamples: per-field changes, step labels, and Mermaid diagrams."""
+
+from __future__ import annotations
+
+from trace_check.counterexample import changes, label, render_steps, to_mermaid
+from trace_check.result import Counterexample, Step
+from trace_check.values import FnMap, Record
+
+
+def act(name: str, actor: str = "", **args: int) -> Record:
+    return Record({"name": name, "actor": actor, "args": Record(args) if args else ()})
+
+
+def state(phase: str, committed: int, target: tuple, action: Record) -> dict:
+    return {
+        "action": action,
+        "committed": (committed, 0),
+        "target": target,
+        "wk": Record({"w1": Record({"phase": phase, "hung": False}), "w2": Record({"phase": "idle", "hung": False})}),
+    }
+
+
+TRACE = Counterexample(
+    steps=(
+        Step(1, None, state("idle", 0, ((), ()), act("Init"))),
+        Step(2, "Fetch", state("fetched", 0, ((), ()), act("Fetch", "w1", src=1, off=0))),
+        Step(3, "CommitTxn", state("idle", 1, ((), (Record({"src": 1, "off": 0}),)), act("CommitTxn", "w1", src=1, off=0))),
+    ),
+    variables=("action", "committed", "target", "wk"),
+)
+
+
+def test_changes_descend_into_records_functions_and_sequences() -> None:
+    found = changes(TRACE.steps[1].state, TRACE.steps[2].state)
+    assert [c.describe() for c in found] == [
+        "committed[1]: 0 -> 1",
+        "target[2] appended [src |-> 1, off |-> 0]",
+        'wk.w1.phase: "fetched" -> "idle"',
+    ]
+
+
+def test_changes_in_a_function_with_non_string_keys() -> None:
+    old = {"f": FnMap({(1, 2): "a", (3, 4): "b"})}
+    new = {"f": FnMap({(1, 2): "a", (3, 4): "c"})}
+    assert [c.describe() for c in changes(old, new)] == ['f[<<3, 4>>]: "b" -> "c"']
+
+
+def test_a_replaced_value_is_shown_whole() -> None:
+    assert [c.describe() for c in changes({"s": (1, 2)}, {"s": (2,)})] == ["s: <<1, 2>> -> <<2>>"]
+
+
+def test_label_uses_the_action_variable_when_there_is_one() -> None:
+    assert str(label(TRACE.steps[1])) == "Fetch w1 src=1 off=0"
+    plain = Step(2, "Inc", {"x": 1})
+    assert str(label(plain)) == "Inc"
+    assert str(label(Step(1, None, {"x": 0}))) == "Init"
+
+
+def test_render_steps_shows_the_initial_state_then_only_changes() -> None:
+    lines = render_steps(TRACE)
+    assert lines[0] == "  1. Init"
+    assert "       committed = <<0, 0>>" in lines
+    assert lines[lines.index("  2. Fetch w1 src=1 off=0") + 1] == '       wk.w1.phase: "idle" -> "fetched"'
+    assert not any(line.strip().startswith("action") for line in lines), "the history variable is the label, not a change"
+
+
+def test_mermaid_notes_own_state_and_arrows_to_shared_state() -> None:
+    text = to_mermaid(TRACE)
+    lines = text.splitlines()
+    assert lines[0] == "sequenceDiagram"
+    assert "    participant p_w1 as w1" in lines
+    assert "    Note over p_w1: 2. Fetch w1 src=1 off=0<br/>phase = #quot;fetched#quot;" in lines
+    assert "    p_w1->>p_committed: 3. CommitTxn w1 src=1 off=0<br/>committed[1] = 1" in lines
+    assert any(line.startswith("    p_w1->>p_target:") and "target[2] += [src |-#gt; 1, off |-#gt; 0]" in line for line in lines)
+
+
+def test_mermaid_escapes_characters_it_would_parse() -> None:
+    trace = Counterexample(
+        steps=(Step(1, None, {"s": ""}), Step(2, "Set", {"s": 'a;b#c"<d>'})),
+        variables=("s",),
+    )
+    text = to_mermaid(trace)
+    assert 's = #quot;a#59;b#35;c\\#quot;#lt;d#gt;#quot;' in text
+    assert ";" not in text.replace("#59;", "").replace("#35;", "").replace("#quot;", "").replace("#lt;", "").replace("#gt;", "")
