@@ -133,6 +133,7 @@ def run_one(model: Model, engine: str, workdir: Path, err: Console) -> ModelRun:
         TimeElapsedColumn(),
         console=err,
         transient=True,
+        disable=not err.is_terminal,  # a live line means nothing in a log file
     ) as bar:
         task_id = bar.add_task("", model=model.name, status=f"{engine}: starting", total=None)
 

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Fill the generated blocks of the docs with the real output of txconform.
+
+A block is a pair of markers around a fenced code block:
+
+    <!-- txconform: model-check --traces resharding_naive -->
+    ```text
+    ...what `txconform model-check --traces resharding_naive` prints...
+    ```
+    <!-- /txconform -->
+
+``<!-- txconform-mermaid: NAME -->`` blocks get the Mermaid diagram of model NAME's counterexample
+(what ``txconform model-check --out DIR NAME`` writes to DIR/NAME.md).
+
+    python scripts/gen_docs.py            rewrite the blocks of README.md and docs/*.md
+    python scripts/gen_docs.py --check    exit 1 if any block differs from a fresh run (timings aside)
+
+tests/test_docs.py runs the check, so the docs cannot drift from what the tool prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BLOCK = re.compile(
+    r"(?P<open><!-- (?P<kind>txconform|txconform-mermaid): (?P<args>[^>]*?) -->\n)"
+    r"(?P<body>.*?)"
+    r"(?P<close><!-- /txconform -->)",
+    re.DOTALL,
+)
+# What legitimately changes from run to run: wall-clock times.
+_TIMING = re.compile(r"\d+(?:\.\d+)? s\b")
+
+
+def doc_files() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def txconform(args: list[str]) -> str:
+    """Run the installed console script as a user would, stdout and stderr in the order printed."""
+    exe = Path(sys.executable).parent / "txconform"
+    env = dict(os.environ, PYTHONUNBUFFERED="1", COLUMNS="160")
+    proc = subprocess.run([str(exe), *args], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return "\n".join(line.rstrip() for line in proc.stdout.splitlines()).strip("\n")
+
+
+def mermaid(model: str) -> str:
+    with tempfile.TemporaryDirectory() as out:
+        txconform(["model-check", "--out", out, model])
+        md = (Path(out) / f"{model}.md").read_text()
+    match = re.search(r"```mermaid\n(.*?)```", md, re.DOTALL)
+    if not match:
+        raise SystemExit(f"gen_docs: no Mermaid diagram written for {model}")
+    return match.group(1).rstrip("\n")
+
+
+def render(kind: str, args: str) -> str:
+    if kind == "txconform":
+        return f"```text\n$ txconform {args}\n{txconform(args.split())}\n```\n"
+    return f"```mermaid\n{mermaid(args.strip())}\n```\n"
+
+
+def regenerate(text: str) -> str:
+    return BLOCK.sub(lambda m: m.group("open") + render(m.group("kind"), m.group("args")) + m.group("close"), text)
+
+
+def comparable(text: str) -> str:
+    return _TIMING.sub("<time>", text)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare instead of rewriting")
+    parser.add_argument("files", nargs="*", type=Path, help="docs to process (default: README.md and docs/*.md)")
+    args = parser.parse_args()
+    stale = []
+    for path in [p.resolve() for p in args.files] or doc_files():
+        text = path.read_text(encoding="utf-8")
+        fresh = regenerate(text)
+        if args.check:
+            if comparable(fresh) != comparable(text):
+                stale.append(path)
+        elif fresh != text:
+            path.write_text(fresh, encoding="utf-8")
+            print(f"gen_docs: updated {path.relative_to(ROOT)}")
+    if stale:
+        names = ", ".join(str(p.relative_to(ROOT)) for p in stale)
+        print(f"gen_docs: out of date: {names}: run `python scripts/gen_docs.py`", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
