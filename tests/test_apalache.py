@@ -401,7 +401,7 @@ def test_fake_apalache_exits_but_leaves_a_child_holding_the_output(spec_dir: Pat
 
 
 def test_fake_apalache_with_relative_workdir(spec_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = write_fake_apalache(tmp_path / "fake", VIOLATION_LOG, 12, trace_to="run:violation1.itf.json")
+    write_fake_apalache(tmp_path / "fake", VIOLATION_LOG, 12, trace_to="run:violation1.itf.json")
     monkeypatch.chdir(tmp_path)
     result = run_apalache(make_task(spec_dir), Path("work"), executable=Path("fake/apalache-mc"))
     assert result.outcome is Outcome.VIOLATED and result.counterexample is not None

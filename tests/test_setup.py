@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 SETUP = Path(__file__).resolve().parents[1] / "scripts" / "setup.sh"
 

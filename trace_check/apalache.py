@@ -25,7 +25,6 @@ import os
 import re
 import selectors
 import shutil
-import signal
 import subprocess
 import time
 from pathlib import Path
@@ -35,6 +34,7 @@ import attrs
 
 from trace_check.errors import EngineUnavailable, ItfError
 from trace_check.itf import read_itf
+from trace_check.process import KILL_GRACE_SECONDS, copy_spec_modules, kill_process_group, one_line
 from trace_check.result import (
     CheckResult,
     CheckTask,
@@ -55,7 +55,6 @@ INSTALL_HINT = (
     "apalache-mc not found: download a release archive from https://github.com/apalache-mc/apalache/releases, "
     "unpack it and set APALACHE_HOME to that directory (or put its bin/ on PATH); it needs Java 21+"
 )
-KILL_GRACE_SECONDS = 2.0
 
 _LOG_SUFFIX = re.compile(r"\s+([A-Z])@\d\d:\d\d:\d\d\.\d+\s*$")
 _PROGRESS = re.compile(r"^(Step|State) (\d+):")
@@ -94,12 +93,7 @@ def wrapper_text(task: CheckTask) -> str:
 
 def prepare_workdir(task: CheckTask, workdir: Path) -> Path:
     """Copy the spec's modules into ``workdir``, write the wrapper module; return its path."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    for module in sorted(task.spec_file.parent.glob("*.tla")):
-        target = workdir / module.name
-        if target.exists() and target.samefile(module):
-            continue
-        shutil.copy2(module, target)
+    copy_spec_modules(task.spec_file, workdir)
     wrapper = workdir / f"{WRAPPER_MODULE}.tla"
     wrapper.write_text(wrapper_text(task), encoding="utf-8")
     return wrapper
@@ -189,17 +183,17 @@ def _run(
     lines.flush()
     proc.stdout.close()
     if ended == "deadline":
-        _kill_group(proc)
+        kill_process_group(proc)
         proc.wait()
         return None, True
     try:
         returncode = proc.wait(timeout=max(0.0, deadline - time.monotonic()) + KILL_GRACE_SECONDS)
     except subprocess.TimeoutExpired:  # closed its output but kept running
-        _kill_group(proc)
+        kill_process_group(proc)
         proc.wait()
         return None, True
     if ended == "exited":
-        _kill_group(proc)  # what it left behind still holds our pipe
+        kill_process_group(proc)  # what it left behind still holds our pipe
     return returncode, False
 
 
@@ -221,22 +215,6 @@ def _pump(proc: subprocess.Popen, stream: IO[bytes], deadline: float, log: IO[by
                 lines.feed(chunk)
             elif proc.poll() is not None:
                 return "exited"  # but something it started still holds the pipe open
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    """SIGTERM the child's process group, then SIGKILL whatever is left after a short grace."""
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
-        return
-    try:
-        proc.wait(timeout=KILL_GRACE_SECONDS)
-    except subprocess.TimeoutExpired:
-        pass
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)  # members that outlived the leader or ignored SIGTERM
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 class _LineSplitter:
@@ -389,11 +367,11 @@ def error_line(log_text: str) -> str:
     records = log_records(log_text)
     for text, level in records:
         if level == "E" and text.strip():
-            return _one_line(text)
+            return one_line(text)
     for text, _ in records:
         for line in text.splitlines():
             if _reads_like_error(line):
-                return _one_line(line)
+                return one_line(line)
     return ""
 
 
@@ -436,11 +414,6 @@ def _first_match(pattern: re.Pattern, lines: Sequence[str]) -> Optional[re.Match
         if match:
             return match
     return None
-
-
-def _one_line(text: str, limit: int = 300) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _read_counterexample(workdir: Path, since: float) -> tuple[Optional[Counterexample], str]:

@@ -23,7 +23,7 @@ from .engines import ENGINE_CHOICES, check_engine_available, resolve_engine, run
 from .errors import TxconformError
 from .itf import itf_json, write_itf
 from .registry import Model, default_registry_path, load_registry
-from .result import CheckResult, Outcome, Progress
+from .result import CheckResult, Progress
 
 EXIT_OK = 0
 EXIT_MISMATCH = 1  # some model's outcome differs from its expectation

@@ -24,6 +24,7 @@ from typing import IO, Iterable, Iterator, Optional
 import attrs
 
 from .errors import EngineUnavailable
+from .process import copy_spec_modules, kill_process_group, one_line
 from .result import (
     CheckResult,
     CheckTask,
@@ -157,9 +158,7 @@ def config_text(task: CheckTask) -> str:
 
 def prepare_workdir(task: CheckTask, workdir: Path) -> Path:
     """Copy the spec's modules into ``workdir`` and write the model's .cfg; returns the .cfg path."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    for module in task.spec_file.parent.glob("*.tla"):
-        shutil.copy2(module, workdir / module.name)
+    copy_spec_modules(task.spec_file, workdir)
     cfg = workdir / f"{task.module}.cfg"
     cfg.write_text(config_text(task))
     return cfg
@@ -218,18 +217,11 @@ def run_tlc(
             returncode = proc.wait(timeout=task.timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
-            _kill_group(proc)
+            kill_process_group(proc)
             returncode = proc.wait()
         pump.join(timeout=10)
     wall = time.monotonic() - start
     return _interpret(task, reader, returncode, timed_out, wall, tuple(cmd), log_file)
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, 9)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
 
 
 class _OutputReader:
@@ -357,7 +349,7 @@ def _violated_property(reader: _OutputReader) -> tuple[Optional[str], str]:
     text = msg.text if msg else _error_text(reader)
     match = _INVARIANT.search(text or "")
     name = match.group(1) if match else None
-    return name, _one_line(text or "a property is violated")
+    return name, one_line(text or "a property is violated")
 
 
 def _error_trace(reader: _OutputReader) -> Optional[Counterexample]:
@@ -411,11 +403,11 @@ def _with_file(task: CheckTask, where: str, what: str) -> str:
     """Prefix an error with the real spec file (not our working copy) and its line and column."""
     match = _LOCATION.search(where)
     if not match:
-        return _one_line(what or where)
+        return one_line(what or where)
     module = match.group(3) or task.module
     path = task.spec_file.parent / f"{module}.tla"
     what = _LOCATION.sub("", what).strip(" ,:") if what is not where else what
-    return _one_line(f"{path}:{match.group(1)}:{match.group(2)}: {what}")
+    return one_line(f"{path}:{match.group(1)}:{match.group(2)}: {what}")
 
 
 def _eval_error(task: CheckTask, reader: _OutputReader) -> str:
@@ -442,7 +434,7 @@ def _error_text(reader: _OutputReader) -> Optional[str]:
     lines = [line for line in msg.text.splitlines() if line.strip()]
     if msg.code == MSG_UNEXPECTED:  # "TLC threw an unexpected exception. This was probably caused by..."
         lines = [line for line in lines if not _PREAMBLE.match(line)] or lines
-    return _one_line("\n".join(lines))
+    return one_line("\n".join(lines))
 
 
 _PREAMBLE = re.compile(r"^(TLC threw an unexpected exception|This was probably caused|See the User Output)")
@@ -450,11 +442,7 @@ _PREAMBLE = re.compile(r"^(TLC threw an unexpected exception|This was probably c
 
 def _last_loose(reader: _OutputReader) -> str:
     lines = [line for line in reader.loose if line.strip()]
-    return _one_line(lines[-1]) if lines else ""
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    return one_line(lines[-1]) if lines else ""
 
 
 def parse_output(task: CheckTask, lines: Iterable[str], returncode: int) -> CheckResult:
