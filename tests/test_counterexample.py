@@ -82,3 +82,10 @@ def test_mermaid_escapes_characters_it_would_parse() -> None:
     text = to_mermaid(trace)
     assert 's = #quot;a#59;b#35;c\\#quot;#lt;d#gt;#quot;' in text
     assert ";" not in text.replace("#59;", "").replace("#35;", "").replace("#quot;", "").replace("#lt;", "").replace("#gt;", "")
+
+
+def test_a_set_that_changed_shows_what_came_and_went() -> None:
+    old = {"net": frozenset({"a", "b"})}
+    new = {"net": frozenset({"b", "c"})}
+    assert [c.describe() for c in changes(old, new)] == ['net: + "c", - "a"']
+    assert [c.describe() for c in changes({"s": frozenset()}, {"s": frozenset({1})})] == ["s: {} -> {1}"]

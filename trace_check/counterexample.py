@@ -16,7 +16,7 @@ from typing import Any, Iterator, Mapping, Optional
 import attrs
 
 from .result import Counterexample, Step
-from .values import FnMap, Record, format_value
+from .values import FnMap, Record, format_value, sort_key
 
 ACTION_VAR = "action"
 
@@ -30,6 +30,8 @@ class Change:
     old: Any = None
     new: Any = None
     appended: tuple = ()  # for a sequence that grew at its end: the new elements
+    added: frozenset = frozenset()  # for a set: elements that came in ...
+    removed: frozenset = frozenset()  # ... and elements that went
 
     @property
     def path(self) -> str:
@@ -38,7 +40,15 @@ class Change:
     def describe(self) -> str:
         if self.appended:
             return f"{self.path} appended {', '.join(format_value(v) for v in self.appended)}"
+        if self.added or self.removed:
+            return f"{self.path}: {_set_delta(self.added, self.removed)}"
         return f"{self.path}: {format_value(self.old)} -> {format_value(self.new)}"
+
+
+def _set_delta(added: frozenset, removed: frozenset) -> str:
+    parts = [f"+ {format_value(v)}" for v in sorted(added, key=sort_key)]
+    parts += [f"- {format_value(v)}" for v in sorted(removed, key=sort_key)]
+    return ", ".join(parts)
 
 
 def _keys_text(keys: tuple) -> str:
@@ -104,6 +114,10 @@ def _diff(var: str, keys: tuple, old: Any, new: Any) -> Iterator[Change]:
         if len(new) > len(old) and new[: len(old)] == old:
             yield Change(var, keys, old, new, appended=new[len(old) :])
             return
+    if isinstance(old, frozenset) and isinstance(new, frozenset) and old and new:
+        # a set that gained or lost a few elements (a network, a set of pending things)
+        yield Change(var, keys, old, new, added=new - old, removed=old - new)
+        return
     yield Change(var, keys, old, new)
 
 
@@ -178,6 +192,8 @@ def _short(change: Change, actor: str) -> str:
     path = (_keys_text(change.keys[1:]).lstrip(".") or change.var) if own else change.path
     if change.appended:
         return f"{path} += {', '.join(format_value(v) for v in change.appended)}"
+    if change.added or change.removed:
+        return f"{path}: {_set_delta(change.added, change.removed)}"
     return f"{path} = {format_value(change.new)}"
 
 

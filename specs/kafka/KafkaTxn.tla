@@ -1,0 +1,824 @@
+------------------------------ MODULE KafkaTxn ------------------------------
+(***************************************************************************)
+(* Apache Kafka transactions: transactional producers, the transaction    *)
+(* coordinator, partition leaders with control markers and the LSO, under *)
+(* transaction protocol versions TV1 (classic) and TV2 (KIP-890).          *)
+(*                                                                         *)
+(* Components and what they keep                                           *)
+(*   Producer instances (cl): a client per (transactional.id, instance).   *)
+(*     Instance k+1 of a transactional.id is the restart of instance k,    *)
+(*     started when k hangs; a hung instance may resume as a zombie. A     *)
+(*     client runs TxnsPerInstance transactions, each a fixed program:     *)
+(*     [TV1: AddPartitionsToTxn(all partitions)] Produce(1) .. Produce(N)  *)
+(*     EndTxn(commit, or abort if the application or an error says so).    *)
+(*     Sequence numbers per partition; one outstanding request at a time;  *)
+(*     a request that gets no answer is re-sent (a retry).                 *)
+(*   Transaction coordinator (tc, tlog, cepoch): per transactional.id the  *)
+(*     producer epoch, the state (KafkaTxnStates), the partition set, a    *)
+(*     pending transition (requests meanwhile get CONCURRENT_TRANSACTIONS) *)
+(*     and the durable log __transaction_state (tlog). Every transition is *)
+(*     two steps: validate and mark pending (Tc* actions), then append to  *)
+(*     the log and apply (TcAppend). Markers are sent once PrepareCommit / *)
+(*     PrepareAbort is durable; when every partition acknowledged, the    *)
+(*     coordinator logs CompleteCommit / CompleteAbort. Failover bumps the *)
+(*     coordinator epoch, drops in-memory state and pending appends,       *)
+(*     reloads the last logged state and re-sends pending markers.         *)
+(*   Partition leaders (plog, pst): the log of batches and markers         *)
+(*     (KafkaLog), and per producer: epoch, last sequence, the sequences   *)
+(*     of the last 5 batches (duplicate detection), whether a transaction  *)
+(*     is open, and the coordinator epoch of the last marker.              *)
+(*   Network (net): a set of messages, delivered in any order (delay,      *)
+(*     reordering), possibly dropped (MaxLoss); retries put several copies *)
+(*     of a request in flight (duplication), which may arrive late.        *)
+(*                                                                         *)
+(* TV2 (KIP-890): the client sends no AddPartitionsToTxn; before the first *)
+(* transactional append of a producer to a partition, the leader asks the  *)
+(* coordinator to add the partition (AddPartitionsToTxn on the client's    *)
+(* behalf, verifying its epoch and state) and holds the batch until the    *)
+(* answer; a marker that arrives meanwhile voids the verification.         *)
+(* Every EndTxn bumps the epoch: PrepareX is logged with epoch+1, markers  *)
+(* carry it, the client takes it from the EndTxn response, and a retried   *)
+(* EndTxn (epoch + 1 = current) is recognised as a retry.                  *)
+(*                                                                         *)
+(* Abstractions                                                            *)
+(*   - One producer id per transactional.id (no id rotation on epoch       *)
+(*     exhaustion); epochs are unbounded integers.                         *)
+(*   - One batch per Produce request; no replication (each leader's log is *)
+(*     its committed log; the high watermark is the log end).              *)
+(*   - PrepareEpochFence is not a separate step: an InitProducerId that    *)
+(*     finds the transaction Ongoing logs PrepareAbort with the bumped     *)
+(*     epoch and answers CONCURRENT_TRANSACTIONS (what Kafka does once its *)
+(*     PrepareEpochFence pending state resolves).                          *)
+(*   - Transaction timeouts (coordinator-initiated aborts) are not modelled; *)
+(*     fencing by a new instance is.                                       *)
+(*   - Ghost fields (gtx: the client transaction a request, record or      *)
+(*     marker belongs to; endBy: the client transaction whose EndTxn, or   *)
+(*     <<t, 0, 0>> for the fence, decided a marker; zombie) are read only  *)
+(*     by the invariants.                                                  *)
+(*                                                                         *)
+(* Bugs (constant Bugs), each a real bug or a naive design:                *)
+(*   "no_epoch_bump"   InitProducerId does not bump the epoch.             *)
+(*   "no_idempotence"  leaders append without sequence checks.             *)
+(*   "no_pending_check" the coordinator starts a transition while another *)
+(*                     is pending.                                         *)
+(*   "lso_inclusive"   read_committed treats the LSO as inclusive.         *)
+(***************************************************************************)
+EXTENDS Integers, Sequences, FiniteSets, TLC, KafkaTxnStates, KafkaLog
+
+CONSTANTS
+    \* @type: Set(Str);
+    TxnIds,
+    \* @type: Int;
+    NumInstances,
+    \* @type: Int;
+    NumPartitions,
+    \* @type: Int;
+    TxnsPerInstance,
+    \* @type: Str;
+    Version,
+    \* @type: Set(Str);
+    LateRequests,
+    \* @type: Int;
+    MaxRetries,
+    \* @type: Int;
+    MaxLoss,
+    \* @type: Int;
+    MaxFailovers,
+    \* @type: Bool;
+    AppAborts,
+    \* @type: Bool;
+    ProduceTimeouts,
+    \* @type: Set(Str);
+    Bugs
+
+ASSUME Version \in {"TV1", "TV2"}
+ASSUME LateRequests \subseteq {"InitProducerId", "AddPartitionsToTxn", "Produce", "EndTxn"}
+ASSUME Bugs \subseteq {"no_epoch_bump", "no_idempotence", "no_pending_check", "lso_inclusive"}
+
+(*
+  @typeAlias: inst = <<Str, Int>>;
+  @typeAlias: msg = {type: Str, tid: Str, inst: Int, epoch: Int, part: Int, seq: Int, commit: Bool, cepoch: Int, gtx: $gtx, endBy: $gtx, att: Int, err: Str};
+  @typeAlias: client = {st: Str, epoch: Int, txn: Int, pc: Int, out: Bool, req: $msg, seq: Int -> Int, hung: Bool, commit: Bool};
+  @typeAlias: tentry = {st: Str, epoch: Int, parts: Set(Int), gtx: $gtx, endBy: $gtx};
+  @typeAlias: coord = {st: Str, epoch: Int, parts: Set(Int), gtx: $gtx, endBy: $gtx, todo: Set(Int), pend: Str, pendEntry: $tentry, pendReplies: Set($msg)};
+  @typeAlias: pstate = {epoch: Int, lastSeq: Int, seqs: Set(Int), open: Bool, cepoch: Int};
+  @typeAlias: held = {m: $msg, void: Bool};
+  @typeAlias: action = {name: Str, actor: Str, args: Str -> Int};
+*)
+KafkaTxn_typedefs == TRUE
+
+VARIABLES
+    \* Messages in flight.
+    \* @type: Set($msg);
+    net,
+    \* Producer clients.
+    \* @type: $inst -> $client;
+    cl,
+    \* Coordinator, in memory, per transactional.id.
+    \* @type: Str -> $coord;
+    tc,
+    \* __transaction_state: the durable log of each transactional.id's states.
+    \* @type: Str -> Seq($tentry);
+    tlog,
+    \* The coordinator epoch (bumped by every failover).
+    \* @type: Int;
+    cepoch,
+    \* Partition logs.
+    \* @type: Int -> Seq($entry);
+    plog,
+    \* Partition leaders' producer state, per partition and producer.
+    \* @type: Int -> (Str -> $pstate);
+    pst,
+    \* TV2: batches a leader holds until the coordinator verified them.
+    \* @type: Int -> Set($held);
+    held,
+    \* Fault budgets used so far: retries, lost messages, failovers.
+    \* @type: Int;
+    retries,
+    \* @type: Int;
+    losses,
+    \* @type: Int;
+    failovers,
+    \* Ghost: instances 1..fenced[t] of transactional.id t have been replaced
+    \* by a newer instance that completed InitProducerId.
+    \* @type: Str -> Int;
+    fenced,
+    \* The last step, for readable traces (history only).
+    \* @type: $action;
+    action
+
+vars == <<net, cl, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced, action>>
+
+Parts == 1..NumPartitions
+Instances == TxnIds \X (1..NumInstances)
+NoGtx == <<"", 0, 0>>
+FenceGtx(t) == <<t, 0, 0>>
+NoPid == -1
+
+\* @type: $msg;
+NoMsg == [type |-> "", tid |-> "", inst |-> 0, epoch |-> -1, part |-> 0, seq |-> -1, commit |-> FALSE,
+          cepoch |-> -1, gtx |-> NoGtx, endBy |-> NoGtx, att |-> 0, err |-> "NONE"]
+
+\* @type: $tentry;
+NoEntry == [st |-> "", epoch |-> -1, parts |-> {}, gtx |-> NoGtx, endBy |-> NoGtx]
+
+\* @type: (Str, Str, Str -> Int) => $action;
+Act(name, actor, args) == [name |-> name, actor |-> actor, args |-> args]
+
+\* @type: Str -> Int;
+NoArgs == [k \in {} |-> 0]
+
+\* @type: ($inst) => Str;
+InstName(i) == i[1]
+
+\* The client transaction (ghost) of instance i's current transaction.
+\* @type: ($inst) => $gtx;
+Gtx(i) == <<i[1], i[2], cl[i].txn>>
+
+TV2 == Version = "TV2"
+Bug(b) == b \in Bugs
+
+-----------------------------------------------------------------------------
+(* The client program of one transaction: pc 1 is AddPartitionsToTxn (TV1  *)
+(* only), pc 1 + p is Produce to partition p, pc EndPc is EndTxn.          *)
+
+FirstPc == IF TV2 THEN 2 ELSE 1
+EndPc == NumPartitions + 2
+
+\* @type: (Int) => Int;
+PartOfPc(pc) == pc - 1
+
+\* A request of instance i.
+\* @type: ($inst, Str) => $msg;
+Request(i, type) == [NoMsg EXCEPT !.type = type, !.tid = i[1], !.inst = i[2], !.epoch = cl[i].epoch, !.gtx = Gtx(i)]
+
+\* The reply to request m.
+\* @type: ($msg, Str) => $msg;
+Reply(m, err) == [m EXCEPT !.type = m.type \o "Resp", !.err = err]
+
+\* Is message n about the same request as m (a copy, a reply, a verification)?
+\* @type: ($msg, $msg) => Bool;
+SameRequest(n, m) ==
+    /\ n.type \in {m.type, m.type \o "Resp", "Verify", "VerifyResp"}
+    /\ n.tid = m.tid /\ n.inst = m.inst /\ n.gtx = m.gtx /\ n.part = m.part
+    /\ n.type \in {"Verify", "VerifyResp"} => m.type = "Produce"
+
+\* Is anything of request m still under way: a copy or a reply in flight, a
+\* reply the coordinator will send once its append is durable, or the
+\* batch held at a leader for verification? If not, it was lost.
+\* @type: ($msg) => Bool;
+InFlight(m) ==
+    \/ \E n \in net : SameRequest(n, m)
+    \/ \E t \in TxnIds : \E n \in tc[t].pendReplies : SameRequest(n, m)
+    \/ \E p \in Parts : \E h \in held[p] : SameRequest(h.m, m)
+
+-----------------------------------------------------------------------------
+(* Initial state *)
+
+\* @type: Str -> $pstate;
+FreshProducerState == [t \in TxnIds |-> [epoch |-> -1, lastSeq |-> -1, seqs |-> {}, open |-> FALSE, cepoch |-> -1]]
+
+\* @type: $coord;
+FreshCoord == [st |-> "Empty", epoch |-> -1, parts |-> {}, gtx |-> NoGtx, endBy |-> NoGtx, todo |-> {},
+               pend |-> "", pendEntry |-> NoEntry, pendReplies |-> {}]
+
+Init ==
+    /\ net = {}
+    /\ cl = [i \in Instances |-> [st |-> "down", epoch |-> -1, txn |-> 0, pc |-> 0, out |-> FALSE, req |-> NoMsg,
+                                  seq |-> [p \in Parts |-> 0], hung |-> FALSE, commit |-> TRUE]]
+    /\ tc = [t \in TxnIds |-> FreshCoord]
+    /\ tlog = [t \in TxnIds |-> <<>>]
+    /\ cepoch = 0
+    /\ plog = [p \in Parts |-> <<>>]
+    /\ pst = [p \in Parts |-> FreshProducerState]
+    /\ held = [p \in Parts |-> {}]
+    /\ retries = 0
+    /\ losses = 0
+    /\ failovers = 0
+    /\ fenced = [t \in TxnIds |-> 0]
+    /\ action = Act("Init", "", NoArgs)
+
+-----------------------------------------------------------------------------
+(* Producer clients *)
+
+\* Instance i starts: the first instance at once, a later one when the one
+\* before it hangs (it is presumed dead). It sends InitProducerId.
+\* @type: ($inst) => Bool;
+StartInstance(i) ==
+    /\ cl[i].st = "down"
+    /\ IF i[2] = 1 THEN TRUE ELSE cl[<<i[1], i[2] - 1>>].hung
+    /\ LET m == [Request(i, "InitProducerId") EXCEPT !.gtx = <<i[1], i[2], 0>>]
+       IN /\ cl' = [cl EXCEPT ![i].st = "init", ![i].out = TRUE, ![i].req = m]
+          /\ net' = net \cup {m}
+    /\ action' = Act("StartInstance", InstName(i), "instance" :> i[2])
+    /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+
+\* beginTransaction(): purely client-side in Kafka.
+\* @type: ($inst) => Bool;
+BeginTxn(i) ==
+    /\ cl[i].st = "ready" /\ ~cl[i].hung
+    /\ cl[i].txn < TxnsPerInstance
+    /\ cl' = [cl EXCEPT ![i].st = "intxn", ![i].txn = @ + 1, ![i].pc = FirstPc, ![i].commit = TRUE]
+    /\ action' = Act("BeginTxn", InstName(i), "instance" :> i[2] @@ "txn" :> cl[i].txn + 1)
+    /\ UNCHANGED <<net, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+
+\* The request for the client's next step.
+\* @type: ($inst, Bool) => $msg;
+NextRequest(i, commit) ==
+    LET pc == cl[i].pc
+    IN CASE pc = 1 -> [Request(i, "AddPartitionsToTxn") EXCEPT !.part = 0]
+         [] pc = EndPc -> [Request(i, "EndTxn") EXCEPT !.commit = commit]
+         [] OTHER -> [Request(i, "Produce") EXCEPT !.part = PartOfPc(pc), !.seq = cl[i].seq[PartOfPc(pc)]]
+
+\* The client sends the request of its next step. At EndTxn it commits, or
+\* (AppAborts) the application may choose to abort; after an abortable
+\* error it must abort.
+\* @type: ($inst) => Bool;
+SendRequest(i) ==
+    /\ cl[i].st = "intxn" /\ ~cl[i].hung /\ ~cl[i].out
+    /\ \E commit \in (IF cl[i].pc = EndPc /\ AppAborts /\ cl[i].commit THEN BOOLEAN ELSE {cl[i].commit}) :
+        LET m == NextRequest(i, commit)
+        IN /\ cl' = [cl EXCEPT ![i].out = TRUE, ![i].req = m, ![i].commit = commit]
+           /\ net' = net \cup {m}
+           /\ action' = Act(m.type, InstName(i), "instance" :> i[2] @@ "txn" :> cl[i].txn @@ "part" :> m.part
+                                                 @@ "epoch" :> m.epoch @@ "commit" :> (IF commit THEN 1 ELSE 0))
+    /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+
+\* No answer in time: the client sends its request again. A request that
+\* is lost (nothing of it in flight) is re-sent freely, as Kafka's client
+\* does. For request types in LateRequests the client may also time out
+\* while a copy is still in flight: that copy can arrive after the retry,
+\* and late; these retries count against MaxRetries.
+\* @type: ($inst) => Bool;
+Retry(i) ==
+    /\ cl[i].out /\ ~cl[i].hung
+    /\ cl[i].st \in {"init", "intxn"}
+    /\ IF InFlight(cl[i].req)
+       THEN /\ cl[i].req.type \in LateRequests /\ retries < MaxRetries
+            /\ retries' = retries + 1
+            /\ LET m == [cl[i].req EXCEPT !.att = @ + 1]
+               IN /\ net' = net \cup {m}
+                  /\ cl' = [cl EXCEPT ![i].req = m]
+       ELSE /\ net' = net \cup {cl[i].req}
+            /\ UNCHANGED <<cl, retries>>
+    /\ action' = Act("Retry", InstName(i), "instance" :> i[2] @@ "txn" :> cl[i].txn @@ "part" :> cl[i].req.part)
+    /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, losses, failovers, fenced>>
+
+\* A produce request times out (delivery.timeout.ms): the batch is failed,
+\* which is an abortable error, so the transaction goes on to abort. The
+\* request may still be in flight.
+\* @type: ($inst) => Bool;
+ProduceTimeout(i) ==
+    /\ cl[i].out /\ ~cl[i].hung /\ cl[i].st = "intxn"
+    /\ cl[i].req.type = "Produce"
+    /\ ProduceTimeouts
+    /\ retries < MaxRetries
+    /\ "Produce" \in LateRequests \/ ~InFlight(cl[i].req)
+    /\ retries' = retries + 1
+    /\ cl' = [cl EXCEPT ![i].out = FALSE, ![i].pc = EndPc, ![i].commit = FALSE]
+    /\ action' = Act("ProduceTimeout", InstName(i), "instance" :> i[2] @@ "txn" :> cl[i].txn @@ "part" :> cl[i].req.part)
+    /\ UNCHANGED <<net, tc, tlog, cepoch, plog, pst, held, losses, failovers, fenced>>
+
+\* Does response m answer instance i's outstanding request?
+\* @type: ($inst, $msg) => Bool;
+Answers(i, m) ==
+    /\ cl[i].out
+    /\ m.type = cl[i].req.type \o "Resp"
+    /\ m.tid = i[1] /\ m.inst = i[2] /\ m.gtx = cl[i].req.gtx /\ m.part = cl[i].req.part
+
+\* The client's state after an error answer (Kafka's TransactionManager):
+\* fencing is fatal; a failed produce or verification aborts the transaction.
+\* @type: ($inst, $msg) => $client;
+AfterError(i, m) ==
+    CASE m.err \in {"PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH"} ->
+            [cl[i] EXCEPT !.st = "fenced", !.out = FALSE]
+      [] m.type = "ProduceResp" ->
+            [cl[i] EXCEPT !.out = FALSE, !.pc = EndPc, !.commit = FALSE]
+      [] OTHER ->
+            [cl[i] EXCEPT !.st = "failed", !.out = FALSE]
+
+\* The client receives the answer to its outstanding request.
+\* @type: ($inst, $msg) => Bool;
+ClientReceive(i, m) ==
+    /\ m \in net /\ ~cl[i].hung
+    /\ Answers(i, m)
+    /\ net' = net \ {m}
+    /\ cl' = [cl EXCEPT ![i] =
+        IF m.err = "CONCURRENT_TRANSACTIONS" THEN [@ EXCEPT !.out = FALSE, !.pc = IF m.type = "InitProducerIdResp" THEN 0 ELSE @]
+        ELSE IF m.err \notin {"NONE", "DUPLICATE_SEQUENCE_NUMBER"} THEN AfterError(i, m)
+        ELSE CASE m.type = "InitProducerIdResp" ->
+                    [@ EXCEPT !.st = "ready", !.out = FALSE, !.epoch = m.epoch, !.seq = [p \in Parts |-> 0]]
+               [] m.type = "EndTxnResp" ->
+                    [@ EXCEPT !.st = IF cl[i].txn = TxnsPerInstance THEN "done" ELSE "ready", !.out = FALSE,
+                              !.epoch = m.epoch,
+                              !.seq = IF TV2 THEN [p \in Parts |-> 0] ELSE @]
+               [] m.type = "ProduceResp" ->
+                    [@ EXCEPT !.out = FALSE, !.pc = @ + 1, !.seq[m.part] = @ + 1]
+               [] OTHER ->
+                    [@ EXCEPT !.out = FALSE, !.pc = @ + 1]]
+    /\ fenced' = IF m.type = "InitProducerIdResp" /\ m.err = "NONE"
+                 THEN [fenced EXCEPT ![i[1]] = IF i[2] - 1 > @ THEN i[2] - 1 ELSE @]
+                 ELSE fenced
+    /\ action' = Act("Receive" \o m.type, InstName(i), "instance" :> i[2] @@ "txn" :> cl[i].txn @@ "part" :> m.part @@ "epoch" :> m.epoch)
+    /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
+
+\* After CONCURRENT_TRANSACTIONS on InitProducerId the client asks again.
+\* @type: ($inst) => Bool;
+ReInit(i) ==
+    /\ cl[i].st = "init" /\ ~cl[i].out /\ ~cl[i].hung
+    /\ LET m == [Request(i, "InitProducerId") EXCEPT !.gtx = <<i[1], i[2], 0>>, !.epoch = -1]
+       IN /\ cl' = [cl EXCEPT ![i].out = TRUE, ![i].req = m]
+          /\ net' = net \cup {m}
+    /\ action' = Act("InitProducerId", InstName(i), "instance" :> i[2])
+    /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+
+\* A response nobody waits for any more (an answer to an earlier copy).
+\* @type: ($msg) => Bool;
+DiscardStale(m) ==
+    /\ m \in net
+    /\ m.type \in {"InitProducerIdResp", "AddPartitionsToTxnResp", "ProduceResp", "EndTxnResp"}
+    /\ ~Answers(<<m.tid, m.inst>>, m)
+    /\ net' = net \ {m}
+    /\ action' = Act("DiscardStale", m.tid, "instance" :> m.inst)
+    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+
+\* Instance i hangs (GC pause, VM freeze). Only an instance that has a
+\* successor hangs: its successor starts in its place.
+\* @type: ($inst) => Bool;
+Hang(i) ==
+    /\ ~cl[i].hung
+    /\ cl[i].st \in {"init", "ready", "intxn"}
+    /\ i[2] < NumInstances
+    /\ cl[<<i[1], i[2] + 1>>].st = "down"
+    /\ cl' = [cl EXCEPT ![i].hung = TRUE]
+    /\ action' = Act("Hang", InstName(i), "instance" :> i[2])
+    /\ UNCHANGED <<net, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+
+\* A hung instance resumes, unaware that it was replaced: a zombie.
+\* @type: ($inst) => Bool;
+Resume(i) ==
+    /\ cl[i].hung
+    /\ i[2] < NumInstances /\ cl[<<i[1], i[2] + 1>>].st # "down"
+    /\ cl' = [cl EXCEPT ![i].hung = FALSE]
+    /\ action' = Act("Resume", InstName(i), "instance" :> i[2])
+    /\ UNCHANGED <<net, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+
+-----------------------------------------------------------------------------
+(* Transaction coordinator *)
+
+\* A transition is in progress: an append is pending, or (Kafka keeps the
+\* pending state CompleteX through the marker phase) markers are being written.
+\* @type: (Str) => Bool;
+Busy(t) == (tc[t].pend # "" \/ tc[t].st \in {"PrepareCommit", "PrepareAbort"}) /\ ~Bug("no_pending_check")
+
+\* Mark a transition pending; TcAppend makes it durable and applies it.
+\* With "no_pending_check" a second transition may be queued behind one
+\* already pending: both get appended, in order.
+\* @type: (Str, $tentry, Set($msg)) => $coord;
+Pending(t, entry, replies) ==
+    [tc[t] EXCEPT !.pend = entry.st, !.pendEntry = entry, !.pendReplies = replies]
+
+\* The coordinator answers at once, changing nothing.
+\* @type: ($msg, $msg) => Bool;
+TcReplyNow(m, reply) ==
+    /\ net' = (net \ {m}) \cup {reply}
+    /\ UNCHANGED <<tc>>
+
+\* InitProducerId (TransactionCoordinator.handleInitProducerId).
+\* @type: ($msg) => Bool;
+TcInitProducerId(m) ==
+    /\ m \in net /\ m.type = "InitProducerId"
+    /\ LET t == m.tid
+           c == tc[t]
+           bumped == IF c.epoch = -1 THEN 0 ELSE IF Bug("no_epoch_bump") THEN c.epoch ELSE c.epoch + 1
+       IN CASE Busy(t) \/ c.st \in {"PrepareCommit", "PrepareAbort"} ->
+                 TcReplyNow(m, Reply(m, "CONCURRENT_TRANSACTIONS"))
+            [] c.st = "Ongoing" ->
+                 \* Fence: abort the open transaction under a bumped epoch, and
+                 \* tell the new instance to retry once that is done.
+                 /\ tc' = [tc EXCEPT ![t] = Pending(t, [st |-> "PrepareAbort", epoch |-> bumped, parts |-> c.parts,
+                                                        gtx |-> c.gtx, endBy |-> FenceGtx(t)],
+                                                    {Reply(m, "CONCURRENT_TRANSACTIONS")})]
+                 /\ net' = net \ {m}
+            [] OTHER ->
+                 /\ tc' = [tc EXCEPT ![t] = Pending(t, [st |-> "Empty", epoch |-> bumped, parts |-> {},
+                                                        gtx |-> NoGtx, endBy |-> NoGtx],
+                                                    {[Reply(m, "NONE") EXCEPT !.epoch = bumped]})]
+                 /\ net' = net \ {m}
+    /\ action' = Act("TcInitProducerId", m.tid, "instance" :> m.inst)
+    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+
+\* AddPartitionsToTxn for partitions `parts`: from the client (TV1), or from
+\* a leader on the client's behalf (TV2, `reply` goes to the leader).
+\* @type: ($msg, Set(Int), $msg) => Bool;
+TcAddPartitions(m, parts, reply) ==
+    LET t == m.tid
+        c == tc[t]
+    IN CASE m.epoch # c.epoch ->
+              TcReplyNow(m, [reply EXCEPT !.err = IF m.epoch < c.epoch THEN "PRODUCER_FENCED" ELSE "INVALID_PRODUCER_EPOCH"])
+         [] Busy(t) \/ c.st \in {"PrepareCommit", "PrepareAbort"} ->
+              TcReplyNow(m, [reply EXCEPT !.err = "CONCURRENT_TRANSACTIONS"])
+         [] c.st = "Ongoing" /\ parts \subseteq c.parts ->
+              TcReplyNow(m, reply)
+         [] OTHER ->
+              /\ tc' = [tc EXCEPT ![t] = Pending(t, [st |-> "Ongoing", epoch |-> c.epoch, parts |-> c.parts \cup parts,
+                                                     gtx |-> IF c.st = "Ongoing" THEN c.gtx ELSE m.gtx, endBy |-> NoGtx],
+                                                 {reply})]
+              /\ net' = net \ {m}
+
+\* @type: ($msg) => Bool;
+TcAddPartitionsToTxn(m) ==
+    /\ m \in net /\ m.type = "AddPartitionsToTxn"
+    /\ TcAddPartitions(m, Parts, Reply(m, "NONE"))
+    /\ action' = Act("TcAddPartitionsToTxn", m.tid, "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "epoch" :> m.epoch)
+    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+
+\* TV2: a leader asks to add partition m.part before appending m's batch.
+\* @type: ($msg) => Bool;
+TcVerify(m) ==
+    /\ m \in net /\ m.type = "Verify"
+    /\ TcAddPartitions(m, {m.part}, Reply(m, "NONE"))
+    /\ action' = Act("TcVerify", m.tid, "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "part" :> m.part @@ "epoch" :> m.epoch)
+    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+
+\* Is an EndTxn with epoch e a valid request in state s (TransactionCoordinator.endTransaction)?
+\* TV1: the epoch must be the current one. TV2: every EndTxn bumped the
+\* epoch, so a retry of the EndTxn that did so carries epoch - 1.
+\* @type: (Str, Int) => Bool;
+EndTxnEpochValid(t, e) ==
+    LET c == tc[t]
+    IN IF ~TV2 THEN e = c.epoch
+       ELSE IF c.st \in {"Ongoing", "Empty"} THEN e = c.epoch
+       ELSE e + 1 = c.epoch
+
+\* EndTxn (TransactionCoordinator.handleEndTransaction).
+\* @type: ($msg) => Bool;
+TcEndTxn(m) ==
+    /\ m \in net /\ m.type = "EndTxn"
+    /\ LET t == m.tid
+           c == tc[t]
+           done == IF m.commit THEN "CompleteCommit" ELSE "CompleteAbort"
+           prep == IF m.commit THEN "PrepareCommit" ELSE "PrepareAbort"
+           newEpoch == IF TV2 THEN c.epoch + 1 ELSE c.epoch
+       IN CASE ~EndTxnEpochValid(t, m.epoch) ->
+                 TcReplyNow(m, Reply(m, "PRODUCER_FENCED"))
+            [] Busy(t) ->
+                 TcReplyNow(m, Reply(m, "CONCURRENT_TRANSACTIONS"))
+            [] c.st = "Ongoing" ->
+                 /\ tc' = [tc EXCEPT ![t] = Pending(t, [st |-> prep, epoch |-> newEpoch, parts |-> c.parts,
+                                                        gtx |-> c.gtx, endBy |-> m.gtx],
+                                                    {[Reply(m, "NONE") EXCEPT !.epoch = newEpoch]})]
+                 /\ net' = net \ {m}
+            [] c.st = done ->
+                 TcReplyNow(m, [Reply(m, "NONE") EXCEPT !.epoch = c.epoch])
+            [] c.st = prep ->
+                 TcReplyNow(m, Reply(m, "CONCURRENT_TRANSACTIONS"))
+            [] OTHER ->
+                 TcReplyNow(m, Reply(m, "INVALID_TXN_STATE"))
+    /\ action' = Act("TcEndTxn", m.tid, "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "epoch" :> m.epoch
+                                       @@ "commit" :> (IF m.commit THEN 1 ELSE 0))
+    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+
+\* The markers for the transaction described by `entry`, one per partition.
+\* @type: (Str, $tentry, Int) => Set($msg);
+Markers(t, entry, ce) ==
+    { [NoMsg EXCEPT !.type = "WriteTxnMarkers", !.tid = t, !.epoch = entry.epoch, !.part = p,
+                    !.commit = (entry.st = "PrepareCommit"), !.cepoch = ce, !.gtx = entry.gtx, !.endBy = entry.endBy] :
+      p \in entry.parts }
+
+\* The pending transition reaches __transaction_state: apply it, answer,
+\* and once PrepareCommit/PrepareAbort is durable, send the markers.
+\* @type: (Str) => Bool;
+TcAppend(t) ==
+    /\ tc[t].pend # ""
+    /\ LET e == tc[t].pendEntry
+           prepared == e.st \in {"PrepareCommit", "PrepareAbort"}
+       IN /\ tlog' = [tlog EXCEPT ![t] = Append(@, e)]
+          /\ tc' = [tc EXCEPT ![t] = [st |-> e.st, epoch |-> e.epoch, parts |-> e.parts, gtx |-> e.gtx, endBy |-> e.endBy,
+                                      todo |-> IF prepared THEN e.parts ELSE {},
+                                      pend |-> "", pendEntry |-> NoEntry, pendReplies |-> {}]]
+          /\ net' = net \cup tc[t].pendReplies \cup (IF prepared THEN Markers(t, e, cepoch) ELSE {})
+    /\ action' = Act("TcAppend", t, "epoch" :> tc[t].pendEntry.epoch)
+    /\ UNCHANGED <<cl, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+
+\* A partition acknowledged its marker.
+\* @type: ($msg) => Bool;
+TcMarkerAck(m) ==
+    /\ m \in net /\ m.type = "WriteTxnMarkersResp"
+    /\ net' = net \ {m}
+    /\ tc' = IF m.cepoch = cepoch /\ tc[m.tid].st \in {"PrepareCommit", "PrepareAbort"} /\ m.epoch = tc[m.tid].epoch
+             THEN [tc EXCEPT ![m.tid].todo = @ \ {m.part}]
+             ELSE tc   \* an answer to an earlier coordinator epoch or transaction: ignored
+    /\ action' = Act("TcMarkerAck", m.tid, "part" :> m.part @@ "cepoch" :> m.cepoch)
+    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+
+\* Every marker is written: log CompleteCommit / CompleteAbort.
+\* @type: (Str) => Bool;
+TcComplete(t) ==
+    /\ tc[t].st \in {"PrepareCommit", "PrepareAbort"}
+    /\ tc[t].todo = {}
+    /\ tc[t].pend = ""
+    /\ tc' = [tc EXCEPT ![t] = Pending(t, [st |-> IF tc[t].st = "PrepareCommit" THEN "CompleteCommit" ELSE "CompleteAbort",
+                                           epoch |-> tc[t].epoch, parts |-> {}, gtx |-> tc[t].gtx, endBy |-> tc[t].endBy],
+                                       {})]
+    /\ action' = Act("TcComplete", t, NoArgs)
+    /\ UNCHANGED <<net, cl, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+
+\* The coordinator fails over: a new one (coordinator epoch + 1) loads
+\* __transaction_state; in-memory state and pending appends are lost; the
+\* markers of prepared transactions are sent again.
+Failover ==
+    /\ failovers < MaxFailovers
+    /\ failovers' = failovers + 1
+    /\ cepoch' = cepoch + 1
+    /\ tc' = [t \in TxnIds |->
+                IF tlog[t] = <<>> THEN FreshCoord
+                ELSE LET e == tlog[t][Len(tlog[t])]
+                     IN [st |-> e.st, epoch |-> e.epoch, parts |-> e.parts, gtx |-> e.gtx, endBy |-> e.endBy,
+                         todo |-> IF e.st \in {"PrepareCommit", "PrepareAbort"} THEN e.parts ELSE {},
+                         pend |-> "", pendEntry |-> NoEntry, pendReplies |-> {}]]
+    /\ net' = net \cup UNION { IF tlog[t] # <<>> /\ tlog[t][Len(tlog[t])].st \in {"PrepareCommit", "PrepareAbort"}
+                                THEN Markers(t, tlog[t][Len(tlog[t])], cepoch + 1) ELSE {} : t \in TxnIds }
+    /\ action' = Act("Failover", "coordinator", "cepoch" :> cepoch + 1)
+    /\ UNCHANGED <<cl, tlog, plog, pst, held, retries, losses, fenced>>
+
+-----------------------------------------------------------------------------
+(* Partition leaders *)
+
+\* The leader's check of a produce request against producer state s
+\* (ProducerAppendInfo): "append", "duplicate", or an error code.
+\* @type: ($msg, $pstate) => Str;
+ProduceCheck(m, s) ==
+    CASE m.epoch < s.epoch -> "INVALID_PRODUCER_EPOCH"
+      [] Bug("no_idempotence") -> "append"
+      [] m.epoch > s.epoch -> IF m.seq = 0 THEN "append" ELSE "OUT_OF_ORDER_SEQUENCE_NUMBER"
+      [] m.seq \in s.seqs -> "duplicate"
+      [] m.seq = s.lastSeq + 1 -> "append"
+      [] OTHER -> "OUT_OF_ORDER_SEQUENCE_NUMBER"
+
+\* The sequences of the last five batches, for duplicate detection. A
+\* duplicate is answered NONE with the original offset, and not appended.
+\* @type: (Set(Int), Int) => Set(Int);
+Remember(seqs, s) == {x \in seqs \cup {s} : x > s - 5}
+
+\* @type: (Str) => Str;
+ProduceError(verdict) == IF verdict \in {"append", "duplicate"} THEN "NONE" ELSE verdict
+
+\* Check m's batch, append it if it passes, answer the client; `consumed`
+\* are the messages this step takes off the network.
+\* @type: ($msg, Set($msg)) => Bool;
+AppendBatch(m, consumed) ==
+    LET p == m.part
+        s == pst[p][m.tid]
+        verdict == ProduceCheck(m, s)
+    IN /\ plog' = IF verdict = "append"
+                  THEN [plog EXCEPT ![p] = Append(@, [kind |-> "data", pid |-> m.tid, epoch |-> m.epoch, seq |-> m.seq,
+                                                      commit |-> FALSE, cepoch |-> -1, gtx |-> m.gtx, endBy |-> NoGtx,
+                                                      zombie |-> m.inst <= fenced[m.tid], src |-> 0])]
+                  ELSE plog
+       /\ pst' = IF verdict = "append"
+                 THEN [pst EXCEPT ![p][m.tid] = [epoch |-> m.epoch, lastSeq |-> m.seq, open |-> TRUE, cepoch |-> s.cepoch,
+                                                 seqs |-> IF m.epoch > s.epoch THEN {m.seq} ELSE Remember(s.seqs, m.seq)]]
+                 ELSE pst
+       /\ net' = (net \ consumed) \cup {Reply(m, ProduceError(verdict))}
+
+\* A produce request reaches its leader. TV1, or TV2 with the producer's
+\* transaction already open here under this epoch: check and append. TV2
+\* otherwise: hold the batch and ask the coordinator to add the partition.
+\* @type: ($msg) => Bool;
+LeaderProduce(m) ==
+    /\ m \in net /\ m.type = "Produce"
+    /\ LET s == pst[m.part][m.tid]
+       IN IF TV2 /\ ~(s.open /\ s.epoch = m.epoch) /\ m.epoch >= s.epoch
+          THEN /\ held' = [held EXCEPT ![m.part] = @ \cup {[m |-> m, void |-> FALSE]}]
+               /\ net' = (net \ {m}) \cup {[m EXCEPT !.type = "Verify"]}
+               /\ UNCHANGED <<plog, pst>>
+          ELSE /\ AppendBatch(m, {m})
+               /\ UNCHANGED held
+    /\ action' = Act("LeaderProduce", m.tid, "part" :> m.part @@ "instance" :> m.inst @@ "txn" :> m.gtx[3]
+                                            @@ "epoch" :> m.epoch @@ "seq" :> m.seq)
+    /\ UNCHANGED <<cl, tc, tlog, cepoch, retries, losses, failovers, fenced>>
+
+\* TV2: the coordinator answered the verification of a held batch. Append
+\* it, unless a marker for its producer arrived meanwhile (Kafka's
+\* VerificationGuard) or the coordinator refused.
+\* @type: ($msg) => Bool;
+LeaderVerified(r) ==
+    /\ r \in net /\ r.type = "VerifyResp"
+    /\ \E h \in held[r.part] :
+        /\ h.m.tid = r.tid /\ h.m.inst = r.inst /\ h.m.gtx = r.gtx /\ h.m.seq = r.seq /\ h.m.epoch = r.epoch /\ h.m.att = r.att
+        /\ held' = [held EXCEPT ![r.part] = @ \ {h}]
+        /\ IF r.err = "NONE" /\ ~h.void
+           THEN AppendBatch(h.m, {r})
+           ELSE /\ net' = (net \ {r}) \cup {Reply(h.m, IF r.err \in {"NONE", "CONCURRENT_TRANSACTIONS"} THEN "INVALID_TXN_STATE" ELSE r.err)}
+                /\ UNCHANGED <<plog, pst>>
+        /\ action' = Act("LeaderVerified", r.tid, "part" :> r.part @@ "txn" :> r.gtx[3]
+                                                 @@ "ok" :> (IF r.err = "NONE" /\ ~h.void THEN 1 ELSE 0))
+    /\ UNCHANGED <<cl, tc, tlog, cepoch, retries, losses, failovers, fenced>>
+
+\* An answer to a verification whose batch was already dealt with (a
+\* retried produce asked twice): nothing waits for it.
+\* @type: ($msg) => Bool;
+LeaderDiscardVerify(r) ==
+    /\ r \in net /\ r.type = "VerifyResp"
+    /\ ~\E h \in held[r.part] : h.m.tid = r.tid /\ h.m.inst = r.inst /\ h.m.gtx = r.gtx /\ h.m.seq = r.seq /\ h.m.epoch = r.epoch /\ h.m.att = r.att
+    /\ net' = net \ {r}
+    /\ action' = Act("LeaderDiscardVerify", r.tid, "part" :> r.part @@ "txn" :> r.gtx[3])
+    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+
+\* A WriteTxnMarkers request reaches the leader of its partition: a marker
+\* from an older coordinator epoch, or for an older producer epoch, is
+\* refused; otherwise the control record is appended, closing the
+\* producer's transaction on this partition.
+\* @type: ($msg) => Bool;
+LeaderMarker(m) ==
+    /\ m \in net /\ m.type = "WriteTxnMarkers"
+    /\ LET p == m.part
+           s == pst[p][m.tid]
+           err == CASE m.cepoch < s.cepoch -> "TRANSACTION_COORDINATOR_FENCED"
+                    [] m.epoch < s.epoch -> "INVALID_PRODUCER_EPOCH"
+                    [] OTHER -> "NONE"
+       IN /\ IF err = "NONE"
+             THEN /\ plog' = [plog EXCEPT ![p] = Append(@, [kind |-> "marker", pid |-> m.tid, epoch |-> m.epoch, seq |-> -1,
+                                                              commit |-> m.commit, cepoch |-> m.cepoch, gtx |-> m.gtx,
+                                                              endBy |-> m.endBy, zombie |-> FALSE, src |-> 0])]
+                  /\ pst' = [pst EXCEPT ![p][m.tid] =
+                                [epoch |-> m.epoch, open |-> FALSE, cepoch |-> m.cepoch,
+                                 lastSeq |-> IF m.epoch > s.epoch THEN -1 ELSE s.lastSeq,
+                                 seqs |-> IF m.epoch > s.epoch THEN {} ELSE s.seqs]]
+                  /\ held' = [held EXCEPT ![p] = {IF h.m.tid = m.tid THEN [h EXCEPT !.void = TRUE] ELSE h : h \in @}]
+             ELSE UNCHANGED <<plog, pst, held>>
+          /\ net' = (net \ {m}) \cup {Reply(m, err)}
+    /\ action' = Act("LeaderMarker", m.tid, "part" :> m.part @@ "epoch" :> m.epoch @@ "cepoch" :> m.cepoch
+                                           @@ "commit" :> (IF m.commit THEN 1 ELSE 0))
+    /\ UNCHANGED <<cl, tc, tlog, cepoch, retries, losses, failovers, fenced>>
+
+\* The coordinator's marker channel re-sends a marker that got lost.
+\* @type: (Str, Int) => Bool;
+TcResendMarker(t, p) ==
+    /\ tc[t].st \in {"PrepareCommit", "PrepareAbort"} /\ p \in tc[t].todo
+    /\ LET ms == Markers(t, [st |-> tc[t].st, epoch |-> tc[t].epoch, parts |-> {p}, gtx |-> tc[t].gtx, endBy |-> tc[t].endBy], cepoch)
+       IN /\ ~\E n \in net : n.type \in {"WriteTxnMarkers", "WriteTxnMarkersResp"} /\ n.tid = t /\ n.part = p /\ n.cepoch = cepoch
+          /\ net' = net \cup ms
+    /\ action' = Act("TcResendMarker", t, "part" :> p)
+    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+
+-----------------------------------------------------------------------------
+(* The network *)
+
+\* A message is lost. Verification traffic between brokers is not.
+\* @type: ($msg) => Bool;
+Drop(m) ==
+    /\ m \in net /\ losses < MaxLoss
+    /\ m.type \notin {"Verify", "VerifyResp"}
+    /\ net' = net \ {m}
+    /\ losses' = losses + 1
+    /\ action' = Act("Drop", m.tid, "instance" :> m.inst @@ "part" :> m.part @@ "txn" :> m.gtx[3])
+    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, retries, failovers, fenced>>
+
+\* Nothing left in flight and no transaction between prepare and complete.
+Quiescent ==
+    /\ ~\E m \in net : m.type \in {"WriteTxnMarkers", "WriteTxnMarkersResp"}
+    /\ \A t \in TxnIds : tc[t].pend = "" /\ tc[t].st \notin {"PrepareCommit", "PrepareAbort"}
+
+\* Every client is finished and nothing is in flight: an explicit end, so
+\* that TLC's deadlock check still finds real deadlocks.
+Finished ==
+    /\ net = {}
+    /\ Quiescent
+    /\ \A p \in Parts : held[p] = {}
+    /\ \A i \in Instances : cl[i].st \in {"done", "fenced", "failed", "down"} /\ ~cl[i].hung
+    /\ UNCHANGED vars
+
+Next ==
+    \/ \E i \in Instances :
+        \/ StartInstance(i) \/ BeginTxn(i) \/ SendRequest(i) \/ Retry(i) \/ ProduceTimeout(i)
+        \/ ReInit(i) \/ Hang(i) \/ Resume(i)
+        \/ \E m \in net : ClientReceive(i, m)
+    \/ \E m \in net :
+        \/ DiscardStale(m) \/ Drop(m)
+        \/ TcInitProducerId(m) \/ TcAddPartitionsToTxn(m) \/ TcVerify(m) \/ TcEndTxn(m) \/ TcMarkerAck(m)
+        \/ LeaderProduce(m) \/ LeaderVerified(m) \/ LeaderDiscardVerify(m) \/ LeaderMarker(m)
+    \/ \E t \in TxnIds :
+        \/ TcAppend(t) \/ TcComplete(t)
+        \/ \E p \in Parts : TcResendMarker(t, p)
+    \/ Failover
+    \/ Finished
+
+Spec == Init /\ [][Next]_vars
+
+-----------------------------------------------------------------------------
+(* Invariants *)
+
+\* Only legal coordinator transitions reach __transaction_state, epochs
+\* never go back, and a transactional.id's log starts with Empty.
+TxnStateMachine ==
+    \A t \in TxnIds :
+        /\ tlog[t] # <<>> => tlog[t][1].st = "Empty"
+        /\ \A k \in 2..Len(tlog[t]) :
+            /\ LegalTransition(tlog[t][k - 1].st, tlog[t][k].st)
+            /\ tlog[t][k - 1].epoch <= tlog[t][k].epoch
+
+\* The data entries of every partition, as <<partition, index>>.
+DataEntries == UNION { {<<p, i>> : i \in {j \in DOMAIN plog[p] : IsData(plog[p], j)}} : p \in Parts }
+
+\* @type: (<<Int, Int>>) => Str;
+FateOf(e) == Fate(plog[e[1]], e[2])
+
+\* @type: (<<Int, Int>>) => $gtx;
+GtxOf(e) == plog[e[1]][e[2]].gtx
+
+\* No torn transaction: no client transaction has a record committed and
+\* another aborted, and once nothing is in flight, none has a record
+\* committed and another still open.
+Atomicity ==
+    \A e1, e2 \in DataEntries :
+        GtxOf(e1) = GtxOf(e2) /\ FateOf(e1) = "committed" =>
+            /\ FateOf(e2) # "aborted"
+            /\ Quiescent => FateOf(e2) = "committed"
+
+\* A read_committed fetch returns only records of committed transactions.
+ReadCommitted ==
+    \A p \in Parts : \A i \in ReadCommittedFetch(plog[p], Bug("lso_inclusive")) : Fate(plog[p], i) = "committed"
+
+\* A batch is appended at most once: a client transaction writes one batch
+\* per partition, so two entries of one transaction in one partition are a
+\* retried batch appended twice.
+NoDuplicates ==
+    \A p \in Parts : \A i, j \in DOMAIN plog[p] :
+        (i < j /\ IsData(plog[p], i) /\ IsData(plog[p], j)) => plog[p][i].gtx # plog[p][j].gtx
+
+\* Nothing written by an instance after a newer instance of its
+\* transactional.id initialised becomes committed.
+ZombieFenced ==
+    \A e \in DataEntries : plog[e[1]][e[2]].zombie => FateOf(e) # "committed"
+
+\* A partition's LSO is held only by a transaction the coordinator's log
+\* says is open and includes that partition.
+NoHangingTransaction ==
+    \A p \in Parts : \A i \in DOMAIN plog[p] :
+        (IsData(plog[p], i) /\ Fate(plog[p], i) = "open") =>
+            LET t == plog[p][i].pid
+            IN /\ tlog[t] # <<>>
+               /\ tlog[t][Len(tlog[t])].st \in {"Ongoing", "PrepareCommit", "PrepareAbort"}
+               /\ p \in tlog[t][Len(tlog[t])].parts
+
+\* A marker completes only the transaction whose records it covers: a
+\* COMMIT only at that transaction's own EndTxn, an ABORT at its own
+\* EndTxn or when the coordinator fenced it.
+MarkerSafety ==
+    \A p \in Parts : \A c \in DOMAIN plog[p] :
+        IsMarker(plog[p], c) =>
+            \A i \in ClosedBy(plog[p], c) :
+                \/ plog[p][i].gtx = plog[p][c].endBy
+                \/ /\ ~plog[p][c].commit
+                   /\ plog[p][c].endBy = FenceGtx(plog[p][c].pid)
+                   /\ plog[p][i].gtx = plog[p][c].gtx
+
+TypeOK ==
+    /\ \A i \in Instances : cl[i].st \in {"down", "init", "ready", "intxn", "fenced", "failed", "done"}
+    /\ \A t \in TxnIds : tc[t].st \in TxnStates
+    /\ \A m \in net : m.err \in Errors
+    /\ cepoch = failovers
+
+=============================================================================
