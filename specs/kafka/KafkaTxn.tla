@@ -51,10 +51,12 @@
 (*     PrepareEpochFence pending state resolves).                          *)
 (*   - Transaction timeouts (coordinator-initiated aborts) are not modelled; *)
 (*     fencing by a new instance is.                                       *)
-(*   - Ghost fields (gtx: the client transaction a request, record or      *)
-(*     marker belongs to; endBy: the client transaction whose EndTxn, or   *)
-(*     <<t, 0, 0>> for the fence, decided a marker; zombie) are read only  *)
-(*     by the invariants.                                                  *)
+(*   - Ghost fields (gtx: the client transaction <<t, instance, txn>> a     *)
+(*     request, record or marker belongs to; endBy: the client transaction *)
+(*     whose EndTxn decided a marker, or <<t, k, 0>> when instance k's     *)
+(*     InitProducerId fenced it; zombie: the record was written by an      *)
+(*     instance that no longer holds the newest epoch) are read only by    *)
+(*     the invariants.                                                     *)
 (*                                                                         *)
 (* Bugs (constant Bugs), each a real bug or a naive design:                *)
 (*   "no_epoch_bump"   InitProducerId does not bump the epoch.             *)
@@ -100,7 +102,7 @@ ASSUME Bugs \subseteq {"no_epoch_bump", "no_idempotence", "no_pending_check", "l
   @typeAlias: msg = {type: Str, tid: Str, inst: Int, epoch: Int, part: Int, seq: Int, commit: Bool, cepoch: Int, gtx: $gtx, endBy: $gtx, att: Int, err: Str};
   @typeAlias: client = {st: Str, epoch: Int, txn: Int, pc: Int, out: Bool, req: $msg, seq: Int -> Int, hung: Bool, commit: Bool};
   @typeAlias: tentry = {st: Str, epoch: Int, parts: Set(Int), gtx: $gtx, endBy: $gtx};
-  @typeAlias: coord = {st: Str, epoch: Int, parts: Set(Int), gtx: $gtx, endBy: $gtx, todo: Set(Int), pend: Str, pendEntry: $tentry, pendReplies: Set($msg)};
+  @typeAlias: coord = {st: Str, epoch: Int, parts: Set(Int), gtx: $gtx, endBy: $gtx, todo: Set(Int), pending: Seq({entry: $tentry, replies: Set($msg)})};
   @typeAlias: pstate = {epoch: Int, lastSeq: Int, seqs: Set(Int), open: Bool, cepoch: Int};
   @typeAlias: held = {m: $msg, void: Bool};
   @typeAlias: action = {name: Str, actor: Str, args: Str -> Int};
@@ -139,28 +141,25 @@ VARIABLES
     losses,
     \* @type: Int;
     failovers,
-    \* Ghost: instances 1..fenced[t] of transactional.id t have been replaced
-    \* by a newer instance that completed InitProducerId.
-    \* @type: Str -> Int;
-    fenced,
     \* The last step, for readable traces (history only).
     \* @type: $action;
     action
 
-vars == <<net, cl, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced, action>>
+vars == <<net, cl, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers, action>>
 
 Parts == 1..NumPartitions
 Instances == TxnIds \X (1..NumInstances)
 NoGtx == <<"", 0, 0>>
-FenceGtx(t) == <<t, 0, 0>>
+\* The ghost "requester" of a fence: instance k's InitProducerId (txn 0).
+\* @type: (Str, Int) => $gtx;
+FenceGtx(t, k) == <<t, k, 0>>
+\* @type: ($gtx) => Bool;
+IsFence(g) == g[3] = 0 /\ g[2] > 0
 NoPid == -1
 
 \* @type: $msg;
 NoMsg == [type |-> "", tid |-> "", inst |-> 0, epoch |-> -1, part |-> 0, seq |-> -1, commit |-> FALSE,
           cepoch |-> -1, gtx |-> NoGtx, endBy |-> NoGtx, att |-> 0, err |-> "NONE"]
-
-\* @type: $tentry;
-NoEntry == [st |-> "", epoch |-> -1, parts |-> {}, gtx |-> NoGtx, endBy |-> NoGtx]
 
 \* @type: (Str, Str, Str -> Int) => $action;
 Act(name, actor, args) == [name |-> name, actor |-> actor, args |-> args]
@@ -174,6 +173,17 @@ InstName(i) == i[1]
 \* The client transaction (ghost) of instance i's current transaction.
 \* @type: ($inst) => $gtx;
 Gtx(i) == <<i[1], i[2], cl[i].txn>>
+
+\* Ghost: the instance of transactional.id t that holds the newest epoch,
+\* read from __transaction_state: the instance whose InitProducerId (an
+\* Empty entry) or fence (a PrepareAbort by an InitProducerId) was logged
+\* last. Every other instance is a zombie.
+\* @type: (Str) => Int;
+LatestInstance(t) ==
+    LET grants == {j \in DOMAIN tlog[t] : tlog[t][j].st = "Empty" \/ IsFence(tlog[t][j].endBy)}
+        last == IF grants = {} THEN 0 ELSE MinOf({j \in grants : \A k \in grants : k <= j})
+    IN IF last = 0 THEN 0
+       ELSE IF tlog[t][last].st = "Empty" THEN tlog[t][last].gtx[2] ELSE tlog[t][last].endBy[2]
 
 TV2 == Version = "TV2"
 Bug(b) == b \in Bugs
@@ -209,7 +219,7 @@ SameRequest(n, m) ==
 \* @type: ($msg) => Bool;
 InFlight(m) ==
     \/ \E n \in net : SameRequest(n, m)
-    \/ \E t \in TxnIds : \E n \in tc[t].pendReplies : SameRequest(n, m)
+    \/ \E t \in TxnIds : \E k \in DOMAIN tc[t].pending : \E n \in tc[t].pending[k].replies : SameRequest(n, m)
     \/ \E p \in Parts : \E h \in held[p] : SameRequest(h.m, m)
 
 -----------------------------------------------------------------------------
@@ -220,7 +230,7 @@ FreshProducerState == [t \in TxnIds |-> [epoch |-> -1, lastSeq |-> -1, seqs |-> 
 
 \* @type: $coord;
 FreshCoord == [st |-> "Empty", epoch |-> -1, parts |-> {}, gtx |-> NoGtx, endBy |-> NoGtx, todo |-> {},
-               pend |-> "", pendEntry |-> NoEntry, pendReplies |-> {}]
+               pending |-> <<>>]
 
 Init ==
     /\ net = {}
@@ -235,7 +245,6 @@ Init ==
     /\ retries = 0
     /\ losses = 0
     /\ failovers = 0
-    /\ fenced = [t \in TxnIds |-> 0]
     /\ action = Act("Init", "", NoArgs)
 
 -----------------------------------------------------------------------------
@@ -251,7 +260,7 @@ StartInstance(i) ==
        IN /\ cl' = [cl EXCEPT ![i].st = "init", ![i].out = TRUE, ![i].req = m]
           /\ net' = net \cup {m}
     /\ action' = Act("StartInstance", InstName(i), "instance" :> i[2])
-    /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+    /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
 
 \* beginTransaction(): purely client-side in Kafka.
 \* @type: ($inst) => Bool;
@@ -260,7 +269,7 @@ BeginTxn(i) ==
     /\ cl[i].txn < TxnsPerInstance
     /\ cl' = [cl EXCEPT ![i].st = "intxn", ![i].txn = @ + 1, ![i].pc = FirstPc, ![i].commit = TRUE]
     /\ action' = Act("BeginTxn", InstName(i), "instance" :> i[2] @@ "txn" :> cl[i].txn + 1)
-    /\ UNCHANGED <<net, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+    /\ UNCHANGED <<net, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
 
 \* The request for the client's next step.
 \* @type: ($inst, Bool) => $msg;
@@ -282,7 +291,7 @@ SendRequest(i) ==
            /\ net' = net \cup {m}
            /\ action' = Act(m.type, InstName(i), "instance" :> i[2] @@ "txn" :> cl[i].txn @@ "part" :> m.part
                                                  @@ "epoch" :> m.epoch @@ "commit" :> (IF commit THEN 1 ELSE 0))
-    /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+    /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
 
 \* No answer in time: the client sends its request again. A request that
 \* is lost (nothing of it in flight) is re-sent freely, as Kafka's client
@@ -302,7 +311,7 @@ Retry(i) ==
        ELSE /\ net' = net \cup {cl[i].req}
             /\ UNCHANGED <<cl, retries>>
     /\ action' = Act("Retry", InstName(i), "instance" :> i[2] @@ "txn" :> cl[i].txn @@ "part" :> cl[i].req.part)
-    /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, losses, failovers, fenced>>
+    /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, losses, failovers>>
 
 \* A produce request times out (delivery.timeout.ms): the batch is failed,
 \* which is an abortable error, so the transaction goes on to abort. The
@@ -317,7 +326,7 @@ ProduceTimeout(i) ==
     /\ retries' = retries + 1
     /\ cl' = [cl EXCEPT ![i].out = FALSE, ![i].pc = EndPc, ![i].commit = FALSE]
     /\ action' = Act("ProduceTimeout", InstName(i), "instance" :> i[2] @@ "txn" :> cl[i].txn @@ "part" :> cl[i].req.part)
-    /\ UNCHANGED <<net, tc, tlog, cepoch, plog, pst, held, losses, failovers, fenced>>
+    /\ UNCHANGED <<net, tc, tlog, cepoch, plog, pst, held, losses, failovers>>
 
 \* Does response m answer instance i's outstanding request?
 \* @type: ($inst, $msg) => Bool;
@@ -356,9 +365,6 @@ ClientReceive(i, m) ==
                     [@ EXCEPT !.out = FALSE, !.pc = @ + 1, !.seq[m.part] = @ + 1]
                [] OTHER ->
                     [@ EXCEPT !.out = FALSE, !.pc = @ + 1]]
-    /\ fenced' = IF m.type = "InitProducerIdResp" /\ m.err = "NONE"
-                 THEN [fenced EXCEPT ![i[1]] = IF i[2] - 1 > @ THEN i[2] - 1 ELSE @]
-                 ELSE fenced
     /\ action' = Act("Receive" \o m.type, InstName(i), "instance" :> i[2] @@ "txn" :> cl[i].txn @@ "part" :> m.part @@ "epoch" :> m.epoch)
     /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
 
@@ -370,7 +376,7 @@ ReInit(i) ==
        IN /\ cl' = [cl EXCEPT ![i].out = TRUE, ![i].req = m]
           /\ net' = net \cup {m}
     /\ action' = Act("InitProducerId", InstName(i), "instance" :> i[2])
-    /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+    /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
 
 \* A response nobody waits for any more (an answer to an earlier copy).
 \* @type: ($msg) => Bool;
@@ -380,7 +386,7 @@ DiscardStale(m) ==
     /\ ~Answers(<<m.tid, m.inst>>, m)
     /\ net' = net \ {m}
     /\ action' = Act("DiscardStale", m.tid, "instance" :> m.inst)
-    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
 
 \* Instance i hangs (GC pause, VM freeze). Only an instance that has a
 \* successor hangs: its successor starts in its place.
@@ -392,7 +398,7 @@ Hang(i) ==
     /\ cl[<<i[1], i[2] + 1>>].st = "down"
     /\ cl' = [cl EXCEPT ![i].hung = TRUE]
     /\ action' = Act("Hang", InstName(i), "instance" :> i[2])
-    /\ UNCHANGED <<net, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+    /\ UNCHANGED <<net, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
 
 \* A hung instance resumes, unaware that it was replaced: a zombie.
 \* @type: ($inst) => Bool;
@@ -401,7 +407,7 @@ Resume(i) ==
     /\ i[2] < NumInstances /\ cl[<<i[1], i[2] + 1>>].st # "down"
     /\ cl' = [cl EXCEPT ![i].hung = FALSE]
     /\ action' = Act("Resume", InstName(i), "instance" :> i[2])
-    /\ UNCHANGED <<net, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+    /\ UNCHANGED <<net, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
 
 -----------------------------------------------------------------------------
 (* Transaction coordinator *)
@@ -409,14 +415,15 @@ Resume(i) ==
 \* A transition is in progress: an append is pending, or (Kafka keeps the
 \* pending state CompleteX through the marker phase) markers are being written.
 \* @type: (Str) => Bool;
-Busy(t) == (tc[t].pend # "" \/ tc[t].st \in {"PrepareCommit", "PrepareAbort"}) /\ ~Bug("no_pending_check")
+Busy(t) == (tc[t].pending # <<>> \/ tc[t].st \in {"PrepareCommit", "PrepareAbort"}) /\ ~Bug("no_pending_check")
 
 \* Mark a transition pending; TcAppend makes it durable and applies it.
-\* With "no_pending_check" a second transition may be queued behind one
-\* already pending: both get appended, in order.
+\* Normally at most one is pending (Busy). With "no_pending_check" a second
+\* transition, validated against the same state, queues behind the first:
+\* both get appended, in order.
 \* @type: (Str, $tentry, Set($msg)) => $coord;
 Pending(t, entry, replies) ==
-    [tc[t] EXCEPT !.pend = entry.st, !.pendEntry = entry, !.pendReplies = replies]
+    [tc[t] EXCEPT !.pending = Append(@, [entry |-> entry, replies |-> replies])]
 
 \* The coordinator answers at once, changing nothing.
 \* @type: ($msg, $msg) => Bool;
@@ -437,16 +444,16 @@ TcInitProducerId(m) ==
                  \* Fence: abort the open transaction under a bumped epoch, and
                  \* tell the new instance to retry once that is done.
                  /\ tc' = [tc EXCEPT ![t] = Pending(t, [st |-> "PrepareAbort", epoch |-> bumped, parts |-> c.parts,
-                                                        gtx |-> c.gtx, endBy |-> FenceGtx(t)],
+                                                        gtx |-> c.gtx, endBy |-> FenceGtx(t, m.inst)],
                                                     {Reply(m, "CONCURRENT_TRANSACTIONS")})]
                  /\ net' = net \ {m}
             [] OTHER ->
                  /\ tc' = [tc EXCEPT ![t] = Pending(t, [st |-> "Empty", epoch |-> bumped, parts |-> {},
-                                                        gtx |-> NoGtx, endBy |-> NoGtx],
+                                                        gtx |-> FenceGtx(t, m.inst), endBy |-> NoGtx],
                                                     {[Reply(m, "NONE") EXCEPT !.epoch = bumped]})]
                  /\ net' = net \ {m}
     /\ action' = Act("TcInitProducerId", m.tid, "instance" :> m.inst)
-    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
 
 \* AddPartitionsToTxn for partitions `parts`: from the client (TV1), or from
 \* a leader on the client's behalf (TV2, `reply` goes to the leader).
@@ -471,7 +478,7 @@ TcAddPartitionsToTxn(m) ==
     /\ m \in net /\ m.type = "AddPartitionsToTxn"
     /\ TcAddPartitions(m, Parts, Reply(m, "NONE"))
     /\ action' = Act("TcAddPartitionsToTxn", m.tid, "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "epoch" :> m.epoch)
-    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
 
 \* TV2: a leader asks to add partition m.part before appending m's batch.
 \* @type: ($msg) => Bool;
@@ -479,7 +486,7 @@ TcVerify(m) ==
     /\ m \in net /\ m.type = "Verify"
     /\ TcAddPartitions(m, {m.part}, Reply(m, "NONE"))
     /\ action' = Act("TcVerify", m.tid, "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "part" :> m.part @@ "epoch" :> m.epoch)
-    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
 
 \* Is an EndTxn with epoch e a valid request in state s (TransactionCoordinator.endTransaction)?
 \* TV1: the epoch must be the current one. TV2: every EndTxn bumped the
@@ -517,7 +524,7 @@ TcEndTxn(m) ==
                  TcReplyNow(m, Reply(m, "INVALID_TXN_STATE"))
     /\ action' = Act("TcEndTxn", m.tid, "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "epoch" :> m.epoch
                                        @@ "commit" :> (IF m.commit THEN 1 ELSE 0))
-    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
 
 \* The markers for the transaction described by `entry`, one per partition.
 \* @type: (Str, $tentry, Int) => Set($msg);
@@ -530,16 +537,16 @@ Markers(t, entry, ce) ==
 \* and once PrepareCommit/PrepareAbort is durable, send the markers.
 \* @type: (Str) => Bool;
 TcAppend(t) ==
-    /\ tc[t].pend # ""
-    /\ LET e == tc[t].pendEntry
+    /\ tc[t].pending # <<>>
+    /\ LET e == Head(tc[t].pending).entry
            prepared == e.st \in {"PrepareCommit", "PrepareAbort"}
        IN /\ tlog' = [tlog EXCEPT ![t] = Append(@, e)]
           /\ tc' = [tc EXCEPT ![t] = [st |-> e.st, epoch |-> e.epoch, parts |-> e.parts, gtx |-> e.gtx, endBy |-> e.endBy,
                                       todo |-> IF prepared THEN e.parts ELSE {},
-                                      pend |-> "", pendEntry |-> NoEntry, pendReplies |-> {}]]
-          /\ net' = net \cup tc[t].pendReplies \cup (IF prepared THEN Markers(t, e, cepoch) ELSE {})
-    /\ action' = Act("TcAppend", t, "epoch" :> tc[t].pendEntry.epoch)
-    /\ UNCHANGED <<cl, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+                                      pending |-> Tail(tc[t].pending)]]
+          /\ net' = net \cup Head(tc[t].pending).replies \cup (IF prepared THEN Markers(t, e, cepoch) ELSE {})
+          /\ action' = Act("TcAppend", t, "epoch" :> e.epoch)
+    /\ UNCHANGED <<cl, cepoch, plog, pst, held, retries, losses, failovers>>
 
 \* A partition acknowledged its marker.
 \* @type: ($msg) => Bool;
@@ -550,19 +557,19 @@ TcMarkerAck(m) ==
              THEN [tc EXCEPT ![m.tid].todo = @ \ {m.part}]
              ELSE tc   \* an answer to an earlier coordinator epoch or transaction: ignored
     /\ action' = Act("TcMarkerAck", m.tid, "part" :> m.part @@ "cepoch" :> m.cepoch)
-    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
 
 \* Every marker is written: log CompleteCommit / CompleteAbort.
 \* @type: (Str) => Bool;
 TcComplete(t) ==
     /\ tc[t].st \in {"PrepareCommit", "PrepareAbort"}
     /\ tc[t].todo = {}
-    /\ tc[t].pend = ""
+    /\ tc[t].pending = <<>>
     /\ tc' = [tc EXCEPT ![t] = Pending(t, [st |-> IF tc[t].st = "PrepareCommit" THEN "CompleteCommit" ELSE "CompleteAbort",
                                            epoch |-> tc[t].epoch, parts |-> {}, gtx |-> tc[t].gtx, endBy |-> tc[t].endBy],
                                        {})]
     /\ action' = Act("TcComplete", t, NoArgs)
-    /\ UNCHANGED <<net, cl, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+    /\ UNCHANGED <<net, cl, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
 
 \* The coordinator fails over: a new one (coordinator epoch + 1) loads
 \* __transaction_state; in-memory state and pending appends are lost; the
@@ -576,11 +583,11 @@ Failover ==
                 ELSE LET e == tlog[t][Len(tlog[t])]
                      IN [st |-> e.st, epoch |-> e.epoch, parts |-> e.parts, gtx |-> e.gtx, endBy |-> e.endBy,
                          todo |-> IF e.st \in {"PrepareCommit", "PrepareAbort"} THEN e.parts ELSE {},
-                         pend |-> "", pendEntry |-> NoEntry, pendReplies |-> {}]]
+                         pending |-> <<>>]]
     /\ net' = net \cup UNION { IF tlog[t] # <<>> /\ tlog[t][Len(tlog[t])].st \in {"PrepareCommit", "PrepareAbort"}
                                 THEN Markers(t, tlog[t][Len(tlog[t])], cepoch + 1) ELSE {} : t \in TxnIds }
     /\ action' = Act("Failover", "coordinator", "cepoch" :> cepoch + 1)
-    /\ UNCHANGED <<cl, tlog, plog, pst, held, retries, losses, fenced>>
+    /\ UNCHANGED <<cl, tlog, plog, pst, held, retries, losses>>
 
 -----------------------------------------------------------------------------
 (* Partition leaders *)
@@ -614,7 +621,7 @@ AppendBatch(m, consumed) ==
     IN /\ plog' = IF verdict = "append"
                   THEN [plog EXCEPT ![p] = Append(@, [kind |-> "data", pid |-> m.tid, epoch |-> m.epoch, seq |-> m.seq,
                                                       commit |-> FALSE, cepoch |-> -1, gtx |-> m.gtx, endBy |-> NoGtx,
-                                                      zombie |-> m.inst <= fenced[m.tid], src |-> 0])]
+                                                      zombie |-> m.inst # LatestInstance(m.tid), src |-> 0])]
                   ELSE plog
        /\ pst' = IF verdict = "append"
                  THEN [pst EXCEPT ![p][m.tid] = [epoch |-> m.epoch, lastSeq |-> m.seq, open |-> TRUE, cepoch |-> s.cepoch,
@@ -637,7 +644,7 @@ LeaderProduce(m) ==
                /\ UNCHANGED held
     /\ action' = Act("LeaderProduce", m.tid, "part" :> m.part @@ "instance" :> m.inst @@ "txn" :> m.gtx[3]
                                             @@ "epoch" :> m.epoch @@ "seq" :> m.seq)
-    /\ UNCHANGED <<cl, tc, tlog, cepoch, retries, losses, failovers, fenced>>
+    /\ UNCHANGED <<cl, tc, tlog, cepoch, retries, losses, failovers>>
 
 \* TV2: the coordinator answered the verification of a held batch. Append
 \* it, unless a marker for its producer arrived meanwhile (Kafka's
@@ -654,7 +661,7 @@ LeaderVerified(r) ==
                 /\ UNCHANGED <<plog, pst>>
         /\ action' = Act("LeaderVerified", r.tid, "part" :> r.part @@ "txn" :> r.gtx[3]
                                                  @@ "ok" :> (IF r.err = "NONE" /\ ~h.void THEN 1 ELSE 0))
-    /\ UNCHANGED <<cl, tc, tlog, cepoch, retries, losses, failovers, fenced>>
+    /\ UNCHANGED <<cl, tc, tlog, cepoch, retries, losses, failovers>>
 
 \* An answer to a verification whose batch was already dealt with (a
 \* retried produce asked twice): nothing waits for it.
@@ -664,7 +671,7 @@ LeaderDiscardVerify(r) ==
     /\ ~\E h \in held[r.part] : h.m.tid = r.tid /\ h.m.inst = r.inst /\ h.m.gtx = r.gtx /\ h.m.seq = r.seq /\ h.m.epoch = r.epoch /\ h.m.att = r.att
     /\ net' = net \ {r}
     /\ action' = Act("LeaderDiscardVerify", r.tid, "part" :> r.part @@ "txn" :> r.gtx[3])
-    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
 
 \* A WriteTxnMarkers request reaches the leader of its partition: a marker
 \* from an older coordinator epoch, or for an older producer epoch, is
@@ -691,7 +698,7 @@ LeaderMarker(m) ==
           /\ net' = (net \ {m}) \cup {Reply(m, err)}
     /\ action' = Act("LeaderMarker", m.tid, "part" :> m.part @@ "epoch" :> m.epoch @@ "cepoch" :> m.cepoch
                                            @@ "commit" :> (IF m.commit THEN 1 ELSE 0))
-    /\ UNCHANGED <<cl, tc, tlog, cepoch, retries, losses, failovers, fenced>>
+    /\ UNCHANGED <<cl, tc, tlog, cepoch, retries, losses, failovers>>
 
 \* The coordinator's marker channel re-sends a marker that got lost.
 \* @type: (Str, Int) => Bool;
@@ -701,7 +708,7 @@ TcResendMarker(t, p) ==
        IN /\ ~\E n \in net : n.type \in {"WriteTxnMarkers", "WriteTxnMarkersResp"} /\ n.tid = t /\ n.part = p /\ n.cepoch = cepoch
           /\ net' = net \cup ms
     /\ action' = Act("TcResendMarker", t, "part" :> p)
-    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
 
 -----------------------------------------------------------------------------
 (* The network *)
@@ -714,12 +721,12 @@ Drop(m) ==
     /\ net' = net \ {m}
     /\ losses' = losses + 1
     /\ action' = Act("Drop", m.tid, "instance" :> m.inst @@ "part" :> m.part @@ "txn" :> m.gtx[3])
-    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, retries, failovers, fenced>>
+    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, retries, failovers>>
 
 \* Nothing left in flight and no transaction between prepare and complete.
 Quiescent ==
     /\ ~\E m \in net : m.type \in {"WriteTxnMarkers", "WriteTxnMarkersResp"}
-    /\ \A t \in TxnIds : tc[t].pend = "" /\ tc[t].st \notin {"PrepareCommit", "PrepareAbort"}
+    /\ \A t \in TxnIds : tc[t].pending = <<>> /\ tc[t].st \notin {"PrepareCommit", "PrepareAbort"}
 
 \* Every client is finished and nothing is in flight: an explicit end, so
 \* that TLC's deadlock check still finds real deadlocks.
@@ -788,8 +795,8 @@ NoDuplicates ==
     \A p \in Parts : \A i, j \in DOMAIN plog[p] :
         (i < j /\ IsData(plog[p], i) /\ IsData(plog[p], j)) => plog[p][i].gtx # plog[p][j].gtx
 
-\* Nothing written by an instance after a newer instance of its
-\* transactional.id initialised becomes committed.
+\* Nothing written by a zombie (an instance whose epoch was superseded by
+\* another instance's InitProducerId) becomes committed.
 ZombieFenced ==
     \A e \in DataEntries : plog[e[1]][e[2]].zombie => FateOf(e) # "committed"
 
@@ -812,7 +819,7 @@ MarkerSafety ==
             \A i \in ClosedBy(plog[p], c) :
                 \/ plog[p][i].gtx = plog[p][c].endBy
                 \/ /\ ~plog[p][c].commit
-                   /\ plog[p][c].endBy = FenceGtx(plog[p][c].pid)
+                   /\ IsFence(plog[p][c].endBy)
                    /\ plog[p][i].gtx = plog[p][c].gtx
 
 TypeOK ==

@@ -7,6 +7,6 @@ EXTENDS KafkaTxn
 
 \* TLC: states that differ only in the history variable `action` are the
 \* same state of the protocol.
-View == <<net, cl, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers, fenced>>
+View == <<net, cl, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
 
 =============================================================================
