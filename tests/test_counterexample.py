@@ -89,3 +89,14 @@ def test_a_set_that_changed_shows_what_came_and_went() -> None:
     new = {"net": frozenset({"b", "c"})}
     assert [c.describe() for c in changes(old, new)] == ['net: + "c", - "a"']
     assert [c.describe() for c in changes({"s": frozenset()}, {"s": frozenset({1})})] == ["s: {} -> {1}"]
+
+
+def test_hidden_variables_and_fields_are_left_out() -> None:
+    old = {"cl": Record({"a": Record({"st": "x", "req": 1})}), "net": frozenset({1})}
+    new = {"cl": Record({"a": Record({"st": "y", "req": 2})}), "net": frozenset({2})}
+    assert [c.describe() for c in changes(old, new, ("net", "cl.req"))] == ['cl.a.st: "x" -> "y"']
+    trace = Counterexample(steps=(Step(1, None, old), Step(2, "Go", new)), variables=("cl", "net"))
+    lines = render_steps(trace, ("net", "cl.req"))
+    assert lines[0] == "     (not shown: net, cl.req)"
+    assert '       cl = [a |-> [st |-> "x"]]' in lines
+    assert not any("net" in line for line in lines[1:])

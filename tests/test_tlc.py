@@ -170,3 +170,39 @@ def test_two_runs_never_share_a_directory(tmp_path: Path) -> None:
     assert a.outcome is b.outcome is Outcome.HOLDS
     assert (tmp_path / "a" / "states").exists() and (tmp_path / "b" / "states").exists()
     assert not list(FIXTURES.glob("*.cfg")) and not (FIXTURES / "states").exists(), "TLC wrote into the spec folder"
+
+
+def test_an_interrupted_run_leaves_no_tlc_behind(tmp_path: Path) -> None:
+    """Interrupting txconform (Ctrl-C, or SIGTERM from a CI runner) must stop TLC as well."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    script = (
+        "import sys; from pathlib import Path; sys.path.insert(0, %r)\n"
+        "from trace_check.cli import main\n"
+        "sys.exit(main(['model-check', '--registry', %r, '--workdir', %r, 'huge']))\n"
+    )
+    registry = tmp_path / "models.toml"
+    (tmp_path / "tlc").mkdir()
+    for f in FIXTURES.glob("*.tla"):
+        (tmp_path / "tlc" / f.name).write_text(f.read_text())
+    registry.write_text(
+        '[models.huge]\nspec = "tlc/Counter.tla"\nconstants = { Limit = 4, Names = ["a"] }\n'
+        'invariants = ["Small"]\nexpect = "holds"\nnext = "Huge"\ntimeout = 120\nnote = "Big."\napalache = { length = 2 }\n'
+    )
+    root = str(Path(__file__).resolve().parents[1])
+    proc = subprocess.Popen([sys.executable, "-c", script % (root, str(registry), str(tmp_path / "work"))])
+    log = tmp_path / "work" / "huge" / "tlc.log"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (log.exists() and "STARTMSG" in log.read_text()):
+        time.sleep(0.2)
+    assert log.exists(), "TLC never started"
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=30)
+    time.sleep(1)
+    leftovers = subprocess.run(["pgrep", "-f", str(tmp_path / "work")], capture_output=True, text=True).stdout.split()
+    for pid in leftovers:
+        os.kill(int(pid), signal.SIGKILL)
+    assert not leftovers, "a TLC process outlived txconform"

@@ -179,7 +179,11 @@ def _run(
     assert proc.stdout is not None
     deadline = time.monotonic() + timeout
     lines = _LineSplitter(on_line)
-    ended = _pump(proc, proc.stdout, deadline, log, lines)
+    try:
+        ended = _pump(proc, proc.stdout, deadline, log, lines)
+    except BaseException:  # interrupted or terminated: never leave a JVM behind
+        kill_process_group(proc)
+        raise
     lines.flush()
     proc.stdout.close()
     if ended == "deadline":

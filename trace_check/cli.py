@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -45,6 +46,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     out, err = _console(stderr=False), _console(stderr=True)
+    signal.signal(signal.SIGTERM, _terminate)  # so that a killed run stops its engine too
     try:
         return args.func(args, out, err)
     except TxconformError as exc:
@@ -53,6 +55,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:
         err.print("txconform: interrupted")
         return 130
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _console(stderr: bool) -> Console:
@@ -196,7 +202,7 @@ def print_counterexample(run: ModelRun, out: Console) -> None:
     assert cex is not None
     out.print(Text(f"\n{run.model.name}: {run.result.verdict} ({run.result.engine}, {len(cex.steps)} states)", style="bold"))
     out.print(Text(f"  {run.model.note}", style="italic"))
-    for line in render_steps(cex):
+    for line in render_steps(cex, run.model.trace_hide):
         out.print(Text(line))
     out.print()
 
@@ -232,11 +238,11 @@ def itf_meta(run: ModelRun) -> dict[str, Any]:
 def counterexample_markdown(run: ModelRun) -> str:
     cex = run.result.counterexample
     assert cex is not None
-    steps = "\n".join(render_steps(cex))
+    steps = "\n".join(render_steps(cex, run.model.trace_hide))
     return (
         f"# {run.model.name}: {run.result.verdict}\n\n{run.model.note}\n\n"
         f"Found by {run.result.engine} in {run.result.wall_time:.1f} s.\n\n"
-        f"```text\n{steps}\n```\n\n```mermaid\n{to_mermaid(cex)}```\n"
+        f"```text\n{steps}\n```\n\n```mermaid\n{to_mermaid(cex, run.model.trace_hide)}```\n"
     )
 
 

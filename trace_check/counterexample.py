@@ -68,10 +68,12 @@ class StepLabel:
     name: str
     actor: Optional[str]
     args: tuple[tuple[str, Any], ...]
+    note: str = ""  # e.g. the error code a step received
 
     def __str__(self) -> str:
         parts = [self.name] + ([self.actor] if self.actor else [])
         parts += [f"{k}={format_value(v)}" for k, v in self.args]
+        parts += [f"-> {self.note}"] if self.note else []
         return " ".join(parts)
 
 
@@ -82,21 +84,47 @@ def label(step: Step) -> StepLabel:
         args = act.get("args", ())
         pairs = tuple(args.items()) if isinstance(args, Mapping) else ()
         actor = act.get("actor") or None
-        return StepLabel(name=str(act["name"]), actor=str(actor) if actor else None, args=pairs)
+        note = act.get("note") or ""
+        return StepLabel(name=str(act["name"]), actor=str(actor) if actor else None, args=pairs, note=str(note))
     return StepLabel(name=step.action or ("Init" if step.index == 1 else "?"), actor=None, args=())
 
 
 def changes(old: Mapping[str, Any], new: Mapping[str, Any], hide: tuple[str, ...] = (ACTION_VAR,)) -> list[Change]:
-    """What differs between two states, variable by variable, descending into records, functions and sequences."""
+    """What differs between two states, variable by variable, descending into records, functions and sequences.
+
+    ``hide`` names variables to leave out, or ``var.field`` for a record field of ``var`` at any depth.
+    """
+    whole, fields = _hidden(hide)
     out: list[Change] = []
     for var in new:
-        if var in hide:
+        if var in whole:
             continue
         if var not in old:
             out.append(Change(var, (), None, new[var]))
         else:
-            out.extend(_diff(var, (), old[var], new[var]))
+            out.extend(c for c in _diff(var, (), old[var], new[var]) if not (set(c.keys) & fields.get(var, set())))
     return out
+
+
+def _hidden(hide: tuple[str, ...]) -> tuple[set[str], dict[str, set[str]]]:
+    whole = {h for h in hide if "." not in h}
+    fields: dict[str, set[str]] = {}
+    for h in hide:
+        if "." in h:
+            var, field = h.split(".", 1)
+            fields.setdefault(var, set()).add(field)
+    return whole, fields
+
+
+def _strip(value: Any, fields: set[str]) -> Any:
+    """The value without the named record fields, at any depth (for showing an initial state)."""
+    if isinstance(value, Record):
+        return Record({k: _strip(v, fields) for k, v in value.items() if k not in fields})
+    if isinstance(value, FnMap):
+        return FnMap({k: _strip(v, fields) for k, v in value.items()})
+    if isinstance(value, tuple):
+        return tuple(_strip(v, fields) for v in value)
+    return value
 
 
 def _diff(var: str, keys: tuple, old: Any, new: Any) -> Iterator[Change]:
@@ -121,18 +149,23 @@ def _diff(var: str, keys: tuple, old: Any, new: Any) -> Iterator[Change]:
     yield Change(var, keys, old, new)
 
 
-def render_steps(cex: Counterexample) -> list[str]:
-    """The trace as numbered steps: the initial state in full, then each action and what it changed."""
-    lines: list[str] = []
+def render_steps(cex: Counterexample, hide: tuple[str, ...] = ()) -> list[str]:
+    """The trace as numbered steps: the initial state in full, then each action and what it changed.
+
+    Variables in ``hide`` are left out (a model's ``trace_hide``); a first line says so.
+    """
+    hidden = (ACTION_VAR,) + tuple(hide)
+    whole, fields = _hidden(hidden)
+    lines: list[str] = [f"     (not shown: {', '.join(hide)})"] if hide else []
     previous: Optional[Mapping[str, Any]] = None
     for step in cex.steps:
         lines.append(f"{step.index:>3}. {label(step)}")
         if previous is None:
             for var, value in step.state.items():
-                if var != ACTION_VAR:
-                    lines.append(f"       {var} = {format_value(value)}")
+                if var not in whole:
+                    lines.append(f"       {var} = {format_value(_strip(value, fields.get(var, set())))}")
         else:
-            found = changes(previous, step.state)
+            found = changes(previous, step.state, hidden)
             lines += [f"       {c.describe()}" for c in found] or ["       (no change)"]
         previous = step.state
     if cex.loop is not None:
@@ -143,7 +176,7 @@ def render_steps(cex: Counterexample) -> list[str]:
 # --- Mermaid ---------------------------------------------------------------
 
 
-def to_mermaid(cex: Counterexample) -> str:
+def to_mermaid(cex: Counterexample, hide: tuple[str, ...] = ()) -> str:
     """A Mermaid sequence diagram: actors send each step to the state it changes.
 
     A change to the actor's own entry (``wk["w1"]`` for actor ``w1``) is a note over the actor;
@@ -158,7 +191,7 @@ def to_mermaid(cex: Counterexample) -> str:
         if previous is None:
             previous = step.state
             continue
-        found = changes(previous, step.state)
+        found = changes(previous, step.state, (ACTION_VAR,) + tuple(hide))
         previous = step.state
         who = lab.actor or "environment"
         if who not in actors:

@@ -29,13 +29,14 @@ class RegistryError(TxconformError):
     """The registry file is wrong; the message names the file, the model and what to do."""
 
 
-MODEL_KEYS = {"spec", "constants", "invariants", "expect", "timeout", "note", "init", "next", "tlc", "apalache"}
+MODEL_KEYS = {"spec", "constants", "invariants", "expect", "timeout", "note", "init", "next", "tlc", "apalache", "witness", "trace_hide"}
 REQUIRED_KEYS = ("spec", "invariants", "expect", "note")
 TLC_KEYS = {"constraints", "action_constraints", "symmetry", "view", "workers", "check_deadlock"}
 APALACHE_KEYS = {"length"}
 DEFAULT_KEYS = {"timeout", "workers"}
 _EXPECT = re.compile(r"^(holds|deadlock|violates ([A-Za-z_][A-Za-z0-9_]*))$")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_HIDE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
 
 
 @attrs.frozen
@@ -45,6 +46,11 @@ class Model:
     expect: str  # "holds", "deadlock" or "violates <Invariant>"
     note: str
     line: int  # where the model's table starts in the registry, for error messages
+    # The expected violation is a demonstration (an example trace, e.g. the happy path),
+    # not a bug: its invariant is a witness, not a guarantee.
+    witness: bool = False
+    # Variables the readable steps and diagrams leave out (ITF and JSON keep them).
+    trace_hide: tuple[str, ...] = ()
 
     @property
     def timeout(self) -> float:
@@ -165,6 +171,12 @@ def _load_model(path: Path, text: str, name: str, entry: Any, defaults: Mapping[
     if missing:
         raise RegistryError(f"{where}: no value for constant(s) {', '.join(missing)}: add them to constants")
 
+    witness = _typed(where, "witness", entry.get("witness", False), bool)
+    trace_hide = tuple(entry.get("trace_hide", []))
+    if not all(isinstance(h, str) and _HIDE.match(h) for h in trace_hide):
+        raise RegistryError(f"{where}: trace_hide must list variables or var.field names, e.g. [\"net\", \"cl.req\"]")
+    if witness and not match.group(2):
+        raise RegistryError(f"{where}: a witness model must expect \"violates <Witness>\": its trace is the example")
     note = _typed(where, "note", entry["note"], str).strip()
     if not note or "\n" in note:
         raise RegistryError(f"{where}: note must be one non-empty line")
@@ -179,7 +191,7 @@ def _load_model(path: Path, text: str, name: str, entry: Any, defaults: Mapping[
         apalache=apalache,
         timeout=float(timeout),
     )
-    return Model(name=name, task=task, expect=expect, note=note, line=line)
+    return Model(name=name, task=task, expect=expect, note=note, line=line, witness=witness, trace_hide=trace_hide)
 
 
 # --- what a spec defines, read statically so that typos are caught before an engine starts ---

@@ -199,7 +199,7 @@ def run_tlc(
     log_file = workdir / "tlc.log"
     start = time.monotonic()
     reader = _OutputReader(start, on_progress)
-    with open(log_file, "w", encoding="utf-8") as log:
+    with open(log_file, "w", encoding="utf-8", buffering=1) as log:  # line-buffered: tail -f works
         proc = subprocess.Popen(
             cmd,
             cwd=workdir,
@@ -219,6 +219,9 @@ def run_tlc(
             timed_out = True
             kill_process_group(proc)
             returncode = proc.wait()
+        except BaseException:  # interrupted or terminated: never leave a JVM behind
+            kill_process_group(proc)
+            raise
         pump.join(timeout=10)
     wall = time.monotonic() - start
     return _interpret(task, reader, returncode, timed_out, wall, tuple(cmd), log_file)

@@ -90,22 +90,27 @@ CONSTANTS
     AppAborts,
     \* @type: Bool;
     ProduceTimeouts,
+    \* @type: Int;
+    MaxHangs,
+    \* @type: Int;
+    InputSize,
     \* @type: Set(Str);
     Bugs
 
 ASSUME Version \in {"TV1", "TV2"}
 ASSUME LateRequests \subseteq {"InitProducerId", "AddPartitionsToTxn", "Produce", "EndTxn"}
-ASSUME Bugs \subseteq {"no_epoch_bump", "no_idempotence", "no_pending_check", "lso_inclusive"}
+ASSUME Bugs \subseteq {"no_epoch_bump", "no_idempotence", "no_pending_check", "lso_inclusive", "no_generation_check"}
 
 (*
   @typeAlias: inst = <<Str, Int>>;
-  @typeAlias: msg = {type: Str, tid: Str, inst: Int, epoch: Int, part: Int, seq: Int, commit: Bool, cepoch: Int, gtx: $gtx, endBy: $gtx, att: Int, err: Str};
-  @typeAlias: client = {st: Str, epoch: Int, txn: Int, pc: Int, out: Bool, req: $msg, seq: Int -> Int, hung: Bool, commit: Bool};
+  @typeAlias: msg = {type: Str, tid: Str, inst: Int, epoch: Int, part: Int, seq: Int, commit: Bool, cepoch: Int, gtx: $gtx, endBy: $gtx, att: Int, err: Str, val: Int, gen: Int};
+  @typeAlias: client = {st: Str, epoch: Int, txn: Int, pc: Int, out: Bool, req: $msg, seq: Int -> Int, hung: Bool, commit: Bool, pos: Int, gen: Int};
+  @typeAlias: group = {gen: Int, owner: $inst, committed: Int, pending: Str -> Int};
   @typeAlias: tentry = {st: Str, epoch: Int, parts: Set(Int), gtx: $gtx, endBy: $gtx};
   @typeAlias: coord = {st: Str, epoch: Int, parts: Set(Int), gtx: $gtx, endBy: $gtx, todo: Set(Int), pending: Seq({entry: $tentry, replies: Set($msg)})};
   @typeAlias: pstate = {epoch: Int, lastSeq: Int, seqs: Set(Int), open: Bool, cepoch: Int};
   @typeAlias: held = {m: $msg, void: Bool};
-  @typeAlias: action = {name: Str, actor: Str, args: Str -> Int};
+  @typeAlias: action = {name: Str, actor: Str, args: Str -> Int, note: Str};
 *)
 KafkaTxn_typedefs == TRUE
 
@@ -134,7 +139,14 @@ VARIABLES
     \* TV2: batches a leader holds until the coordinator verified them.
     \* @type: Int -> Set($held);
     held,
-    \* Fault budgets used so far: retries, lost messages, failovers.
+    \* The group coordinator of the application's consumer group: generation,
+    \* the member that owns the input partition, the committed offset, and
+    \* the pending transactional offset of each producer (-1: none).
+    \* @type: $group;
+    gc,
+    \* Fault budgets used so far: hangs, retries, lost messages, failovers.
+    \* @type: Int;
+    hangs,
     \* @type: Int;
     retries,
     \* @type: Int;
@@ -145,9 +157,16 @@ VARIABLES
     \* @type: $action;
     action
 
-vars == <<net, cl, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers, action>>
+vars == <<net, cl, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers, action>>
 
 Parts == 1..NumPartitions
+\* The consumer-offsets partition of the application's group: a transaction
+\* that commits offsets adds it (AddOffsetsToTxn) and gets a marker there.
+OffsetsPart == 0
+\* Consume-transform-produce: the application reads an input partition of
+\* InputSize records, one per transaction, and commits its offsets in the
+\* transaction. InputSize = 0: a plain transactional producer.
+CTP == InputSize > 0
 Instances == TxnIds \X (1..NumInstances)
 NoGtx == <<"", 0, 0>>
 \* The ghost "requester" of a fence: instance k's InitProducerId (txn 0).
@@ -159,10 +178,26 @@ NoPid == -1
 
 \* @type: $msg;
 NoMsg == [type |-> "", tid |-> "", inst |-> 0, epoch |-> -1, part |-> 0, seq |-> -1, commit |-> FALSE,
-          cepoch |-> -1, gtx |-> NoGtx, endBy |-> NoGtx, att |-> 0, err |-> "NONE"]
+          cepoch |-> -1, gtx |-> NoGtx, endBy |-> NoGtx, att |-> 0, err |-> "NONE", val |-> -1, gen |-> -1]
+
+\* @type: $inst;
+NoInst == <<"", 0>>
 
 \* @type: (Str, Str, Str -> Int) => $action;
-Act(name, actor, args) == [name |-> name, actor |-> actor, args |-> args]
+Act(name, actor, args) == [name |-> name, actor |-> actor, args |-> args, note |-> ""]
+
+\* A step whose outcome is an error code worth showing in the trace.
+\* @type: (Str, Str, Str -> Int, Str) => $action;
+ActNote(name, actor, args, note) == [name |-> name, actor |-> actor, args |-> args, note |-> note]
+
+\* The parameters a trace shows for client request m.
+\* @type: ($msg) => Str -> Int;
+RequestArgs(m) ==
+    LET base == "instance" :> m.inst @@ "txn" :> m.gtx[3]
+    IN CASE m.type = "Produce" -> base @@ "part" :> m.part @@ "seq" :> m.seq @@ "epoch" :> m.epoch
+         [] m.type = "TxnOffsetCommit" -> base @@ "offset" :> m.val @@ "generation" :> m.gen
+         [] m.type = "EndTxn" -> base @@ "epoch" :> m.epoch @@ "commit" :> (IF m.commit THEN 1 ELSE 0)
+         [] OTHER -> base @@ "epoch" :> m.epoch
 
 \* @type: Str -> Int;
 NoArgs == [k \in {} |-> 0]
@@ -186,14 +221,18 @@ LatestInstance(t) ==
        ELSE IF tlog[t][last].st = "Empty" THEN tlog[t][last].gtx[2] ELSE tlog[t][last].endBy[2]
 
 TV2 == Version = "TV2"
+\* @type: (Str) => Bool;
 Bug(b) == b \in Bugs
 
 -----------------------------------------------------------------------------
 (* The client program of one transaction: pc 1 is AddPartitionsToTxn (TV1  *)
-(* only), pc 1 + p is Produce to partition p, pc EndPc is EndTxn.          *)
+(* only), pc 1 + p is Produce to partition p, then (CTP only)              *)
+(* AddOffsetsToTxn and TxnOffsetCommit, and pc EndPc is EndTxn.            *)
 
 FirstPc == IF TV2 THEN 2 ELSE 1
-EndPc == NumPartitions + 2
+AddOffsetsPc == NumPartitions + 2     \* CTP only
+OffsetCommitPc == NumPartitions + 3   \* CTP only
+EndPc == NumPartitions + (IF CTP THEN 4 ELSE 2)
 
 \* @type: (Int) => Int;
 PartOfPc(pc) == pc - 1
@@ -235,13 +274,15 @@ FreshCoord == [st |-> "Empty", epoch |-> -1, parts |-> {}, gtx |-> NoGtx, endBy 
 Init ==
     /\ net = {}
     /\ cl = [i \in Instances |-> [st |-> "down", epoch |-> -1, txn |-> 0, pc |-> 0, out |-> FALSE, req |-> NoMsg,
-                                  seq |-> [p \in Parts |-> 0], hung |-> FALSE, commit |-> TRUE]]
+                                  seq |-> [p \in Parts |-> 0], hung |-> FALSE, commit |-> TRUE, pos |-> -1, gen |-> -1]]
     /\ tc = [t \in TxnIds |-> FreshCoord]
     /\ tlog = [t \in TxnIds |-> <<>>]
     /\ cepoch = 0
     /\ plog = [p \in Parts |-> <<>>]
-    /\ pst = [p \in Parts |-> FreshProducerState]
+    /\ pst = [p \in {OffsetsPart} \cup Parts |-> FreshProducerState]
     /\ held = [p \in Parts |-> {}]
+    /\ gc = [gen |-> 0, owner |-> NoInst, committed |-> 0, pending |-> [t \in TxnIds |-> -1]]
+    /\ hangs = 0
     /\ retries = 0
     /\ losses = 0
     /\ failovers = 0
@@ -260,16 +301,23 @@ StartInstance(i) ==
        IN /\ cl' = [cl EXCEPT ![i].st = "init", ![i].out = TRUE, ![i].req = m]
           /\ net' = net \cup {m}
     /\ action' = Act("StartInstance", InstName(i), "instance" :> i[2])
-    /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
+    /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
 
-\* beginTransaction(): purely client-side in Kafka.
+\* CTP: does instance i own the input partition in the group's current
+\* generation (as its last poll told it)?
+\* @type: ($inst) => Bool;
+OwnsInput(i) == gc.owner = i /\ cl[i].gen = gc.gen
+
+\* beginTransaction(): purely client-side in Kafka. In CTP, the
+\* application processes the record at its position.
 \* @type: ($inst) => Bool;
 BeginTxn(i) ==
     /\ cl[i].st = "ready" /\ ~cl[i].hung
     /\ cl[i].txn < TxnsPerInstance
+    /\ CTP => OwnsInput(i) /\ cl[i].pos \in 0..(InputSize - 1)
     /\ cl' = [cl EXCEPT ![i].st = "intxn", ![i].txn = @ + 1, ![i].pc = FirstPc, ![i].commit = TRUE]
     /\ action' = Act("BeginTxn", InstName(i), "instance" :> i[2] @@ "txn" :> cl[i].txn + 1)
-    /\ UNCHANGED <<net, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
+    /\ UNCHANGED <<net, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
 
 \* The request for the client's next step.
 \* @type: ($inst, Bool) => $msg;
@@ -277,7 +325,11 @@ NextRequest(i, commit) ==
     LET pc == cl[i].pc
     IN CASE pc = 1 -> [Request(i, "AddPartitionsToTxn") EXCEPT !.part = 0]
          [] pc = EndPc -> [Request(i, "EndTxn") EXCEPT !.commit = commit]
-         [] OTHER -> [Request(i, "Produce") EXCEPT !.part = PartOfPc(pc), !.seq = cl[i].seq[PartOfPc(pc)]]
+         [] CTP /\ pc = AddOffsetsPc -> [Request(i, "AddOffsetsToTxn") EXCEPT !.part = OffsetsPart]
+         [] CTP /\ pc = OffsetCommitPc -> [Request(i, "TxnOffsetCommit") EXCEPT !.part = OffsetsPart,
+                                                                          !.val = cl[i].pos + 1, !.gen = cl[i].gen]
+         [] OTHER -> [Request(i, "Produce") EXCEPT !.part = PartOfPc(pc), !.seq = cl[i].seq[PartOfPc(pc)],
+                                                   !.val = cl[i].pos]
 
 \* The client sends the request of its next step. At EndTxn it commits, or
 \* (AppAborts) the application may choose to abort; after an abortable
@@ -289,9 +341,8 @@ SendRequest(i) ==
         LET m == NextRequest(i, commit)
         IN /\ cl' = [cl EXCEPT ![i].out = TRUE, ![i].req = m, ![i].commit = commit]
            /\ net' = net \cup {m}
-           /\ action' = Act(m.type, InstName(i), "instance" :> i[2] @@ "txn" :> cl[i].txn @@ "part" :> m.part
-                                                 @@ "epoch" :> m.epoch @@ "commit" :> (IF commit THEN 1 ELSE 0))
-    /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
+           /\ action' = Act(m.type, InstName(i), RequestArgs(m))
+    /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
 
 \* No answer in time: the client sends its request again. A request that
 \* is lost (nothing of it in flight) is re-sent freely, as Kafka's client
@@ -311,7 +362,7 @@ Retry(i) ==
        ELSE /\ net' = net \cup {cl[i].req}
             /\ UNCHANGED <<cl, retries>>
     /\ action' = Act("Retry", InstName(i), "instance" :> i[2] @@ "txn" :> cl[i].txn @@ "part" :> cl[i].req.part)
-    /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, losses, failovers>>
+    /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, gc, hangs, losses, failovers>>
 
 \* A produce request times out (delivery.timeout.ms): the batch is failed,
 \* which is an abortable error, so the transaction goes on to abort. The
@@ -326,7 +377,7 @@ ProduceTimeout(i) ==
     /\ retries' = retries + 1
     /\ cl' = [cl EXCEPT ![i].out = FALSE, ![i].pc = EndPc, ![i].commit = FALSE]
     /\ action' = Act("ProduceTimeout", InstName(i), "instance" :> i[2] @@ "txn" :> cl[i].txn @@ "part" :> cl[i].req.part)
-    /\ UNCHANGED <<net, tc, tlog, cepoch, plog, pst, held, losses, failovers>>
+    /\ UNCHANGED <<net, tc, tlog, cepoch, plog, pst, held, gc, hangs, losses, failovers>>
 
 \* Does response m answer instance i's outstanding request?
 \* @type: ($inst, $msg) => Bool;
@@ -341,7 +392,7 @@ Answers(i, m) ==
 AfterError(i, m) ==
     CASE m.err \in {"PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH"} ->
             [cl[i] EXCEPT !.st = "fenced", !.out = FALSE]
-      [] m.type = "ProduceResp" ->
+      [] m.type \in {"ProduceResp", "TxnOffsetCommitResp"} ->
             [cl[i] EXCEPT !.out = FALSE, !.pc = EndPc, !.commit = FALSE]
       [] OTHER ->
             [cl[i] EXCEPT !.st = "failed", !.out = FALSE]
@@ -353,20 +404,28 @@ ClientReceive(i, m) ==
     /\ Answers(i, m)
     /\ net' = net \ {m}
     /\ cl' = [cl EXCEPT ![i] =
-        IF m.err = "CONCURRENT_TRANSACTIONS" THEN [@ EXCEPT !.out = FALSE, !.pc = IF m.type = "InitProducerIdResp" THEN 0 ELSE @]
+        IF m.err \in {"CONCURRENT_TRANSACTIONS", "UNSTABLE_OFFSET_COMMIT"} THEN [@ EXCEPT !.out = FALSE, !.pc = IF m.type = "InitProducerIdResp" THEN 0 ELSE @]
         ELSE IF m.err \notin {"NONE", "DUPLICATE_SEQUENCE_NUMBER"} THEN AfterError(i, m)
         ELSE CASE m.type = "InitProducerIdResp" ->
                     [@ EXCEPT !.st = "ready", !.out = FALSE, !.epoch = m.epoch, !.seq = [p \in Parts |-> 0]]
                [] m.type = "EndTxnResp" ->
                     [@ EXCEPT !.st = IF cl[i].txn = TxnsPerInstance THEN "done" ELSE "ready", !.out = FALSE,
                               !.epoch = m.epoch,
-                              !.seq = IF TV2 THEN [p \in Parts |-> 0] ELSE @]
+                              !.seq = IF TV2 THEN [p \in Parts |-> 0] ELSE @,
+                              \* after an abort the application seeks back to the committed offset
+                              !.pos = IF ~CTP THEN @ ELSE IF cl[i].commit THEN @ + 1 ELSE -1]
+               [] m.type = "OffsetFetchResp" ->
+                    [@ EXCEPT !.out = FALSE, !.pos = m.val]
                [] m.type = "ProduceResp" ->
                     [@ EXCEPT !.out = FALSE, !.pc = @ + 1, !.seq[m.part] = @ + 1]
                [] OTHER ->
                     [@ EXCEPT !.out = FALSE, !.pc = @ + 1]]
-    /\ action' = Act("Receive" \o m.type, InstName(i), "instance" :> i[2] @@ "txn" :> cl[i].txn @@ "part" :> m.part @@ "epoch" :> m.epoch)
-    /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
+    /\ action' = ActNote("Receive" \o m.type, InstName(i),
+                         "instance" :> i[2] @@ "txn" :> cl[i].txn @@ (IF m.type = "ProduceResp" THEN "part" :> m.part ELSE NoArgs)
+                         @@ (IF m.type \in {"InitProducerIdResp", "EndTxnResp"} THEN "epoch" :> m.epoch ELSE NoArgs)
+                         @@ (IF m.type = "OffsetFetchResp" THEN "offset" :> m.val ELSE NoArgs),
+                         m.err)
+    /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
 
 \* After CONCURRENT_TRANSACTIONS on InitProducerId the client asks again.
 \* @type: ($inst) => Bool;
@@ -376,38 +435,122 @@ ReInit(i) ==
        IN /\ cl' = [cl EXCEPT ![i].out = TRUE, ![i].req = m]
           /\ net' = net \cup {m}
     /\ action' = Act("InitProducerId", InstName(i), "instance" :> i[2])
-    /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
+    /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
 
 \* A response nobody waits for any more (an answer to an earlier copy).
 \* @type: ($msg) => Bool;
 DiscardStale(m) ==
     /\ m \in net
-    /\ m.type \in {"InitProducerIdResp", "AddPartitionsToTxnResp", "ProduceResp", "EndTxnResp"}
+    /\ m.type \in {"InitProducerIdResp", "AddPartitionsToTxnResp", "ProduceResp", "EndTxnResp",
+                    "AddOffsetsToTxnResp", "TxnOffsetCommitResp", "OffsetFetchResp"}
     /\ ~Answers(<<m.tid, m.inst>>, m)
     /\ net' = net \ {m}
-    /\ action' = Act("DiscardStale", m.tid, "instance" :> m.inst)
-    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
+    /\ action' = Act("DiscardStale", "network", "instance" :> m.inst)
+    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
 
 \* Instance i hangs (GC pause, VM freeze). Only an instance that has a
 \* successor hangs: its successor starts in its place.
 \* @type: ($inst) => Bool;
 Hang(i) ==
-    /\ ~cl[i].hung
+    /\ ~cl[i].hung /\ hangs < MaxHangs
     /\ cl[i].st \in {"init", "ready", "intxn"}
-    /\ i[2] < NumInstances
-    /\ cl[<<i[1], i[2] + 1>>].st = "down"
+    /\ \/ i[2] < NumInstances /\ cl[<<i[1], i[2] + 1>>].st = "down"
+       \/ CTP /\ gc.owner = i
     /\ cl' = [cl EXCEPT ![i].hung = TRUE]
+    /\ hangs' = hangs + 1
     /\ action' = Act("Hang", InstName(i), "instance" :> i[2])
-    /\ UNCHANGED <<net, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
+    /\ UNCHANGED <<net, tc, tlog, cepoch, plog, pst, held, gc, retries, losses, failovers>>
 
 \* A hung instance resumes, unaware that it was replaced: a zombie.
 \* @type: ($inst) => Bool;
 Resume(i) ==
     /\ cl[i].hung
-    /\ i[2] < NumInstances /\ cl[<<i[1], i[2] + 1>>].st # "down"
+    /\ \/ i[2] < NumInstances /\ cl[<<i[1], i[2] + 1>>].st # "down"
+       \/ CTP /\ gc.owner # i
     /\ cl' = [cl EXCEPT ![i].hung = FALSE]
     /\ action' = Act("Resume", InstName(i), "instance" :> i[2])
-    /\ UNCHANGED <<net, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
+    /\ UNCHANGED <<net, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
+
+\* CTP: the group gives the input partition to instance i: no member has
+\* it yet, or its owner stopped heartbeating (hung: session timeout) or
+\* left. The generation is bumped; i learns it and must fetch its position.
+\* @type: ($inst) => Bool;
+JoinGroup(i) ==
+    /\ CTP
+    /\ cl[i].st = "ready" /\ ~cl[i].hung /\ ~cl[i].out
+    /\ gc.owner # i
+    /\ IF gc.owner = NoInst THEN TRUE
+       ELSE cl[gc.owner].hung \/ cl[gc.owner].st \in {"fenced", "failed", "done"}
+    /\ gc' = [gc EXCEPT !.gen = @ + 1, !.owner = i]
+    /\ cl' = [cl EXCEPT ![i].gen = gc.gen + 1, ![i].pos = -1]
+    /\ action' = Act("JoinGroup", InstName(i), "instance" :> i[2] @@ "generation" :> gc.gen + 1)
+    /\ UNCHANGED <<net, tc, tlog, cepoch, plog, pst, held, hangs, retries, losses, failovers>>
+
+\* CTP: the owner asks for the committed offset (OffsetFetch with
+\* require_stable: UNSTABLE_OFFSET_COMMIT while transactional offsets are pending).
+\* @type: ($inst) => Bool;
+FetchOffset(i) ==
+    /\ CTP
+    /\ cl[i].st = "ready" /\ ~cl[i].hung /\ ~cl[i].out
+    /\ OwnsInput(i) /\ cl[i].pos = -1
+    /\ LET m == [Request(i, "OffsetFetch") EXCEPT !.part = OffsetsPart]
+       IN /\ cl' = [cl EXCEPT ![i].out = TRUE, ![i].req = m]
+          /\ net' = net \cup {m}
+    /\ action' = Act("OffsetFetch", InstName(i), "instance" :> i[2])
+    /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
+
+\* CTP: the owner has processed the whole input.
+\* @type: ($inst) => Bool;
+InputDone(i) ==
+    /\ CTP
+    /\ cl[i].st = "ready" /\ ~cl[i].hung /\ ~cl[i].out
+    /\ OwnsInput(i) /\ cl[i].pos = InputSize
+    /\ cl' = [cl EXCEPT ![i].st = "done"]
+    /\ action' = Act("InputDone", InstName(i), "instance" :> i[2])
+    /\ UNCHANGED <<net, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
+
+-----------------------------------------------------------------------------
+(* Group coordinator (CTP) *)
+
+\* @type: ($msg) => Bool;
+GcOffsetFetch(m) ==
+    /\ m \in net /\ m.type = "OffsetFetch"
+    /\ net' = (net \ {m}) \cup
+            {IF \E t \in TxnIds : gc.pending[t] # -1
+             THEN Reply(m, "UNSTABLE_OFFSET_COMMIT")
+             ELSE [Reply(m, "NONE") EXCEPT !.val = gc.committed]}
+    /\ action' = Act("GcOffsetFetch", "group", "instance" :> m.inst @@ "committed" :> gc.committed)
+    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
+
+\* TxnOffsetCommit (KIP-447): the member must belong to the current
+\* generation (ILLEGAL_GENERATION otherwise); the offset is kept pending
+\* for the producer until its transaction's marker.
+\* @type: ($msg) => Bool;
+GcTxnOffsetCommit(m) ==
+    /\ m \in net /\ m.type = "TxnOffsetCommit"
+    /\ LET ok == Bug("no_generation_check") \/ (m.gen = gc.gen /\ gc.owner = <<m.tid, m.inst>>)
+       IN /\ gc' = IF ok THEN [gc EXCEPT !.pending[m.tid] = m.val] ELSE gc
+          /\ net' = (net \ {m}) \cup {Reply(m, IF ok THEN "NONE" ELSE "ILLEGAL_GENERATION")}
+    /\ action' = Act("GcTxnOffsetCommit", "group", "instance" :> m.inst @@ "offset" :> m.val @@ "generation" :> m.gen)
+    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, hangs, retries, losses, failovers>>
+
+\* A marker on the offsets partition: COMMIT makes the producer's pending
+\* offset the committed one, ABORT drops it. Same fencing as a data leader.
+\* @type: ($msg) => Bool;
+GcMarker(m) ==
+    /\ m \in net /\ m.type = "WriteTxnMarkers" /\ m.part = OffsetsPart
+    /\ LET s == pst[OffsetsPart][m.tid]
+           err == CASE m.cepoch < s.cepoch -> "TRANSACTION_COORDINATOR_FENCED"
+                    [] m.epoch < s.epoch -> "INVALID_PRODUCER_EPOCH"
+                    [] OTHER -> "NONE"
+       IN /\ IF err = "NONE"
+             THEN /\ gc' = [gc EXCEPT !.committed = IF m.commit /\ gc.pending[m.tid] # -1 THEN gc.pending[m.tid] ELSE @,
+                                      !.pending[m.tid] = -1]
+                  /\ pst' = [pst EXCEPT ![OffsetsPart][m.tid].epoch = m.epoch, ![OffsetsPart][m.tid].cepoch = m.cepoch]
+             ELSE UNCHANGED <<gc, pst>>
+          /\ net' = (net \ {m}) \cup {Reply(m, err)}
+    /\ action' = Act("GcMarker", "group", "epoch" :> m.epoch @@ "commit" :> (IF m.commit THEN 1 ELSE 0))
+    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, held, hangs, retries, losses, failovers>>
 
 -----------------------------------------------------------------------------
 (* Transaction coordinator *)
@@ -443,7 +586,8 @@ TcInitProducerId(m) ==
             [] c.st = "Ongoing" ->
                  \* Fence: abort the open transaction under a bumped epoch, and
                  \* tell the new instance to retry once that is done.
-                 /\ tc' = [tc EXCEPT ![t] = Pending(t, [st |-> "PrepareAbort", epoch |-> bumped, parts |-> c.parts,
+                 \* (TV2: the abort bumps the fenced epoch once more, as every EndTxn does.)
+                 /\ tc' = [tc EXCEPT ![t] = Pending(t, [st |-> "PrepareAbort", epoch |-> IF TV2 THEN bumped + 1 ELSE bumped, parts |-> c.parts,
                                                         gtx |-> c.gtx, endBy |-> FenceGtx(t, m.inst)],
                                                     {Reply(m, "CONCURRENT_TRANSACTIONS")})]
                  /\ net' = net \ {m}
@@ -452,8 +596,8 @@ TcInitProducerId(m) ==
                                                         gtx |-> FenceGtx(t, m.inst), endBy |-> NoGtx],
                                                     {[Reply(m, "NONE") EXCEPT !.epoch = bumped]})]
                  /\ net' = net \ {m}
-    /\ action' = Act("TcInitProducerId", m.tid, "instance" :> m.inst)
-    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
+    /\ action' = Act("TcInitProducerId", "coordinator", "instance" :> m.inst)
+    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
 
 \* AddPartitionsToTxn for partitions `parts`: from the client (TV1), or from
 \* a leader on the client's behalf (TV2, `reply` goes to the leader).
@@ -477,16 +621,24 @@ TcAddPartitions(m, parts, reply) ==
 TcAddPartitionsToTxn(m) ==
     /\ m \in net /\ m.type = "AddPartitionsToTxn"
     /\ TcAddPartitions(m, Parts, Reply(m, "NONE"))
-    /\ action' = Act("TcAddPartitionsToTxn", m.tid, "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "epoch" :> m.epoch)
-    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
+    /\ action' = Act("TcAddPartitionsToTxn", "coordinator", "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "epoch" :> m.epoch)
+    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
+
+\* AddOffsetsToTxn: adds the group's offsets partition to the transaction.
+\* @type: ($msg) => Bool;
+TcAddOffsetsToTxn(m) ==
+    /\ m \in net /\ m.type = "AddOffsetsToTxn"
+    /\ TcAddPartitions(m, {OffsetsPart}, Reply(m, "NONE"))
+    /\ action' = Act("TcAddOffsetsToTxn", "coordinator", "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "epoch" :> m.epoch)
+    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
 
 \* TV2: a leader asks to add partition m.part before appending m's batch.
 \* @type: ($msg) => Bool;
 TcVerify(m) ==
     /\ m \in net /\ m.type = "Verify"
     /\ TcAddPartitions(m, {m.part}, Reply(m, "NONE"))
-    /\ action' = Act("TcVerify", m.tid, "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "part" :> m.part @@ "epoch" :> m.epoch)
-    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
+    /\ action' = Act("TcVerify", "coordinator", "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "part" :> m.part @@ "epoch" :> m.epoch)
+    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
 
 \* Is an EndTxn with epoch e a valid request in state s (TransactionCoordinator.endTransaction)?
 \* TV1: the epoch must be the current one. TV2: every EndTxn bumped the
@@ -522,9 +674,9 @@ TcEndTxn(m) ==
                  TcReplyNow(m, Reply(m, "CONCURRENT_TRANSACTIONS"))
             [] OTHER ->
                  TcReplyNow(m, Reply(m, "INVALID_TXN_STATE"))
-    /\ action' = Act("TcEndTxn", m.tid, "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "epoch" :> m.epoch
+    /\ action' = Act("TcEndTxn", "coordinator", "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "epoch" :> m.epoch
                                        @@ "commit" :> (IF m.commit THEN 1 ELSE 0))
-    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
+    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
 
 \* The markers for the transaction described by `entry`, one per partition.
 \* @type: (Str, $tentry, Int) => Set($msg);
@@ -545,8 +697,8 @@ TcAppend(t) ==
                                       todo |-> IF prepared THEN e.parts ELSE {},
                                       pending |-> Tail(tc[t].pending)]]
           /\ net' = net \cup Head(tc[t].pending).replies \cup (IF prepared THEN Markers(t, e, cepoch) ELSE {})
-          /\ action' = Act("TcAppend", t, "epoch" :> e.epoch)
-    /\ UNCHANGED <<cl, cepoch, plog, pst, held, retries, losses, failovers>>
+          /\ action' = Act("TcAppend", "coordinator", "epoch" :> e.epoch)
+    /\ UNCHANGED <<cl, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
 
 \* A partition acknowledged its marker.
 \* @type: ($msg) => Bool;
@@ -556,8 +708,8 @@ TcMarkerAck(m) ==
     /\ tc' = IF m.cepoch = cepoch /\ tc[m.tid].st \in {"PrepareCommit", "PrepareAbort"} /\ m.epoch = tc[m.tid].epoch
              THEN [tc EXCEPT ![m.tid].todo = @ \ {m.part}]
              ELSE tc   \* an answer to an earlier coordinator epoch or transaction: ignored
-    /\ action' = Act("TcMarkerAck", m.tid, "part" :> m.part @@ "cepoch" :> m.cepoch)
-    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
+    /\ action' = Act("TcMarkerAck", "coordinator", "part" :> m.part @@ "cepoch" :> m.cepoch)
+    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
 
 \* Every marker is written: log CompleteCommit / CompleteAbort.
 \* @type: (Str) => Bool;
@@ -568,8 +720,8 @@ TcComplete(t) ==
     /\ tc' = [tc EXCEPT ![t] = Pending(t, [st |-> IF tc[t].st = "PrepareCommit" THEN "CompleteCommit" ELSE "CompleteAbort",
                                            epoch |-> tc[t].epoch, parts |-> {}, gtx |-> tc[t].gtx, endBy |-> tc[t].endBy],
                                        {})]
-    /\ action' = Act("TcComplete", t, NoArgs)
-    /\ UNCHANGED <<net, cl, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
+    /\ action' = Act("TcComplete", "coordinator", NoArgs)
+    /\ UNCHANGED <<net, cl, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
 
 \* The coordinator fails over: a new one (coordinator epoch + 1) loads
 \* __transaction_state; in-memory state and pending appends are lost; the
@@ -587,7 +739,7 @@ Failover ==
     /\ net' = net \cup UNION { IF tlog[t] # <<>> /\ tlog[t][Len(tlog[t])].st \in {"PrepareCommit", "PrepareAbort"}
                                 THEN Markers(t, tlog[t][Len(tlog[t])], cepoch + 1) ELSE {} : t \in TxnIds }
     /\ action' = Act("Failover", "coordinator", "cepoch" :> cepoch + 1)
-    /\ UNCHANGED <<cl, tlog, plog, pst, held, retries, losses>>
+    /\ UNCHANGED <<cl, tlog, plog, pst, held, gc, hangs, retries, losses>>
 
 -----------------------------------------------------------------------------
 (* Partition leaders *)
@@ -621,7 +773,7 @@ AppendBatch(m, consumed) ==
     IN /\ plog' = IF verdict = "append"
                   THEN [plog EXCEPT ![p] = Append(@, [kind |-> "data", pid |-> m.tid, epoch |-> m.epoch, seq |-> m.seq,
                                                       commit |-> FALSE, cepoch |-> -1, gtx |-> m.gtx, endBy |-> NoGtx,
-                                                      zombie |-> m.inst # LatestInstance(m.tid), src |-> 0])]
+                                                      zombie |-> m.inst # LatestInstance(m.tid), src |-> m.val])]
                   ELSE plog
        /\ pst' = IF verdict = "append"
                  THEN [pst EXCEPT ![p][m.tid] = [epoch |-> m.epoch, lastSeq |-> m.seq, open |-> TRUE, cepoch |-> s.cepoch,
@@ -642,9 +794,9 @@ LeaderProduce(m) ==
                /\ UNCHANGED <<plog, pst>>
           ELSE /\ AppendBatch(m, {m})
                /\ UNCHANGED held
-    /\ action' = Act("LeaderProduce", m.tid, "part" :> m.part @@ "instance" :> m.inst @@ "txn" :> m.gtx[3]
+    /\ action' = Act("LeaderProduce", "leader", "part" :> m.part @@ "instance" :> m.inst @@ "txn" :> m.gtx[3]
                                             @@ "epoch" :> m.epoch @@ "seq" :> m.seq)
-    /\ UNCHANGED <<cl, tc, tlog, cepoch, retries, losses, failovers>>
+    /\ UNCHANGED <<cl, tc, tlog, cepoch, gc, hangs, retries, losses, failovers>>
 
 \* TV2: the coordinator answered the verification of a held batch. Append
 \* it, unless a marker for its producer arrived meanwhile (Kafka's
@@ -659,9 +811,9 @@ LeaderVerified(r) ==
            THEN AppendBatch(h.m, {r})
            ELSE /\ net' = (net \ {r}) \cup {Reply(h.m, IF r.err \in {"NONE", "CONCURRENT_TRANSACTIONS"} THEN "INVALID_TXN_STATE" ELSE r.err)}
                 /\ UNCHANGED <<plog, pst>>
-        /\ action' = Act("LeaderVerified", r.tid, "part" :> r.part @@ "txn" :> r.gtx[3]
+        /\ action' = Act("LeaderVerified", "leader", "part" :> r.part @@ "txn" :> r.gtx[3]
                                                  @@ "ok" :> (IF r.err = "NONE" /\ ~h.void THEN 1 ELSE 0))
-    /\ UNCHANGED <<cl, tc, tlog, cepoch, retries, losses, failovers>>
+    /\ UNCHANGED <<cl, tc, tlog, cepoch, gc, hangs, retries, losses, failovers>>
 
 \* An answer to a verification whose batch was already dealt with (a
 \* retried produce asked twice): nothing waits for it.
@@ -670,8 +822,8 @@ LeaderDiscardVerify(r) ==
     /\ r \in net /\ r.type = "VerifyResp"
     /\ ~\E h \in held[r.part] : h.m.tid = r.tid /\ h.m.inst = r.inst /\ h.m.gtx = r.gtx /\ h.m.seq = r.seq /\ h.m.epoch = r.epoch /\ h.m.att = r.att
     /\ net' = net \ {r}
-    /\ action' = Act("LeaderDiscardVerify", r.tid, "part" :> r.part @@ "txn" :> r.gtx[3])
-    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
+    /\ action' = Act("LeaderDiscardVerify", "leader", "part" :> r.part @@ "txn" :> r.gtx[3])
+    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
 
 \* A WriteTxnMarkers request reaches the leader of its partition: a marker
 \* from an older coordinator epoch, or for an older producer epoch, is
@@ -679,7 +831,7 @@ LeaderDiscardVerify(r) ==
 \* producer's transaction on this partition.
 \* @type: ($msg) => Bool;
 LeaderMarker(m) ==
-    /\ m \in net /\ m.type = "WriteTxnMarkers"
+    /\ m \in net /\ m.type = "WriteTxnMarkers" /\ m.part \in Parts
     /\ LET p == m.part
            s == pst[p][m.tid]
            err == CASE m.cepoch < s.cepoch -> "TRANSACTION_COORDINATOR_FENCED"
@@ -696,9 +848,9 @@ LeaderMarker(m) ==
                   /\ held' = [held EXCEPT ![p] = {IF h.m.tid = m.tid THEN [h EXCEPT !.void = TRUE] ELSE h : h \in @}]
              ELSE UNCHANGED <<plog, pst, held>>
           /\ net' = (net \ {m}) \cup {Reply(m, err)}
-    /\ action' = Act("LeaderMarker", m.tid, "part" :> m.part @@ "epoch" :> m.epoch @@ "cepoch" :> m.cepoch
+    /\ action' = Act("LeaderMarker", "leader", "part" :> m.part @@ "epoch" :> m.epoch @@ "cepoch" :> m.cepoch
                                            @@ "commit" :> (IF m.commit THEN 1 ELSE 0))
-    /\ UNCHANGED <<cl, tc, tlog, cepoch, retries, losses, failovers>>
+    /\ UNCHANGED <<cl, tc, tlog, cepoch, gc, hangs, retries, losses, failovers>>
 
 \* The coordinator's marker channel re-sends a marker that got lost.
 \* @type: (Str, Int) => Bool;
@@ -707,8 +859,8 @@ TcResendMarker(t, p) ==
     /\ LET ms == Markers(t, [st |-> tc[t].st, epoch |-> tc[t].epoch, parts |-> {p}, gtx |-> tc[t].gtx, endBy |-> tc[t].endBy], cepoch)
        IN /\ ~\E n \in net : n.type \in {"WriteTxnMarkers", "WriteTxnMarkersResp"} /\ n.tid = t /\ n.part = p /\ n.cepoch = cepoch
           /\ net' = net \cup ms
-    /\ action' = Act("TcResendMarker", t, "part" :> p)
-    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
+    /\ action' = Act("TcResendMarker", "coordinator", "part" :> p)
+    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
 
 -----------------------------------------------------------------------------
 (* The network *)
@@ -720,8 +872,8 @@ Drop(m) ==
     /\ m.type \notin {"Verify", "VerifyResp"}
     /\ net' = net \ {m}
     /\ losses' = losses + 1
-    /\ action' = Act("Drop", m.tid, "instance" :> m.inst @@ "part" :> m.part @@ "txn" :> m.gtx[3])
-    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, retries, failovers>>
+    /\ action' = Act("Drop", "network", "instance" :> m.inst @@ "part" :> m.part @@ "txn" :> m.gtx[3])
+    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, failovers>>
 
 \* Nothing left in flight and no transaction between prepare and complete.
 Quiescent ==
@@ -740,15 +892,16 @@ Finished ==
 Next ==
     \/ \E i \in Instances :
         \/ StartInstance(i) \/ BeginTxn(i) \/ SendRequest(i) \/ Retry(i) \/ ProduceTimeout(i)
-        \/ ReInit(i) \/ Hang(i) \/ Resume(i)
+        \/ ReInit(i) \/ Hang(i) \/ Resume(i) \/ JoinGroup(i) \/ FetchOffset(i) \/ InputDone(i)
         \/ \E m \in net : ClientReceive(i, m)
     \/ \E m \in net :
         \/ DiscardStale(m) \/ Drop(m)
-        \/ TcInitProducerId(m) \/ TcAddPartitionsToTxn(m) \/ TcVerify(m) \/ TcEndTxn(m) \/ TcMarkerAck(m)
+        \/ TcInitProducerId(m) \/ TcAddPartitionsToTxn(m) \/ TcAddOffsetsToTxn(m) \/ TcVerify(m) \/ TcEndTxn(m)
+        \/ TcMarkerAck(m) \/ GcOffsetFetch(m) \/ GcTxnOffsetCommit(m) \/ GcMarker(m)
         \/ LeaderProduce(m) \/ LeaderVerified(m) \/ LeaderDiscardVerify(m) \/ LeaderMarker(m)
     \/ \E t \in TxnIds :
         \/ TcAppend(t) \/ TcComplete(t)
-        \/ \E p \in Parts : TcResendMarker(t, p)
+        \/ \E p \in {OffsetsPart} \cup Parts : TcResendMarker(t, p)
     \/ Failover
     \/ Finished
 
@@ -821,6 +974,20 @@ MarkerSafety ==
                 \/ /\ ~plog[p][c].commit
                    /\ IsFence(plog[p][c].endBy)
                    /\ plog[p][i].gtx = plog[p][c].gtx
+
+\* CTP: committed output records whose input record is p's offset o.
+\* @type: (Int, Int) => Int;
+CommittedCopies(p, o) ==
+    Cardinality({i \in DOMAIN plog[p] : IsData(plog[p], i) /\ plog[p][i].src = o /\ Fate(plog[p], i) = "committed"})
+
+\* Exactly-once consume-transform-produce: no input record has its output
+\* committed twice in any output partition, and once nothing is in flight,
+\* the committed output is exactly that of the input below the group's
+\* committed offset.
+ExactlyOnceCTP ==
+    \A p \in Parts, o \in 0..(InputSize - 1) :
+        /\ CommittedCopies(p, o) <= 1
+        /\ Quiescent => (CommittedCopies(p, o) = 1 <=> o < gc.committed)
 
 TypeOK ==
     /\ \A i \in Instances : cl[i].st \in {"down", "init", "ready", "intxn", "fenced", "failed", "done"}

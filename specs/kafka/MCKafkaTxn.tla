@@ -9,4 +9,10 @@ EXTENDS KafkaTxn
 \* same state of the protocol.
 View == <<net, cl, tc, tlog, cepoch, plog, pst, held, retries, losses, failovers>>
 
+\* A witness, not a guarantee: false once some transaction is complete and
+\* committed, so that its counterexample is the protocol's happy path,
+\* request by request.
+NoTransactionCommits ==
+    \A t \in TxnIds : \A k \in DOMAIN tlog[t] : tlog[t][k].st # "CompleteCommit"
+
 =============================================================================
