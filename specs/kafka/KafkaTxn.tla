@@ -461,12 +461,11 @@ Hang(i) ==
     /\ action' = Act("Hang", InstName(i), "instance" :> i[2])
     /\ UNCHANGED <<net, tc, tlog, cepoch, plog, pst, held, gc, retries, losses, failovers>>
 
-\* A hung instance resumes, unaware that it was replaced: a zombie.
+\* A hung instance resumes. If it was replaced meanwhile (a successor
+\* started, or the group gave its input away), it does not know: a zombie.
 \* @type: ($inst) => Bool;
 Resume(i) ==
     /\ cl[i].hung
-    /\ \/ i[2] < NumInstances /\ cl[<<i[1], i[2] + 1>>].st # "down"
-       \/ CTP /\ gc.owner # i
     /\ cl' = [cl EXCEPT ![i].hung = FALSE]
     /\ action' = Act("Resume", InstName(i), "instance" :> i[2])
     /\ UNCHANGED <<net, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
