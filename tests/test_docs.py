@@ -40,3 +40,10 @@ def test_every_doc_with_counterexamples_has_generated_blocks() -> None:
     traced = {args.split()[-1] for kind, args, _ in walkthrough if "--traces" in args}
     assert {"resharding_naive", "resharding_txn_no_check", "resharding_txn_no_check_order"} <= traced
     assert all(body.strip() for _, _, body in walkthrough), "an empty generated block: run scripts/gen_docs.py"
+
+
+def test_comparison_ignores_times_and_the_table_width_they_cause() -> None:
+    a = "│ m │ 9.8 s │\n└───┴───────┘"
+    b = "│ m │ 11.0 s │\n└───┴────────┘"
+    assert gen_docs.comparable(a) == gen_docs.comparable(b)
+    assert gen_docs.comparable("│ 576 │") != gen_docs.comparable("│ 577 │"), "state counts must still be compared"
