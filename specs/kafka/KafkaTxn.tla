@@ -421,7 +421,7 @@ ClientReceive(i, m) ==
     /\ Answers(i, m)
     /\ net' = net \ {m}
     /\ cl' = [cl EXCEPT ![i] =
-        IF m.err \in {"CONCURRENT_TRANSACTIONS", "UNSTABLE_OFFSET_COMMIT"} THEN [@ EXCEPT !.out = FALSE, !.pc = IF m.type = "InitProducerIdResp" THEN 0 ELSE @]
+        IF m.err \in {"CONCURRENT_TRANSACTIONS", "UNSTABLE_OFFSET_COMMIT", "NOT_COORDINATOR"} THEN [@ EXCEPT !.out = FALSE, !.pc = IF m.type = "InitProducerIdResp" THEN 0 ELSE @]
         ELSE IF m.err \notin {"NONE", "DUPLICATE_SEQUENCE_NUMBER"} THEN AfterError(i, m)
         ELSE CASE m.type = "InitProducerIdResp" ->
                     [@ EXCEPT !.st = "ready", !.out = FALSE, !.epoch = m.epoch, !.seq = [p \in Parts |-> 0]]
@@ -831,6 +831,21 @@ LeaderVerified(r) ==
                                                  @@ "ok" :> (IF r.err = "NONE" /\ ~h.void THEN 1 ELSE 0))
     /\ UNCHANGED <<cl, tc, tlog, cepoch, gc, hangs, retries, losses, failovers>>
 
+\* TV2: a coordinator failover lost the verification of held batch h (its
+\* pending answer died with the old coordinator): the produce fails with a
+\* retriable NOT_COORDINATOR and the producer sends the batch again.
+\* @type: (Int) => Bool;
+LeaderVerifyLost(p) ==
+    \E h \in held[p] :
+        /\ ~\E n \in net : n.type \in {"Verify", "VerifyResp"} /\ n.tid = h.m.tid /\ n.inst = h.m.inst /\ n.gtx = h.m.gtx
+                          /\ n.seq = h.m.seq /\ n.epoch = h.m.epoch /\ n.att = h.m.att /\ n.part = p
+        /\ ~\E k \in DOMAIN tc[h.m.tid].pending : \E n \in tc[h.m.tid].pending[k].replies :
+                n.type = "VerifyResp" /\ n.inst = h.m.inst /\ n.gtx = h.m.gtx /\ n.part = p /\ n.att = h.m.att
+        /\ held' = [held EXCEPT ![p] = @ \ {h}]
+        /\ net' = net \cup {Reply(h.m, "NOT_COORDINATOR")}
+        /\ action' = ActNote("LeaderVerifyLost", "leader", "part" :> p @@ "txn" :> h.m.gtx[3], "NOT_COORDINATOR")
+    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, gc, hangs, retries, losses, failovers>>
+
 \* An answer to a verification whose batch was already dealt with (a
 \* retried produce asked twice): nothing waits for it.
 \* @type: ($msg) => Bool;
@@ -918,6 +933,7 @@ Next ==
     \/ \E t \in TxnIds :
         \/ TcAppend(t) \/ TcComplete(t)
         \/ \E p \in {OffsetsPart} \cup Parts : TcResendMarker(t, p)
+    \/ \E p \in Parts : LeaderVerifyLost(p)
     \/ Failover
     \/ Finished
 
