@@ -191,7 +191,6 @@ NoGtx == <<"", 0, 0>>
 FenceGtx(t, k) == <<t, k, 0>>
 \* @type: ($gtx) => Bool;
 IsFence(g) == g[3] = 0 /\ g[2] > 0
-NoPid == -1
 
 \* @type: $msg;
 NoMsg == [type |-> "", tid |-> "", inst |-> 0, epoch |-> -1, part |-> 0, seq |-> -1, commit |-> FALSE,
@@ -550,15 +549,23 @@ GcTxnOffsetCommit(m) ==
     /\ action' = Act("GcTxnOffsetCommit", "group", "instance" :> m.inst @@ "offset" :> m.val @@ "generation" :> m.gen)
     /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, hangs, retries, losses, failovers>>
 
+\* Whether partition-side producer state s accepts marker m: a marker from
+\* an older coordinator epoch, or for an older producer epoch, is refused
+\* (ProducerAppendInfo.appendEndTxnMarker). Data leaders and the offsets
+\* partition check alike.
+\* @type: ($msg, $pstate) => Str;
+MarkerCheck(m, s) ==
+    CASE m.cepoch < s.cepoch -> "TRANSACTION_COORDINATOR_FENCED"
+      [] m.epoch < s.epoch -> "INVALID_PRODUCER_EPOCH"
+      [] OTHER -> "NONE"
+
 \* A marker on the offsets partition: COMMIT makes the producer's pending
 \* offset the committed one, ABORT drops it. Same fencing as a data leader.
 \* @type: ($msg) => Bool;
 GcMarker(m) ==
     /\ m \in net /\ m.type = "WriteTxnMarkers" /\ m.part = OffsetsPart
     /\ LET s == pst[OffsetsPart][m.tid]
-           err == CASE m.cepoch < s.cepoch -> "TRANSACTION_COORDINATOR_FENCED"
-                    [] m.epoch < s.epoch -> "INVALID_PRODUCER_EPOCH"
-                    [] OTHER -> "NONE"
+           err == MarkerCheck(m, s)
        IN /\ IF err = "NONE"
              THEN /\ gc' = [gc EXCEPT !.committed = IF m.commit /\ gc.pending[m.tid] # -1 THEN gc.pending[m.tid] ELSE @,
                                       !.pending[m.tid] = -1]
@@ -865,9 +872,7 @@ LeaderMarker(m) ==
     /\ m \in net /\ m.type = "WriteTxnMarkers" /\ m.part \in Parts
     /\ LET p == m.part
            s == pst[p][m.tid]
-           err == CASE m.cepoch < s.cepoch -> "TRANSACTION_COORDINATOR_FENCED"
-                    [] m.epoch < s.epoch -> "INVALID_PRODUCER_EPOCH"
-                    [] OTHER -> "NONE"
+           err == MarkerCheck(m, s)
        IN /\ IF err = "NONE"
              THEN /\ plog' = [plog EXCEPT ![p] = Append(@, [kind |-> "marker", pid |-> m.tid, epoch |-> m.epoch, seq |-> -1,
                                                               commit |-> m.commit, cepoch |-> m.cepoch, gtx |-> m.gtx,
