@@ -232,7 +232,7 @@ Gtx(i) == <<i[1], i[2], cl[i].txn>>
 \* @type: (Str) => Int;
 LatestInstance(t) ==
     LET grants == {j \in DOMAIN tlog[t] : tlog[t][j].st = "Empty" \/ IsFence(tlog[t][j].endBy)}
-        last == IF grants = {} THEN 0 ELSE MinOf({j \in grants : \A k \in grants : k <= j})
+        last == IF grants = {} THEN 0 ELSE MaxOf(grants)
     IN IF last = 0 THEN 0
        ELSE IF tlog[t][last].st = "Empty" THEN tlog[t][last].gtx[2] ELSE tlog[t][last].endBy[2]
 
@@ -899,6 +899,34 @@ TcResendMarker(t, p) ==
     /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
 
 -----------------------------------------------------------------------------
+(* Consumers. A fetch changes no state, so model checking (Next) leaves it  *)
+(* out: every state it could read is reached anyway. Traces include fetches *)
+(* (NextWithReads), so that what a consumer was given can be checked.      *)
+
+Isolations == {"read_committed", "read_uncommitted"}
+
+\* The offsets (0-based, as Kafka numbers them) that a fetch of partition p
+\* from offset `from` returns to a consumer with the given isolation level.
+\* @type: (Int, Str, Int) => Set(Int);
+FetchResult(p, isolation, from) ==
+    LET visible == IF isolation = "read_committed"
+                   THEN ReadCommittedFetch(plog[p], Bug("lso_inclusive"))
+                   ELSE ReadUncommittedFetch(plog[p])
+    IN {i - 1 : i \in {j \in visible : j > from}}
+
+\* The last stable offset of partition p, 0-based (what ListOffsets answers
+\* a read_committed consumer).
+\* @type: (Int) => Int;
+LastStableOffset(p) == LSO(plog[p]) - 1
+
+\* A consumer fetches partition p from offset `from`.
+\* @type: (Int, Str, Int) => Bool;
+Fetch(p, isolation, from) ==
+    /\ isolation \in Isolations
+    /\ action' = ActNote("Fetch", "consumer", "part" :> p @@ "from" :> from, isolation)
+    /\ UNCHANGED <<net, cl, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
+
+-----------------------------------------------------------------------------
 (* The network *)
 
 \* A message is lost. Verification traffic between brokers is not.
@@ -943,6 +971,9 @@ Next ==
     \/ Finished
 
 Spec == Init /\ [][Next]_vars
+
+\* Next with the consumers' reads, for traces.
+NextWithReads == Next \/ \E p \in Parts, iso \in Isolations : \E from \in 0..Len(plog[p]) : Fetch(p, iso, from)
 
 -----------------------------------------------------------------------------
 (* Invariants *)

@@ -1,0 +1,190 @@
+--------------------------- MODULE TraceKafkaTxn ---------------------------
+(***************************************************************************)
+(* Trace validation for KafkaTxn: is a recorded run (a trace of the        *)
+(* reference broker, or of any system that logs the same events) a         *)
+(* behaviour of the spec?                                                  *)
+(*                                                                         *)
+(* The trace is the constant Trace, a sequence of events (docs/            *)
+(* trace-format.md). Event l names the spec action it implements and       *)
+(* carries that action's parameters, the message it consumed or sent, and  *)
+(* some of the variables it changed. TraceNext takes event l: it finds the *)
+(* spec action with those parameters (a message is looked up in flight by  *)
+(* the fields the event logged) and requires the logged post-state. What   *)
+(* the event does not log is left free: the spec decides it, and when it   *)
+(* can decide it in several ways, all are explored.                        *)
+(*                                                                         *)
+(* An event logs a field when the field's name is in e.logged; the other   *)
+(* fields hold placeholders and are never read. One record type for every  *)
+(* event keeps the trace a well-typed sequence for Apalache.               *)
+(*                                                                         *)
+(* The checker (trace_check/trace_validation.py) generates a module that   *)
+(* extends this one and defines the trace in chunks, and reads the result: *)
+(*   TraceAccepted violated        -> every event matched: accepted;       *)
+(*   no violation, deepest state d -> no explanation of event d: rejected; *)
+(*   Diagnose* at l = d            -> which part of event d's step failed. *)
+(***************************************************************************)
+EXTENDS KafkaTxn
+
+(*
+  @typeAlias: event = {action: Str, logged: Set(Str), txn_id: Str, instance: Int, partition: Int,
+      type: Str, txn: Int, producer_epoch: Int, seq: Int, att: Int, commit: Bool, coordinator_epoch: Int,
+      error: Str, offset: Int, generation: Int, result: Str,
+      isolation: Str, from: Int, records: Set(Int), lso: Int,
+      client_state: Str, client_epoch: Int, client_txn: Int,
+      txn_state: Str, txn_epoch: Int, pending: Int, log_end: Int,
+      group_generation: Int, group_committed: Int};
+*)
+TraceKafkaTxn_typedefs == TRUE
+
+CONSTANT
+    \* @type: Seq($event);
+    Trace
+
+VARIABLE
+    \* The index of the next event to explain.
+    \* @type: Int;
+    l
+
+E == Trace[l]
+
+\* @type: (Str) => Bool;
+Has(f) == f \in E.logged
+
+Inst == <<E.txn_id, E.instance>>
+
+\* Does message m agree with every message field the event logged?
+\* @type: ($msg) => Bool;
+MsgMatches(m) ==
+    /\ Has("type") => m.type = E.type
+    /\ Has("txn_id") => m.tid = E.txn_id
+    /\ Has("instance") => m.inst = E.instance
+    /\ Has("txn") => m.gtx[3] = E.txn
+    /\ Has("partition") => m.part = E.partition
+    /\ Has("producer_epoch") => m.epoch = E.producer_epoch
+    /\ Has("seq") => m.seq = E.seq
+    /\ Has("att") => m.att = E.att
+    /\ Has("commit") => m.commit = E.commit
+    /\ Has("coordinator_epoch") => m.cepoch = E.coordinator_epoch
+    /\ Has("error") => m.err = E.error
+    /\ Has("offset") => m.val = E.offset
+    /\ Has("generation") => m.gen = E.generation
+
+\* @type: ($coord) => Set($msg);
+PendingReplies(c) == UNION {c.pending[k].replies : k \in DOMAIN c.pending}
+
+\* The answers a step produced: sent now, or queued behind a pending append.
+NewReplies ==
+    (net' \ net) \cup
+    (IF E.txn_id \in TxnIds THEN PendingReplies(tc'[E.txn_id]) \ PendingReplies(tc[E.txn_id]) ELSE {})
+
+\* The spec action event E names, with E's parameters.
+Step ==
+    CASE E.action = "StartInstance"       -> StartInstance(Inst)
+      [] E.action = "BeginTxn"            -> BeginTxn(Inst)
+      [] E.action = "SendRequest"         -> SendRequest(Inst)
+      [] E.action = "Retry"               -> Retry(Inst)
+      [] E.action = "ProduceTimeout"      -> ProduceTimeout(Inst)
+      [] E.action = "ReInit"              -> ReInit(Inst)
+      [] E.action = "Hang"                -> Hang(Inst)
+      [] E.action = "Resume"              -> Resume(Inst)
+      [] E.action = "JoinGroup"           -> JoinGroup(Inst)
+      [] E.action = "FetchOffset"         -> FetchOffset(Inst)
+      [] E.action = "InputDone"           -> InputDone(Inst)
+      [] E.action = "ClientReceive"       -> \E m \in net : MsgMatches(m) /\ ClientReceive(Inst, m)
+      [] E.action = "DiscardStale"        -> \E m \in net : MsgMatches(m) /\ DiscardStale(m)
+      [] E.action = "Drop"                -> \E m \in net : MsgMatches(m) /\ Drop(m)
+      [] E.action = "TcInitProducerId"    -> \E m \in net : MsgMatches(m) /\ TcInitProducerId(m)
+      [] E.action = "TcAddPartitionsToTxn" -> \E m \in net : MsgMatches(m) /\ TcAddPartitionsToTxn(m)
+      [] E.action = "TcAddOffsetsToTxn"   -> \E m \in net : MsgMatches(m) /\ TcAddOffsetsToTxn(m)
+      [] E.action = "TcVerify"            -> \E m \in net : MsgMatches(m) /\ TcVerify(m)
+      [] E.action = "TcEndTxn"            -> \E m \in net : MsgMatches(m) /\ TcEndTxn(m)
+      [] E.action = "TcMarkerAck"         -> \E m \in net : MsgMatches(m) /\ TcMarkerAck(m)
+      [] E.action = "GcOffsetFetch"       -> \E m \in net : MsgMatches(m) /\ GcOffsetFetch(m)
+      [] E.action = "GcTxnOffsetCommit"   -> \E m \in net : MsgMatches(m) /\ GcTxnOffsetCommit(m)
+      [] E.action = "GcMarker"            -> \E m \in net : MsgMatches(m) /\ GcMarker(m)
+      [] E.action = "LeaderProduce"       -> \E m \in net : MsgMatches(m) /\ LeaderProduce(m)
+      [] E.action = "LeaderVerified"      -> \E m \in net : MsgMatches(m) /\ LeaderVerified(m)
+      [] E.action = "LeaderDiscardVerify" -> \E m \in net : MsgMatches(m) /\ LeaderDiscardVerify(m)
+      [] E.action = "LeaderMarker"        -> \E m \in net : MsgMatches(m) /\ LeaderMarker(m)
+      [] E.action = "TcAppend"            -> TcAppend(E.txn_id)
+      [] E.action = "TcComplete"          -> TcComplete(E.txn_id)
+      [] E.action = "TcResendMarker"      -> TcResendMarker(E.txn_id, E.partition)
+      [] E.action = "LeaderVerifyLost"    -> LeaderVerifyLost(E.partition)
+      [] E.action = "Failover"            -> Failover
+      [] E.action = "Fetch"               -> /\ E.partition \in Parts
+                                             /\ Fetch(E.partition, E.isolation, E.from)
+
+\* Actions whose event names a message in flight.
+MessageActions == {"ClientReceive", "DiscardStale", "Drop", "TcInitProducerId", "TcAddPartitionsToTxn",
+                   "TcAddOffsetsToTxn", "TcVerify", "TcEndTxn", "TcMarkerAck", "GcOffsetFetch",
+                   "GcTxnOffsetCommit", "GcMarker", "LeaderProduce", "LeaderVerified",
+                   "LeaderDiscardVerify", "LeaderMarker"}
+\* Client actions that send a request; their message fields describe it.
+SendingActions == {"StartInstance", "SendRequest", "Retry", "ReInit", "FetchOffset"}
+
+\* The logged post-state, one named check per field.
+\* @type: (Str) => Bool;
+PostHolds(f) ==
+    CASE f = "client_state"     -> cl'[Inst].st = E.client_state
+      [] f = "client_epoch"     -> cl'[Inst].epoch = E.client_epoch
+      [] f = "client_txn"       -> cl'[Inst].txn = E.client_txn
+      [] f = "txn_state"        -> tc'[E.txn_id].st = E.txn_state
+      [] f = "txn_epoch"        -> tc'[E.txn_id].epoch = E.txn_epoch
+      [] f = "pending"          -> Len(tc'[E.txn_id].pending) = E.pending
+      [] f = "log_end"          -> Len(plog'[E.partition]) = E.log_end
+      [] f = "group_generation" -> gc'.gen = E.group_generation
+      [] f = "group_committed"  -> gc'.committed = E.group_committed
+      [] f = "result"           -> \E r \in NewReplies : r.err = E.result
+      [] f = "records"          -> FetchResult(E.partition, E.isolation, E.from) = E.records
+      [] f = "lso"              -> LastStableOffset(E.partition) = E.lso
+      [] f = "sent"             -> MsgMatches(cl'[Inst].req)
+      [] OTHER                  -> TRUE
+
+PostFields == {"client_state", "client_epoch", "client_txn", "txn_state", "txn_epoch", "pending", "log_end",
+               "group_generation", "group_committed", "result", "records", "lso"}
+
+\* A sending action's message fields describe the request it sent.
+\* @type: (Str) => Bool;
+Checked(f) ==
+    \/ f \in PostFields /\ Has(f)
+    \/ f = "sent" /\ E.action \in SendingActions /\ Has("type")
+
+Post == \A f \in PostFields \cup {"sent"} : Checked(f) => PostHolds(f)
+
+TraceInit ==
+    /\ Init
+    /\ l = 1
+
+TraceNext ==
+    /\ l <= Len(Trace)
+    /\ Step
+    /\ Post
+    /\ l' = l + 1
+
+TraceSpec == TraceInit /\ [][TraceNext]_<<vars, l>>
+
+-----------------------------------------------------------------------------
+(* What the checker asks TLC *)
+
+\* Violated exactly when every event has been explained.
+TraceAccepted == l <= Len(Trace)
+
+\* The spec's invariants, at the end of the trace (EveryStep = FALSE) or
+\* after every event. The generated module defines EveryStep.
+\* @type: (Bool) => Bool;
+AtEnd(inv) == l > Len(Trace) => inv
+
+\* Diagnosis of the event at index Stuck, the deepest one no behaviour
+\* explained (the checker learns Stuck from a first run). The first of these
+\* to fail names the failing part; its trace ends in the state before the event.
+\* @type: (Int) => Bool;
+DiagnoseMessage(stuck) ==
+    l = stuck /\ E.action \in MessageActions => \E m \in net : MsgMatches(m)
+\* @type: (Int) => Bool;
+DiagnoseEnabled(stuck) == l = stuck => ENABLED Step
+\* @type: (Int, Str) => Bool;
+DiagnoseField(stuck, f) == l = stuck /\ Checked(f) => ENABLED (Step /\ PostHolds(f))
+\* @type: (Int) => Bool;
+DiagnoseReached(stuck) == l < stuck
+
+=============================================================================
