@@ -82,10 +82,12 @@ def find_apalache() -> Optional[Path]:
 def wrapper_text(task: CheckTask) -> str:
     """The generated module Apalache checks: the spec plus an operator that fixes its constants."""
     lines = [f"---- MODULE {WRAPPER_MODULE} ----", f"EXTENDS {task.module}", ""]
-    if task.constants:
+    if task.constants or task.substitutions:
         lines.append(f"{CINIT_OPERATOR} ==")
         for name in sorted(task.constants):
             lines.append(f"    /\\ {name} = {constant_to_tla(task.constants[name])}")
+        for name in sorted(task.substitutions):  # a constant bound to an operator of the module
+            lines.append(f"    /\\ {name} = {task.substitutions[name]}")
         lines.append("")
     lines.append("====")
     return "\n".join(lines) + "\n"
@@ -104,7 +106,7 @@ def build_command(task: CheckTask, workdir: Path, executable: Path) -> list[str]
     cmd = [str(executable), "check", f"--init={task.init}", f"--next={task.next}"]
     if task.invariants:
         cmd.append(f"--inv={','.join(task.invariants)}")
-    if task.constants:
+    if task.constants or task.substitutions:
         cmd.append(f"--cinit={CINIT_OPERATOR}")
     cmd.append(f"--length={task.apalache.length}")
     if not task.tlc.check_deadlock:

@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from . import __doc__ as package_doc
+from . import cli_trace
 from .counterexample import render_steps, to_mermaid
 from .engines import ENGINE_CHOICES, check_engine_available, resolve_engine, run_task
 from .errors import TxconformError
@@ -86,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     mc.add_argument("--registry", type=Path, metavar="FILE", help="models registry (default: specs/models.toml)")
     mc.add_argument("--workdir", type=Path, metavar="DIR", help="keep each run's files (model, engine log, states) in DIR/NAME")
     mc.set_defaults(func=cmd_model_check)
+    cli_trace.add_parsers(sub)
     return parser
 
 

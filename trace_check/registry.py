@@ -70,7 +70,7 @@ class Registry:
         chosen = []
         for name in names:
             if name not in by_name:
-                raise RegistryError(f"{self.path}: no model named {name!r}{_suggest(name, by_name)}; `txconform model-check --list` lists them")
+                raise RegistryError(f"{self.path}: no model named {name!r}{suggest(name, by_name)}; `txconform model-check --list` lists them")
             chosen.append(by_name[name])
         return chosen
 
@@ -161,12 +161,12 @@ def _load_model(path: Path, text: str, name: str, entry: Any, defaults: Mapping[
     for kind, op in operators:
         if op not in defined:
             raise RegistryError(
-                f"{where}: {kind} {op} is not defined in {entry['spec']} or the modules it extends{_suggest(op, defined)}"
+                f"{where}: {kind} {op} is not defined in {entry['spec']} or the modules it extends{suggest(op, defined)}"
             )
     declared = declared_constants(spec_file)
     for cname in constants:
         if cname not in declared:
-            raise RegistryError(f"{where}: constant {cname} is not declared by {entry['spec']}{_suggest(cname, declared)}")
+            raise RegistryError(f"{where}: constant {cname} is not declared by {entry['spec']}{suggest(cname, declared)}")
     missing = sorted(declared - set(constants))
     if missing:
         raise RegistryError(f"{where}: no value for constant(s) {', '.join(missing)}: add them to constants")
@@ -251,10 +251,10 @@ def _check_table(path: Path, what: str, value: Any, line: int) -> None:
 def _check_keys(path: Path, what: str, table: Mapping[str, Any], allowed: set[str], line: int) -> None:
     for key in table:
         if key not in allowed:
-            raise RegistryError(f"{path}:{line}: {what}: unknown key {key!r}{_suggest(key, allowed)}")
+            raise RegistryError(f"{path}:{line}: {what}: unknown key {key!r}{suggest(key, allowed)}")
 
 
-def _suggest(word: str, choices: Any) -> str:
+def suggest(word: str, choices: Any) -> str:
     close = difflib.get_close_matches(word, sorted(choices), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
 

@@ -52,6 +52,8 @@ class CheckTask:
     name: str
     spec_file: Path  # the module to check; its folder holds the modules it extends
     constants: Mapping[str, Any] = attrs.field(factory=dict)  # int, str, bool, or a list (a set)
+    # constants bound to operators of the module, e.g. {"Trace": "TraceData"} (TLC: Trace <- TraceData)
+    substitutions: Mapping[str, str] = attrs.field(factory=dict)
     invariants: tuple[str, ...] = ()
     init: str = "Init"
     next: str = "Next"

@@ -142,9 +142,10 @@ def _java_major_version(java: Path) -> int:
 def config_text(task: CheckTask) -> str:
     """The TLC configuration for a task."""
     lines = []
-    if task.constants:
+    if task.constants or task.substitutions:
         lines.append("CONSTANTS")
         lines += [f"    {name} = {constant_to_tla(value)}" for name, value in sorted(task.constants.items())]
+        lines += [f"    {name} <- {op}" for name, op in sorted(task.substitutions.items())]
     lines += [f"INIT {task.init}", f"NEXT {task.next}"]
     lines += [f"INVARIANT {inv}" for inv in task.invariants]
     lines += [f"CONSTRAINT {c}" for c in task.tlc.constraints]

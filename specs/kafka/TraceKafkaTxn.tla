@@ -72,10 +72,20 @@ MsgMatches(m) ==
 \* @type: ($coord) => Set($msg);
 PendingReplies(c) == UNION {c.pending[k].replies : k \in DOMAIN c.pending}
 
-\* The answers a step produced: sent now, or queued behind a pending append.
-NewReplies ==
-    (net' \ net) \cup
-    (IF E.txn_id \in TxnIds THEN PendingReplies(tc'[E.txn_id]) \ PendingReplies(tc[E.txn_id]) ELSE {})
+\* The type of the answer the event's step produces.
+ReplyType == IF E.action \in {"LeaderVerified", "LeaderVerifyLost"} THEN "ProduceResp" ELSE E.type \o "Resp"
+
+\* After the step, an answer with the event's result is in flight, or queued
+\* behind a pending append. (Present, not new: the network is a set, so an
+\* identical answer to an earlier copy may already be there.)
+ResultHolds ==
+    \E r \in net' \cup (IF E.txn_id \in TxnIds THEN PendingReplies(tc'[E.txn_id]) ELSE {}) :
+        /\ r.type = ReplyType
+        /\ r.err = E.result
+        /\ Has("txn_id") => r.tid = E.txn_id
+        /\ Has("instance") => r.inst = E.instance
+        /\ Has("txn") => r.gtx[3] = E.txn
+        /\ Has("partition") => r.part = E.partition
 
 \* The spec action event E names, with E's parameters.
 Step ==
@@ -134,7 +144,7 @@ PostHolds(f) ==
       [] f = "log_end"          -> Len(plog'[E.partition]) = E.log_end
       [] f = "group_generation" -> gc'.gen = E.group_generation
       [] f = "group_committed"  -> gc'.committed = E.group_committed
-      [] f = "result"           -> \E r \in NewReplies : r.err = E.result
+      [] f = "result"           -> ResultHolds
       [] f = "records"          -> FetchResult(E.partition, E.isolation, E.from) = E.records
       [] f = "lso"              -> LastStableOffset(E.partition) = E.lso
       [] f = "sent"             -> MsgMatches(cl'[Inst].req)

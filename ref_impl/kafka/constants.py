@@ -1,0 +1,106 @@
+"""The constants of a run: the spec's CONSTANTS, which a trace's header records for the checker."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+BUGS = ("no_epoch_bump", "no_idempotence", "no_pending_check", "lso_inclusive", "no_generation_check")
+LATE_REQUEST_TYPES = ("InitProducerId", "AddPartitionsToTxn", "Produce", "EndTxn")
+
+
+def _sorted_tuple(values: Any) -> tuple:
+    return tuple(sorted(values))
+
+
+@attrs.frozen
+class Constants:
+    txn_ids: tuple[str, ...] = attrs.field(default=("t1",), converter=_sorted_tuple)
+    num_instances: int = 2
+    num_partitions: int = 2
+    txns_per_instance: int = 2
+    version: str = attrs.field(default="TV2", validator=attrs.validators.in_(("TV1", "TV2")))
+    late_requests: tuple[str, ...] = attrs.field(default=(), converter=_sorted_tuple)
+    max_retries: int = 0
+    max_loss: int = 0
+    max_failovers: int = 0
+    app_aborts: bool = False
+    produce_timeouts: bool = False
+    max_hangs: int = 0
+    input_size: int = 0
+    bugs: tuple[str, ...] = attrs.field(default=(), converter=_sorted_tuple)
+
+    def __attrs_post_init__(self) -> None:
+        for b in self.bugs:
+            if b not in BUGS:
+                raise ValueError(f"unknown bug {b!r}; the bug zoo has: {', '.join(BUGS)}")
+        for r in self.late_requests:
+            if r not in LATE_REQUEST_TYPES:
+                raise ValueError(f"late_requests: {r!r} is not one of {', '.join(LATE_REQUEST_TYPES)}")
+
+    @property
+    def tv2(self) -> bool:
+        return self.version == "TV2"
+
+    @property
+    def ctp(self) -> bool:
+        return self.input_size > 0
+
+    def bug(self, name: str) -> bool:
+        return name in self.bugs
+
+    def to_spec(self, bugs: bool = True) -> dict[str, Any]:
+        """The spec's constants (registry form: lists are sets)."""
+        return {
+            "TxnIds": list(self.txn_ids),
+            "NumInstances": self.num_instances,
+            "NumPartitions": self.num_partitions,
+            "TxnsPerInstance": self.txns_per_instance,
+            "Version": self.version,
+            "LateRequests": list(self.late_requests),
+            "MaxRetries": self.max_retries,
+            "MaxLoss": self.max_loss,
+            "MaxFailovers": self.max_failovers,
+            "AppAborts": self.app_aborts,
+            "ProduceTimeouts": self.produce_timeouts,
+            "MaxHangs": self.max_hangs,
+            "InputSize": self.input_size,
+            "Bugs": list(self.bugs) if bugs else [],
+        }
+
+    @classmethod
+    def from_spec(cls, d: dict[str, Any]) -> "Constants":
+        return cls(
+            txn_ids=d["TxnIds"],
+            num_instances=d["NumInstances"],
+            num_partitions=d["NumPartitions"],
+            txns_per_instance=d["TxnsPerInstance"],
+            version=d["Version"],
+            late_requests=d["LateRequests"],
+            max_retries=d["MaxRetries"],
+            max_loss=d["MaxLoss"],
+            max_failovers=d["MaxFailovers"],
+            app_aborts=d["AppAborts"],
+            produce_timeouts=d["ProduceTimeouts"],
+            max_hangs=d["MaxHangs"],
+            input_size=d["InputSize"],
+            bugs=d.get("Bugs", ()),
+        )
+
+    # The client program of one transaction (KafkaTxn: FirstPc, EndPc, ...).
+    @property
+    def first_pc(self) -> int:
+        return 2 if self.tv2 else 1
+
+    @property
+    def add_offsets_pc(self) -> int:
+        return self.num_partitions + 2
+
+    @property
+    def offset_commit_pc(self) -> int:
+        return self.num_partitions + 3
+
+    @property
+    def end_pc(self) -> int:
+        return self.num_partitions + (4 if self.ctp else 2)

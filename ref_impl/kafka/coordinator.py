@@ -1,0 +1,247 @@
+"""The transaction coordinator (KafkaTxn: Tc* actions, Failover).
+
+Per transactional.id: the producer epoch, the state, the partition set, and a pending transition.
+Every transition takes two steps, as in Kafka's TransactionStateManager: validate and mark it
+pending (requests meanwhile get CONCURRENT_TRANSACTIONS), then append it to __transaction_state
+(``tlog``, durable) and apply it (``tc_append``). A failover loses memory, not the log.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable
+
+import attrs
+
+from .messages import NO_GTX, Gtx, Msg
+from .states import PREPARED
+
+if TYPE_CHECKING:
+    from .cluster import Cluster, TxnEntry
+
+
+def fence_gtx(t: str, k: int) -> Gtx:
+    """The ghost requester of a fence: instance k's InitProducerId (txn 0)."""
+    return (t, k, 0)
+
+
+class CoordinatorActions:
+    def busy(self: "Cluster", t: str) -> bool:
+        c = self.tc[t]
+        return (bool(c.pending) or c.st in PREPARED) and not self.k.bug("no_pending_check")
+
+    def mark_pending(self: "Cluster", t: str, entry: "TxnEntry", replies: Iterable[Msg]) -> None:
+        from .cluster import Pending
+
+        self.tc[t].pending.append(Pending(entry, list(replies)))
+
+    def _tc_event(self: "Cluster", action: str, m: Msg, result: str | None) -> None:
+        ev = self.with_msg(self.event(action, "coordinator"), m)
+        ev["result"] = result
+        self.emit(self.with_coord(ev, m.tid))
+
+    def _reply_now(self: "Cluster", action: str, m: Msg, reply: Msg) -> None:
+        self.take(m)
+        self.send(reply)
+        self._tc_event(action, m, reply.err)
+
+    def _pend(self: "Cluster", action: str, m: Msg, entry: "TxnEntry", replies: list[Msg]) -> None:
+        self.take(m)
+        self.mark_pending(m.tid, entry, replies)
+        self._tc_event(action, m, replies[0].err if replies else None)
+
+    def tc_init_producer_id(self: "Cluster", m: Msg, dry: bool = False) -> bool:
+        from .cluster import TxnEntry
+
+        if m not in self.net or m.type != "InitProducerId":
+            return False
+        if dry:
+            return True
+        t, c = m.tid, self.tc[m.tid]
+        bumped = 0 if c.epoch == -1 else c.epoch if self.k.bug("no_epoch_bump") else c.epoch + 1
+        if self.busy(t) or c.st in PREPARED:
+            self._reply_now("TcInitProducerId", m, m.reply("CONCURRENT_TRANSACTIONS"))
+        elif c.st == "Ongoing":
+            # Fence: abort the open transaction under a bumped epoch (TV2 bumps it once more, as
+            # every EndTxn does) and tell the new instance to retry once that is done.
+            entry = TxnEntry("PrepareAbort", bumped + 1 if self.k.tv2 else bumped, c.parts, c.gtx, fence_gtx(t, m.inst))
+            self._pend("TcInitProducerId", m, entry, [m.reply("CONCURRENT_TRANSACTIONS")])
+        else:
+            entry = TxnEntry("Empty", bumped, frozenset(), fence_gtx(t, m.inst), NO_GTX)
+            self._pend("TcInitProducerId", m, entry, [m.reply("NONE", epoch=bumped)])
+        return True
+
+    def tc_add_partitions(self: "Cluster", action: str, m: Msg, parts: frozenset[int], reply: Msg) -> None:
+        from .cluster import TxnEntry
+
+        t, c = m.tid, self.tc[m.tid]
+        if m.epoch != c.epoch:
+            err = "PRODUCER_FENCED" if m.epoch < c.epoch else "INVALID_PRODUCER_EPOCH"
+            self._reply_now(action, m, attrs.evolve(reply, err=err))
+        elif self.busy(t) or c.st in PREPARED:
+            self._reply_now(action, m, attrs.evolve(reply, err="CONCURRENT_TRANSACTIONS"))
+        elif c.st == "Ongoing" and parts <= c.parts:
+            self._reply_now(action, m, reply)
+        else:
+            gtx = c.gtx if c.st == "Ongoing" else m.gtx
+            self._pend(action, m, TxnEntry("Ongoing", c.epoch, c.parts | parts, gtx, NO_GTX), [reply])
+
+    def tc_add_partitions_to_txn(self: "Cluster", m: Msg, dry: bool = False) -> bool:
+        if m not in self.net or m.type != "AddPartitionsToTxn":
+            return False
+        if not dry:
+            self.tc_add_partitions("TcAddPartitionsToTxn", m, frozenset(self.parts), m.reply("NONE"))
+        return True
+
+    def tc_add_offsets_to_txn(self: "Cluster", m: Msg, dry: bool = False) -> bool:
+        if m not in self.net or m.type != "AddOffsetsToTxn":
+            return False
+        if not dry:
+            self.tc_add_partitions("TcAddOffsetsToTxn", m, frozenset({0}), m.reply("NONE"))
+        return True
+
+    def tc_verify(self: "Cluster", m: Msg, dry: bool = False) -> bool:
+        """TV2: a leader asks to add partition m.part before appending m's batch."""
+        if m not in self.net or m.type != "Verify":
+            return False
+        if not dry:
+            self.tc_add_partitions("TcVerify", m, frozenset({m.part}), m.reply("NONE"))
+        return True
+
+    def end_txn_epoch_valid(self: "Cluster", t: str, e: int) -> bool:
+        c = self.tc[t]
+        if not self.k.tv2:
+            return e == c.epoch
+        if c.st in ("Ongoing", "Empty"):
+            return e == c.epoch
+        return e + 1 == c.epoch  # TV2: a retry of the EndTxn that bumped the epoch
+
+    def tc_end_txn(self: "Cluster", m: Msg, dry: bool = False) -> bool:
+        from .cluster import TxnEntry
+
+        if m not in self.net or m.type != "EndTxn":
+            return False
+        if dry:
+            return True
+        t, c = m.tid, self.tc[m.tid]
+        done = "CompleteCommit" if m.commit else "CompleteAbort"
+        prep = "PrepareCommit" if m.commit else "PrepareAbort"
+        new_epoch = c.epoch + 1 if self.k.tv2 else c.epoch
+        if not self.end_txn_epoch_valid(t, m.epoch):
+            self._reply_now("TcEndTxn", m, m.reply("PRODUCER_FENCED"))
+        elif self.busy(t):
+            self._reply_now("TcEndTxn", m, m.reply("CONCURRENT_TRANSACTIONS"))
+        elif c.st == "Ongoing":
+            entry = TxnEntry(prep, new_epoch, c.parts, c.gtx, m.gtx)
+            self._pend("TcEndTxn", m, entry, [m.reply("NONE", epoch=new_epoch)])
+        elif c.st == done:
+            self._reply_now("TcEndTxn", m, m.reply("NONE", epoch=c.epoch))
+        elif c.st == prep:
+            self._reply_now("TcEndTxn", m, m.reply("CONCURRENT_TRANSACTIONS"))
+        else:
+            self._reply_now("TcEndTxn", m, m.reply("INVALID_TXN_STATE"))
+        return True
+
+    def markers(self: "Cluster", t: str, entry: "TxnEntry", cepoch: int) -> list[Msg]:
+        return [
+            Msg(
+                type="WriteTxnMarkers",
+                tid=t,
+                epoch=entry.epoch,
+                part=p,
+                commit=entry.st == "PrepareCommit",
+                cepoch=cepoch,
+                gtx=entry.gtx,
+                end_by=entry.end_by,
+            )
+            for p in sorted(entry.parts)
+        ]
+
+    def tc_append(self: "Cluster", t: str, dry: bool = False) -> bool:
+        """The pending transition reaches __transaction_state: apply it, answer, and once
+        PrepareCommit/PrepareAbort is durable, send the markers."""
+        from .cluster import Coord
+
+        c = self.tc[t]
+        if not c.pending:
+            return False
+        if dry:
+            return True
+        head = c.pending[0]
+        e = head.entry
+        prepared = e.st in PREPARED
+        self.tlog[t].append(e)
+        self.tc[t] = Coord(e.st, e.epoch, e.parts, e.gtx, e.end_by, set(e.parts) if prepared else set(), c.pending[1:])
+        self.send(*head.replies)
+        if prepared:
+            self.send(*self.markers(t, e, self.cepoch))
+        ev = self.event("TcAppend", "coordinator", txn_id=t, producer_epoch=e.epoch)
+        self.emit(self.with_coord(ev, t))
+        return True
+
+    def tc_marker_ack(self: "Cluster", m: Msg, dry: bool = False) -> bool:
+        if m not in self.net or m.type != "WriteTxnMarkersResp":
+            return False
+        if dry:
+            return True
+        self.take(m)
+        c = self.tc[m.tid]
+        if m.cepoch == self.cepoch and c.st in PREPARED and m.epoch == c.epoch:
+            c.todo.discard(m.part)
+        # else: an answer to an earlier coordinator epoch or transaction, ignored
+        ev = self.with_msg(self.event("TcMarkerAck", "coordinator"), m)
+        self.emit(self.with_coord(ev, m.tid))
+        return True
+
+    def tc_complete(self: "Cluster", t: str, dry: bool = False) -> bool:
+        """Every marker is written: log CompleteCommit / CompleteAbort."""
+        from .cluster import TxnEntry
+
+        c = self.tc[t]
+        if c.st not in PREPARED or c.todo or c.pending:
+            return False
+        if dry:
+            return True
+        st = "CompleteCommit" if c.st == "PrepareCommit" else "CompleteAbort"
+        self.mark_pending(t, TxnEntry(st, c.epoch, frozenset(), c.gtx, c.end_by), [])
+        self.emit(self.with_coord(self.event("TcComplete", "coordinator", txn_id=t), t))
+        return True
+
+    def failover(self: "Cluster", dry: bool = False) -> bool:
+        """A new coordinator (epoch + 1) loads __transaction_state and re-sends pending markers."""
+        from .cluster import Coord
+
+        if self.failovers >= self.k.max_failovers:
+            return False
+        if dry:
+            return True
+        self.failovers += 1
+        self.cepoch += 1
+        for t in self.k.txn_ids:
+            if not self.tlog[t]:
+                self.tc[t] = Coord()
+                continue
+            e = self.tlog[t][-1]
+            prepared = e.st in PREPARED
+            self.tc[t] = Coord(e.st, e.epoch, e.parts, e.gtx, e.end_by, set(e.parts) if prepared else set(), [])
+            if prepared:
+                self.send(*self.markers(t, e, self.cepoch))
+        self.emit(self.event("Failover", "coordinator", coordinator_epoch=self.cepoch))
+        return True
+
+    def tc_resend_marker(self: "Cluster", t: str, p: int, dry: bool = False) -> bool:
+        c = self.tc[t]
+        if c.st not in PREPARED or p not in c.todo:
+            return False
+        if any(
+            n.type in ("WriteTxnMarkers", "WriteTxnMarkersResp") and n.tid == t and n.part == p and n.cepoch == self.cepoch
+            for n in self.net
+        ):
+            return False
+        if dry:
+            return True
+        from .cluster import TxnEntry
+
+        entry = TxnEntry(c.st, c.epoch, frozenset({p}), c.gtx, c.end_by)
+        self.send(*self.markers(t, entry, self.cepoch))
+        self.emit(self.with_coord(self.event("TcResendMarker", "coordinator", txn_id=t, partition=p), t))
+        return True

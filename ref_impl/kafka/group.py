@@ -1,0 +1,75 @@
+"""The group coordinator of the application's consumer group (KafkaTxn: Gc* actions).
+
+Committed offsets, the pending transactional offset of each producer (applied or dropped by the
+marker on the offsets partition), and the generation TxnOffsetCommit is checked against (KIP-447).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .leader import marker_check
+from .messages import Msg
+
+if TYPE_CHECKING:
+    from .cluster import Cluster
+
+OFFSETS_PART = 0
+
+
+class GroupActions:
+    def _group_event(self: "Cluster", action: str, m: Msg, result: str) -> None:
+        ev = self.with_msg(self.event(action, "group"), m)
+        ev.update(result=result, group_generation=self.gc.gen, group_committed=self.gc.committed)
+        self.emit(ev)
+
+    def gc_offset_fetch(self: "Cluster", m: Msg, dry: bool = False) -> bool:
+        """OffsetFetch with require_stable: UNSTABLE_OFFSET_COMMIT while offsets are pending."""
+        if m not in self.net or m.type != "OffsetFetch":
+            return False
+        if dry:
+            return True
+        self.take(m)
+        if any(v != -1 for v in self.gc.pending.values()):
+            reply = m.reply("UNSTABLE_OFFSET_COMMIT")
+        else:
+            reply = m.reply("NONE", val=self.gc.committed)
+        self.send(reply)
+        self._group_event("GcOffsetFetch", m, reply.err)
+        return True
+
+    def gc_txn_offset_commit(self: "Cluster", m: Msg, dry: bool = False) -> bool:
+        """TxnOffsetCommit: the member must be in the current generation (ILLEGAL_GENERATION)."""
+        if m not in self.net or m.type != "TxnOffsetCommit":
+            return False
+        if dry:
+            return True
+        gc = self.gc
+        ok = self.k.bug("no_generation_check") or (m.gen == gc.gen and gc.owner == (m.tid, m.inst))
+        if ok:
+            gc.pending[m.tid] = m.val
+        self.take(m)
+        self.send(m.reply("NONE" if ok else "ILLEGAL_GENERATION"))
+        self._group_event("GcTxnOffsetCommit", m, "NONE" if ok else "ILLEGAL_GENERATION")
+        return True
+
+    def gc_marker(self: "Cluster", m: Msg, dry: bool = False) -> bool:
+        """A marker on the offsets partition: COMMIT applies the pending offset, ABORT drops it."""
+        from .cluster import ProducerState
+
+        if m not in self.net or m.type != "WriteTxnMarkers" or m.part != OFFSETS_PART:
+            return False
+        if dry:
+            return True
+        s = self.pst[OFFSETS_PART][m.tid]
+        err = marker_check(m, s)
+        if err == "NONE":
+            gc = self.gc
+            if m.commit and gc.pending[m.tid] != -1:
+                gc.committed = gc.pending[m.tid]
+            gc.pending[m.tid] = -1
+            self.pst[OFFSETS_PART][m.tid] = ProducerState(m.epoch, s.last_seq, s.seqs, s.open, m.cepoch)
+        self.take(m)
+        self.send(m.reply(err))
+        self._group_event("GcMarker", m, err)
+        return True

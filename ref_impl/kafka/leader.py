@@ -1,0 +1,196 @@
+"""Partition leaders (KafkaTxn: Leader* actions).
+
+A leader keeps the partition log and, per producer, the epoch, the last sequence, the sequences of
+the last five batches (duplicate detection), whether a transaction is open, and the coordinator
+epoch of the last marker (ProducerStateManager, ProducerAppendInfo).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import attrs
+
+from .log import Entry
+from .messages import Msg
+
+if TYPE_CHECKING:
+    from .cluster import Cluster, ProducerState
+
+
+def produce_check(m: Msg, s: "ProducerState", no_idempotence: bool) -> str:
+    """``append``, ``duplicate``, or an error code (ProducerAppendInfo)."""
+    if m.epoch < s.epoch:
+        return "INVALID_PRODUCER_EPOCH"
+    if no_idempotence:
+        return "append"
+    if m.epoch > s.epoch:
+        return "append" if m.seq == 0 else "OUT_OF_ORDER_SEQUENCE_NUMBER"
+    if m.seq in s.seqs:
+        return "duplicate"
+    if m.seq == s.last_seq + 1:
+        return "append"
+    return "OUT_OF_ORDER_SEQUENCE_NUMBER"
+
+
+def marker_check(m: Msg, s: "ProducerState") -> str:
+    """A marker from an older coordinator epoch, or for an older producer epoch, is refused."""
+    if m.cepoch < s.cepoch:
+        return "TRANSACTION_COORDINATOR_FENCED"
+    if m.epoch < s.epoch:
+        return "INVALID_PRODUCER_EPOCH"
+    return "NONE"
+
+
+def remember(seqs: frozenset[int], s: int) -> frozenset[int]:
+    """The sequences of the last five batches."""
+    return frozenset(x for x in seqs | {s} if x > s - 5)
+
+
+class LeaderActions:
+    def _leader_event(self: "Cluster", action: str, m: Msg, result: str | None, **cols: object) -> None:
+        ev = self.with_msg(self.event(action, f"leader-{m.part}"), m)
+        ev["result"] = result
+        ev["log_end"] = len(self.plog[m.part]) if m.part in self.plog else None
+        ev.update(cols)
+        self.emit(ev)
+
+    def append_batch(self: "Cluster", m: Msg) -> str:
+        """Check m's batch, append it if it passes; returns the answer's error code."""
+        from .cluster import ProducerState
+
+        p = m.part
+        s = self.pst[p][m.tid]
+        verdict = produce_check(m, s, self.k.bug("no_idempotence"))
+        if verdict == "append":
+            zombie = m.inst != self.latest_instance(m.tid)
+            self.plog[p].append(
+                Entry("data", m.tid, m.epoch, m.seq, gtx=m.gtx, zombie=zombie, src=m.val, records=self.payload(m))
+            )
+            seqs = frozenset({m.seq}) if m.epoch > s.epoch else remember(s.seqs, m.seq)
+            self.pst[p][m.tid] = ProducerState(m.epoch, m.seq, seqs, True, s.cepoch)
+        return "NONE" if verdict in ("append", "duplicate") else verdict
+
+    def payload(self: "Cluster", m: Msg) -> tuple:
+        return tuple(self.batches.get((m.tid, m.inst, m.gtx[2], m.part), ()))
+
+    def leader_produce(self: "Cluster", m: Msg, dry: bool = False) -> bool:
+        """TV1, or TV2 with the producer's transaction open here under this epoch: check and
+        append. TV2 otherwise: hold the batch and ask the coordinator to add the partition."""
+        from .cluster import Held
+
+        if m not in self.net or m.type != "Produce":
+            return False
+        if dry:
+            return True
+        s = self.pst[m.part][m.tid]
+        self.take(m)
+        if self.k.tv2 and not (s.open and s.epoch == m.epoch) and m.epoch >= s.epoch:
+            self.held[m.part].append(Held(m))
+            self.send(attrs.evolve(m, type="Verify"))
+            self._leader_event("LeaderProduce", m, None)
+        else:
+            err = self.append_batch(m)
+            self.send(m.reply(err))
+            self._leader_event("LeaderProduce", m, err)
+        return True
+
+    def _held_for(self: "Cluster", r: Msg):
+        for h in self.held[r.part]:
+            x = h.m
+            if (x.tid, x.inst, x.gtx, x.seq, x.epoch, x.att) == (r.tid, r.inst, r.gtx, r.seq, r.epoch, r.att):
+                return h
+        return None
+
+    def leader_verified(self: "Cluster", r: Msg, dry: bool = False) -> bool:
+        """TV2: the coordinator answered a held batch's verification. Append it unless a marker
+        voided the verification meanwhile (VerificationGuard) or the coordinator refused."""
+        if r not in self.net or r.type != "VerifyResp":
+            return False
+        h = self._held_for(r)
+        if h is None:
+            return False
+        if dry:
+            return True
+        self.held[r.part].remove(h)
+        self.take(r)
+        if r.err == "NONE" and not h.void:
+            err = self.append_batch(h.m)
+        else:
+            err = "INVALID_TXN_STATE" if r.err in ("NONE", "CONCURRENT_TRANSACTIONS") else r.err
+        self.send(h.m.reply(err))
+        self._leader_event("LeaderVerified", r, err)
+        return True
+
+    def leader_verify_lost(self: "Cluster", p: int, dry: bool = False) -> bool:
+        """TV2: a failover lost a held batch's verification: fail it with NOT_COORDINATOR."""
+        for h in self.held[p]:
+            x = h.m
+            if any(
+                n.type in ("Verify", "VerifyResp")
+                and (n.tid, n.inst, n.gtx, n.seq, n.epoch, n.att, n.part) == (x.tid, x.inst, x.gtx, x.seq, x.epoch, x.att, p)
+                for n in self.net
+            ):
+                continue
+            if any(
+                n.type == "VerifyResp" and (n.inst, n.gtx, n.part, n.att) == (x.inst, x.gtx, p, x.att)
+                for pe in self.tc[x.tid].pending
+                for n in pe.replies
+            ):
+                continue
+            if dry:
+                return True
+            self.held[p].remove(h)
+            self.send(x.reply("NOT_COORDINATOR"))
+            ev = self.event("LeaderVerifyLost", f"leader-{p}", partition=p, txn_id=x.tid, instance=x.inst, txn=x.gtx[2])
+            ev["result"] = "NOT_COORDINATOR"
+            self.emit(ev)
+            return True
+        return False
+
+    def leader_discard_verify(self: "Cluster", r: Msg, dry: bool = False) -> bool:
+        if r not in self.net or r.type != "VerifyResp" or self._held_for(r) is not None:
+            return False
+        if dry:
+            return True
+        self.take(r)
+        self._leader_event("LeaderDiscardVerify", r, None)
+        return True
+
+    def leader_marker(self: "Cluster", m: Msg, dry: bool = False) -> bool:
+        """A WriteTxnMarkers request: append the control record, closing the producer's
+        transaction here, unless it comes from an older coordinator or producer epoch."""
+        from .cluster import ProducerState
+
+        if m not in self.net or m.type != "WriteTxnMarkers" or m.part not in self.plog:
+            return False
+        if dry:
+            return True
+        p = m.part
+        s = self.pst[p][m.tid]
+        err = marker_check(m, s)
+        if err == "NONE":
+            self.plog[p].append(
+                Entry("marker", m.tid, m.epoch, commit=m.commit, cepoch=m.cepoch, gtx=m.gtx, end_by=m.end_by)
+            )
+            newer = m.epoch > s.epoch
+            self.pst[p][m.tid] = ProducerState(
+                m.epoch, -1 if newer else s.last_seq, frozenset() if newer else s.seqs, False, m.cepoch
+            )
+            for h in self.held[p]:
+                if h.m.tid == m.tid:
+                    h.void = True
+        self.take(m)
+        self.send(m.reply(err))
+        self._leader_event("LeaderMarker", m, err)
+        return True
+
+    def fetch(self: "Cluster", p: int, isolation: str, start: int) -> list[int]:
+        """A consumer fetches partition p from offset ``start`` (KafkaTxn: Fetch)."""
+        log = self.plog[p]
+        records = log.fetch(isolation, start, lso_inclusive=self.k.bug("lso_inclusive"))
+        ev = self.event("Fetch", "consumer", partition=p, isolation=isolation)
+        ev["from"] = start
+        ev.update(records=records, lso=log.lso())
+        self.emit(ev)
+        return records

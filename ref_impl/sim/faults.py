@@ -1,0 +1,78 @@
+"""Fault schedules: the budgets of each kind of fault a run may inject.
+
+They are the spec's fault constants, so a trace's header says what the checker must allow:
+lost messages (MaxLoss), requests retried while a copy is still in flight, arriving late or twice
+(LateRequests, MaxRetries), produce timeouts, instance pauses that make zombies (MaxHangs), and
+coordinator crashes with failover (MaxFailovers). Duplication is a retry with a copy in flight:
+Kafka runs over TCP, so a second copy of a request only ever comes from the client sending again.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ref_impl.kafka.constants import LATE_REQUEST_TYPES
+
+
+class FaultSpecError(ValueError):
+    pass
+
+
+@attrs.frozen
+class Faults:
+    loss: int = 0
+    late: tuple[str, ...] = ()
+    retries: int = 0
+    timeouts: bool = False
+    hangs: int = 0
+    failovers: int = 0
+
+    @classmethod
+    def parse(cls, text: str) -> "Faults":
+        """``none``, ``all``, or ``loss=1,late=EndTxn+Produce,retries=2,timeouts,hangs=1,failovers=1``."""
+        text = text.strip()
+        if text in ("", "none"):
+            return cls()
+        if text == "all":
+            return cls(loss=1, late=LATE_REQUEST_TYPES, retries=2, timeouts=True, hangs=1, failovers=1)
+        fields: dict[str, object] = {}
+        for part in text.split(","):
+            key, _, value = part.strip().partition("=")
+            try:
+                if key == "late":
+                    names = tuple(sorted(v for v in value.split("+") if v))
+                    bad = [n for n in names if n not in LATE_REQUEST_TYPES]
+                    if bad:
+                        raise FaultSpecError(f"late={bad[0]}: a late request is one of {'+'.join(LATE_REQUEST_TYPES)}")
+                    fields["late"] = names
+                elif key == "timeouts":
+                    fields["timeouts"] = value in ("", "1", "true", "yes")
+                elif key in ("loss", "retries", "hangs", "failovers"):
+                    fields[key] = int(value)
+                    if fields[key] < 0:  # type: ignore[operator]
+                        raise ValueError
+                else:
+                    raise FaultSpecError(
+                        f"unknown fault {key!r}; use loss=N, late=Type+Type, retries=N, timeouts, hangs=N, failovers=N"
+                    )
+            except ValueError as e:
+                if isinstance(e, FaultSpecError):
+                    raise
+                raise FaultSpecError(f"{part.strip()!r}: {key} needs a whole number >= 0") from None
+        return cls(**fields)  # type: ignore[arg-type]
+
+    def describe(self) -> str:
+        parts = []
+        if self.loss:
+            parts.append(f"loss={self.loss}")
+        if self.late:
+            parts.append("late=" + "+".join(self.late))
+        if self.retries:
+            parts.append(f"retries={self.retries}")
+        if self.timeouts:
+            parts.append("timeouts")
+        if self.hangs:
+            parts.append(f"hangs={self.hangs}")
+        if self.failovers:
+            parts.append(f"failovers={self.failovers}")
+        return ",".join(parts) or "none"

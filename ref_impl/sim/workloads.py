@@ -1,0 +1,123 @@
+"""Workloads: what the applications do, written against the Producer/Consumer API.
+
+``transfer``: each transactional.id runs transactions that write to every output partition and
+commit (or, with ``aborts``, sometimes abort). ``ctp``: consume-transform-produce: the application
+reads an input partition in a consumer group and commits its input offsets in each transaction.
+An instance k+1 of a transactional.id starts when instance k hangs (it is presumed dead).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Generator, Optional
+
+import attrs
+
+from ref_impl.kafka.api import Consumer, Future, KafkaError, Producer
+from ref_impl.kafka.cluster import Cluster
+
+
+class WorkloadSpecError(ValueError):
+    pass
+
+
+@attrs.frozen
+class Workload:
+    kind: str = "transfer"  # transfer or ctp
+    ids: int = 1
+    instances: int = 2
+    partitions: int = 2
+    txns: int = 2
+    records: int = 2  # records per partition per transaction
+    aborts: bool = False
+    input: int = 2  # ctp: input records
+    version: str = "TV2"
+
+    @classmethod
+    def parse(cls, text: str) -> "Workload":
+        """``transfer`` or ``ctp``, then optional ``:key=value,...`` (ids, instances, partitions,
+        txns, records, aborts, input, version)."""
+        kind, _, rest = text.strip().partition(":")
+        if kind not in ("transfer", "ctp"):
+            raise WorkloadSpecError(f"unknown workload {kind!r}; use transfer or ctp, e.g. transfer:txns=3,version=TV1")
+        fields: dict[str, Any] = {"kind": kind}
+        if kind == "ctp":
+            fields.setdefault("ids", 1)
+        for part in filter(None, (p.strip() for p in rest.split(","))):
+            key, _, value = part.partition("=")
+            if key == "version":
+                if value not in ("TV1", "TV2"):
+                    raise WorkloadSpecError(f"version={value}: use TV1 or TV2")
+                fields[key] = value
+            elif key == "aborts":
+                fields[key] = value in ("", "1", "true", "yes")
+            elif key in ("ids", "instances", "partitions", "txns", "records", "input"):
+                try:
+                    fields[key] = int(value)
+                except ValueError:
+                    raise WorkloadSpecError(f"{part!r}: {key} needs a whole number") from None
+                if fields[key] < (0 if key == "input" else 1):
+                    raise WorkloadSpecError(f"{part!r}: {key} must be at least {0 if key == 'input' else 1}")
+            else:
+                raise WorkloadSpecError(
+                    f"unknown workload setting {key!r}; use ids, instances, partitions, txns, records, aborts, input, version"
+                )
+        w = cls(**fields)
+        if w.kind == "ctp" and w.ids != 1:
+            raise WorkloadSpecError("ctp: one transactional.id (ids=1) consumes the input partition")
+        return w
+
+    def describe(self) -> str:
+        d = attrs.asdict(self)
+        kind = d.pop("kind")
+        default = attrs.asdict(Workload(kind=kind))
+        return kind + "".join(
+            (":" if n == 0 else ",") + f"{k}={v}" for n, (k, v) in enumerate((k, v) for k, v in d.items() if v != default[k])
+        ).replace("=True", "=true").replace("=False", "=false")
+
+    @property
+    def txn_ids(self) -> tuple[str, ...]:
+        return tuple(f"t{n}" for n in range(1, self.ids + 1))
+
+
+App = Generator[Future, None, None]
+
+
+def transfer_app(cluster: Cluster, producer: Producer, w: Workload, rng: random.Random) -> App:
+    try:
+        yield producer.init_transactions()
+        for n in range(1, w.txns + 1):
+            producer.begin_transaction()
+            for p in sorted(cluster.plog):
+                for r in range(w.records):
+                    producer.send(p, f"{producer.inst[0]}/{producer.inst[1]}/{n}/{p}/{r}")
+            abort = w.aborts and rng.random() < 0.25
+            yield producer.abort_transaction() if abort else producer.commit_transaction()
+    except KafkaError:
+        return  # fenced, or the transaction failed: this instance stops, as an application would
+
+
+def ctp_app(cluster: Cluster, producer: Producer, w: Workload, rng: random.Random) -> App:
+    try:
+        yield producer.init_transactions()
+        consumer = Consumer(cluster, member=producer.inst)
+        yield consumer.subscribe()
+        while True:
+            pos: Optional[int] = None
+            while pos is None:  # None: UNSTABLE_OFFSET_COMMIT, ask again
+                pos = yield consumer.committed()
+            if pos >= w.input:
+                consumer.input_done()
+                return
+            producer.begin_transaction()
+            for p in sorted(cluster.plog):
+                producer.send(p, f"out({pos})/{p}")
+            producer.send_offsets_to_transaction(pos + 1)
+            abort = w.aborts and rng.random() < 0.25
+            yield producer.abort_transaction() if abort else producer.commit_transaction()
+    except KafkaError:
+        return
+
+
+def make_app(cluster: Cluster, producer: Producer, w: Workload, rng: random.Random) -> App:
+    return (ctp_app if w.kind == "ctp" else transfer_app)(cluster, producer, w, rng)

@@ -1,0 +1,150 @@
+"""``txconform simulate`` and ``txconform check``: run the reference broker, validate a trace."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.text import Text
+
+from .engines import ENGINE_CHOICES
+from .errors import TxconformError
+from .trace_reader import read_trace
+from .trace_validation import Verdict, check_trace
+from .values import format_value
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+def add_parsers(sub: Any) -> None:
+    sim = sub.add_parser(
+        "simulate",
+        help="run the reference broker under a seeded fault schedule and write its trace",
+        description="Run the reference broker (ref_impl) with a workload and a fault schedule chosen by a seeded "
+        "scheduler, and write the run's trace (JSON Lines, docs/trace-format.md). Same seed, same trace.",
+    )
+    sim.add_argument("--protocol", choices=["kafka"], default="kafka")
+    sim.add_argument("--seed", type=int, default=0, help="the scheduler's seed (default 0)")
+    sim.add_argument("--workload", default="transfer", metavar="W",
+                     help="transfer or ctp, with settings: e.g. transfer:txns=3,partitions=2,instances=2,aborts=true,version=TV1")
+    sim.add_argument("--faults", default="none", metavar="F",
+                     help="none, all, or e.g. loss=1,late=EndTxn+Produce,retries=2,timeouts,hangs=1,failovers=1")
+    sim.add_argument("--bugs", default="", metavar="B", help="switch on bugs of the bug zoo, e.g. no_epoch_bump+lso_inclusive")
+    sim.add_argument("--max-events", type=int, default=100_000, help="stop after this many events (default 100000)")
+    sim.add_argument("--out", type=Path, required=True, metavar="FILE", help="where to write the trace")
+    sim.set_defaults(func=cmd_simulate)
+
+    chk = sub.add_parser(
+        "check",
+        help="validate a trace against the spec: accepted, or rejected at event N and why",
+        description="Check that a trace is a behaviour of the spec and that the spec's invariants hold on it. "
+        "Exit status: 0 accepted, 1 rejected or an invariant violated, 2 bad input.",
+    )
+    chk.add_argument("trace", type=Path, metavar="TRACE")
+    chk.add_argument("--engine", choices=ENGINE_CHOICES, default="auto")
+    when = chk.add_mutually_exclusive_group()
+    when.add_argument("--every-step", dest="every_step", action="store_true", default=None,
+                      help="check the invariants after every event (default for traces up to 2000 events)")
+    when.add_argument("--at-end", dest="every_step", action="store_false", help="check the invariants on the final state only")
+    chk.add_argument("--timeout", type=float, default=600.0, help="seconds per engine run (default 600)")
+    chk.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    chk.add_argument("--workdir", type=Path, metavar="DIR", help="keep the generated module and engine logs in DIR")
+    chk.set_defaults(func=cmd_check)
+
+
+def cmd_simulate(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ref_impl.sim.faults import Faults, FaultSpecError
+    from ref_impl.sim.run import simulate, write_trace
+    from ref_impl.sim.workloads import Workload, WorkloadSpecError
+    from ref_impl.kafka.constants import BUGS
+
+    try:
+        workload = Workload.parse(args.workload)
+        faults = Faults.parse(args.faults)
+    except (FaultSpecError, WorkloadSpecError) as e:
+        raise TxconformError(f"{'--faults' if isinstance(e, FaultSpecError) else '--workload'}: {e}") from None
+    bugs = tuple(b for b in args.bugs.split("+") if b)
+    for b in bugs:
+        if b not in BUGS:
+            raise TxconformError(f"--bugs: unknown bug {b!r}; the bug zoo has {', '.join(BUGS)}")
+    if not args.out.parent.is_dir():
+        raise TxconformError(f"--out: folder {args.out.parent} does not exist")
+    with Progress(SpinnerColumn(), TextColumn("simulating"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("events"), TimeElapsedColumn(), console=err, transient=True) as bar:
+        task = bar.add_task("sim", total=args.max_events)
+        head, events = simulate(workload, faults, args.seed, bugs=bugs, max_events=args.max_events,
+                                progress=lambda n: bar.update(task, completed=n) if n % 500 == 0 else None)
+    write_trace(args.out, head, events)
+    out.print(f"wrote {args.out}: {len(events)} events (kafka {workload.version}, workload {workload.describe()}, "
+              f"faults {faults.describe()}, seed {args.seed}{', bugs ' + '+'.join(bugs) if bugs else ''})")
+    return EXIT_OK
+
+
+def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
+    trace = read_trace(args.trace)
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=err, transient=True) as bar:
+        t = bar.add_task(f"checking {len(trace.events)} events with the spec")
+
+        def progress(p: Any) -> None:
+            if p.distinct_states:
+                bar.update(t, description=f"checking {len(trace.events)} events: {p.distinct_states:,} states explored")
+
+        v = check_trace(trace, engine=args.engine, every_step=args.every_step, timeout=args.timeout,
+                        workdir=args.workdir, on_progress=progress)
+    if args.json:
+        out.print_json(json.dumps(verdict_json(v, args.trace), default=str))
+    else:
+        for line in verdict_lines(v, args.trace):
+            out.print(Text(line))
+    if v.status == "error":
+        return EXIT_USAGE
+    return EXIT_OK if v.ok else EXIT_FAIL
+
+
+def verdict_lines(v: Verdict, path: Path) -> list[str]:
+    where = "after every event" if v.every_step else "on the final state"
+    if v.status == "accepted":
+        return [f"accepted: {path} ({v.events} events) is a behaviour of the spec; invariants hold {where} "
+                f"({v.engine}, {v.wall_time:.1f} s)"]
+    if v.status == "violates":
+        at = f" after event {v.at_event} (line {v.at_event + 1})" if v.at_event else ""
+        lines = [f"violates {v.invariant}: {path} is a behaviour of the spec, and it breaks {v.invariant}{at} "
+                 f"({v.engine}, {v.wall_time:.1f} s)"]
+        if v.event:
+            lines.append("  event: " + json.dumps(v.event))
+        return lines
+    if v.status == "rejected":
+        if v.at_event is None:
+            return [f"rejected: {path}: {v.reason} ({v.engine})"]
+        lines = [
+            f"rejected at event {v.at_event} (line {v.at_event + 1}): {v.reason}",
+            "  event: " + json.dumps(v.event),
+        ]
+        if v.state_before:
+            lines.append("  the spec's state just before it:")
+            for var in sorted(v.state_before):
+                lines.append(f"    {var} = {format_value(v.state_before[var])}")
+        return lines
+    return [f"error: {path}: {v.message}"]
+
+
+def verdict_json(v: Verdict, path: Path) -> dict[str, Any]:
+    return {
+        "trace": str(path),
+        "status": v.status,
+        "events": v.events,
+        "engine": v.engine,
+        "invariants_checked": "every step" if v.every_step else "final state",
+        "invariant": v.invariant,
+        "at_event": v.at_event,
+        "event": v.event,
+        "reason": v.reason or None,
+        "state_before": {k: format_value(x) for k, x in v.state_before.items()} if v.state_before else None,
+        "message": v.message or None,
+        "wall_time": round(v.wall_time, 3),
+        "distinct_states": v.distinct_states,
+    }

@@ -1,0 +1,107 @@
+"""The trace format: JSON Lines, a header then one event per line (docs/trace-format.md).
+
+Columns are flat, so a trace converts to a table (Parquet, a Spark DataFrame) without reshaping.
+A column absent from an event, or null, is not logged; the checker leaves it free. The JSON Schema
+is ``docs/trace-format.schema.json``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Optional
+
+FORMAT = "txconform-trace"
+FORMAT_VERSION = 1
+
+# Every event column, in the order a writer puts them.
+KEY_COLUMNS = ("txn_id", "producer_id", "producer_epoch", "instance", "topic", "partition", "group")
+MESSAGE_COLUMNS = ("type", "txn", "seq", "att", "commit", "coordinator_epoch", "error", "offset", "generation")
+RESULT_COLUMNS = ("result", "isolation", "from", "records", "lso")
+POST_COLUMNS = (
+    "client_state",
+    "client_epoch",
+    "client_txn",
+    "txn_state",
+    "txn_epoch",
+    "pending",
+    "log_end",
+    "group_generation",
+    "group_committed",
+)
+COLUMNS = ("event", "action", "actor") + KEY_COLUMNS + MESSAGE_COLUMNS + RESULT_COLUMNS + POST_COLUMNS
+# Columns for people and partitioning only; the spec does not read them.
+HEADER_ORDER = ("format", "version", "protocol", "spec", "spec_hash", "generator", "seed", "workload", "faults",
+                "bugs", "constants", "logged")
+INFO_COLUMNS = frozenset({"event", "actor", "producer_id", "topic", "group"})
+
+STRING_COLUMNS = frozenset(
+    {"action", "actor", "txn_id", "topic", "group", "type", "error", "result", "isolation", "client_state", "txn_state"}
+)
+BOOL_COLUMNS = frozenset({"commit"})
+LIST_COLUMNS = frozenset({"records"})
+INT_COLUMNS = frozenset(COLUMNS) - STRING_COLUMNS - BOOL_COLUMNS - LIST_COLUMNS
+
+SPEC_MODULES = {"kafka": ("kafka/KafkaTxn.tla", "kafka/KafkaLog.tla", "kafka/KafkaTxnStates.tla")}
+SPECS_DIR = Path(__file__).resolve().parent.parent / "specs"
+
+
+def spec_hash(protocol: str, specs_dir: Path = SPECS_DIR) -> str:
+    """sha256 over the spec modules a trace of ``protocol`` is checked against."""
+    h = hashlib.sha256()
+    for rel in SPEC_MODULES[protocol]:
+        h.update(rel.encode() + b"\0" + (specs_dir / rel).read_bytes() + b"\0")
+    return "sha256:" + h.hexdigest()
+
+
+def header(
+    protocol: str,
+    constants: dict[str, Any],
+    seed: Optional[int],
+    generator: str,
+    logged: Iterable[str],
+    **extra: Any,
+) -> dict[str, Any]:
+    h: dict[str, Any] = {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "protocol": protocol,
+        "spec": SPEC_MODULES[protocol][0],
+        "spec_hash": spec_hash(protocol),
+        "constants": constants,
+        "seed": seed,
+        "generator": generator,
+        "logged": sorted(logged),
+    }
+    h.update(extra)
+    return h
+
+
+def dumps(obj: dict[str, Any], order: Iterable[str] = ()) -> str:
+    """One line of JSON, keys in ``order`` first: the same object always gives the same bytes."""
+    keys = [k for k in order if k in obj] + sorted(k for k in obj if k not in set(order))
+    return json.dumps({k: obj[k] for k in keys}, separators=(",", ":"), ensure_ascii=False)
+
+
+class TraceWriter:
+    """Writes a header and events; events get their 1-based number."""
+
+    def __init__(self, path: Path, head: dict[str, Any]) -> None:
+        self.path = path
+        self.file = open(path, "w", encoding="utf-8", newline="\n")
+        self.file.write(dumps(head, HEADER_ORDER) + "\n")
+        self.count = 0
+
+    def write(self, ev: dict[str, Any]) -> None:
+        self.count += 1
+        ev = {"event": self.count, **ev}
+        self.file.write(dumps(ev, COLUMNS) + "\n")
+
+    def close(self) -> None:
+        self.file.close()
+
+
+def event_lines(events: Iterable[dict[str, Any]]) -> Iterator[str]:
+    for n, ev in enumerate(events, 1):
+        yield dumps({"event": n, **ev}, COLUMNS)
