@@ -105,3 +105,34 @@ class TraceWriter:
 def event_lines(events: Iterable[dict[str, Any]]) -> Iterator[str]:
     for n, ev in enumerate(events, 1):
         yield dumps({"event": n, **ev}, COLUMNS)
+
+
+def event_text(ev: dict[str, Any]) -> str:
+    """One event as a short line: ``TcEndTxn t1/1 txn 2 EndTxn epoch 0 commit -> NONE``."""
+    parts = [ev.get("action", "?")]
+    if "txn_id" in ev:
+        parts.append(f"{ev['txn_id']}/{ev['instance']}" if ev.get("instance") else str(ev["txn_id"]))
+    if ev.get("txn"):
+        parts.append(f"txn {ev['txn']}")
+    if "type" in ev:
+        parts.append(ev["type"])
+    if ev.get("partition") or ev.get("action") == "Fetch":
+        parts.append(f"p{ev.get('partition')}")
+    if ev.get("type") in ("Produce", "ProduceResp", "Verify", "VerifyResp"):
+        parts.append(f"seq {ev.get('seq')}")
+    if "producer_epoch" in ev and ev.get("producer_epoch", -1) >= 0:
+        parts.append(f"epoch {ev['producer_epoch']}")
+    if ev.get("att"):
+        parts.append(f"copy {ev['att'] + 1}")
+    if ev.get("type") in ("EndTxn", "EndTxnResp", "WriteTxnMarkers", "WriteTxnMarkersResp"):
+        parts.append("commit" if ev.get("commit") else "abort")
+    if ev.get("error") not in (None, "NONE"):
+        parts.append(ev["error"])
+    if ev.get("action") == "Fetch":
+        parts.append(f"{ev.get('isolation')} from {ev.get('from')}: {ev.get('records')} (LSO {ev.get('lso')})")
+    if ev.get("result") is not None:
+        parts.append(f"-> {ev['result']}")
+    for col, label in (("client_state", "client"), ("txn_state", "coordinator")):
+        if col in ev:
+            parts.append(f"[{label} {ev[col]}]")
+    return " ".join(str(p) for p in parts)

@@ -76,3 +76,51 @@ class Faults:
         if self.failovers:
             parts.append(f"failovers={self.failovers}")
         return ",".join(parts) or "none"
+
+
+FAULT_KINDS = ("drop", "retry", "delay", "timeout", "hang", "resume", "failover")
+
+
+@attrs.frozen(order=True)
+class Fault:
+    """One scheduled fault: from event ``at`` on, at the first step where it can happen.
+
+    ``type`` narrows the candidates to messages of that type (for ``hang``, ``retry`` and
+    ``timeout``: to clients whose outstanding request has that type); ``target`` picks among
+    them (in a fixed order, modulo their number). ``delay`` holds a message in the network for
+    ``steps`` further events, so that it arrives late; ``retry`` makes a client re-send while a
+    copy is still in flight.
+    """
+
+    at: int
+    kind: str = attrs.field(validator=attrs.validators.in_(FAULT_KINDS))
+    target: int = 0
+    steps: int = 0
+    type: str = ""
+
+    def describe(self) -> str:
+        what = f" {self.type}" if self.type else ""
+        extra = f" for {self.steps} events" if self.kind == "delay" else ""
+        return f"from event {self.at}: {self.kind}{what} #{self.target}{extra}"
+
+
+@attrs.frozen
+class Schedule:
+    """A fault schedule, as hypothesis generates and shrinks it."""
+
+    faults: tuple[Fault, ...] = ()
+
+    def budgets(self) -> Faults:
+        """The spec constants that allow every fault of the schedule."""
+        n = {k: sum(1 for f in self.faults if f.kind == k) for k in FAULT_KINDS}
+        return Faults(
+            loss=n["drop"],
+            late=LATE_REQUEST_TYPES if n["retry"] or n["timeout"] else (),
+            retries=n["retry"] + n["timeout"],
+            timeouts=n["timeout"] > 0,
+            hangs=n["hang"],
+            failovers=n["failover"],
+        )
+
+    def describe(self) -> list[str]:
+        return [f.describe() for f in sorted(self.faults)] or ["no faults"]

@@ -7,7 +7,7 @@ from typing import Any, Callable, Optional
 
 from trace_check import trace_format
 
-from .faults import Faults
+from .faults import Faults, Schedule
 from .scheduler import Simulation
 from .workloads import Workload
 
@@ -24,7 +24,7 @@ def trace_header(sim: Simulation) -> dict[str, Any]:
         GENERATOR,
         LOGGED,
         workload=sim.w.describe(),
-        faults=sim.f.describe(),
+        faults=sim.f.describe() if sim.scheduled is None else "schedule: " + "; ".join(sim.scheduled),
         bugs=list(sim.k.bugs),
     )
 
@@ -36,10 +36,11 @@ def simulate(
     bugs: tuple[str, ...] = (),
     max_events: int = 100_000,
     progress: Optional[Callable[[int], None]] = None,
+    schedule: Optional[Schedule] = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Run once; returns the trace header and its events."""
     events: list[dict[str, Any]] = []
-    sim = Simulation(workload, faults, seed, events.append, bugs=bugs, max_events=max_events)
+    sim = Simulation(workload, faults, seed, events.append, bugs=bugs, max_events=max_events, schedule=schedule)
     sim.run(progress)
     return trace_header(sim), events
 

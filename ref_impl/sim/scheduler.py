@@ -19,10 +19,10 @@ from ref_impl.kafka.cluster import Cluster
 from ref_impl.kafka.constants import Constants
 from ref_impl.kafka.messages import RESPONSE_TYPES, Msg
 
-from .faults import Faults
+from .faults import Fault, Faults, Schedule
 from .workloads import App, Workload, make_app
 
-NORMAL, FAULT, READ = 10, 1, 1
+NORMAL, FAULT, READ, LATE = 10, 1, 1, 2
 
 
 def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constants:
@@ -52,6 +52,10 @@ class Step:
     weight: int
     run: Callable[[], bool]
 
+    @property
+    def fault(self) -> bool:
+        return self.weight == FAULT and self.action != "Fetch"
+
 
 @attrs.define
 class AppRunner:
@@ -70,7 +74,16 @@ class Simulation:
         emit: Callable[[dict[str, Any]], None],
         bugs: tuple[str, ...] = (),
         max_events: int = 100_000,
+        schedule: Optional[Schedule] = None,
     ) -> None:
+        # Two modes. Random faults (schedule None): every fault the budgets allow is a step the
+        # scheduler may pick, less often than normal steps. Scheduled faults: only the schedule's
+        # faults happen, each at its time; the budgets are the schedule's.
+        self.schedule = sorted(schedule.faults) if schedule is not None else None
+        self.scheduled = schedule.describe() if schedule is not None else None
+        if schedule is not None:
+            faults = schedule.budgets()
+        self.held: dict[Msg, int] = {}  # delayed messages: deliverable again after this event
         self.w, self.f, self.seed = workload, faults, seed
         self.k = constants_for(workload, faults, bugs)
         self.rng = random.Random(seed)
@@ -124,8 +137,11 @@ class Simulation:
             "TxnOffsetCommit": c.gc_txn_offset_commit,
             "Produce": c.leader_produce,
         }
+        # An earlier copy of a request the client has since sent again tends to arrive late.
+        sender = c.cl.get((m.tid, m.inst))
+        late = sender is not None and sender.req.gtx == m.gtx and sender.req.type == m.type and sender.req.att > m.att
         if m.type in handlers:
-            yield Step(m.type, NORMAL, lambda h=handlers[m.type]: h(m))
+            yield Step(m.type, LATE if late else NORMAL, lambda h=handlers[m.type]: h(m))
         elif m.type == "WriteTxnMarkers":
             h = c.gc_marker if m.part == 0 else c.leader_marker
             yield Step(m.type, NORMAL, lambda: h(m))
@@ -144,6 +160,8 @@ class Simulation:
         c = self.cluster
         out: list[Step] = []
         for m in list(c.net):
+            if self.held.get(m, -1) >= c.events:
+                continue
             out += self._message_steps(m)
         for i in c.instances:
             cli = c.cl[i]
@@ -177,7 +195,49 @@ class Simulation:
         for p in c.parts:
             if len(c.plog[p]) > self.reads[p]:
                 out.append(Step("Fetch", READ, lambda p=p: self._read(p)))
+        if self.schedule is not None:
+            out = [s for s in out if not s.fault]
         return out
+
+    # --- scheduled faults ---
+
+    def _fault_candidates(self, f: Fault) -> list[Callable[[], bool]]:
+        c = self.cluster
+
+        def msg_ok(m: Msg) -> bool:
+            return not f.type or m.type == f.type
+
+        def req_ok(i: tuple[str, int]) -> bool:
+            return not f.type or c.cl[i].req.type == f.type
+
+        if f.kind == "drop":
+            return [lambda m=m: c.drop(m) for m in c.net if msg_ok(m) and c.drop(m, dry=True)]
+        if f.kind == "delay":
+            return [lambda m=m: self._delay(m, f.steps) for m in c.net if msg_ok(m) and m not in self.held]
+        if f.kind == "retry":
+            return [lambda i=i: c.retry(i) for i in c.instances
+                    if req_ok(i) and c.retry(i, dry=True) and c.in_flight(c.cl[i].req)]
+        if f.kind == "timeout":
+            return [lambda i=i: c.produce_timeout(i) for i in c.instances if c.produce_timeout(i, dry=True)]
+        if f.kind == "hang":
+            return [lambda i=i: c.hang(i) for i in c.instances if req_ok(i) and c.hang(i, dry=True)]
+        if f.kind == "resume":
+            return [lambda i=i: c.resume(i) for i in c.instances if c.resume(i, dry=True)]
+        return [c.failover] if c.failover(dry=True) else []
+
+    def _delay(self, m: Msg, steps: int) -> bool:
+        self.held[m] = self.cluster.events + steps
+        return False  # not a step: nothing happened yet
+
+    def _apply_due_faults(self) -> None:
+        assert self.schedule is not None
+        for f in list(self.schedule):
+            if f.at > self.cluster.events:
+                break
+            cands = self._fault_candidates(f)
+            if cands:
+                self.schedule.remove(f)
+                cands[f.target % len(cands)]()
 
     def _read(self, p: int) -> bool:
         iso = "read_committed" if self.rng.random() < 0.75 else "read_uncommitted"
@@ -190,7 +250,13 @@ class Simulation:
         c = self.cluster
         while c.events < self.max_events:
             self._advance_apps()
+            if self.schedule is not None:
+                self._apply_due_faults()
+                self._advance_apps()
             steps = self.steps()
+            if not steps and self.held:
+                self.held.clear()  # only delayed messages are left: deliver them now
+                steps = self.steps()
             if not steps:
                 break
             total = sum(s.weight for s in steps)

@@ -1,0 +1,70 @@
+"""Hypothesis strategies over workloads and fault schedules (tests and benchmarks use them).
+
+Schedules shrink well: fewer faults, earlier, with smaller targets and delays, so a failing run
+shrinks to a short list of faults that still breaks it.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from ref_impl.kafka.messages import REQUEST_TYPES
+
+from .faults import FAULT_KINDS, Fault, Schedule
+from .workloads import Workload
+from .zoo import ZooBug
+
+TYPES = ("",) + REQUEST_TYPES + ("WriteTxnMarkers", "WriteTxnMarkersResp")
+
+
+def faults(kinds: tuple[str, ...] = FAULT_KINDS, types: tuple[str, ...] = TYPES, horizon: int = 80) -> st.SearchStrategy[Fault]:
+    return st.builds(
+        Fault,
+        at=st.integers(0, horizon),
+        kind=st.sampled_from(kinds),
+        target=st.integers(0, 3),
+        steps=st.integers(1, 40),
+        type=st.sampled_from(types),
+    )
+
+
+def schedules(kinds: tuple[str, ...] = FAULT_KINDS, types: tuple[str, ...] = TYPES, max_faults: int = 5) -> st.SearchStrategy[Schedule]:
+    if not kinds:
+        return st.just(Schedule())
+    return st.lists(faults(kinds, types), max_size=max_faults).map(lambda fs: Schedule(tuple(sorted(fs))))
+
+
+def workloads() -> st.SearchStrategy[Workload]:
+    """Small workloads: the checker explores every state the trace leaves open."""
+    transfer = st.builds(
+        Workload,
+        kind=st.just("transfer"),
+        ids=st.integers(1, 2),
+        instances=st.integers(1, 2),
+        partitions=st.integers(1, 2),
+        txns=st.integers(1, 3),
+        records=st.just(1),
+        aborts=st.booleans(),
+        version=st.sampled_from(("TV1", "TV2")),
+    )
+    ctp = st.builds(
+        Workload,
+        kind=st.just("ctp"),
+        ids=st.just(1),
+        instances=st.integers(1, 2),
+        partitions=st.integers(1, 2),
+        txns=st.integers(1, 3),
+        records=st.just(1),
+        aborts=st.booleans(),
+        input=st.integers(1, 3),
+        version=st.sampled_from(("TV1", "TV2")),
+    )
+    return st.one_of(transfer, ctp)
+
+
+def seeds() -> st.SearchStrategy[int]:
+    return st.integers(0, 2**16)
+
+
+def zoo_schedules(bug: ZooBug) -> st.SearchStrategy[Schedule]:
+    return schedules(bug.fault_kinds, bug.fault_types, max_faults=4)

@@ -1,0 +1,53 @@
+"""The bug zoo: switchable bugs of the reference broker, each with the workload and faults that
+can expose it, the buggy spec model it matches, and what the checker must say about its traces.
+
+A bug flag makes the broker deviate from the protocol, so the correct spec rejects its traces.
+``tv1_late_endtxn`` is no flag: it is Kafka's own TV1 protocol (KAFKA-17754), so its traces are
+behaviours of the spec, and the checker must find the invariant they break.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+
+@attrs.frozen
+class ZooBug:
+    name: str
+    bugs: tuple[str, ...]  # the broker's bug flags
+    workload: str
+    faults: str
+    model: str  # the registry model of the same bug
+    detection: str  # "rejected" or "violates <Invariant>[|<Invariant>]"
+    what: str
+    fault_kinds: tuple[str, ...] = ()  # what hypothesis schedules to expose it
+    fault_types: tuple[str, ...] = ("",)
+
+    def detected(self, status: str, invariant: str | None) -> bool:
+        if self.detection == "rejected":
+            return status == "rejected"
+        wanted = self.detection.split(" ", 1)[1].split("|")
+        return status == "violates" and invariant in wanted
+
+
+ZOO = (
+    ZooBug("no_epoch_bump", ("no_epoch_bump",), "transfer:version=TV1", "hangs=1", "kafka_no_fencing", "rejected",
+           "InitProducerId hands the new instance the old epoch, so the zombie is not fenced",
+           ("hang", "resume")),
+    ZooBug("no_idempotence", ("no_idempotence",), "transfer:version=TV1", "late=Produce,retries=2", "kafka_no_idempotence",
+           "rejected", "leaders append a retried batch again instead of answering it as a duplicate",
+           ("delay", "retry"), ("Produce",)),
+    ZooBug("tv1_late_endtxn", (), "transfer:version=TV1,txns=3", "late=EndTxn,retries=2", "kafka_tv1_late_endtxn",
+           "violates MarkerSafety|Atomicity", "KAFKA-17754: a late EndTxn of TV1 completes the next transaction",
+           ("delay", "retry"), ("EndTxn",)),
+    ZooBug("no_generation_check", ("no_generation_check",), "ctp:input=2,txns=2", "hangs=1", "kafka_no_group_fencing",
+           "rejected", "TxnOffsetCommit is not checked against the group generation (before Kafka 3.7)",
+           ("hang", "resume"), ("", "AddOffsetsToTxn", "TxnOffsetCommit")),
+    ZooBug("lso_inclusive", ("lso_inclusive",), "transfer", "none", "kafka_lso_inclusive", "rejected",
+           "read_committed treats the LSO as inclusive (Redpanda 2022): a record of an open transaction is read",
+           ()),
+    ZooBug("no_pending_check", ("no_pending_check",), "transfer:version=TV1", "late=InitProducerId+EndTxn,retries=2,hangs=1",
+           "kafka_no_pending_check", "rejected", "the coordinator starts a transition while another is pending",
+           ("delay", "retry", "hang"), ("InitProducerId", "EndTxn")),
+)
+ZOO_BY_NAME = {b.name: b for b in ZOO}
