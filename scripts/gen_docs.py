@@ -9,6 +9,9 @@ A block is a pair of markers around a fenced code block:
     ```
     <!-- /txconform -->
 
+``<!-- txconform-head: PATH N -->`` blocks get the first N lines of a file an earlier block
+wrote (a trace made by ``txconform simulate --out PATH``).
+
 ``<!-- txconform-mermaid: NAME -->`` blocks get the Mermaid diagram of model NAME's counterexample
 (what ``txconform model-check --out DIR NAME`` writes to DIR/NAME.md).
 
@@ -30,7 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOCK = re.compile(
-    r"(?P<open><!-- (?P<kind>txconform|txconform-mermaid): (?P<args>[^>]*?) -->\n)"
+    r"(?P<open><!-- (?P<kind>txconform|txconform-mermaid|txconform-head): (?P<args>[^>]*?) -->\n)"
     r"(?P<body>.*?)"
     r"(?P<close><!-- /txconform -->)",
     re.DOTALL,
@@ -61,9 +64,18 @@ def mermaid(model: str) -> str:
     return match.group(1).rstrip("\n")
 
 
+def head(args: str) -> str:
+    """The first N lines of a file the docs made (a trace written by an earlier block)."""
+    path, n = args.split()
+    lines = (ROOT / path).read_text(encoding="utf-8").splitlines()[: int(n)]
+    return "```json\n" + "\n".join(lines) + "\n```\n"
+
+
 def render(kind: str, args: str) -> str:
     if kind == "txconform":
         return f"```text\n$ txconform {args}\n{txconform(args.split())}\n```\n"
+    if kind == "txconform-head":
+        return head(args)
     return f"```mermaid\n{mermaid(args.strip())}\n```\n"
 
 

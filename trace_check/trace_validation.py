@@ -225,7 +225,9 @@ def check_trace(
                 **common,
             )
         if r.outcome is not Outcome.HOLDS:
-            return Verdict("error", wall_time=r.wall_time, message=f"{r.outcome.value}: {r.message}", **common)
+            own_dir = False  # keep the generated module and the engine's log for the report
+            log = f" (engine log: {r.log_file})" if r.log_file else ""
+            return Verdict("error", wall_time=r.wall_time, message=f"{r.outcome.value}: {r.message}{log}", **common)
         if name != "tlc":
             return Verdict("rejected", wall_time=r.wall_time, reason="no behaviour of the spec explains the whole trace", **common)
         stuck = r.depth or 1

@@ -50,7 +50,7 @@ def workloads() -> st.SearchStrategy[Workload]:
     ctp = st.builds(
         Workload,
         kind=st.just("ctp"),
-        ids=st.just(1),
+        ids=st.integers(1, 2),
         instances=st.integers(1, 2),
         partitions=st.integers(1, 2),
         txns=st.integers(1, 3),
@@ -67,4 +67,8 @@ def seeds() -> st.SearchStrategy[int]:
 
 
 def zoo_schedules(bug: ZooBug) -> st.SearchStrategy[Schedule]:
-    return schedules(bug.fault_kinds, bug.fault_types, max_faults=4)
+    if not bug.fault_kinds:
+        return st.just(Schedule())
+    return st.lists(faults(bug.fault_kinds, bug.fault_types, bug.horizon), max_size=4).map(
+        lambda fs: Schedule(tuple(sorted(fs)))
+    )

@@ -1,8 +1,9 @@
 """Workloads: what the applications do, written against the Producer/Consumer API.
 
 ``transfer``: each transactional.id runs transactions that write to every output partition and
-commit (or, with ``aborts``, sometimes abort). ``ctp``: consume-transform-produce: the application
-reads an input partition in a consumer group and commits its input offsets in each transaction.
+commit (or, with ``aborts``, sometimes abort). ``ctp``: consume-transform-produce: members of a
+consumer group (one per transactional.id, as KIP-447 allows) take turns owning the input
+partition, and each transaction commits the input offset with the output.
 An instance k+1 of a transactional.id starts when instance k hangs (it is presumed dead).
 """
 
@@ -41,8 +42,6 @@ class Workload:
         if kind not in ("transfer", "ctp"):
             raise WorkloadSpecError(f"unknown workload {kind!r}; use transfer or ctp, e.g. transfer:txns=3,version=TV1")
         fields: dict[str, Any] = {"kind": kind}
-        if kind == "ctp":
-            fields.setdefault("ids", 1)
         for part in filter(None, (p.strip() for p in rest.split(","))):
             key, _, value = part.partition("=")
             if key == "version":
@@ -62,10 +61,7 @@ class Workload:
                 raise WorkloadSpecError(
                     f"unknown workload setting {key!r}; use ids, instances, partitions, txns, records, aborts, input, version"
                 )
-        w = cls(**fields)
-        if w.kind == "ctp" and w.ids != 1:
-            raise WorkloadSpecError("ctp: one transactional.id (ids=1) consumes the input partition")
-        return w
+        return cls(**fields)
 
     def describe(self) -> str:
         d = attrs.asdict(self)

@@ -22,6 +22,7 @@ class ZooBug:
     what: str
     fault_kinds: tuple[str, ...] = ()  # what hypothesis schedules to expose it
     fault_types: tuple[str, ...] = ("",)
+    horizon: int = 80  # faults are scheduled from an event in 0..horizon
 
     def detected(self, status: str, invariant: str | None) -> bool:
         if self.detection == "rejected":
@@ -40,14 +41,14 @@ ZOO = (
     ZooBug("tv1_late_endtxn", (), "transfer:version=TV1,txns=3", "late=EndTxn,retries=2", "kafka_tv1_late_endtxn",
            "violates MarkerSafety|Atomicity", "KAFKA-17754: a late EndTxn of TV1 completes the next transaction",
            ("delay", "retry"), ("EndTxn",)),
-    ZooBug("no_generation_check", ("no_generation_check",), "ctp:input=2,txns=2", "hangs=1", "kafka_no_group_fencing",
+    ZooBug("no_generation_check", ("no_generation_check",), "ctp:ids=2,instances=1,input=2,txns=1", "hangs=1", "kafka_no_group_fencing",
            "rejected", "TxnOffsetCommit is not checked against the group generation (before Kafka 3.7)",
-           ("hang", "resume"), ("", "AddOffsetsToTxn", "TxnOffsetCommit")),
+           ("hang", "resume"), ("", "AddOffsetsToTxn", "TxnOffsetCommit"), 40),
     ZooBug("lso_inclusive", ("lso_inclusive",), "transfer", "none", "kafka_lso_inclusive", "rejected",
            "read_committed treats the LSO as inclusive (Redpanda 2022): a record of an open transaction is read",
            ()),
-    ZooBug("no_pending_check", ("no_pending_check",), "transfer:version=TV1", "late=InitProducerId+EndTxn,retries=2,hangs=1",
+    ZooBug("no_pending_check", ("no_pending_check",), "transfer:version=TV1", "hangs=1",
            "kafka_no_pending_check", "rejected", "the coordinator starts a transition while another is pending",
-           ("delay", "retry", "hang"), ("InitProducerId", "EndTxn")),
+           ("delay", "hang", "resume"), ("", "InitProducerId"), 20),
 )
 ZOO_BY_NAME = {b.name: b for b in ZOO}

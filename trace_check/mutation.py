@@ -1,0 +1,199 @@
+"""Mutation testing of trace validation: take a valid trace, change one event, and see whether
+the checker notices.
+
+Operators: drop an event, duplicate it, swap it with the next one, or alter one logged field.
+Each mutant gets one of:
+
+- ``killed``: the checker rejects it (or the reader refuses it, or it breaks an invariant);
+- ``legal``: the checker accepts it and the reference broker, replaying it step by step, takes
+  exactly these steps too: the mutant is a run the protocol allows (say, two independent steps in
+  the other order), so it does not count against the score; the report says why;
+- ``survived``: the checker accepts it but the broker cannot take these steps: a mutant the
+  checker missed, which counts against the score.
+
+score = killed / (killed + survived).
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import attrs
+
+from ref_impl.kafka.replay import replay
+
+from . import trace_format as tf
+from .errors import TxconformError
+from .trace_reader import ENUMS, Trace, read_trace
+from .trace_validation import check_trace
+
+OPERATORS = ("drop", "duplicate", "swap", "alter")
+
+
+@attrs.frozen
+class Mutation:
+    op: str
+    index: int  # 1-based event
+    column: str = ""
+    new: Any = None
+
+    def describe(self, events: list[dict[str, Any]]) -> str:
+        ev = events[self.index - 1]
+        what = tf.event_text(ev)
+        if self.op == "drop":
+            return f"drop event {self.index} ({what})"
+        if self.op == "duplicate":
+            return f"duplicate event {self.index} ({what})"
+        if self.op == "swap":
+            return f"swap events {self.index} and {self.index + 1} ({what} / {tf.event_text(events[self.index])})"
+        return f"event {self.index} ({what}): {self.column} {ev.get(self.column)!r} -> {self.new!r}"
+
+
+@attrs.frozen
+class MutantResult:
+    mutation: Mutation
+    description: str
+    outcome: str  # killed, legal, survived, error
+    detail: str
+
+
+def _altered(col: str, v: Any, constants: dict[str, Any]) -> Any:
+    if isinstance(v, bool):
+        return not v
+    if isinstance(v, int):
+        return v + 1
+    if isinstance(v, list):
+        return v[:-1] if v else [0]
+    if col in ENUMS:
+        values = sorted(ENUMS[col])
+        return values[(values.index(v) + 1) % len(values)]
+    if col == "txn_id" and len(constants["TxnIds"]) > 1:
+        ids = sorted(constants["TxnIds"])
+        return ids[(ids.index(v) + 1) % len(ids)]
+    return None
+
+
+def mutations(trace: Trace, count: int, seed: int) -> list[Mutation]:
+    """``count`` distinct mutations of ``trace``, chosen with ``seed``."""
+    rng = random.Random(seed)
+    events = trace.events
+    n = len(events)
+    seen: set[Mutation] = set()
+    out: list[Mutation] = []
+    attempts = 0
+    while len(out) < count and attempts < count * 50:
+        attempts += 1
+        op = rng.choice(OPERATORS)
+        i = rng.randrange(1, n + 1)
+        if op == "swap" and i == n:
+            continue
+        if op == "alter":
+            cols = [c for c in events[i - 1] if c not in tf.INFO_COLUMNS and c != "action"]
+            if not cols:
+                continue
+            col = rng.choice(sorted(cols))
+            new = _altered(col, events[i - 1][col], trace.constants)
+            if new is None:
+                continue
+            m = Mutation(op, i, col, new)
+        else:
+            m = Mutation(op, i)
+        if m not in seen:
+            seen.add(m)
+            out.append(m)
+    return out
+
+
+def apply(events: list[dict[str, Any]], m: Mutation) -> list[dict[str, Any]]:
+    evs = copy.deepcopy(events)
+    k = m.index - 1
+    if m.op == "drop":
+        del evs[k]
+    elif m.op == "duplicate":
+        evs.insert(k + 1, copy.deepcopy(evs[k]))
+    elif m.op == "swap":
+        evs[k], evs[k + 1] = evs[k + 1], evs[k]
+    else:
+        evs[k][m.column] = m.new
+    for n, ev in enumerate(evs, 1):
+        ev["event"] = n
+    return evs
+
+
+def _why_legal(m: Mutation, events: list[dict[str, Any]]) -> str:
+    ev = events[m.index - 1]
+    if ev["action"] == "Fetch" and m.op in ("drop", "duplicate", "swap"):
+        return "a Fetch changes no state: reading once more, once less or at another moment is a run too"
+    if m.op == "swap":
+        return "the two steps are independent (different components and messages): either order is a run"
+    if m.op == "drop" and m.index == len(events):
+        return "dropping the last event leaves a prefix of the run, which is a run"
+    return "the broker takes exactly these steps from the initial state"
+
+
+def judge(trace: Trace, m: Mutation, workdir: Path, timeout: float = 300.0) -> MutantResult:
+    events = [dict(e) for e in trace.events]
+    desc = m.describe(events)
+    mutant = apply(events, m)
+    path = workdir / f"mutant-{m.op}-{m.index}-{m.column or 'x'}.jsonl"
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(tf.dumps(trace.header, tf.HEADER_ORDER) + "\n")
+        for ev in mutant:
+            f.write(tf.dumps(ev, tf.COLUMNS) + "\n")
+    try:
+        t = read_trace(path)
+    except TxconformError as e:
+        return MutantResult(m, desc, "killed", f"the reader refuses it: {str(e).split(': ', 1)[-1]}")
+    v = check_trace(t, timeout=timeout)
+    if v.status == "rejected":
+        return MutantResult(m, desc, "killed", f"rejected at event {v.at_event}: {v.reason}")
+    if v.status == "violates":
+        return MutantResult(m, desc, "killed", f"violates {v.invariant}")
+    if v.status == "error":
+        return MutantResult(m, desc, "error", v.message)
+    stuck = replay(trace.constants, [dict(e) for e in t.events])
+    if stuck is None:
+        return MutantResult(m, desc, "legal", _why_legal(m, events))
+    return MutantResult(m, desc, "survived", f"accepted, but the reference broker cannot take event {stuck}")
+
+
+@attrs.frozen
+class MutationReport:
+    results: tuple[MutantResult, ...]
+
+    def count(self, outcome: str) -> int:
+        return sum(1 for r in self.results if r.outcome == outcome)
+
+    @property
+    def score(self) -> Optional[float]:
+        judged = self.count("killed") + self.count("survived")
+        return self.count("killed") / judged if judged else None
+
+
+def mutation_report(
+    traces: list[Trace],
+    per_trace: int,
+    seed: int,
+    workdir: Path,
+    jobs: int = 2,
+    on_result: Optional[Callable[[MutantResult], None]] = None,
+) -> MutationReport:
+    todo = [(t, m) for n, t in enumerate(traces) for m in mutations(t, per_trace, seed + n)]
+    workdir.mkdir(parents=True, exist_ok=True)
+
+    def one(job: tuple[int, tuple[Trace, Mutation]]) -> MutantResult:
+        n, (t, m) = job
+        d = workdir / f"{n:04d}"
+        d.mkdir(exist_ok=True)
+        r = judge(t, m, d)
+        if on_result:
+            on_result(r)
+        return r
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        results = list(pool.map(one, enumerate(todo)))
+    return MutationReport(tuple(results))
