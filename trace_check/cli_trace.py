@@ -55,6 +55,19 @@ def add_parsers(sub: Any) -> None:
     chk.add_argument("--workdir", type=Path, metavar="DIR", help="keep the generated module and engine logs in DIR")
     chk.set_defaults(func=cmd_check)
 
+    mut = sub.add_parser(
+        "mutate",
+        help="mutation score: change one event of valid traces and count how often the checker notices",
+        description="Mutate each trace (drop, duplicate, swap or alter one event), check every mutant, and report "
+        "the fraction rejected. A mutant the checker accepts and the reference broker can replay is a legal run "
+        "and does not count; the report says why it is legal. Exit status 1 if any mutant survived.",
+    )
+    mut.add_argument("traces", type=Path, nargs="+", metavar="TRACE")
+    mut.add_argument("--mutants", type=int, default=20, help="mutants per trace (default 20)")
+    mut.add_argument("--seed", type=int, default=0)
+    mut.add_argument("--jobs", type=int, default=2, help="checks run in parallel (default 2)")
+    mut.set_defaults(func=cmd_mutate)
+
 
 def cmd_simulate(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ref_impl.sim.faults import Faults, FaultSpecError
@@ -148,3 +161,31 @@ def verdict_json(v: Verdict, path: Path) -> dict[str, Any]:
         "wall_time": round(v.wall_time, 3),
         "distinct_states": v.distinct_states,
     }
+
+
+def cmd_mutate(args: argparse.Namespace, out: Console, err: Console) -> int:
+    import tempfile
+
+    from rich.table import Table
+
+    from .mutation import mutation_report
+
+    traces = [read_trace(p) for p in args.traces]
+    total = sum(min(args.mutants, 4 * len(t.events)) for t in traces)
+    with Progress(SpinnerColumn(), TextColumn("checking mutants"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err, transient=True) as bar:
+        task = bar.add_task("mutants", total=total)
+        with tempfile.TemporaryDirectory(prefix="txconform-mutate-") as tmp:
+            report = mutation_report(traces, args.mutants, args.seed, Path(tmp), jobs=args.jobs,
+                                     on_result=lambda r: bar.advance(task))
+    table = Table(title="Mutants")
+    for col in ("mutation", "outcome", "why"):
+        table.add_column(col)
+    for r in report.results:
+        table.add_row(r.description, r.outcome, r.detail)
+    out.print(table)
+    score = report.score
+    out.print(f"mutation score: {report.count('killed')} killed / ({report.count('killed')} killed + "
+              f"{report.count('survived')} survived) = {'n/a' if score is None else f'{100 * score:.1f}%'}; "
+              f"{report.count('legal')} legal (not counted), {report.count('error')} errors")
+    return EXIT_OK if report.count("survived") == 0 and report.count("error") == 0 else EXIT_FAIL

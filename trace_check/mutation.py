@@ -39,7 +39,7 @@ class Mutation:
     op: str
     index: int  # 1-based event
     column: str = ""
-    new: Any = None
+    new: Any = attrs.field(default=None, converter=lambda v: tuple(v) if isinstance(v, list) else v)  # hashable
 
     def describe(self, events: list[dict[str, Any]]) -> str:
         ev = events[self.index - 1]
@@ -118,7 +118,7 @@ def apply(events: list[dict[str, Any]], m: Mutation) -> list[dict[str, Any]]:
     elif m.op == "swap":
         evs[k], evs[k + 1] = evs[k + 1], evs[k]
     else:
-        evs[k][m.column] = m.new
+        evs[k][m.column] = list(m.new) if isinstance(m.new, tuple) else m.new
     for n, ev in enumerate(evs, 1):
         ev["event"] = n
     return evs

@@ -169,6 +169,9 @@ def build_command(task: CheckTask, workdir: Path, java: Path, jar: Path) -> list
     cmd = [
         str(java),
         "-XX:+UseParallelGC",
+        # TLC 2.15 unpacks its standard modules (Integers.tla, ...) into java.io.tmpdir; runs that
+        # share /tmp race on those files and fail to parse now and then. Each run gets its own.
+        f"-Djava.io.tmpdir={workdir / 'tmp'}",
         "-cp",
         str(jar),
         "tlc2.TLC",
@@ -196,6 +199,7 @@ def run_tlc(
     if not task.spec_file.is_file():
         raise EngineUnavailable(f"{task.spec_file}: spec file not found")
     prepare_workdir(task, workdir)
+    (workdir / "tmp").mkdir(exist_ok=True)
     cmd = build_command(task, workdir, java, jar)
     log_file = workdir / "tlc.log"
     start = time.monotonic()

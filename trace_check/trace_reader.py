@@ -90,9 +90,9 @@ def _check_header(path: Path, h: Any) -> dict[str, Any]:
     if h.get("format") != tf.FORMAT:
         raise _fail(path, 1, f'header: "format" must be "{tf.FORMAT}"; is this a txconform trace?')
     if h.get("version") != tf.FORMAT_VERSION:
-        raise _fail(path, 1, f'header: "version" {h.get("version")!r} is not supported; this txconform reads version {tf.FORMAT_VERSION}')
+        raise _fail(path, 1, f'header: "version" {json.dumps(h.get("version"))} is not supported; this txconform reads version {tf.FORMAT_VERSION}')
     if h.get("protocol") != "kafka":
-        raise _fail(path, 1, f'header: "protocol" {h.get("protocol")!r} has no trace spec; supported: "kafka"')
+        raise _fail(path, 1, f'header: "protocol" {json.dumps(h.get("protocol"))} has no trace spec; supported: "kafka"')
     k = h.get("constants")
     if not isinstance(k, dict):
         raise _fail(path, 1, 'header: "constants" must be an object with the spec\'s constants')

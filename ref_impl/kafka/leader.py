@@ -42,6 +42,17 @@ def marker_check(m: Msg, s: "ProducerState") -> str:
     return "NONE"
 
 
+def verify_error(err: str) -> str:
+    """What the producer hears when its batch's verification failed (VerifyError): a voided
+    verification is INVALID_TXN_STATE; CONCURRENT_TRANSACTIONS becomes the retriable
+    NOT_ENOUGH_REPLICAS, as ReplicaManager translates it."""
+    if err == "NONE":
+        return "INVALID_TXN_STATE"
+    if err == "CONCURRENT_TRANSACTIONS":
+        return "NOT_ENOUGH_REPLICAS"
+    return err
+
+
 def remember(seqs: frozenset[int], s: int) -> frozenset[int]:
     """The sequences of the last five batches."""
     return frozenset(x for x in seqs | {s} if x > s - 5)
@@ -117,13 +128,13 @@ class LeaderActions:
         if r.err == "NONE" and not h.void:
             err = self.append_batch(h.m)
         else:
-            err = "INVALID_TXN_STATE" if r.err in ("NONE", "CONCURRENT_TRANSACTIONS") else r.err
+            err = verify_error(r.err)
         self.send(h.m.reply(err))
         self._leader_event("LeaderVerified", r, err)
         return True
 
     def leader_verify_lost(self: "Cluster", p: int, dry: bool = False) -> bool:
-        """TV2: a failover lost a held batch's verification: fail it with NOT_COORDINATOR."""
+        """TV2: a failover lost a held batch's verification: fail it with a retriable error."""
         for h in self.held[p]:
             x = h.m
             if any(
@@ -141,9 +152,9 @@ class LeaderActions:
             if dry:
                 return True
             self.held[p].remove(h)
-            self.send(x.reply("NOT_COORDINATOR"))
+            self.send(x.reply("NOT_ENOUGH_REPLICAS"))
             ev = self.event("LeaderVerifyLost", f"leader-{p}", partition=p, txn_id=x.tid, instance=x.inst, txn=x.gtx[2])
-            ev["result"] = "NOT_COORDINATOR"
+            ev["result"] = "NOT_ENOUGH_REPLICAS"
             self.emit(ev)
             return True
         return False

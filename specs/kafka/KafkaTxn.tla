@@ -420,7 +420,7 @@ ClientReceive(i, m) ==
     /\ Answers(i, m)
     /\ net' = net \ {m}
     /\ cl' = [cl EXCEPT ![i] =
-        IF m.err \in {"CONCURRENT_TRANSACTIONS", "UNSTABLE_OFFSET_COMMIT", "NOT_COORDINATOR"} THEN [@ EXCEPT !.out = FALSE, !.pc = IF m.type = "InitProducerIdResp" THEN 0 ELSE @]
+        IF m.err \in {"CONCURRENT_TRANSACTIONS", "UNSTABLE_OFFSET_COMMIT", "NOT_COORDINATOR", "NOT_ENOUGH_REPLICAS"} THEN [@ EXCEPT !.out = FALSE, !.pc = IF m.type = "InitProducerIdResp" THEN 0 ELSE @]
         ELSE IF m.err \notin {"NONE", "DUPLICATE_SEQUENCE_NUMBER"} THEN AfterError(i, m)
         ELSE CASE m.type = "InitProducerIdResp" ->
                     [@ EXCEPT !.st = "ready", !.out = FALSE, !.epoch = m.epoch, !.seq = [p \in Parts |-> 0]]
@@ -823,7 +823,17 @@ LeaderProduce(m) ==
 
 \* TV2: the coordinator answered the verification of a held batch. Append
 \* it, unless a marker for its producer arrived meanwhile (Kafka's
-\* VerificationGuard) or the coordinator refused.
+\* VerificationGuard: INVALID_TXN_STATE) or the coordinator refused. A
+\* retriable refusal (CONCURRENT_TRANSACTIONS: the previous transaction is
+\* still writing its markers) reaches the producer as NOT_ENOUGH_REPLICAS,
+\* which makes it send the batch again (ReplicaManager's
+\* postVerificationCallback translates it so that every client retries).
+\* @type: ($msg) => Str;
+VerifyError(r) ==
+    CASE r.err = "NONE" -> "INVALID_TXN_STATE"
+      [] r.err = "CONCURRENT_TRANSACTIONS" -> "NOT_ENOUGH_REPLICAS"
+      [] OTHER -> r.err
+
 \* @type: ($msg) => Bool;
 LeaderVerified(r) ==
     /\ r \in net /\ r.type = "VerifyResp"
@@ -832,7 +842,7 @@ LeaderVerified(r) ==
         /\ held' = [held EXCEPT ![r.part] = @ \ {h}]
         /\ IF r.err = "NONE" /\ ~h.void
            THEN AppendBatch(h.m, {r})
-           ELSE /\ net' = (net \ {r}) \cup {Reply(h.m, IF r.err \in {"NONE", "CONCURRENT_TRANSACTIONS"} THEN "INVALID_TXN_STATE" ELSE r.err)}
+           ELSE /\ net' = (net \ {r}) \cup {Reply(h.m, VerifyError(r))}
                 /\ UNCHANGED <<plog, pst>>
         /\ action' = Act("LeaderVerified", "leader", "part" :> r.part @@ "txn" :> r.gtx[3]
                                                  @@ "ok" :> (IF r.err = "NONE" /\ ~h.void THEN 1 ELSE 0))
@@ -840,7 +850,8 @@ LeaderVerified(r) ==
 
 \* TV2: a coordinator failover lost the verification of held batch h (its
 \* pending answer died with the old coordinator): the produce fails with a
-\* retriable NOT_COORDINATOR and the producer sends the batch again.
+\* retriable error and the producer sends the batch again (NOT_COORDINATOR
+\* from the coordinator becomes NOT_ENOUGH_REPLICAS, as in ReplicaManager).
 \* @type: (Int) => Bool;
 LeaderVerifyLost(p) ==
     \E h \in held[p] :
@@ -849,8 +860,8 @@ LeaderVerifyLost(p) ==
         /\ ~\E k \in DOMAIN tc[h.m.tid].pending : \E n \in tc[h.m.tid].pending[k].replies :
                 n.type = "VerifyResp" /\ n.inst = h.m.inst /\ n.gtx = h.m.gtx /\ n.part = p /\ n.att = h.m.att
         /\ held' = [held EXCEPT ![p] = @ \ {h}]
-        /\ net' = net \cup {Reply(h.m, "NOT_COORDINATOR")}
-        /\ action' = ActNote("LeaderVerifyLost", "leader", "part" :> p @@ "txn" :> h.m.gtx[3], "NOT_COORDINATOR")
+        /\ net' = net \cup {Reply(h.m, "NOT_ENOUGH_REPLICAS")}
+        /\ action' = ActNote("LeaderVerifyLost", "leader", "part" :> p @@ "txn" :> h.m.gtx[3], "NOT_ENOUGH_REPLICAS")
     /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, gc, hangs, retries, losses, failovers>>
 
 \* An answer to a verification whose batch was already dealt with (a

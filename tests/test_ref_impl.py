@@ -1,0 +1,194 @@
+"""The reference broker: Kafka's behaviour step by step, determinism, and replay."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from ref_impl.kafka.api import IllegalStateError, Producer
+from ref_impl.kafka.cluster import Cluster
+from ref_impl.kafka.constants import Constants
+from ref_impl.kafka.log import Entry, PartitionLog
+from ref_impl.kafka.messages import Msg
+from ref_impl.kafka.replay import replay
+from ref_impl.sim.faults import Fault, Faults, FaultSpecError, Schedule
+from ref_impl.sim.run import simulate, write_trace
+from ref_impl.sim.workloads import Workload, WorkloadSpecError
+
+
+def data(pid: str) -> Entry:
+    return Entry("data", pid, 0, 0)
+
+
+def marker(pid: str, commit: bool) -> Entry:
+    return Entry("marker", pid, 0, commit=commit)
+
+
+def test_lso_is_the_first_offset_of_the_earliest_open_transaction() -> None:
+    log = PartitionLog([data("a"), data("b"), marker("a", True), data("a")])
+    assert log.lso() == 1  # b's record at offset 1 is still open
+    log.append(marker("b", False))
+    assert log.lso() == 3  # a's second transaction, from offset 3
+    assert log.aborted_index() == [("b", 1, 4)]
+
+
+def test_read_committed_skips_aborted_and_stops_at_the_lso() -> None:
+    log = PartitionLog([data("a"), data("b"), marker("b", False), data("b"), marker("a", True)])
+    assert log.fetch("read_uncommitted", 0) == [0, 1, 3]
+    assert log.fetch("read_committed", 0) == [0]  # 1 aborted; 3 open (LSO 3)
+    assert log.fetch("read_committed", 0, lso_inclusive=True) == [0, 3]  # Redpanda's 2022 bug
+    assert log.fetch("read_committed", 1) == []
+
+
+def started(k: Constants) -> Cluster:
+    """A cluster whose instance 1 of t1 holds epoch 0 and is in a transaction."""
+    c = Cluster(k)
+    i = ("t1", 1)
+    assert c.start_instance(i)
+    m = c.net[0]
+    assert c.tc_init_producer_id(m) and c.tc_append("t1")
+    assert c.client_receive(i, c.net[0])
+    assert c.cl[i].st == "ready" and c.cl[i].epoch == 0
+    assert c.begin_txn(i)
+    return c
+
+
+def test_a_retried_batch_is_answered_as_a_duplicate_and_not_appended_again() -> None:
+    c = started(Constants(version="TV1", num_partitions=1))
+    i = ("t1", 1)
+    assert c.send_request(i) and c.tc_add_partitions_to_txn(c.net[0]) and c.tc_append("t1")
+    assert c.client_receive(i, c.net[0])
+    assert c.send_request(i)
+    produce = c.net[0]
+    assert produce.type == "Produce" and produce.seq == 0
+    assert c.leader_produce(produce)
+    assert len(c.plog[1]) == 1
+    c.send(produce)  # the same batch again (a retry)
+    assert c.leader_produce(produce)
+    assert len(c.plog[1]) == 1
+    assert [m.err for m in c.net if m.type == "ProduceResp"] == ["NONE"]
+
+
+def test_without_idempotence_the_retry_is_appended_twice() -> None:
+    c = started(Constants(version="TV1", num_partitions=1, bugs=("no_idempotence",)))
+    i = ("t1", 1)
+    assert c.send_request(i) and c.tc_add_partitions_to_txn(c.net[0]) and c.tc_append("t1")
+    assert c.client_receive(i, c.net[0]) and c.send_request(i)
+    produce = c.net[0]
+    assert c.leader_produce(produce)
+    c.send(produce)
+    assert c.leader_produce(produce)
+    assert len(c.plog[1]) == 2
+
+
+def test_a_new_instance_fences_the_old_one() -> None:
+    c = started(Constants(version="TV1", num_partitions=1, max_hangs=1))
+    old, new = ("t1", 1), ("t1", 2)
+    assert c.send_request(old) and c.tc_add_partitions_to_txn(c.net[0]) and c.tc_append("t1")
+    assert c.tc["t1"].st == "Ongoing"
+    assert c.hang(old) and c.start_instance(new)
+    assert c.tc_init_producer_id(c.net[-1])  # Ongoing: fence, answer CONCURRENT_TRANSACTIONS later
+    assert c.tc[("t1")].pending[0].entry.st == "PrepareAbort"
+    assert c.tc_append("t1")
+    assert c.tlog["t1"][-1].epoch == 1
+    assert c.resume(old) and c.client_receive(old, next(m for m in c.net if m.type == "AddPartitionsToTxnResp"))
+    assert c.send_request(old)  # the zombie's produce, with the old epoch
+    produce = next(m for m in c.net if m.type == "Produce")
+    markers = [m for m in c.net if m.type == "WriteTxnMarkers"]
+    assert markers and not markers[0].commit and markers[0].epoch == 1
+    assert c.leader_marker(markers[0]) and c.leader_produce(produce)
+    assert any(m.type == "ProduceResp" and m.err == "INVALID_PRODUCER_EPOCH" for m in c.net)
+
+
+def test_no_epoch_bump_leaves_the_zombie_its_epoch() -> None:
+    c = Cluster(Constants(version="TV1", bugs=("no_epoch_bump",), max_hangs=1))
+    for inst in (("t1", 1),):
+        c.start_instance(inst)
+        c.tc_init_producer_id(c.net[0])
+        c.tc_append("t1")
+    c.hang(("t1", 1))
+    c.start_instance(("t1", 2))
+    c.tc_init_producer_id(next(m for m in c.net if m.inst == 2))
+    c.tc_append("t1")
+    assert c.tlog["t1"][-1].epoch == 0
+
+
+def test_guards_refuse_steps_the_spec_does_not_allow() -> None:
+    c = Cluster(Constants())
+    i = ("t1", 1)
+    assert not c.begin_txn(i)  # no InitProducerId yet
+    assert not c.start_instance(("t1", 2))  # instance 1 has not hung
+    assert not c.tc_append("t1")  # nothing pending
+    assert not c.leader_produce(Msg(type="Produce", tid="t1", part=1))  # not in flight
+    assert not c.failover()  # MaxFailovers = 0
+
+
+def test_the_producer_api_reports_misuse_as_kafka_errors() -> None:
+    c = Cluster(Constants())
+    p = Producer(c, "t1", 1)
+    with pytest.raises(IllegalStateError, match="begin_transaction"):
+        p.begin_transaction()
+    with pytest.raises(IllegalStateError, match="no transaction in progress"):
+        p.send(1, "x")
+    with pytest.raises(IllegalStateError):
+        Producer(c, "nope", 1)
+
+
+def test_same_seed_same_trace_byte_for_byte(tmp_path) -> None:
+    w, f = Workload.parse("ctp:ids=2,aborts=true"), Faults.parse("all")
+    paths = []
+    for n in range(2):
+        head, events = simulate(w, f, 11)
+        paths.append(tmp_path / f"{n}.jsonl")
+        write_trace(paths[-1], head, events)
+    assert paths[0].read_bytes() == paths[1].read_bytes()
+    _, other = simulate(w, f, 12)
+    assert other != events
+
+
+def test_a_fault_schedule_sets_the_budgets_and_happens() -> None:
+    s = Schedule((Fault(0, "hang"), Fault(5, "failover"), Fault(3, "drop")))
+    assert s.budgets() == Faults(loss=1, hangs=1, failovers=1)
+    head, events = simulate(Workload(), Faults(), 1, schedule=s)
+    actions = [e["action"] for e in events]
+    assert "Hang" in actions and "Failover" in actions and "Drop" in actions
+    assert head["constants"]["MaxFailovers"] == 1
+    assert head["faults"].startswith("schedule: ")
+
+
+def test_replay_reproduces_generated_runs_and_stops_at_a_tampered_event() -> None:
+    head, events = simulate(Workload.parse("transfer:version=TV1,aborts=true"), Faults.parse("all"), 4)
+    assert replay(head["constants"], events) is None
+    tampered = [dict(e) for e in events]
+    k = next(n for n, e in enumerate(tampered) if e["action"] == "TcAppend")
+    tampered[k]["txn_epoch"] = 7
+    assert replay(head["constants"], tampered) == k + 1
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("loss=x", "loss needs a whole number"),
+        ("late=Fetch", "a late request is one of"),
+        ("lost=1", "unknown fault 'lost'"),
+    ],
+)
+def test_bad_fault_specs_say_what_to_write(text: str, message: str) -> None:
+    with pytest.raises(FaultSpecError, match=message):
+        Faults.parse(text)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [("batch", "unknown workload"), ("transfer:txns=0", "at least 1"), ("ctp:version=TV3", "TV1 or TV2"),
+     ("transfer:colour=red", "unknown workload setting")],
+)
+def test_bad_workloads_say_what_to_write(text: str, message: str) -> None:
+    with pytest.raises(WorkloadSpecError, match=message):
+        Workload.parse(text)
+
+
+def test_workload_descriptions_round_trip() -> None:
+    for text in ("transfer", "ctp:ids=2,aborts=true", "transfer:txns=3,version=TV1"):
+        w = Workload.parse(text)
+        assert Workload.parse(w.describe()) == w

@@ -1,0 +1,164 @@
+"""Trace validation with TLC: accepted, rejected at the right event with a reason, invariant
+violations, and hostile strings that must not change the generated module's meaning."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ref_impl.sim.faults import Fault, Faults, Schedule
+from ref_impl.sim.run import simulate, write_trace
+from ref_impl.sim.workloads import Workload
+from trace_check import cli
+from trace_check.trace_reader import read_trace
+from trace_check.trace_validation import CHUNK, check_trace, module_text, tla_string
+
+pytestmark = pytest.mark.tlc
+
+
+def make(tmp: Path, w: str, f: str, seed: int, name: str = "t.jsonl", **kw) -> Path:
+    head, events = simulate(Workload.parse(w), Faults.parse(f), seed, **kw)
+    path = tmp / name
+    write_trace(path, head, events)
+    return path
+
+
+def rewrite(path: Path, fn, name: str = "m.jsonl") -> Path:
+    objs = [json.loads(x) for x in path.read_text().splitlines()]
+    fn(objs)
+    out = path.with_name(name)
+    out.write_text("".join(json.dumps(o) + "\n" for o in objs))
+    return out
+
+
+@pytest.fixture(scope="module")
+def tv1(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make(tmp_path_factory.mktemp("tv1"), "transfer:version=TV1,aborts=true", "all", 5)
+
+
+def test_a_run_of_the_reference_broker_is_accepted(tv1: Path) -> None:
+    v = check_trace(read_trace(tv1))
+    assert v.status == "accepted", v.reason or v.message
+    assert v.every_step
+
+
+def test_a_changed_answer_is_rejected_at_its_event_with_the_state_before(tv1: Path) -> None:
+    def change(objs: list) -> None:
+        n = next(k for k, o in enumerate(objs) if o.get("action") == "TcAddPartitionsToTxn" and o.get("result") == "NONE")
+        objs[n]["result"] = "INVALID_TXN_STATE"
+        change.at = n  # type: ignore[attr-defined]
+
+    v = check_trace(read_trace(rewrite(tv1, change)))
+    assert v.status == "rejected"
+    assert v.at_event == change.at  # type: ignore[attr-defined]
+    assert "result" in v.reason and "INVALID_TXN_STATE" in v.reason
+    assert v.state_before is not None and "tc" in v.state_before and "net" in v.state_before
+
+
+def test_a_message_never_sent_is_rejected_as_not_in_flight(tv1: Path) -> None:
+    def drop_send(objs: list) -> None:
+        n = next(k for k, o in enumerate(objs) if o.get("action") == "SendRequest" and o.get("type") == "Produce")
+        del objs[n]
+        for k, o in enumerate(objs[1:], 1):
+            o["event"] = k
+        drop_send.at = n  # type: ignore[attr-defined]
+
+    v = check_trace(read_trace(rewrite(tv1, drop_send)))
+    assert v.status == "rejected"
+    assert "no message in flight" in v.reason or "not enabled" in v.reason
+
+
+def test_tv1_late_endtxn_is_a_behaviour_of_the_spec_that_breaks_marker_safety(tmp_path: Path) -> None:
+    # KAFKA-17754, as hypothesis found it for the bug zoo (tests/test_hypothesis_runs.py).
+    schedule = Schedule((Fault(0, "delay", 0, 40, "EndTxn"), Fault(0, "retry", 0, 0, "EndTxn")))
+    found = None
+    for seed in range(40):
+        head, events = simulate(Workload.parse("transfer:version=TV1,txns=3"), Faults(), seed, schedule=schedule)
+        path = tmp_path / f"late-{seed}.jsonl"
+        write_trace(path, head, events)
+        v = check_trace(read_trace(path))
+        assert v.status in ("accepted", "violates"), v.reason
+        if v.status == "violates":
+            found = v
+            break
+    assert found is not None, "no TV1 run with a late EndTxn broke an invariant"
+    assert found.invariant in ("MarkerSafety", "Atomicity")
+
+
+HOSTILE = ['t"1', "a\\b", "==== MODULE X", "(* open comment", "\\* rest", "THEOREM EXTENDS VARIABLE", 'x" \\/ TRUE \\/ "']
+
+
+def test_hostile_strings_cannot_change_the_generated_module(tv1: Path, tmp_path: Path) -> None:
+    evil = HOSTILE[0] + HOSTILE[2] + HOSTILE[3] + HOSTILE[4] + HOSTILE[5] + HOSTILE[6] + HOSTILE[1]
+
+    def rename(objs: list) -> None:
+        objs[0]["constants"]["TxnIds"] = [evil]
+        for o in objs[1:]:
+            if o.get("txn_id") == "t1":
+                o["txn_id"] = evil
+
+    renamed = rewrite(tv1, rename, "evil.jsonl")
+    trace = read_trace(renamed)
+    text = module_text(trace, every_step=False)
+    assert tla_string(evil) in text
+    # The same run with the transactional.id renamed everywhere is still accepted ...
+    assert check_trace(trace).status == "accepted"
+
+    # ... and renamed in one event only, rejected at that event (a mismatch, not a parse error).
+    def rename_one(objs: list) -> None:
+        rename(objs)
+        n = next(k for k, o in enumerate(objs) if o.get("action") == "TcAppend")
+        objs[n]["txn_id"] = HOSTILE[6]
+        objs[0]["constants"]["TxnIds"] = [evil, HOSTILE[6]]
+        rename_one.at = n  # type: ignore[attr-defined]
+
+    v = check_trace(read_trace(rewrite(tv1, rename_one, "evil1.jsonl")))
+    assert v.status == "rejected" and v.at_event == rename_one.at, v.message  # type: ignore[attr-defined]
+
+
+def test_long_traces_are_split_into_chunks(tmp_path: Path) -> None:
+    path = make(tmp_path, "transfer:txns=30,ids=2,partitions=1", "none", 2)
+    trace = read_trace(path)
+    assert len(trace.events) > CHUNK
+    text = module_text(trace, every_step=False)
+    assert "TraceChunk2 ==" in text and "TraceChunk1 \\o TraceChunk2" in text
+    assert check_trace(trace, every_step=False).status == "accepted"
+
+
+def test_a_buggy_broker_is_rejected(tmp_path: Path) -> None:
+    path = make(tmp_path, "transfer", "none", 0, bugs=("lso_inclusive",))
+    v = check_trace(read_trace(path))
+    assert v.status == "rejected"
+    assert v.event is not None and v.event["action"] == "Fetch"
+
+
+def test_cli_simulate_then_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run.jsonl"
+    assert cli.main(["simulate", "--seed", "2", "--workload", "ctp:aborts=true", "--faults", "all", "--out", str(out)]) == 0
+    assert "wrote" in capsys.readouterr().out
+    assert cli.main(["check", str(out)]) == 0
+    assert capsys.readouterr().out.startswith("accepted: ")
+    assert cli.main(["check", "--json", str(out)]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "accepted"
+
+
+def test_cli_reports_bad_traces_and_arguments_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"format": "txconform-trace"}\n')
+    assert cli.main(["check", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "bad.jsonl:1: header" in err
+    assert cli.main(["simulate", "--faults", "loss=x", "--out", str(tmp_path / "x.jsonl")]) == 2
+    assert "--faults: 'loss=x': loss needs a whole number" in capsys.readouterr().err
+    assert cli.main(["simulate", "--bugs", "no_fencing", "--out", str(tmp_path / "x.jsonl")]) == 2
+    assert "unknown bug" in capsys.readouterr().err
+
+
+def test_cli_mutate_scores_a_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = make(tmp_path, "transfer:version=TV1", "all", 1)
+    rc = cli.main(["mutate", "--mutants", "6", str(path)])
+    out = capsys.readouterr().out
+    assert "mutation score:" in out
+    assert rc == 0, out
