@@ -31,6 +31,10 @@ POST_COLUMNS = (
     "group_committed",
 )
 COLUMNS = ("event", "action", "actor") + KEY_COLUMNS + MESSAGE_COLUMNS + RESULT_COLUMNS + POST_COLUMNS
+# How the checker compares them (specs/kafka/TraceKafkaTxn.tla): parameters as values; message
+# fields and post-state fields each rendered as one string in this order.
+MSG_FIELDS = ("type", "txn", "producer_epoch", "seq", "att", "commit", "coordinator_epoch", "error", "offset", "generation")
+POST_FIELDS = POST_COLUMNS + ("records", "lso")
 # Columns for people and partitioning only; the spec does not read them.
 HEADER_ORDER = ("format", "version", "protocol", "spec", "spec_hash", "generator", "seed", "workload", "faults",
                 "bugs", "constants", "logged")

@@ -34,6 +34,7 @@ MESSAGE_ACTIONS = frozenset(
      "TcVerify", "TcEndTxn", "TcMarkerAck", "GcOffsetFetch", "GcTxnOffsetCommit", "GcMarker", "LeaderProduce",
      "LeaderVerified", "LeaderDiscardVerify", "LeaderMarker"}
 )
+SENDING_ACTIONS = frozenset({"StartInstance", "SendRequest", "Retry", "ReInit", "FetchOffset"})
 COORDINATOR_ACTIONS = frozenset({"TcAppend", "TcComplete", "TcResendMarker"})
 ACTIONS = CLIENT_ACTIONS | MESSAGE_ACTIONS | COORDINATOR_ACTIONS | {"LeaderVerifyLost", "Failover", "Fetch"}
 
@@ -168,6 +169,11 @@ def _check_event(path: Path, line: int, ev: Any, k: dict[str, Any], number: int)
         if ev[col] not in valid:
             raise _fail(path, line, f'{a}: field "{col}" = {json.dumps(ev[col])} is not {what} of this trace\'s constants')
 
+    for c in tf.MSG_FIELDS:
+        if c in ev and a not in MESSAGE_ACTIONS | SENDING_ACTIONS:
+            raise _fail(path, line, f'{a}: field "{c}" describes a message, and {a} neither takes nor sends one; leave it out')
+    if "result" in ev and a not in MESSAGE_ACTIONS | {"LeaderVerifyLost"}:
+        raise _fail(path, line, f'{a}: field "result" is the error code of an answer, and {a} answers nothing; leave it out')
     if a in CLIENT_ACTIONS or any(c in ev for c in ("client_state", "client_epoch", "client_txn")):
         need("txn_id", k["TxnIds"], "a transactional.id")
         need("instance", range(1, k["NumInstances"] + 1), "a producer instance")

@@ -174,7 +174,7 @@ class CoordinatorActions:
         self.send(*head.replies)
         if prepared:
             self.send(*self.markers(t, e, self.cepoch))
-        ev = self.event("TcAppend", "coordinator", txn_id=t, producer_epoch=e.epoch)
+        ev = self.event("TcAppend", "coordinator", txn_id=t)
         self.emit(self.with_coord(ev, t))
         return True
 
@@ -225,7 +225,7 @@ class CoordinatorActions:
             self.tc[t] = Coord(e.st, e.epoch, e.parts, e.gtx, e.end_by, set(e.parts) if prepared else set(), [])
             if prepared:
                 self.send(*self.markers(t, e, self.cepoch))
-        self.emit(self.event("Failover", "coordinator", coordinator_epoch=self.cepoch))
+        self.emit(self.event("Failover", "coordinator"))
         return True
 
     def tc_resend_marker(self: "Cluster", t: str, p: int, dry: bool = False) -> bool:

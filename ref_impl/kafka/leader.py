@@ -153,7 +153,7 @@ class LeaderActions:
                 return True
             self.held[p].remove(h)
             self.send(x.reply("NOT_ENOUGH_REPLICAS"))
-            ev = self.event("LeaderVerifyLost", f"leader-{p}", partition=p, txn_id=x.tid, instance=x.inst, txn=x.gtx[2])
+            ev = self.event("LeaderVerifyLost", f"leader-{p}", partition=p, txn_id=x.tid, instance=x.inst)
             ev["result"] = "NOT_ENOUGH_REPLICAS"
             self.emit(ev)
             return True

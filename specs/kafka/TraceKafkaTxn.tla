@@ -4,7 +4,7 @@
 (* reference broker, or of any system that logs the same events) a         *)
 (* behaviour of the spec?                                                  *)
 (*                                                                         *)
-(* The trace is the constant Trace, a sequence of events (docs/            *)
+(* The trace is the constant TraceChunks, a sequence of events (docs/      *)
 (* trace-format.md). Event l names the spec action it implements and       *)
 (* carries that action's parameters, the message it consumed or sent, and  *)
 (* some of the variables it changed. TraceNext takes event l: it finds the *)
@@ -13,116 +13,178 @@
 (* the event does not log is left free: the spec decides it, and when it   *)
 (* can decide it in several ways, all are explored.                        *)
 (*                                                                         *)
-(* An event logs a field when the field's name is in e.logged; the other   *)
-(* fields hold placeholders and are never read. One record type for every  *)
-(* event keeps the trace a well-typed sequence for Apalache.               *)
+(* Encoding. SANY's time grows with the number of tokens in the trace, so  *)
+(* an event is a short tuple:                                              *)
+(*   <<action, shape, txn_id, instance, partition, isolation, from,        *)
+(*     result, msg, post>>                                                 *)
+(* The parameters are plain values ("" or -1: not logged). The logged     *)
+(* message fields and post-state fields are compared as one string each:  *)
+(* `msg` is what TLC's ToString prints for the tuple of the message fields *)
+(* listed in Shapes[shape][1], `post` the same for the post-state fields   *)
+(* of Shapes[shape][2]. The spec side renders the same fields of its own   *)
+(* message and successor state, and the strings must be equal.             *)
+(* ToString is TLC's (module TLC); this module is for TLC.                 *)
 (*                                                                         *)
 (* The checker (trace_check/trace_validation.py) generates a module that   *)
-(* extends this one and defines the trace in chunks, and reads the result: *)
-(*   TraceAccepted violated        -> every event matched: accepted;       *)
-(*   no violation, deepest state d -> no explanation of event d: rejected; *)
-(*   Diagnose* at l = d            -> which part of event d's step failed. *)
+(* extends this one and defines the trace, and reads the result:           *)
+(*   a complete search of depth TraceLen + 1 -> accepted;                *)
+(*   a shallower one, of depth d            -> event d has no explanation; *)
+(*   Diagnose* at l = d                     -> which part of event d fails.*)
 (***************************************************************************)
 EXTENDS KafkaTxn
 
 (*
-  @typeAlias: event = {action: Str, logged: Set(Str), txn_id: Str, instance: Int, partition: Int,
-      type: Str, txn: Int, producer_epoch: Int, seq: Int, att: Int, commit: Bool, coordinator_epoch: Int,
-      error: Str, offset: Int, generation: Int, result: Str,
-      isolation: Str, from: Int, records: Set(Int), lso: Int,
-      client_state: Str, client_epoch: Int, client_txn: Int,
-      txn_state: Str, txn_epoch: Int, pending: Int, log_end: Int,
-      group_generation: Int, group_committed: Int};
+  @typeAlias: event = <<Str, Int, Str, Int, Int, Str, Int, Str, Str, Str>>;
 *)
 TraceKafkaTxn_typedefs == TRUE
 
-CONSTANT
-    \* @type: Seq($event);
-    Trace
+CONSTANTS
+    \* The trace, in chunks of ChunkSize events (the last may be shorter):
+    \* TLC re-evaluates a concatenation at every access, but not a lookup.
+    \* @type: Seq(Seq($event));
+    TraceChunks,
+    \* @type: Int;
+    ChunkSize,
+    \* The field lists: Shapes[k] = <<message fields, post-state fields>>.
+    \* @type: Seq(<<Seq(Str), Seq(Str)>>);
+    Shapes
 
 VARIABLE
     \* The index of the next event to explain.
     \* @type: Int;
     l
 
-E == Trace[l]
+\* The number of events.
+TraceLen ==
+    IF TraceChunks = <<>> THEN 0
+    ELSE (Len(TraceChunks) - 1) * ChunkSize + Len(TraceChunks[Len(TraceChunks)])
 
-\* @type: (Str) => Bool;
-Has(f) == f \in E.logged
+\* Event i (1-based).
+\* @type: (Int) => $event;
+EventAt(i) == TraceChunks[((i - 1) \div ChunkSize) + 1][((i - 1) % ChunkSize) + 1]
 
-Inst == <<E.txn_id, E.instance>>
+E == EventAt(l)
+EAction == E[1]
+MsgCols == Shapes[E[2]][1]
+PostCols == Shapes[E[2]][2]
+ETxnId == E[3]
+EInstance == E[4]
+EPartition == E[5]
+EIsolation == E[6]
+EFrom == E[7]
+EResult == E[8]
+EMsg == E[9]
+EPost == E[10]
 
-\* Does message m agree with every message field the event logged?
+Inst == <<ETxnId, EInstance>>
+
+\* A message field, by its trace column name.
+\* @type: ($msg, Str) => a;
+MsgVal(m, f) ==
+    CASE f = "type"              -> m.type
+      [] f = "txn"               -> m.gtx[3]
+      [] f = "producer_epoch"    -> m.epoch
+      [] f = "seq"               -> m.seq
+      [] f = "att"               -> m.att
+      [] f = "commit"            -> m.commit
+      [] f = "coordinator_epoch" -> m.cepoch
+      [] f = "error"             -> m.err
+      [] f = "offset"            -> m.val
+      [] f = "generation"        -> m.gen
+
+\* Does message m agree with the event's keys and logged message fields?
 \* @type: ($msg) => Bool;
 MsgMatches(m) ==
-    /\ Has("type") => m.type = E.type
-    /\ Has("txn_id") => m.tid = E.txn_id
-    /\ Has("instance") => m.inst = E.instance
-    /\ Has("txn") => m.gtx[3] = E.txn
-    /\ Has("partition") => m.part = E.partition
-    /\ Has("producer_epoch") => m.epoch = E.producer_epoch
-    /\ Has("seq") => m.seq = E.seq
-    /\ Has("att") => m.att = E.att
-    /\ Has("commit") => m.commit = E.commit
-    /\ Has("coordinator_epoch") => m.cepoch = E.coordinator_epoch
-    /\ Has("error") => m.err = E.error
-    /\ Has("offset") => m.val = E.offset
-    /\ Has("generation") => m.gen = E.generation
+    /\ ETxnId # "" => m.tid = ETxnId
+    /\ EInstance >= 0 => m.inst = EInstance
+    /\ EPartition >= 0 => m.part = EPartition
+    /\ ToString([k \in DOMAIN MsgCols |-> MsgVal(m, MsgCols[k])]) = EMsg
+
+\* A post-state field: the spec's value after the step.
+\* @type: (Str) => a;
+PostVal(f) ==
+    CASE f = "client_state"     -> cl'[Inst].st
+      [] f = "client_epoch"     -> cl'[Inst].epoch
+      [] f = "client_txn"       -> cl'[Inst].txn
+      [] f = "txn_state"        -> tc'[ETxnId].st
+      [] f = "txn_epoch"        -> tc'[ETxnId].epoch
+      [] f = "pending"          -> Len(tc'[ETxnId].pending)
+      [] f = "log_end"          -> Len(plog'[EPartition])
+      [] f = "group_generation" -> gc'.gen
+      [] f = "group_committed"  -> gc'.committed
+      [] f = "records"          -> FetchResult(EPartition, EIsolation, EFrom)
+      [] f = "lso"              -> LastStableOffset(EPartition)
+
+PostMatches == ToString([k \in DOMAIN PostCols |-> PostVal(PostCols[k])]) = EPost
 
 \* @type: ($coord) => Set($msg);
 PendingReplies(c) == UNION {c.pending[k].replies : k \in DOMAIN c.pending}
 
 \* The type of the answer the event's step produces.
-ReplyType == IF E.action \in {"LeaderVerified", "LeaderVerifyLost"} THEN "ProduceResp" ELSE E.type \o "Resp"
+ReplyType(m) == IF EAction \in {"LeaderVerified", "LeaderVerifyLost"} THEN "ProduceResp" ELSE m.type \o "Resp"
 
-\* After the step, an answer with the event's result is in flight, or queued
-\* behind a pending append. (Present, not new: the network is a set, so an
-\* identical answer to an earlier copy may already be there.)
-ResultHolds ==
-    \E r \in net' \cup (IF E.txn_id \in TxnIds THEN PendingReplies(tc'[E.txn_id]) ELSE {}) :
-        /\ r.type = ReplyType
-        /\ r.err = E.result
-        /\ Has("txn_id") => r.tid = E.txn_id
-        /\ Has("instance") => r.inst = E.instance
-        /\ Has("txn") => r.gtx[3] = E.txn
-        /\ Has("partition") => r.part = E.partition
+\* After the step, an answer to m with the event's result is in flight, or
+\* queued behind a pending append. (Present, not new: the network is a set,
+\* so an identical answer to an earlier copy may already be there.)
+\* @type: ($msg) => Bool;
+ResultHolds(m) ==
+    \E r \in net' \cup (IF m.tid \in TxnIds THEN PendingReplies(tc'[m.tid]) ELSE {}) :
+        /\ r.type = ReplyType(m)
+        /\ r.err = EResult
+        /\ r.tid = m.tid /\ r.inst = m.inst /\ r.gtx = m.gtx /\ r.part = m.part
+
+\* LeaderVerifyLost answers a held batch that no message names.
+ResultOfLostVerify ==
+    \E r \in net' \ net : r.type = "ProduceResp" /\ r.err = EResult /\ r.part = EPartition
+
+\* A message step: the action on a message in flight that the event names,
+\* answering with the event's result (when `result` is TRUE).
+\* @type: (($msg) => Bool, Bool) => Bool;
+OnMessage(A(_), result) ==
+    \E m \in net :
+        /\ MsgMatches(m)
+        /\ A(m)
+        /\ result /\ EResult # "" => ResultHolds(m)
 
 \* The spec action event E names, with E's parameters.
-Step ==
-    CASE E.action = "StartInstance"       -> StartInstance(Inst)
-      [] E.action = "BeginTxn"            -> BeginTxn(Inst)
-      [] E.action = "SendRequest"         -> SendRequest(Inst)
-      [] E.action = "Retry"               -> Retry(Inst)
-      [] E.action = "ProduceTimeout"      -> ProduceTimeout(Inst)
-      [] E.action = "ReInit"              -> ReInit(Inst)
-      [] E.action = "Hang"                -> Hang(Inst)
-      [] E.action = "Resume"              -> Resume(Inst)
-      [] E.action = "JoinGroup"           -> JoinGroup(Inst)
-      [] E.action = "FetchOffset"         -> FetchOffset(Inst)
-      [] E.action = "InputDone"           -> InputDone(Inst)
-      [] E.action = "ClientReceive"       -> \E m \in net : MsgMatches(m) /\ ClientReceive(Inst, m)
-      [] E.action = "DiscardStale"        -> \E m \in net : MsgMatches(m) /\ DiscardStale(m)
-      [] E.action = "Drop"                -> \E m \in net : MsgMatches(m) /\ Drop(m)
-      [] E.action = "TcInitProducerId"    -> \E m \in net : MsgMatches(m) /\ TcInitProducerId(m)
-      [] E.action = "TcAddPartitionsToTxn" -> \E m \in net : MsgMatches(m) /\ TcAddPartitionsToTxn(m)
-      [] E.action = "TcAddOffsetsToTxn"   -> \E m \in net : MsgMatches(m) /\ TcAddOffsetsToTxn(m)
-      [] E.action = "TcVerify"            -> \E m \in net : MsgMatches(m) /\ TcVerify(m)
-      [] E.action = "TcEndTxn"            -> \E m \in net : MsgMatches(m) /\ TcEndTxn(m)
-      [] E.action = "TcMarkerAck"         -> \E m \in net : MsgMatches(m) /\ TcMarkerAck(m)
-      [] E.action = "GcOffsetFetch"       -> \E m \in net : MsgMatches(m) /\ GcOffsetFetch(m)
-      [] E.action = "GcTxnOffsetCommit"   -> \E m \in net : MsgMatches(m) /\ GcTxnOffsetCommit(m)
-      [] E.action = "GcMarker"            -> \E m \in net : MsgMatches(m) /\ GcMarker(m)
-      [] E.action = "LeaderProduce"       -> \E m \in net : MsgMatches(m) /\ LeaderProduce(m)
-      [] E.action = "LeaderVerified"      -> \E m \in net : MsgMatches(m) /\ LeaderVerified(m)
-      [] E.action = "LeaderDiscardVerify" -> \E m \in net : MsgMatches(m) /\ LeaderDiscardVerify(m)
-      [] E.action = "LeaderMarker"        -> \E m \in net : MsgMatches(m) /\ LeaderMarker(m)
-      [] E.action = "TcAppend"            -> TcAppend(E.txn_id)
-      [] E.action = "TcComplete"          -> TcComplete(E.txn_id)
-      [] E.action = "TcResendMarker"      -> TcResendMarker(E.txn_id, E.partition)
-      [] E.action = "LeaderVerifyLost"    -> LeaderVerifyLost(E.partition)
-      [] E.action = "Failover"            -> Failover
-      [] E.action = "Fetch"               -> /\ E.partition \in Parts
-                                             /\ Fetch(E.partition, E.isolation, E.from)
+\* @type: (Bool) => Bool;
+StepWith(result) ==
+    CASE EAction = "StartInstance"       -> StartInstance(Inst)
+      [] EAction = "BeginTxn"            -> BeginTxn(Inst)
+      [] EAction = "SendRequest"         -> SendRequest(Inst)
+      [] EAction = "Retry"               -> Retry(Inst)
+      [] EAction = "ProduceTimeout"      -> ProduceTimeout(Inst)
+      [] EAction = "ReInit"              -> ReInit(Inst)
+      [] EAction = "Hang"                -> Hang(Inst)
+      [] EAction = "Resume"              -> Resume(Inst)
+      [] EAction = "JoinGroup"           -> JoinGroup(Inst)
+      [] EAction = "FetchOffset"         -> FetchOffset(Inst)
+      [] EAction = "InputDone"           -> InputDone(Inst)
+      [] EAction = "ClientReceive"       -> OnMessage(LAMBDA m : ClientReceive(Inst, m), result)
+      [] EAction = "DiscardStale"        -> OnMessage(DiscardStale, result)
+      [] EAction = "Drop"                -> OnMessage(Drop, result)
+      [] EAction = "TcInitProducerId"    -> OnMessage(TcInitProducerId, result)
+      [] EAction = "TcAddPartitionsToTxn" -> OnMessage(TcAddPartitionsToTxn, result)
+      [] EAction = "TcAddOffsetsToTxn"   -> OnMessage(TcAddOffsetsToTxn, result)
+      [] EAction = "TcVerify"            -> OnMessage(TcVerify, result)
+      [] EAction = "TcEndTxn"            -> OnMessage(TcEndTxn, result)
+      [] EAction = "TcMarkerAck"         -> OnMessage(TcMarkerAck, result)
+      [] EAction = "GcOffsetFetch"       -> OnMessage(GcOffsetFetch, result)
+      [] EAction = "GcTxnOffsetCommit"   -> OnMessage(GcTxnOffsetCommit, result)
+      [] EAction = "GcMarker"            -> OnMessage(GcMarker, result)
+      [] EAction = "LeaderProduce"       -> OnMessage(LeaderProduce, result)
+      [] EAction = "LeaderVerified"      -> OnMessage(LeaderVerified, result)
+      [] EAction = "LeaderDiscardVerify" -> OnMessage(LeaderDiscardVerify, result)
+      [] EAction = "LeaderMarker"        -> OnMessage(LeaderMarker, result)
+      [] EAction = "TcAppend"            -> TcAppend(ETxnId)
+      [] EAction = "TcComplete"          -> TcComplete(ETxnId)
+      [] EAction = "TcResendMarker"      -> TcResendMarker(ETxnId, EPartition)
+      [] EAction = "LeaderVerifyLost"    -> LeaderVerifyLost(EPartition) /\ (result /\ EResult # "" => ResultOfLostVerify)
+      [] EAction = "Failover"            -> Failover
+      [] EAction = "Fetch"               -> /\ EPartition \in Parts
+                                            /\ Fetch(EPartition, EIsolation, EFrom)
+
+Step == StepWith(TRUE)
 
 \* Actions whose event names a message in flight.
 MessageActions == {"ClientReceive", "DiscardStale", "Drop", "TcInitProducerId", "TcAddPartitionsToTxn",
@@ -132,43 +194,18 @@ MessageActions == {"ClientReceive", "DiscardStale", "Drop", "TcInitProducerId", 
 \* Client actions that send a request; their message fields describe it.
 SendingActions == {"StartInstance", "SendRequest", "Retry", "ReInit", "FetchOffset"}
 
-\* The logged post-state, one named check per field.
-\* @type: (Str) => Bool;
-PostHolds(f) ==
-    CASE f = "client_state"     -> cl'[Inst].st = E.client_state
-      [] f = "client_epoch"     -> cl'[Inst].epoch = E.client_epoch
-      [] f = "client_txn"       -> cl'[Inst].txn = E.client_txn
-      [] f = "txn_state"        -> tc'[E.txn_id].st = E.txn_state
-      [] f = "txn_epoch"        -> tc'[E.txn_id].epoch = E.txn_epoch
-      [] f = "pending"          -> Len(tc'[E.txn_id].pending) = E.pending
-      [] f = "log_end"          -> Len(plog'[E.partition]) = E.log_end
-      [] f = "group_generation" -> gc'.gen = E.group_generation
-      [] f = "group_committed"  -> gc'.committed = E.group_committed
-      [] f = "result"           -> ResultHolds
-      [] f = "records"          -> FetchResult(E.partition, E.isolation, E.from) = E.records
-      [] f = "lso"              -> LastStableOffset(E.partition) = E.lso
-      [] f = "sent"             -> MsgMatches(cl'[Inst].req)
-      [] OTHER                  -> TRUE
-
-PostFields == {"client_state", "client_epoch", "client_txn", "txn_state", "txn_epoch", "pending", "log_end",
-               "group_generation", "group_committed", "result", "records", "lso"}
-
 \* A sending action's message fields describe the request it sent.
-\* @type: (Str) => Bool;
-Checked(f) ==
-    \/ f \in PostFields /\ Has(f)
-    \/ f = "sent" /\ E.action \in SendingActions /\ Has("type")
-
-Post == \A f \in PostFields \cup {"sent"} : Checked(f) => PostHolds(f)
+SentMatches == EAction \in SendingActions => MsgMatches(cl'[Inst].req)
 
 TraceInit ==
     /\ Init
     /\ l = 1
 
 TraceNext ==
-    /\ l <= Len(Trace)
+    /\ l <= TraceLen
     /\ Step
-    /\ Post
+    /\ PostMatches
+    /\ SentMatches
     /\ l' = l + 1
 
 TraceSpec == TraceInit /\ [][TraceNext]_<<vars, l>>
@@ -176,24 +213,29 @@ TraceSpec == TraceInit /\ [][TraceNext]_<<vars, l>>
 -----------------------------------------------------------------------------
 (* What the checker asks TLC *)
 
-\* Violated exactly when every event has been explained.
-TraceAccepted == l <= Len(Trace)
+\* Violated exactly when every event has been explained (for engines that
+\* do not report the depth of a complete search).
+TraceAccepted == l <= TraceLen
 
-\* The spec's invariants, at the end of the trace (EveryStep = FALSE) or
-\* after every event. The generated module defines EveryStep.
+\* A spec invariant, checked at the end of the trace only.
 \* @type: (Bool) => Bool;
-AtEnd(inv) == l > Len(Trace) => inv
+AtEnd(inv) == l > TraceLen => inv
 
-\* Diagnosis of the event at index Stuck, the deepest one no behaviour
-\* explained (the checker learns Stuck from a first run). The first of these
+\* Diagnosis of the event at index stuck, the deepest one no behaviour
+\* explained (the checker learns it from a first run). The first of these
 \* to fail names the failing part; its trace ends in the state before the event.
 \* @type: (Int) => Bool;
 DiagnoseMessage(stuck) ==
-    l = stuck /\ E.action \in MessageActions => \E m \in net : MsgMatches(m)
+    l = stuck /\ EAction \in MessageActions => \E m \in net : MsgMatches(m)
 \* @type: (Int) => Bool;
-DiagnoseEnabled(stuck) == l = stuck => ENABLED Step
-\* @type: (Int, Str) => Bool;
-DiagnoseField(stuck, f) == l = stuck /\ Checked(f) => ENABLED (Step /\ PostHolds(f))
+DiagnoseEnabled(stuck) == l = stuck => ENABLED StepWith(FALSE)
+\* @type: (Int) => Bool;
+DiagnoseResult(stuck) == l = stuck => ENABLED Step
+\* The post-state field f, whose logged value renders as `rendered`.
+\* @type: (Int, Str, Str) => Bool;
+DiagnoseField(stuck, f, rendered) == l = stuck => ENABLED (Step /\ ToString(PostVal(f)) = rendered)
+\* @type: (Int) => Bool;
+DiagnoseSent(stuck) == l = stuck => ENABLED (Step /\ SentMatches)
 \* @type: (Int) => Bool;
 DiagnoseReached(stuck) == l < stuck
 
