@@ -14,9 +14,10 @@ from hypothesis import HealthCheck, Phase, given, note, settings
 
 from ref_impl.sim.faults import Faults, Schedule
 from ref_impl.sim.run import simulate, write_trace
-from ref_impl.sim.strategies import schedules, seeds, workloads, zoo_schedules
+from ref_impl.sim.strategies import schedules, seeds, workloads
 from ref_impl.sim.workloads import Workload
 from ref_impl.sim.zoo import ZOO, ZooBug
+from ref_impl.sim.zoo_search import examples_to_detection
 from trace_check.trace_format import event_text
 from trace_check.trace_reader import read_trace
 from trace_check.trace_validation import Verdict, check_trace
@@ -56,33 +57,6 @@ def test_every_run_of_the_correct_broker_is_accepted(tmp_path_factory: pytest.Te
     prop()
 
 
-class Detected(Exception):
-    pass
-
-
-def examples_to_detection(bug: ZooBug, tmp: Path, max_examples: int) -> int | None:
-    """How many generated runs with the bug on it takes until the checker catches one."""
-    count = 0
-    w = Workload.parse(bug.workload)
-
-    @settings(max_examples=max_examples, deadline=None, derandomize=True, database=None, phases=[Phase.generate],
-              suppress_health_check=[HealthCheck.too_slow])
-    @given(schedule=zoo_schedules(bug), seed=seeds())
-    def search(schedule: Schedule, seed: int) -> None:
-        nonlocal count
-        count += 1
-        v = run_and_check(tmp, w, schedule, seed, bug.bugs)
-        if bug.detected(v.status, v.invariant):
-            raise Detected(v)
-        assert v.status in ("accepted", "violates"), v.message
-
-    try:
-        search()
-    except Detected:
-        return count
-    return None
-
-
 # The examples each bug took to be caught, as recorded in docs/benchmarks.md; CI fails if a bug
 # is no longer caught within this budget.
 DETECTION_BUDGET = 40
@@ -90,5 +64,5 @@ DETECTION_BUDGET = 40
 
 @pytest.mark.parametrize("bug", ZOO, ids=[b.name for b in ZOO])
 def test_the_checker_catches_every_bug_of_the_zoo(bug: ZooBug, tmp_path: Path) -> None:
-    n = examples_to_detection(bug, tmp_path, DETECTION_BUDGET)
+    n = examples_to_detection(bug, DETECTION_BUDGET, tmp_path)
     assert n is not None, f"{bug.name}: no run among {DETECTION_BUDGET} was caught ({bug.detection} expected)"

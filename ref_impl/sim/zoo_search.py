@@ -1,0 +1,59 @@
+"""How many generated runs it takes until the checker catches a bug of the zoo.
+
+Hypothesis generates fault schedules (and seeds) for the bug's workload; every run is validated;
+the search stops at the first run the checker flags the way the zoo says it must. Derandomized,
+so the count is the same on every machine.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Optional
+
+from hypothesis import HealthCheck, Phase, given, settings
+
+from trace_check.trace_reader import read_trace
+from trace_check.trace_validation import Verdict, check_trace
+
+from .faults import Faults, Schedule
+from .run import simulate, write_trace
+from .strategies import seeds, zoo_schedules
+from .workloads import Workload
+from .zoo import ZooBug
+
+
+class _Detected(Exception):
+    pass
+
+
+def run_and_check(tmp: Path, w: Workload, schedule: Schedule, seed: int, bugs: tuple[str, ...] = ()) -> tuple[Verdict, list]:
+    head, events = simulate(w, Faults(), seed, bugs=bugs, schedule=schedule)
+    path = tmp / f"run-{seed}.jsonl"
+    write_trace(path, head, events)
+    return check_trace(read_trace(path), timeout=300), events
+
+
+def examples_to_detection(bug: ZooBug, max_examples: int, tmp: Optional[Path] = None) -> Optional[int]:
+    """The number of the first generated run the checker catches, or None within ``max_examples``."""
+    tmp = tmp or Path(tempfile.mkdtemp(prefix="txconform-zoo-"))
+    count = 0
+    w = Workload.parse(bug.workload)
+
+    @settings(max_examples=max_examples, deadline=None, derandomize=True, database=None, phases=[Phase.generate],
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(schedule=zoo_schedules(bug), seed=seeds())
+    def search(schedule: Schedule, seed: int) -> None:
+        nonlocal count
+        count += 1
+        v, _ = run_and_check(tmp, w, schedule, seed, bug.bugs)
+        if bug.detected(v.status, v.invariant):
+            raise _Detected()
+        if v.status == "error":
+            raise RuntimeError(v.message)
+
+    try:
+        search()
+    except _Detected:
+        return count
+    return None

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Benchmarks of the reference broker and trace validation, recorded in docs/benchmarks.md.
+
+    python scripts/bench_traces.py            measure everything, rewrite the bench:traces section
+    python scripts/bench_traces.py --print    measure and print only
+    python scripts/bench_traces.py --quick    skip the bug zoo and the mutation score
+
+Measures: simulation events per second; validation time of traces of 100, 1,000 and 10,000
+events (target: 10,000 in under 30 s with TLC on 2 cores); for each bug of the zoo, how many
+hypothesis-generated runs it took until the checker caught one; the mutation score.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from bench_models import DOC, replace_section, stamp  # noqa: E402
+
+from ref_impl.sim.faults import Faults  # noqa: E402
+from ref_impl.sim.run import simulate, write_trace  # noqa: E402
+from ref_impl.sim.workloads import Workload  # noqa: E402
+from ref_impl.sim.zoo import ZOO  # noqa: E402
+from ref_impl.sim.zoo_search import examples_to_detection  # noqa: E402
+from trace_check.mutation import mutation_report  # noqa: E402
+from trace_check.trace_reader import read_trace  # noqa: E402
+from trace_check.trace_validation import check_trace  # noqa: E402
+
+BIG = Workload.parse("transfer:ids=2,txns=5000,aborts=true")
+FAULTS = Faults.parse("all")
+ZOO_BUDGET = 40
+MUTATION_TRACES = [
+    ("transfer:version=TV1,aborts=true", "all", 1),
+    ("transfer:aborts=true", "all", 2),
+    ("ctp:ids=2,aborts=true", "all", 3),
+    ("ctp:version=TV1", "all", 4),
+    ("transfer:ids=2,version=TV1", "loss=1,late=EndTxn+Produce,retries=2", 5),
+    ("transfer", "hangs=1,failovers=1", 6),
+]
+MUTANTS_PER_TRACE = 25
+
+
+def simulation_rate() -> str:
+    rates = []
+    for seed in range(3):
+        t0 = time.perf_counter()
+        _, events = simulate(BIG, FAULTS, seed, max_events=20_000)
+        rates.append(len(events) / (time.perf_counter() - t0))
+    return (
+        "| what | events | events per second (median of 3 seeds) |\n|---|---:|---:|\n"
+        f"| `simulate --workload {BIG.describe()} --faults all`, 20,000 events | 20,000 | {statistics.median(rates):,.0f} |"
+    )
+
+
+def validation_times(tmp: Path) -> str:
+    rows = ["| events | invariants checked | verdict | distinct states | wall time |", "|---:|---|---|---:|---:|"]
+    for n in (100, 1_000, 10_000):
+        head, events = simulate(BIG, FAULTS, 1, max_events=n)
+        path = tmp / f"trace-{n}.jsonl"
+        write_trace(path, head, events)
+        trace = read_trace(path)
+        for every in sorted({len(events) <= 2000, False}, reverse=True):
+            v = check_trace(trace, every_step=every)
+            rows.append(
+                f"| {len(events):,} | {'after every event' if every else 'at the end'} | {v.status} | "
+                f"{v.distinct_states or 0:,} | {v.wall_time:.1f} s |"
+            )
+            print(rows[-1], flush=True)
+    return "\n".join(rows)
+
+
+def zoo_table(tmp: Path) -> str:
+    rows = ["| bug | workload | faults hypothesis schedules | checker must say | runs until caught |", "|---|---|---|---|---:|"]
+    for bug in ZOO:
+        n = examples_to_detection(bug, ZOO_BUDGET, tmp)
+        kinds = ", ".join(bug.fault_kinds) or "none"
+        rows.append(f"| `{bug.name}` | `{bug.workload}` | {kinds} | {bug.detection} | "
+                    f"{n if n is not None else f'not caught in {ZOO_BUDGET}'} |")
+        print(rows[-1], flush=True)
+    return "\n".join(rows)
+
+
+def mutation_table(tmp: Path) -> str:
+    traces = []
+    for w, f, seed in MUTATION_TRACES:
+        head, events = simulate(Workload.parse(w), Faults.parse(f), seed)
+        path = tmp / f"mut-{seed}.jsonl"
+        write_trace(path, head, events)
+        traces.append(read_trace(path))
+    t0 = time.perf_counter()
+    report = mutation_report(traces, MUTANTS_PER_TRACE, 0, tmp / "mutants", jobs=2)
+    wall = time.perf_counter() - t0
+    by_op: dict[str, list[str]] = {}
+    for r in report.results:
+        by_op.setdefault(r.mutation.op, []).append(r.outcome)
+    rows = ["| operator | mutants | killed | legal (not counted) | survived |", "|---|---:|---:|---:|---:|"]
+    for op, outs in sorted(by_op.items()):
+        rows.append(f"| {op} | {len(outs)} | {outs.count('killed')} | {outs.count('legal')} | {outs.count('survived')} |")
+    score = report.score
+    rows.append("")
+    rows.append(f"Mutation score: **{100 * (score or 0):.1f}%** ({report.count('killed')} killed, "
+                f"{report.count('survived')} survived, {report.count('legal')} legal, {report.count('error')} errors) "
+                f"over {len(traces)} traces x {MUTANTS_PER_TRACE} mutants, in {wall:.0f} s.")
+    legal = [r for r in report.results if r.outcome == "legal"]
+    if legal:
+        rows.append("")
+        rows.append("Legal mutants, and why each is still a run of the protocol:")
+        rows.append("")
+        rows += [f"- {r.description}: {r.detail}" for r in legal[:12]]
+    survived = [r for r in report.results if r.outcome != "killed" and r.outcome != "legal"]
+    if survived:
+        rows.append("")
+        rows.append("Survivors and errors:")
+        rows.append("")
+        rows += [f"- {r.description}: {r.outcome}: {r.detail}" for r in survived]
+    print("\n".join(rows), flush=True)
+    return "\n".join(rows)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--print", action="store_true", help="print only; do not rewrite docs/benchmarks.md")
+    parser.add_argument("--quick", action="store_true", help="skip the bug zoo and the mutation score")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="txconform-bench-") as t:
+        tmp = Path(t)
+        parts = ["### Simulation", "", simulation_rate(), "", "### Trace validation", "", validation_times(tmp)]
+        if not args.quick:
+            parts += ["", "### Bug zoo: generated runs until the checker catches the bug", "", zoo_table(tmp)]
+            parts += ["", "### Mutation score", "", mutation_table(tmp)]
+    body = stamp("python scripts/bench_traces.py") + "\n".join(parts)
+    if args.print:
+        print(body)
+        return 0
+    text = DOC.read_text(encoding="utf-8")
+    DOC.write_text(replace_section(text, "traces", body), encoding="utf-8")
+    print(f"bench_traces: updated {DOC.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
