@@ -162,3 +162,31 @@ def test_cli_mutate_scores_a_trace(tmp_path: Path, capsys: pytest.CaptureFixture
     out = capsys.readouterr().out
     assert "mutation score:" in out
     assert rc == 0, out
+
+
+def test_the_record_encoding_for_apalache_gives_the_same_answers_under_tlc(tv1: Path, tmp_path: Path) -> None:
+    # specs/kafka/TraceKafkaTxnRecords.tla is what Apalache checks; TLC runs it here so that the
+    # module itself is tested, not only the command line.
+    from trace_check.trace_validation import check_trace_records
+
+    assert check_trace_records(read_trace(tv1), "tlc", tmp_path / "ok").status == "accepted"
+    bad = make(tmp_path, "transfer", "none", 0, name="lso.jsonl", bugs=("lso_inclusive",))
+    assert check_trace_records(read_trace(bad), "tlc", tmp_path / "bad").status == "rejected"
+
+
+def test_fake_apalache_checks_a_trace_with_the_record_encoding(tv1: Path, tmp_path: Path, monkeypatch) -> None:
+    from test_apalache import log_line, write_fake_apalache
+
+    log = [log_line("The outcome is: NoError"), log_line("Checker reports no error up to computation length 79")]
+    fake = write_fake_apalache(tmp_path / "fake", log, 0)
+    monkeypatch.setenv("APALACHE_HOME", str(tmp_path / "nohome"))
+    monkeypatch.setenv("PATH", f"{fake.parent}:{__import__('os').environ['PATH']}")
+    trace = read_trace(tv1)
+    v = check_trace(trace, engine="apalache", workdir=tmp_path / "work")
+    assert v.engine == "apalache" and v.status == "rejected"  # the fake found no acceptance
+    argv = (fake.parent / "argv.txt").read_text().splitlines()
+    assert "--init=TraceInit" in argv and "--next=TraceNext" in argv
+    assert f"--length={len(trace.events)}" in argv
+    assert any(a.startswith("--inv=") and a.endswith(",TraceAccepted") for a in argv)
+    wrapper = next((tmp_path / "work").rglob("MC_txconform_apalache.tla")).read_text()
+    assert "/\\ Trace = TraceData" in wrapper and "EXTENDS TraceRunRecords" in wrapper

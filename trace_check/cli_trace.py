@@ -45,7 +45,9 @@ def add_parsers(sub: Any) -> None:
         "Exit status: 0 accepted, 1 rejected or an invariant violated, 2 bad input.",
     )
     chk.add_argument("trace", type=Path, metavar="TRACE")
-    chk.add_argument("--engine", choices=ENGINE_CHOICES, default="auto")
+    chk.add_argument("--engine", choices=ENGINE_CHOICES, default="auto",
+                     help="auto (default): Apalache when installed (acceptance only, with the record encoding), else TLC "
+                     "(which also locates and explains a rejected event)")
     when = chk.add_mutually_exclusive_group()
     when.add_argument("--every-step", dest="every_step", action="store_true", default=None,
                       help="check the invariants after every event (default for traces up to 2000 events)")
@@ -98,7 +100,12 @@ def cmd_simulate(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from .trace_format import spec_hash
+
     trace = read_trace(args.trace)
+    if trace.header.get("spec_hash") not in (None, spec_hash("kafka")):
+        err.print(Text(f"txconform: note: {args.trace} was made against another version of the spec "
+                       "(spec_hash differs); it is checked against the current one"))
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=err, transient=True) as bar:
         t = bar.add_task(f"checking {len(trace.events)} events with the spec")
 
