@@ -53,22 +53,21 @@ INVARIANTS = (
 )
 def tla_string(s: str) -> str:
     """A TLA+ string literal holding exactly ``s`` (printable ASCII, checked by the reader)."""
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return format_value(s)
+
+
+def _frozen(v: Any) -> Any:
+    if isinstance(v, (list, set, frozenset)):
+        return frozenset(_frozen(x) for x in v)
+    if isinstance(v, tuple):
+        return tuple(_frozen(x) for x in v)
+    return v
 
 
 def tla_value(v: Any) -> str:
-    """``v`` as TLA+ text, and as TLC's ToString prints it: the checker compares the two."""
-    if isinstance(v, bool):
-        return "TRUE" if v else "FALSE"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, str):
-        return tla_string(v)
-    if isinstance(v, (list, set, frozenset)):
-        return "{" + ", ".join(tla_value(x) for x in sorted(set(v))) + "}"
-    if isinstance(v, tuple):
-        return "<<" + ", ".join(tla_value(x) for x in v) + ">>"
-    raise TypeError(f"no TLA+ form for {v!r}")
+    """``v`` as TLA+ text (lists are sets), which is also what TLC's ToString prints for it: the
+    checker compares the two."""
+    return format_value(_frozen(v))
 
 
 Shape = tuple[tuple[str, ...], tuple[str, ...]]

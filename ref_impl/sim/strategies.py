@@ -36,30 +36,22 @@ def schedules(kinds: tuple[str, ...] = FAULT_KINDS, types: tuple[str, ...] = TYP
 
 def workloads() -> st.SearchStrategy[Workload]:
     """Small workloads: the checker explores every state the trace leaves open."""
-    transfer = st.builds(
-        Workload,
-        kind=st.just("transfer"),
-        ids=st.integers(1, 2),
-        instances=st.integers(1, 2),
-        partitions=st.integers(1, 2),
-        txns=st.integers(1, 3),
-        records=st.just(1),
-        aborts=st.booleans(),
-        version=st.sampled_from(("TV1", "TV2")),
-    )
-    ctp = st.builds(
-        Workload,
-        kind=st.just("ctp"),
-        ids=st.integers(1, 2),
-        instances=st.integers(1, 2),
-        partitions=st.integers(1, 2),
-        txns=st.integers(1, 3),
-        records=st.just(1),
-        aborts=st.booleans(),
-        input=st.integers(1, 3),
-        version=st.sampled_from(("TV1", "TV2")),
-    )
-    return st.one_of(transfer, ctp)
+
+    def of_kind(kind: str, **extra: st.SearchStrategy) -> st.SearchStrategy[Workload]:
+        return st.builds(
+            Workload,
+            kind=st.just(kind),
+            ids=st.integers(1, 2),
+            instances=st.integers(1, 2),
+            partitions=st.integers(1, 2),
+            txns=st.integers(1, 3),
+            records=st.just(1),
+            aborts=st.booleans(),
+            version=st.sampled_from(("TV1", "TV2")),
+            **extra,
+        )
+
+    return st.one_of(of_kind("transfer"), of_kind("ctp", input=st.integers(1, 3)))
 
 
 def seeds() -> st.SearchStrategy[int]:
