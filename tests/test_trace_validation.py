@@ -132,6 +132,8 @@ def test_a_buggy_broker_is_rejected(tmp_path: Path) -> None:
     v = check_trace(read_trace(path))
     assert v.status == "rejected"
     assert v.event is not None and v.event["action"] == "Fetch"
+    # the spec would not return the open record; the reference broker says which records it would
+    assert "not with records = " in v.reason and "the reference broker, replaying the trace, gives records = [" in v.reason
 
 
 def test_cli_simulate_then_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

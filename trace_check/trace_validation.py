@@ -35,6 +35,8 @@ from . import trace_format as tf
 from .engines import check_engine_available, resolve_engine, run_task
 from .result import ApalacheOptions, CheckResult, CheckTask, Outcome, Progress, TlcOptions
 from .trace_reader import Trace
+from ref_impl.kafka.replay import broker_value
+
 from .values import format_value
 
 TRACE_SPEC = tf.SPECS_DIR / "kafka" / "TraceKafkaTxn.tla"
@@ -271,7 +273,7 @@ def _prepare(workdir: Path, trace: Trace, every_step: bool, stuck: Optional[int]
     (workdir / f"{GENERATED_MODULE}.tla").write_text(module_text(trace, every_step, stuck), encoding="utf-8")
 
 
-def _explain(diag: str, ev: dict[str, Any]) -> str:
+def _explain(diag: str, ev: dict[str, Any], trace: Trace, n: int) -> str:
     if diag == "Diag_message":
         return (
             f"no message in flight matches the event's {ev.get('type', 'message')} "
@@ -285,7 +287,10 @@ def _explain(diag: str, ev: dict[str, Any]) -> str:
         return "the request the event says was sent is not the one the spec's client sends in this state"
     if diag.startswith("Diag_field_"):
         f = diag[len("Diag_field_") :]
-        return f"the step is possible, but not with {f} = {json.dumps(ev.get(f))}: the spec gives another value"
+        # The reference broker implements the spec step by step: ask it for the value.
+        other = broker_value(trace.constants, [dict(e) for e in trace.events], n, f)
+        hint = f" (the reference broker, replaying the trace, gives {f} = {json.dumps(other)})" if other is not None else ""
+        return f"the step is possible, but not with {f} = {json.dumps(ev.get(f))}: the spec gives another value{hint}"
     if ev.get("result") is not None:
         return f"the step is possible, but its answer is not {ev['result']} (or the logged fields do not hold together)"
     return "the step is possible, but not with all of the event's logged fields together"
@@ -359,7 +364,7 @@ def check_trace(
         reason = "no behaviour of the spec reaches this event with the logged fields"
         if d.outcome is Outcome.VIOLATED and d.counterexample:
             state = {k: v for k, v in d.counterexample.steps[-1].state.items() if k not in ("l",)}
-            reason = _explain(d.invariant or "", ev)
+            reason = _explain(d.invariant or "", ev, trace, stuck)
         return Verdict(
             "rejected",
             wall_time=r.wall_time + d.wall_time,

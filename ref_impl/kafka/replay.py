@@ -83,6 +83,23 @@ def _step(c: Cluster, ev: dict[str, Any]) -> bool:
     return False
 
 
+def broker_value(constants: dict[str, Any], events: list[dict[str, Any]], n: int, field: str) -> Any:
+    """What the reference broker logs for ``field`` when it takes event ``n`` (1-based) after
+    replaying the events before it; None when it cannot get there or does not log the field."""
+    emitted: list[dict[str, Any]] = []
+    c = Cluster(Constants.from_spec({**constants, "Bugs": []}), emitted.append)
+    try:
+        for ev in events[: n - 1]:
+            if not _step(c, ev):
+                return None
+        before = len(emitted)
+        if not _step(c, events[n - 1]) or len(emitted) != before + 1:
+            return None
+    except (KeyError, TypeError, ValueError):
+        return None
+    return emitted[-1].get(field)
+
+
 def replay(constants: dict[str, Any], events: list[dict[str, Any]]) -> Optional[int]:
     """The 1-based index of the first event the broker cannot reproduce, or None if it can all."""
     emitted: list[dict[str, Any]] = []
