@@ -140,10 +140,7 @@ def judge(trace: Trace, m: Mutation, workdir: Path, timeout: float = 300.0) -> M
     desc = m.describe(events)
     mutant = apply(events, m)
     path = workdir / f"mutant-{m.op}-{m.index}-{m.column or 'x'}.jsonl"
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(tf.dumps(trace.header, tf.HEADER_ORDER) + "\n")
-        for ev in mutant:
-            f.write(tf.dumps(ev, tf.COLUMNS) + "\n")
+    tf.write_trace(path, trace.header, [{k: v for k, v in ev.items() if k != "event"} for ev in mutant])
     try:
         t = read_trace(path)
     except TxconformError as e:

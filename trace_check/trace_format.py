@@ -88,27 +88,19 @@ def dumps(obj: dict[str, Any], order: Iterable[str] = ()) -> str:
     return json.dumps({k: obj[k] for k in keys}, separators=(",", ":"), ensure_ascii=False)
 
 
-class TraceWriter:
-    """Writes a header and events; events get their 1-based number."""
-
-    def __init__(self, path: Path, head: dict[str, Any]) -> None:
-        self.path = path
-        self.file = open(path, "w", encoding="utf-8", newline="\n")
-        self.file.write(dumps(head, HEADER_ORDER) + "\n")
-        self.count = 0
-
-    def write(self, ev: dict[str, Any]) -> None:
-        self.count += 1
-        ev = {"event": self.count, **ev}
-        self.file.write(dumps(ev, COLUMNS) + "\n")
-
-    def close(self) -> None:
-        self.file.close()
-
-
 def event_lines(events: Iterable[dict[str, Any]]) -> Iterator[str]:
     for n, ev in enumerate(events, 1):
         yield dumps({"event": n, **ev}, COLUMNS)
+
+
+def write_trace(path: Path, head: dict[str, Any], events: Iterable[dict[str, Any]]) -> None:
+    """Write a trace file; events are numbered 1, 2, ... in order."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+        f.write(dumps(head, HEADER_ORDER) + "\n")
+        for line in event_lines(events):
+            f.write(line + "\n")
+    tmp.replace(path)  # never leave a half-written trace under the real name
 
 
 def event_text(ev: dict[str, Any]) -> str:

@@ -6,7 +6,6 @@ Every problem is one line naming the file, the line and the field, and saying wh
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any, Iterable, Optional
 

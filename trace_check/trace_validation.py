@@ -22,7 +22,6 @@ into the module rather than the .cfg, so no trace content can change the module'
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import tempfile

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Callable, Optional
 
 from trace_check import trace_format
+from trace_check.trace_format import write_trace  # noqa: F401  (re-exported: the simulator's output)
 
 from .faults import Faults, Schedule
 from .scheduler import Simulation
@@ -43,12 +43,3 @@ def simulate(
     sim = Simulation(workload, faults, seed, events.append, bugs=bugs, max_events=max_events, schedule=schedule)
     sim.run(progress)
     return trace_header(sim), events
-
-
-def write_trace(path: Path, head: dict[str, Any], events: list[dict[str, Any]]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-        f.write(trace_format.dumps(head, trace_format.HEADER_ORDER) + "\n")
-        for line in trace_format.event_lines(events):
-            f.write(line + "\n")
-    tmp.replace(path)  # never leave a half-written trace under the real name
