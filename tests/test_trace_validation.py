@@ -35,7 +35,14 @@ def rewrite(path: Path, fn, name: str = "m.jsonl") -> Path:
 
 @pytest.fixture(scope="module")
 def tv1(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make(tmp_path_factory.mktemp("tv1"), "transfer:version=TV1,aborts=true", "all", 5)
+    """A faulty TV1 run long enough to have every step the tests below change."""
+    tmp = tmp_path_factory.mktemp("tv1")
+    for seed in range(5, 60):
+        path = make(tmp, "transfer:version=TV1,aborts=true", "all", seed)
+        actions = {(o.get("action"), o.get("type"), o.get("result")) for o in map(json.loads, path.read_text().splitlines())}
+        if {("TcAddPartitionsToTxn", "AddPartitionsToTxn", "NONE"), ("SendRequest", "Produce", None)} <= actions:
+            return path
+    raise AssertionError("no seed gave a run with AddPartitionsToTxn and Produce")
 
 
 def test_a_run_of_the_reference_broker_is_accepted(tv1: Path) -> None:
@@ -81,10 +88,13 @@ def test_tv1_late_endtxn_is_a_behaviour_of_the_spec_that_breaks_marker_safety(tm
         v = check_trace(read_trace(path))
         assert v.status in ("accepted", "violates"), v.reason
         if v.status == "violates":
-            found = v
-            break
-    assert found is not None, "no TV1 run with a late EndTxn broke an invariant"
-    assert found.invariant in ("MarkerSafety", "Atomicity")
+            # The late COMMIT can also close the next transaction before its last produce,
+            # which then hangs: the same bug, seen first by NoHangingTransaction.
+            assert v.invariant in ("MarkerSafety", "Atomicity", "NoHangingTransaction")
+            if v.invariant != "NoHangingTransaction":
+                found = v
+                break
+    assert found is not None, "no TV1 run with a late EndTxn broke MarkerSafety or Atomicity"
 
 
 HOSTILE = ['t"1', "a\\b", "==== MODULE X", "(* open comment", "\\* rest", "THEOREM EXTENDS VARIABLE", 'x" \\/ TRUE \\/ "']

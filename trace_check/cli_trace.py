@@ -32,7 +32,7 @@ def add_parsers(sub: Any) -> None:
     sim.add_argument("--workload", default="transfer", metavar="W",
                      help="transfer or ctp, with settings: e.g. transfer:txns=3,partitions=2,instances=2,aborts=true,version=TV1")
     sim.add_argument("--faults", default="none", metavar="F",
-                     help="none, all, or e.g. loss=1,late=EndTxn+Produce,retries=2,timeouts,hangs=1,failovers=1")
+                     help="none, all, or e.g. loss=1,late=EndTxn+Produce,retries=2,timeouts,hangs=1,failovers=1,restarts=1")
     sim.add_argument("--bugs", default="", metavar="B", help="switch on bugs of the bug zoo, e.g. no_epoch_bump+lso_inclusive")
     sim.add_argument("--max-events", type=int, default=100_000, help="stop after this many events (default 100000)")
     sim.add_argument("--out", type=Path, required=True, metavar="FILE", help="where to write the trace")

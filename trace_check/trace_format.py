@@ -18,7 +18,7 @@ FORMAT_VERSION = 1
 # Every event column, in the order a writer puts them.
 KEY_COLUMNS = ("txn_id", "producer_id", "producer_epoch", "instance", "topic", "partition", "group")
 MESSAGE_COLUMNS = ("type", "txn", "seq", "att", "commit", "coordinator_epoch", "error", "offset", "generation")
-RESULT_COLUMNS = ("result", "isolation", "from", "records", "lso")
+RESULT_COLUMNS = ("result", "isolation", "from", "records", "lso", "committed_offset")
 POST_COLUMNS = (
     "client_state",
     "client_epoch",
@@ -38,7 +38,7 @@ POST_FIELDS = POST_COLUMNS + ("records", "lso")
 # Columns for people and partitioning only; the spec does not read them.
 HEADER_ORDER = ("format", "version", "protocol", "spec", "spec_hash", "generator", "seed", "workload", "faults",
                 "bugs", "constants", "logged")
-INFO_COLUMNS = frozenset({"event", "actor", "producer_id", "topic", "group"})
+INFO_COLUMNS = frozenset({"event", "actor", "producer_id", "topic"})
 
 STRING_COLUMNS = frozenset(
     {"action", "actor", "txn_id", "topic", "group", "type", "error", "result", "isolation", "client_state", "txn_state"}
@@ -112,7 +112,7 @@ def event_text(ev: dict[str, Any]) -> str:
         parts.append(f"txn {ev['txn']}")
     if "type" in ev:
         parts.append(ev["type"])
-    if ev.get("partition") or ev.get("action") == "Fetch":
+    if ev.get("partition") or ev.get("action") in ("Fetch", "OffsetCommit", "LeaderRestart"):
         parts.append(f"p{ev.get('partition')}")
     if ev.get("type") in ("Produce", "ProduceResp", "Verify", "VerifyResp"):
         parts.append(f"seq {ev.get('seq')}")
@@ -126,6 +126,8 @@ def event_text(ev: dict[str, Any]) -> str:
         parts.append(ev["error"])
     if ev.get("action") == "Fetch":
         parts.append(f"{ev.get('isolation')} from {ev.get('from')}: {ev.get('records')} (LSO {ev.get('lso')})")
+    if ev.get("action") == "OffsetCommit":
+        parts.append(f"group {ev.get('group')} offset {ev.get('committed_offset')}")
     if ev.get("result") is not None:
         parts.append(f"-> {ev['result']}")
     for col, label in (("client_state", "client"), ("txn_state", "coordinator")):

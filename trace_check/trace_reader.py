@@ -35,7 +35,8 @@ MESSAGE_ACTIONS = frozenset(
 )
 SENDING_ACTIONS = frozenset({"StartInstance", "SendRequest", "Retry", "ReInit", "FetchOffset"})
 COORDINATOR_ACTIONS = frozenset({"TcAppend", "TcComplete", "TcResendMarker"})
-ACTIONS = CLIENT_ACTIONS | MESSAGE_ACTIONS | COORDINATOR_ACTIONS | {"LeaderVerifyLost", "Failover", "Fetch"}
+ACTIONS = CLIENT_ACTIONS | MESSAGE_ACTIONS | COORDINATOR_ACTIONS | {"LeaderVerifyLost", "LeaderRestart", "Failover", "Fetch",
+                                                                    "OffsetCommit"}
 
 CLIENT_STATES = frozenset({"down", "init", "ready", "intxn", "fenced", "failed", "done"})
 ENUMS: dict[str, frozenset[str]] = {
@@ -62,6 +63,7 @@ CONSTANT_KINDS: dict[str, type] = {
     "ProduceTimeouts": bool,
     "MaxHangs": int,
     "InputSize": int,
+    "LeaderRestarts": bool,
 }
 
 
@@ -96,6 +98,7 @@ def _check_header(path: Path, h: Any) -> dict[str, Any]:
     k = h.get("constants")
     if not isinstance(k, dict):
         raise _fail(path, 1, 'header: "constants" must be an object with the spec\'s constants')
+    k.setdefault("LeaderRestarts", False)  # traces written before leader restarts were modelled
     for name, kind in CONSTANT_KINDS.items():
         if name not in k:
             raise _fail(path, 1, f'header: constants: "{name}" is missing')
@@ -180,12 +183,19 @@ def _check_event(path: Path, line: int, ev: Any, k: dict[str, Any], number: int)
         need("txn_id", k["TxnIds"], "a transactional.id")
     if a == "TcResendMarker":
         need("partition", range(0, k["NumPartitions"] + 1), "a partition (0: the offsets partition)")
-    if a in ("LeaderVerifyLost", "Fetch") or any(c in ev for c in ("log_end", "records", "lso")):
+    if a in ("LeaderVerifyLost", "LeaderRestart", "Fetch", "OffsetCommit") or any(c in ev for c in ("log_end", "records", "lso")):
         need("partition", parts, "a data partition")
     if a == "Fetch" or "records" in ev:
         need("isolation", ENUMS["isolation"], "an isolation level")
         if "from" not in ev:
             raise _fail(path, line, f'{a}: field "from" is missing; it says the offset the fetch started at')
+    if a == "OffsetCommit":
+        if not ev.get("group"):
+            raise _fail(path, line, f'{a}: field "group" is missing; it names the consumer group the offset is committed in')
+        if "committed_offset" not in ev:
+            raise _fail(path, line, f'{a}: field "committed_offset" is missing; it says the position the consumer committed')
+    elif "committed_offset" in ev:
+        raise _fail(path, line, f'{a}: field "committed_offset" belongs to OffsetCommit events; leave it out')
     return ev
 
 

@@ -51,6 +51,7 @@ INVARIANTS = (
     "ZombieFenced",
     "NoHangingTransaction",
     "ExactlyOnceCTP",
+    "ProducerStateInLog",
 )
 def tla_string(s: str) -> str:
     """A TLA+ string literal holding exactly ``s`` (printable ASCII, checked by the reader)."""
@@ -86,16 +87,19 @@ def rendered(ev: dict[str, Any], cols: tuple[str, ...]) -> str:
 
 
 def event_tuple(ev: dict[str, Any], shape_ids: dict[Shape, int]) -> str:
-    """<<action, shape, txn_id, instance, partition, isolation, from, result, msg, post>>."""
+    """<<action, shape, txn_id, instance, partition, text, number, result, msg, post>>: text and
+    number are the parameters of the consumer steps (Fetch: isolation and from; OffsetCommit:
+    group and committed_offset)."""
     shape = shape_of(ev)
+    commit = ev["action"] == "OffsetCommit"
     fields = (
         ev["action"],
         shape_ids[shape],
         ev.get("txn_id", ""),
         ev.get("instance", -1),
         ev.get("partition", -1),
-        ev.get("isolation", ""),
-        ev.get("from", 0),
+        ev.get("group", "") if commit else ev.get("isolation", ""),
+        ev.get("committed_offset", 0) if commit else ev.get("from", 0),
         ev.get("result", ""),
         rendered(ev, shape[0]),
         rendered(ev, shape[1]),

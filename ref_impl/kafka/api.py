@@ -141,15 +141,20 @@ class Producer:
 
 class Consumer:
     """A consumer: of the input partition in the application's group (consume-transform-produce),
-    or of the output partitions with an isolation level."""
+    or of the output partitions with an isolation level. With a ``group_id`` and ``assign()``, a
+    standalone consumer commits its positions in that group (``commit``, ``committed``)."""
 
     def __init__(self, cluster: "Cluster", isolation_level: str = "read_committed",
-                 member: Optional["Inst"] = None) -> None:
+                 member: Optional["Inst"] = None, group_id: Optional[str] = None) -> None:
         if isolation_level not in ("read_committed", "read_uncommitted"):
             raise IllegalStateError("isolation_level must be read_committed or read_uncommitted")
+        if member is not None and group_id is not None:
+            raise IllegalStateError("a member of the application's group commits with its transaction "
+                                    "(send_offsets_to_transaction), not with a group_id of its own")
         self.cluster = cluster
         self.isolation_level = isolation_level
         self.member = member  # the producer instance this group member runs with
+        self.group_id = group_id
         self.positions: dict[int, int] = {}
 
     def assign(self, partitions: list[int]) -> None:
@@ -158,16 +163,28 @@ class Consumer:
                 raise KafkaError("UNKNOWN_TOPIC_OR_PARTITION", f"partition {p}")
             self.positions.setdefault(p, 0)
 
-    def poll(self) -> dict[int, list[tuple[int, Any]]]:
-        """Fetch every assigned partition from its position: {partition: [(offset, batch)]}."""
+    def poll(self, partitions: Optional[list[int]] = None) -> dict[int, list[tuple[int, Any]]]:
+        """Fetch every assigned partition (or those given) from its position:
+        {partition: [(offset, batch)]}."""
         out = {}
         for p, start in sorted(self.positions.items()):
+            if partitions is not None and p not in partitions:
+                continue
             offsets = self.cluster.fetch(p, self.isolation_level, start)
             log = self.cluster.plog[p].entries
             out[p] = [(o, log[o].records) for o in offsets]
             if offsets:
                 self.positions[p] = offsets[-1] + 1
         return out
+
+    def commit(self, offsets: Optional[dict[int, int]] = None) -> None:
+        """Commit ``offsets`` ({partition: position}; default: the current positions) in this
+        consumer's group, one OffsetCommit per partition."""
+        if self.group_id is None:
+            raise IllegalStateError("commit: this consumer has no group_id (Consumer(..., group_id=...))")
+        for p, offset in sorted((self.positions if offsets is None else offsets).items()):
+            if not self.cluster.offset_commit(self.group_id, p, offset):
+                raise KafkaError("OFFSET_OUT_OF_RANGE", f"partition {p}: offset {offset} is past the log end")
 
     # --- group membership (the input side of consume-transform-produce) ---
 
@@ -177,10 +194,16 @@ class Consumer:
         m = self.member
         return Future(lambda: self.cluster.join_group(m) or self.cluster.owns_input(m), lambda: None)
 
-    def committed(self) -> Future:
-        """OffsetFetch(require_stable) of the input partition; the value is the position, or None
+    def committed(self) -> Any:
+        """A standalone consumer: {partition: committed position, or None} of its assigned
+        partitions in its group. A member of the application's group: a Future of the
+        OffsetFetch(require_stable) of the input partition, whose value is the position, or None
         after UNSTABLE_OFFSET_COMMIT (ask again)."""
-        assert self.member is not None
+        if self.member is None:
+            if self.group_id is None:
+                raise IllegalStateError("committed: this consumer has no group_id (Consumer(..., group_id=...))")
+            stored = self.cluster.gc.groups.get(self.group_id, {})
+            return {p: stored.get(p) for p in sorted(self.positions)}
         m, cl = self.member, self.cluster
         if not cl.fetch_offset(m):
             raise IllegalStateError(f"committed: member {m} cannot fetch its offset now")

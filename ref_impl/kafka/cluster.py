@@ -100,6 +100,8 @@ class Group:
     owner: Inst = NO_INST
     committed: int = 0
     pending: dict[str, int] = attrs.field(factory=dict)  # -1: none
+    # Standalone consumers' groups: group -> partition -> committed offset.
+    groups: dict[str, dict[int, int]] = attrs.field(factory=dict)
 
 
 class Cluster(ClientActions, CoordinatorActions, LeaderActions, GroupActions, NetworkActions):

@@ -6,7 +6,8 @@ from typing import Any
 
 import attrs
 
-BUGS = ("no_epoch_bump", "no_idempotence", "no_pending_check", "lso_inclusive", "no_generation_check")
+BUGS = ("no_epoch_bump", "no_idempotence", "no_pending_check", "lso_inclusive", "no_generation_check",
+        "restart_forgets_producers")
 LATE_REQUEST_TYPES = ("InitProducerId", "AddPartitionsToTxn", "Produce", "EndTxn")
 
 
@@ -29,6 +30,7 @@ class Constants:
     produce_timeouts: bool = False
     max_hangs: int = 0
     input_size: int = 0
+    leader_restarts: bool = False
     bugs: tuple[str, ...] = attrs.field(default=(), converter=_sorted_tuple)
 
     def __attrs_post_init__(self) -> None:
@@ -66,6 +68,7 @@ class Constants:
             "ProduceTimeouts": self.produce_timeouts,
             "MaxHangs": self.max_hangs,
             "InputSize": self.input_size,
+            "LeaderRestarts": self.leader_restarts,
             "Bugs": list(self.bugs) if bugs else [],
         }
 
@@ -85,6 +88,7 @@ class Constants:
             produce_timeouts=d["ProduceTimeouts"],
             max_hangs=d["MaxHangs"],
             input_size=d["InputSize"],
+            leader_restarts=d.get("LeaderRestarts", False),  # traces made before restarts existed
             bugs=d.get("Bugs", ()),
         )
 

@@ -53,6 +53,19 @@ class GroupActions:
         self._group_event("GcTxnOffsetCommit", m, "NONE" if ok else "ILLEGAL_GENERATION")
         return True
 
+    def offset_commit(self: "Cluster", group: str, p: int, offset: int, dry: bool = False) -> bool:
+        """A standalone consumer of ``group`` commits its position ``offset`` on partition ``p``
+        (OffsetCommit with generation -1). A position is at most the log end."""
+        if p not in self.plog or not 0 <= offset <= len(self.plog[p]):
+            return False
+        if dry:
+            return True
+        self.gc.groups.setdefault(group, {})[p] = offset
+        ev = self.event("OffsetCommit", "consumer", partition=p, group=group)
+        ev["committed_offset"] = offset
+        self.emit(ev)
+        return True
+
     def gc_marker(self: "Cluster", m: Msg, dry: bool = False) -> bool:
         """A marker on the offsets partition: COMMIT applies the pending offset, ABORT drops it."""
         from .cluster import ProducerState

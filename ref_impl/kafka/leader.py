@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from .log import Entry
+from .log import Entry, PartitionLog
 from .messages import Msg
 
 if TYPE_CHECKING:
@@ -58,6 +58,34 @@ def remember(seqs: frozenset[int], s: int) -> frozenset[int]:
     return frozenset(x for x in seqs | {s} if x > s - 5)
 
 
+def after_append(s: "ProducerState", epoch: int, seq: int) -> "ProducerState":
+    """The producer state once a batch of (epoch, seq) is appended."""
+    from .cluster import ProducerState
+
+    seqs = frozenset({seq}) if epoch > s.epoch else remember(s.seqs, seq)
+    return ProducerState(epoch, seq, seqs, True, s.cepoch)
+
+
+def after_marker(s: "ProducerState", epoch: int, cepoch: int) -> "ProducerState":
+    """The producer state once a marker of (epoch, coordinator epoch) is appended."""
+    from .cluster import ProducerState
+
+    newer = epoch > s.epoch
+    return ProducerState(epoch, -1 if newer else s.last_seq, frozenset() if newer else s.seqs, False, cepoch)
+
+
+def load_producer_state(log: PartitionLog, pid: str) -> "ProducerState":
+    """Rebuild a producer's state by replaying the log, as a restarted leader does
+    (ProducerStateManager; LoadedProducerState in the spec)."""
+    from .cluster import ProducerState
+
+    s = ProducerState()
+    for e in log.entries:
+        if e.pid == pid:
+            s = after_append(s, e.epoch, e.seq) if e.kind == "data" else after_marker(s, e.epoch, e.cepoch)
+    return s
+
+
 class LeaderActions:
     def _leader_event(self: "Cluster", action: str, m: Msg, result: str | None, **cols: object) -> None:
         ev = self.with_msg(self.event(action, f"leader-{m.part}"), m)
@@ -68,8 +96,6 @@ class LeaderActions:
 
     def append_batch(self: "Cluster", m: Msg) -> str:
         """Check m's batch, append it if it passes; returns the answer's error code."""
-        from .cluster import ProducerState
-
         p = m.part
         s = self.pst[p][m.tid]
         verdict = produce_check(m, s, self.k.bug("no_idempotence"))
@@ -78,8 +104,7 @@ class LeaderActions:
             self.plog[p].append(
                 Entry("data", m.tid, m.epoch, m.seq, gtx=m.gtx, zombie=zombie, src=m.val, records=self.payload(m))
             )
-            seqs = frozenset({m.seq}) if m.epoch > s.epoch else remember(s.seqs, m.seq)
-            self.pst[p][m.tid] = ProducerState(m.epoch, m.seq, seqs, True, s.cepoch)
+            self.pst[p][m.tid] = after_append(s, m.epoch, m.seq)
         return "NONE" if verdict in ("append", "duplicate") else verdict
 
     def payload(self: "Cluster", m: Msg) -> tuple:
@@ -171,8 +196,6 @@ class LeaderActions:
     def leader_marker(self: "Cluster", m: Msg, dry: bool = False) -> bool:
         """A WriteTxnMarkers request: append the control record, closing the producer's
         transaction here, unless it comes from an older coordinator or producer epoch."""
-        from .cluster import ProducerState
-
         if m not in self.net or m.type != "WriteTxnMarkers" or m.part not in self.plog:
             return False
         if dry:
@@ -184,16 +207,30 @@ class LeaderActions:
             self.plog[p].append(
                 Entry("marker", m.tid, m.epoch, commit=m.commit, cepoch=m.cepoch, gtx=m.gtx, end_by=m.end_by)
             )
-            newer = m.epoch > s.epoch
-            self.pst[p][m.tid] = ProducerState(
-                m.epoch, -1 if newer else s.last_seq, frozenset() if newer else s.seqs, False, m.cepoch
-            )
+            self.pst[p][m.tid] = after_marker(s, m.epoch, m.cepoch)
             for h in self.held[p]:
                 if h.m.tid == m.tid:
                     h.void = True
         self.take(m)
         self.send(m.reply(err))
         self._leader_event("LeaderMarker", m, err)
+        return True
+
+    def leader_restart(self: "Cluster", p: int, dry: bool = False) -> bool:
+        """The leader of ``p`` crashes and restarts: the log survives, the producer state is
+        rebuilt from it, batches held for verification are lost (their producers retry)."""
+        from .cluster import ProducerState
+
+        if not self.k.leader_restarts or p not in self.plog:
+            return False
+        if dry:
+            return True
+        if self.k.bug("restart_forgets_producers"):
+            self.pst[p] = {t: ProducerState() for t in self.pst[p]}
+        else:
+            self.pst[p] = {t: load_producer_state(self.plog[p], t) for t in self.pst[p]}
+        self.held[p] = []
+        self.emit(self.event("LeaderRestart", f"leader-{p}", partition=p))
         return True
 
     def fetch(self: "Cluster", p: int, isolation: str, start: int) -> list[int]:

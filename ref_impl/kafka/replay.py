@@ -24,7 +24,7 @@ MSG_FIELDS = {
     "offset": "val",
     "generation": "gen",
 }
-INFO = {"event", "actor", "producer_id", "topic", "group"}
+INFO = {"event", "actor", "producer_id", "topic"}
 
 CLIENT = {
     "StartInstance": "start_instance", "BeginTxn": "begin_txn", "SendRequest": "send_request", "Retry": "retry",
@@ -77,6 +77,10 @@ def _step(c: Cluster, ev: dict[str, Any]) -> bool:
         return c.leader_verify_lost(ev["partition"])
     if a == "Failover":
         return c.failover()
+    if a == "LeaderRestart":
+        return c.leader_restart(ev["partition"])
+    if a == "OffsetCommit":
+        return c.offset_commit(ev["group"], ev["partition"], ev["committed_offset"])
     if a == "Fetch":
         c.fetch(ev["partition"], ev["isolation"], ev["from"])
         return True

@@ -2,8 +2,9 @@
 
 They are the spec's fault constants, so a trace's header says what the checker must allow:
 lost messages (MaxLoss), requests retried while a copy is still in flight, arriving late or twice
-(LateRequests, MaxRetries), produce timeouts, instance pauses that make zombies (MaxHangs), and
-coordinator crashes with failover (MaxFailovers). Duplication is a retry with a copy in flight:
+(LateRequests, MaxRetries), produce timeouts, instance pauses that make zombies (MaxHangs),
+coordinator crashes with failover (MaxFailovers), and partition leader crashes with restart
+(LeaderRestarts: the spec allows any number; the budget bounds a run). Duplication is a retry with a copy in flight:
 Kafka runs over TCP, so a second copy of a request only ever comes from the client sending again.
 """
 
@@ -26,15 +27,16 @@ class Faults:
     timeouts: bool = False
     hangs: int = 0
     failovers: int = 0
+    restarts: int = 0
 
     @classmethod
     def parse(cls, text: str) -> "Faults":
-        """``none``, ``all``, or ``loss=1,late=EndTxn+Produce,retries=2,timeouts,hangs=1,failovers=1``."""
+        """``none``, ``all``, or ``loss=1,late=EndTxn+Produce,retries=2,timeouts,hangs=1,failovers=1,restarts=1``."""
         text = text.strip()
         if text in ("", "none"):
             return cls()
         if text == "all":
-            return cls(loss=1, late=LATE_REQUEST_TYPES, retries=2, timeouts=True, hangs=1, failovers=1)
+            return cls(loss=1, late=LATE_REQUEST_TYPES, retries=2, timeouts=True, hangs=1, failovers=1, restarts=1)
         fields: dict[str, object] = {}
         for part in text.split(","):
             key, _, value = part.strip().partition("=")
@@ -47,13 +49,14 @@ class Faults:
                     fields["late"] = names
                 elif key == "timeouts":
                     fields["timeouts"] = value in ("", "1", "true", "yes")
-                elif key in ("loss", "retries", "hangs", "failovers"):
+                elif key in ("loss", "retries", "hangs", "failovers", "restarts"):
                     fields[key] = int(value)
                     if fields[key] < 0:  # type: ignore[operator]
                         raise ValueError
                 else:
                     raise FaultSpecError(
-                        f"unknown fault {key!r}; use loss=N, late=Type+Type, retries=N, timeouts, hangs=N, failovers=N"
+                        f"unknown fault {key!r}; use loss=N, late=Type+Type, retries=N, timeouts, hangs=N, failovers=N, "
+                        "restarts=N"
                     )
             except ValueError as e:
                 if isinstance(e, FaultSpecError):
@@ -75,10 +78,12 @@ class Faults:
             parts.append(f"hangs={self.hangs}")
         if self.failovers:
             parts.append(f"failovers={self.failovers}")
+        if self.restarts:
+            parts.append(f"restarts={self.restarts}")
         return ",".join(parts) or "none"
 
 
-FAULT_KINDS = ("drop", "retry", "delay", "timeout", "hang", "resume", "failover")
+FAULT_KINDS = ("drop", "retry", "delay", "timeout", "hang", "resume", "failover", "restart")
 
 
 @attrs.frozen(order=True)
@@ -120,6 +125,7 @@ class Schedule:
             timeouts=n["timeout"] > 0,
             hangs=n["hang"],
             failovers=n["failover"],
+            restarts=n["restart"],
         )
 
     def describe(self) -> list[str]:

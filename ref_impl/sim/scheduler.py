@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterator, Optional
 
 import attrs
 
-from ref_impl.kafka.api import KafkaError, Producer
+from ref_impl.kafka.api import Consumer, KafkaError, Producer
 from ref_impl.kafka.cluster import Cluster
 from ref_impl.kafka.constants import Constants
 from ref_impl.kafka.messages import RESPONSE_TYPES, Msg
@@ -23,6 +23,7 @@ from .faults import Fault, Faults, Schedule
 from .workloads import App, Workload, make_app
 
 NORMAL, FAULT, READ, LATE = 10, 1, 1, 2
+READER_GROUP = "reader"
 
 
 def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constants:
@@ -40,6 +41,7 @@ def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constan
         produce_timeouts=f.timeouts,
         max_hangs=f.hangs,
         input_size=w.input if w.kind == "ctp" else 0,
+        leader_restarts=f.restarts > 0,
         bugs=bugs,
     )
 
@@ -92,6 +94,10 @@ class Simulation:
         self.max_events = max_events
         self.apps = [AppRunner(i) for i in self.cluster.instances]
         self.reads = {p: 0 for p in self.cluster.parts}
+        self.restarts = 0
+        # A downstream reader of the output: polls read_committed and commits its position.
+        self.reader = Consumer(self.cluster, "read_committed", group_id=READER_GROUP)
+        self.reader.assign(self.cluster.parts)
 
     # --- applications ---
 
@@ -191,6 +197,9 @@ class Simulation:
                 out.append(Step("LeaderVerifyLost", NORMAL, lambda p=p: c.leader_verify_lost(p)))
         if c.failover(dry=True):
             out.append(Step("Failover", FAULT, lambda: c.failover()))
+        if self.restarts < self.f.restarts:
+            for p in c.parts:
+                out.append(Step("LeaderRestart", FAULT, lambda p=p: self._restart(p)))
         # A consumer reads a partition now and then, to check what it was given at that moment.
         for p in c.parts:
             if len(c.plog[p]) > self.reads[p]:
@@ -223,7 +232,13 @@ class Simulation:
             return [lambda i=i: c.hang(i) for i in c.instances if req_ok(i) and c.hang(i, dry=True)]
         if f.kind == "resume":
             return [lambda i=i: c.resume(i) for i in c.instances if c.resume(i, dry=True)]
+        if f.kind == "restart":
+            return [lambda p=p: self._restart(p) for p in c.parts]
         return [c.failover] if c.failover(dry=True) else []
+
+    def _restart(self, p: int) -> bool:
+        self.restarts += 1
+        return self.cluster.leader_restart(p)
 
     def _delay(self, m: Msg, steps: int) -> bool:
         self.held[m] = self.cluster.events + steps
@@ -240,8 +255,14 @@ class Simulation:
                 cands[f.target % len(cands)]()
 
     def _read(self, p: int) -> bool:
-        iso = "read_committed" if self.rng.random() < 0.75 else "read_uncommitted"
-        self.cluster.fetch(p, iso, 0)
+        """Read p from the start at one isolation level, or let the downstream reader poll on
+        from its position and commit it."""
+        x = self.rng.random()
+        if x < 0.25:
+            self.reader.poll([p])
+            self.reader.commit({p: self.reader.positions[p]})
+        else:
+            self.cluster.fetch(p, "read_committed" if x < 0.75 else "read_uncommitted", 0)
         self.reads[p] = len(self.cluster.plog[p])
         return True
 

@@ -27,12 +27,18 @@
 (*     (KafkaLog), and per producer: epoch, last sequence, the sequences   *)
 (*     of the last 5 batches (duplicate detection), whether a transaction  *)
 (*     is open, and the coordinator epoch of the last marker.              *)
+(*     With LeaderRestarts, a leader crashes and restarts: the log is      *)
+(*     durable, the producer state is rebuilt from it (ProducerStateInLog *)
+(*     says nothing is lost), batches held for verification are lost.      *)
 (*   Group coordinator (gc), when InputSize > 0: the application consumes  *)
 (*     an input partition in a consumer group (generation, owner), commits *)
 (*     its offsets in the transaction (AddOffsetsToTxn, TxnOffsetCommit    *)
 (*     checked against the generation, KIP-447), reads them back with      *)
 (*     OffsetFetch(require_stable); offsets stay pending per producer      *)
 (*     until a marker on the offsets partition applies or drops them.      *)
+(*     Consumers outside the application (traces only) read with either    *)
+(*     isolation level and commit their positions (OffsetCommit) as        *)
+(*     standalone consumers of their own groups.                           *)
 (*   Network (net): a set of messages, delivered in any order (delay,      *)
 (*     reordering), possibly dropped (MaxLoss); retries put several copies *)
 (*     of a request in flight (duplication), which may arrive late.        *)
@@ -81,6 +87,8 @@
 (*   "lso_inclusive"   read_committed treats the LSO as inclusive.         *)
 (*   "no_generation_check" TxnOffsetCommit is not checked against the      *)
 (*                     group generation (complete only since Kafka 3.7).   *)
+(*   "restart_forgets_producers" a restarted leader does not rebuild its   *)
+(*                     producer state from the log (it starts empty).      *)
 (***************************************************************************)
 EXTENDS Integers, Sequences, FiniteSets, TLC, KafkaTxnStates, KafkaLog
 
@@ -111,18 +119,21 @@ CONSTANTS
     MaxHangs,
     \* @type: Int;
     InputSize,
+    \* @type: Bool;
+    LeaderRestarts,
     \* @type: Set(Str);
     Bugs
 
 ASSUME Version \in {"TV1", "TV2"}
 ASSUME LateRequests \subseteq {"InitProducerId", "AddPartitionsToTxn", "Produce", "EndTxn"}
-ASSUME Bugs \subseteq {"no_epoch_bump", "no_idempotence", "no_pending_check", "lso_inclusive", "no_generation_check"}
+ASSUME Bugs \subseteq {"no_epoch_bump", "no_idempotence", "no_pending_check", "lso_inclusive", "no_generation_check",
+                        "restart_forgets_producers"}
 
 (*
   @typeAlias: inst = <<Str, Int>>;
   @typeAlias: msg = {type: Str, tid: Str, inst: Int, epoch: Int, part: Int, seq: Int, commit: Bool, cepoch: Int, gtx: $gtx, endBy: $gtx, att: Int, err: Str, val: Int, gen: Int};
   @typeAlias: client = {st: Str, epoch: Int, txn: Int, pc: Int, out: Bool, req: $msg, seq: Int -> Int, hung: Bool, commit: Bool, pos: Int, gen: Int};
-  @typeAlias: group = {gen: Int, owner: $inst, committed: Int, pending: Str -> Int};
+  @typeAlias: group = {gen: Int, owner: $inst, committed: Int, pending: Str -> Int, groups: Str -> (Int -> Int)};
   @typeAlias: tentry = {st: Str, epoch: Int, parts: Set(Int), gtx: $gtx, endBy: $gtx};
   @typeAlias: coord = {st: Str, epoch: Int, parts: Set(Int), gtx: $gtx, endBy: $gtx, todo: Set(Int), pending: Seq({entry: $tentry, replies: Set($msg)})};
   @typeAlias: pstate = {epoch: Int, lastSeq: Int, seqs: Set(Int), open: Bool, cepoch: Int};
@@ -158,7 +169,8 @@ VARIABLES
     held,
     \* The group coordinator of the application's consumer group: generation,
     \* the member that owns the input partition, the committed offset, and
-    \* the pending transactional offset of each producer (-1: none).
+    \* the pending transactional offset of each producer (-1: none); and the
+    \* offsets standalone consumers committed in their own groups (groups).
     \* @type: $group;
     gc,
     \* Fault budgets used so far: hangs, retries, lost messages, failovers.
@@ -198,6 +210,9 @@ NoMsg == [type |-> "", tid |-> "", inst |-> 0, epoch |-> -1, part |-> 0, seq |->
 
 \* @type: $inst;
 NoInst == <<"", 0>>
+
+\* @type: Str -> (Int -> Int);
+NoGroups == [g \in {} |-> [q \in {} |-> 0]]
 
 \* @type: (Str, Str, Str -> Int) => $action;
 Act(name, actor, args) == [name |-> name, actor |-> actor, args |-> args, note |-> ""]
@@ -297,7 +312,7 @@ Init ==
     /\ plog = [p \in Parts |-> <<>>]
     /\ pst = [p \in {OffsetsPart} \cup Parts |-> FreshProducerState]
     /\ held = [p \in Parts |-> {}]
-    /\ gc = [gen |-> 0, owner |-> NoInst, committed |-> 0, pending |-> [t \in TxnIds |-> -1]]
+    /\ gc = [gen |-> 0, owner |-> NoInst, committed |-> 0, pending |-> [t \in TxnIds |-> -1], groups |-> NoGroups]
     /\ hangs = 0
     /\ retries = 0
     /\ losses = 0
@@ -899,6 +914,41 @@ LeaderMarker(m) ==
                                            @@ "commit" :> (IF m.commit THEN 1 ELSE 0))
     /\ UNCHANGED <<cl, tc, tlog, cepoch, gc, hangs, retries, losses, failovers>>
 
+\* The producer state of t that a leader rebuilds from `log` when it loads
+\* the partition (ProducerStateManager: snapshot plus replay of the log):
+\* the epoch of t's last entry (epochs never go back), the sequences of
+\* its batches of that epoch (the last one, and the last five), whether
+\* its last entry is a batch (a transaction is open), and the coordinator
+\* epoch of its last marker. (Replaying the appends gives the same sets
+\* while sequences grow, which they do unless "no_idempotence".)
+\* @type: (Seq($entry), Str) => $pstate;
+LoadedProducerState(log, t) ==
+    LET es == {i \in DOMAIN log : log[i].pid = t}
+    IN IF es = {} THEN FreshProducerState[t]
+       ELSE LET last == MaxOf(es)
+                epoch == log[last].epoch
+                cur == {i \in es : IsData(log, i) /\ log[i].epoch = epoch}
+                lastSeq == IF cur = {} THEN -1 ELSE log[MaxOf(cur)].seq
+                markers == {i \in es : IsMarker(log, i)}
+            IN [epoch |-> epoch, lastSeq |-> lastSeq,
+                seqs |-> {log[i].seq : i \in {j \in cur : log[j].seq > lastSeq - 5}},
+                open |-> IsData(log, last),
+                cepoch |-> IF markers = {} THEN -1 ELSE log[MaxOf(markers)].cepoch]
+
+\* The leader of partition p crashes and restarts (or another replica takes
+\* over with the same log): it rebuilds its producer state from the log;
+\* batches it held for verification are lost with its memory (their
+\* producers get no answer and retry). Requests in flight reach the new
+\* leader (a lost one is a Drop).
+\* @type: (Int) => Bool;
+LeaderRestart(p) ==
+    /\ LeaderRestarts
+    /\ pst' = [pst EXCEPT ![p] = [t \in TxnIds |-> IF Bug("restart_forgets_producers") THEN FreshProducerState[t]
+                                                   ELSE LoadedProducerState(plog[p], t)]]
+    /\ held' = [held EXCEPT ![p] = {}]
+    /\ action' = Act("LeaderRestart", "leader", "part" :> p)
+    /\ UNCHANGED <<net, cl, tc, tlog, cepoch, plog, gc, hangs, retries, losses, failovers>>
+
 \* The coordinator's marker channel re-sends a marker that got lost.
 \* @type: (Str, Int) => Bool;
 TcResendMarker(t, p) ==
@@ -910,9 +960,10 @@ TcResendMarker(t, p) ==
     /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
 
 -----------------------------------------------------------------------------
-(* Consumers. A fetch changes no state, so model checking (Next) leaves it  *)
-(* out: every state it could read is reached anyway. Traces include fetches *)
-(* (NextWithReads), so that what a consumer was given can be checked.      *)
+(* Consumers. A fetch changes no state, and the offsets that standalone    *)
+(* consumers commit are read by no invariant, so model checking (Next)     *)
+(* leaves them out. Traces include them (NextWithConsumers), so that what  *)
+(* a consumer was given and what it committed can be checked.              *)
 
 Isolations == {"read_committed", "read_uncommitted"}
 
@@ -936,6 +987,18 @@ Fetch(p, isolation, from) ==
     /\ isolation \in Isolations
     /\ action' = ActNote("Fetch", "consumer", "part" :> p @@ "from" :> from, isolation)
     /\ UNCHANGED <<net, cl, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
+
+\* A standalone consumer (assign(), not a member of any generation) of
+\* group g commits its position `offset` on partition p (OffsetCommit with
+\* generation -1, which a group without members accepts). A position is
+\* at most the log end: the consumer reached it by fetching.
+\* @type: (Str, Int, Int) => Bool;
+OffsetCommit(g, p, offset) ==
+    /\ p \in Parts /\ offset \in 0..Len(plog[p])
+    /\ gc' = [gc EXCEPT !.groups =
+                (g :> ((p :> offset) @@ (IF g \in DOMAIN @ THEN @[g] ELSE [q \in {} |-> 0]))) @@ @]
+    /\ action' = Act("OffsetCommit", "consumer", "part" :> p @@ "offset" :> offset)
+    /\ UNCHANGED <<net, cl, tc, tlog, cepoch, plog, pst, held, hangs, retries, losses, failovers>>
 
 -----------------------------------------------------------------------------
 (* The network *)
@@ -977,14 +1040,19 @@ Next ==
     \/ \E t \in TxnIds :
         \/ TcAppend(t) \/ TcComplete(t)
         \/ \E p \in {OffsetsPart} \cup Parts : TcResendMarker(t, p)
-    \/ \E p \in Parts : LeaderVerifyLost(p)
+    \/ \E p \in Parts : LeaderVerifyLost(p) \/ LeaderRestart(p)
     \/ Failover
     \/ Finished
 
 Spec == Init /\ [][Next]_vars
 
-\* Next with the consumers' reads, for traces.
-NextWithReads == Next \/ \E p \in Parts, iso \in Isolations : \E from \in 0..Len(plog[p]) : Fetch(p, iso, from)
+\* Next with the consumers' steps, for traces: reads, and the commits of
+\* standalone consumers in the groups G.
+\* @type: (Set(Str)) => Bool;
+NextWithConsumers(G) ==
+    \/ Next
+    \/ \E p \in Parts, iso \in Isolations : \E from \in 0..Len(plog[p]) : Fetch(p, iso, from)
+    \/ \E g \in G, p \in Parts : \E offset \in 0..Len(plog[p]) : OffsetCommit(g, p, offset)
 
 -----------------------------------------------------------------------------
 (* Invariants *)
@@ -1067,6 +1135,12 @@ ExactlyOnceCTP ==
     \A p \in Parts, o \in 0..(InputSize - 1) :
         /\ CommittedCopies(p, o) <= 1
         /\ Quiescent => (CommittedCopies(p, o) = 1 <=> o < gc.committed)
+
+\* A leader's producer state is a function of its log: a restarted leader
+\* (LeaderRestart) rebuilds exactly what it had, so deduplication and
+\* fencing survive crashes.
+ProducerStateInLog ==
+    \A p \in Parts, t \in TxnIds : pst[p][t] = LoadedProducerState(plog[p], t)
 
 TypeOK ==
     /\ \A i \in Instances : cl[i].st \in {"down", "init", "ready", "intxn", "fenced", "failed", "done"}

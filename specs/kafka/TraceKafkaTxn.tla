@@ -15,9 +15,11 @@
 (*                                                                         *)
 (* Encoding. SANY's time grows with the number of tokens in the trace, so  *)
 (* an event is a short tuple:                                              *)
-(*   <<action, shape, txn_id, instance, partition, isolation, from,        *)
+(*   <<action, shape, txn_id, instance, partition, text, number,           *)
 (*     result, msg, post>>                                                 *)
-(* The parameters are plain values ("" or -1: not logged). The logged     *)
+(* The parameters are plain values ("" or -1: not logged); text and number *)
+(* are the consumer steps' parameters (Fetch: isolation, from;             *)
+(* OffsetCommit: group, committed offset). The logged                     *)
 (* message fields and post-state fields are compared as one string each:  *)
 (* `msg` is what TLC's ToString prints for the tuple of the message fields *)
 (* listed in Shapes[shape][1], `post` the same for the post-state fields   *)
@@ -72,6 +74,8 @@ EInstance == E[4]
 EPartition == E[5]
 EIsolation == E[6]
 EFrom == E[7]
+EGroup == E[6]
+ECommittedOffset == E[7]
 EResult == E[8]
 EMsg == E[9]
 EPost == E[10]
@@ -181,6 +185,9 @@ StepWith(result) ==
       [] EAction = "TcResendMarker"      -> TcResendMarker(ETxnId, EPartition)
       [] EAction = "LeaderVerifyLost"    -> LeaderVerifyLost(EPartition) /\ (result /\ EResult # "" => ResultOfLostVerify)
       [] EAction = "Failover"            -> Failover
+      [] EAction = "LeaderRestart"       -> /\ EPartition \in Parts
+                                            /\ LeaderRestart(EPartition)
+      [] EAction = "OffsetCommit"        -> OffsetCommit(EGroup, EPartition, ECommittedOffset)
       [] EAction = "Fetch"               -> /\ EPartition \in Parts
                                             /\ Fetch(EPartition, EIsolation, EFrom)
 

@@ -17,7 +17,7 @@ EXTENDS KafkaTxn
   @typeAlias: event = {action: Str, logged: Set(Str), txn_id: Str, instance: Int, partition: Int,
       type: Str, txn: Int, producer_epoch: Int, seq: Int, att: Int, commit: Bool, coordinator_epoch: Int,
       error: Str, offset: Int, generation: Int, result: Str,
-      isolation: Str, from: Int, records: Set(Int), lso: Int,
+      group: Str, isolation: Str, from: Int, records: Set(Int), lso: Int, committed_offset: Int,
       client_state: Str, client_epoch: Int, client_txn: Int,
       txn_state: Str, txn_epoch: Int, pending: Int, log_end: Int,
       group_generation: Int, group_committed: Int};
@@ -109,6 +109,9 @@ Step ==
       [] E.action = "TcResendMarker"      -> TcResendMarker(E.txn_id, E.partition)
       [] E.action = "LeaderVerifyLost"    -> LeaderVerifyLost(E.partition)
       [] E.action = "Failover"            -> Failover
+      [] E.action = "LeaderRestart"       -> /\ E.partition \in Parts
+                                             /\ LeaderRestart(E.partition)
+      [] E.action = "OffsetCommit"        -> OffsetCommit(E.group, E.partition, E.committed_offset)
       [] E.action = "Fetch"               -> /\ E.partition \in Parts
                                              /\ Fetch(E.partition, E.isolation, E.from)
 
