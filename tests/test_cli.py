@@ -64,6 +64,25 @@ def test_list(reg, capsys: pytest.CaptureFixture[str]) -> None:
     assert "counter_holds" in out and "violates BelowThree" in out and "The counter passes three." in out
 
 
+def test_full_tier_models_run_only_when_asked_for(reg, capsys: pytest.CaptureFixture[str]) -> None:
+    text = MODELS + """
+[models.counter_big]
+spec = "tlc/Counter.tla"
+tier = "full"
+constants = { Limit = 6, Names = ["a", "b"] }
+invariants = ["Small"]
+expect = "holds"
+note = "The same, larger."
+apalache = { length = 7 }
+"""
+    assert main(["model-check", "--list", "--registry", str(reg(text))]) == 0
+    assert "counter_big" not in capsys.readouterr().out
+    assert main(["model-check", "--tier", "full", "--registry", str(reg(text))]) == 0
+    captured = capsys.readouterr()
+    assert "counter_big" in captured.out and "counter_holds" not in captured.out
+    assert "all 1 model(s) as expected" in captured.err
+
+
 def test_all_as_expected_exits_zero_and_shows_the_table(reg, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["model-check", "--registry", str(reg())]) == 0
     captured = capsys.readouterr()

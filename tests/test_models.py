@@ -2,6 +2,7 @@
 
 This is the CI gate for specs/: a safe model that starts failing and a buggy model whose
 counterexample disappears both fail here. (`txconform model-check` runs the same check by hand.)
+Models of the "full" tier take hours; `txconform model-check --tier full` checks them.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ REGISTRY = load_registry(Path(__file__).resolve().parents[1] / "specs" / "models
 pytestmark = pytest.mark.tlc
 
 
-@pytest.mark.parametrize("model", REGISTRY.models, ids=lambda m: m.name)
+@pytest.mark.parametrize("model", REGISTRY.select([], "ci"), ids=lambda m: m.name)
 def test_registered_model_has_its_expected_outcome(model, tmp_path: Path) -> None:
     result = run_task("tlc", model.task, tmp_path / model.name)
     assert result.verdict == model.expect, f"{model.name}: {result.message} (log: {result.log_file})"

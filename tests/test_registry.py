@@ -156,3 +156,17 @@ def test_static_reading_of_specs_follows_extends() -> None:
     ops = defined_operators(mc)
     assert {"View", "Init", "Next", "ExactlyOnce", "OrderPreserved", "Fetch"} <= ops
     assert declared_constants(mc) == {"Workers", "NumSrc", "NumDst", "MsgsPerSrc", "Design", "MaxCrashes", "MaxHangs"}
+
+
+def test_full_tier_models_are_left_out_unless_asked_for(tmp_path: Path) -> None:
+    full = GOOD_MODEL.replace("[models.counter]", "[models.counter_big]") + 'tier = "full"\n'
+    reg = load_registry(registry(tmp_path, GOOD_MODEL + full))
+    assert [m.name for m in reg.select([])] == ["counter"]
+    assert [m.name for m in reg.select([], "full")] == ["counter_big"]
+    assert [m.name for m in reg.select([], "all")] == ["counter", "counter_big"]
+    assert [m.name for m in reg.select(["counter_big"])] == ["counter_big"]  # a name picks any tier
+
+
+def test_an_unknown_tier_is_refused(tmp_path: Path) -> None:
+    message = error_of(tmp_path, GOOD_MODEL + 'tier = "nightly"\n')
+    assert "tier = 'nightly'" in message and '"full"' in message

@@ -128,6 +128,10 @@ def _why_legal(m: Mutation, events: list[dict[str, Any]]) -> str:
     ev = events[m.index - 1]
     if ev["action"] == "Fetch" and m.op in ("drop", "duplicate", "swap"):
         return "a Fetch changes no state: reading once more, once less or at another moment is a run too"
+    if ev["action"] == "OffsetCommit" and m.op in ("drop", "duplicate"):
+        return "a consumer commits when it likes: committing once more or once less is a run too"
+    if ev["action"] == "LeaderRestart" and m.op in ("drop", "duplicate"):
+        return "a leader restart rebuilds the state the log already implies: with nothing held, one more or one less is a run too"
     if m.op == "swap":
         return "the two steps are independent (different components and messages): either order is a run"
     if m.op == "drop" and m.index == len(events):

@@ -29,7 +29,11 @@ class RegistryError(TxconformError):
     """The registry file is wrong; the message names the file, the model and what to do."""
 
 
-MODEL_KEYS = {"spec", "constants", "invariants", "expect", "timeout", "note", "init", "next", "tlc", "apalache", "witness", "trace_hide"}
+MODEL_KEYS = {"spec", "constants", "invariants", "expect", "timeout", "note", "init", "next", "tlc", "apalache", "witness", "trace_hide",
+              "tier"}
+# "ci": checked on every change (the default); "full": the same protocols at larger bounds, hours
+# rather than minutes, checked when asked for (`txconform model-check --tier full`).
+TIERS = ("ci", "full")
 REQUIRED_KEYS = ("spec", "invariants", "expect", "note")
 TLC_KEYS = {"constraints", "action_constraints", "symmetry", "view", "workers", "check_deadlock"}
 APALACHE_KEYS = {"length"}
@@ -51,6 +55,7 @@ class Model:
     witness: bool = False
     # Variables the readable steps and diagrams leave out (ITF and JSON keep them).
     trace_hide: tuple[str, ...] = ()
+    tier: str = "ci"
 
     @property
     def timeout(self) -> float:
@@ -62,10 +67,11 @@ class Registry:
     path: Path
     models: tuple[Model, ...]
 
-    def select(self, names: list[str]) -> list[Model]:
-        """The named models in the order given, or all of them; an unknown name is an error."""
+    def select(self, names: list[str], tier: str = "ci") -> list[Model]:
+        """The named models in the order given (whatever their tier), or all models of ``tier``
+        ("ci", "full" or "all"); an unknown name is an error."""
         if not names:
-            return list(self.models)
+            return [m for m in self.models if tier in ("all", m.tier)]
         by_name = {m.name: m for m in self.models}
         chosen = []
         for name in names:
@@ -177,6 +183,9 @@ def _load_model(path: Path, text: str, name: str, entry: Any, defaults: Mapping[
         raise RegistryError(f"{where}: trace_hide must list variables or var.field names, e.g. [\"net\", \"cl.req\"]")
     if witness and not match.group(2):
         raise RegistryError(f"{where}: a witness model must expect \"violates <Witness>\": its trace is the example")
+    tier = _typed(where, "tier", entry.get("tier", "ci"), str)
+    if tier not in TIERS:
+        raise RegistryError(f"{where}: tier = {tier!r}: write \"ci\" (checked on every change) or \"full\" (larger bounds, on demand)")
     note = _typed(where, "note", entry["note"], str).strip()
     if not note or "\n" in note:
         raise RegistryError(f"{where}: note must be one non-empty line")
@@ -191,7 +200,8 @@ def _load_model(path: Path, text: str, name: str, entry: Any, defaults: Mapping[
         apalache=apalache,
         timeout=float(timeout),
     )
-    return Model(name=name, task=task, expect=expect, note=note, line=line, witness=witness, trace_hide=trace_hide)
+    return Model(name=name, task=task, expect=expect, note=note, line=line, witness=witness, trace_hide=trace_hide,
+                 tier=tier)
 
 
 # --- what a spec defines, read statically so that typos are caught before an engine starts ---
