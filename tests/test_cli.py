@@ -65,16 +65,8 @@ def test_list(reg, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_full_tier_models_run_only_when_asked_for(reg, capsys: pytest.CaptureFixture[str]) -> None:
-    text = MODELS + """
-[models.counter_big]
-spec = "tlc/Counter.tla"
-tier = "full"
-constants = { Limit = 6, Names = ["a", "b"] }
-invariants = ["Small"]
-expect = "holds"
-note = "The same, larger."
-apalache = { length = 7 }
-"""
+    holds = MODELS[MODELS.index("[models.counter_holds]"):MODELS.index("[models.counter_passes_three]")]
+    text = MODELS + holds.replace("counter_holds]", "counter_big]\ntier = \"full\"").replace("Limit = 4", "Limit = 6")
     assert main(["model-check", "--list", "--registry", str(reg(text))]) == 0
     assert "counter_big" not in capsys.readouterr().out
     assert main(["model-check", "--tier", "full", "--registry", str(reg(text))]) == 0
