@@ -159,6 +159,14 @@ def test_workdir_keeps_the_engine_files(reg, tmp_path: Path) -> None:
     assert (work / "counter_holds" / "Counter.cfg").is_file()
 
 
+def test_relative_workdir(reg, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # TLC runs inside the workdir: a relative path used to make it miss its standard modules
+    registry = reg()
+    monkeypatch.chdir(tmp_path)
+    assert main(["model-check", "--registry", str(registry), "--workdir", "work", "counter_holds"]) == 0
+    assert (tmp_path / "work" / "counter_holds" / "tlc.log").is_file()
+
+
 def test_bad_registry_is_one_line_and_exit_two(reg, capsys: pytest.CaptureFixture[str]) -> None:
     path = reg(MODELS.replace("invariants = [\"Small\"]", "invariants = [\"Smal\"]"))
     assert main(["model-check", "--registry", str(path)]) == 2

@@ -196,6 +196,9 @@ def run_tlc(
 ) -> CheckResult:
     """Model-check ``task`` with TLC in ``workdir`` (created; must be fresh for this run)."""
     java, jar = find_java(), find_tla2tools()
+    # TLC runs in workdir, so every path handed to it must be absolute (a relative
+    # java.io.tmpdir would resolve twice, and TLC would not find Integers.tla)
+    workdir = workdir.resolve()
     if not task.spec_file.is_file():
         raise EngineUnavailable(f"{task.spec_file}: spec file not found")
     prepare_workdir(task, workdir)
