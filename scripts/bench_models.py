@@ -3,6 +3,8 @@
 
     python scripts/bench_models.py              all models, then the resharding scaling series
     python scripts/bench_models.py --no-scaling only the registered models
+    python scripts/bench_models.py --views      the holding Kafka models under View and ReducedView
+    python scripts/bench_models.py --full       the full-tier models (hours)
     python scripts/bench_models.py --print      print the tables, leave docs/benchmarks.md alone
 
 The tables replace the text between ``<!-- bench:NAME -->`` and ``<!-- /bench -->`` in the doc,
@@ -103,6 +105,32 @@ def scaling_table() -> str:
     return HEADER.replace("| model |", "| bounds |", 1) + "\n" + "\n".join(rows)
 
 
+def views_table() -> str:
+    """The holding Kafka models of the CI tier under the exact View and under ReducedView."""
+    reg = load_registry(ROOT / "specs" / "models.toml")
+    rows = []
+    for model in reg.select([], "ci"):
+        if model.expect != "holds" or model.task.tlc.view != "ReducedView":
+            continue
+        for view in ("View", "ReducedView"):
+            tlc = attrs.evolve(model.task.tlc, view=view)
+            r = measure(attrs.evolve(model.task, tlc=tlc, timeout=3600))
+            rows.append(row(f"`{model.name}` under `{view}`", model.expect, r, tlc.workers))
+            print(rows[-1], flush=True)
+    return HEADER + "\n" + "\n".join(rows)
+
+
+def full_table() -> str:
+    """The full-tier models, each within its registry timeout (a timeout is a row, not a verdict)."""
+    reg = load_registry(ROOT / "specs" / "models.toml")
+    rows = []
+    for model in reg.select([], "full"):
+        r = measure(model.task)
+        rows.append(row(f"`{model.name}`", model.expect, r, model.task.tlc.workers))
+        print(rows[-1], flush=True)
+    return HEADER + "\n" + "\n".join(rows)
+
+
 def stamp(command: str) -> str:
     today = datetime.date.today().isoformat()
     return f"Measured {today} on: {machine()}.\nCommand: `{command}`.\n\n"
@@ -118,11 +146,18 @@ def replace_section(text: str, name: str, body: str) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-scaling", action="store_true", help="skip the resharding scaling series")
+    parser.add_argument("--views", action="store_true", help="only the holding Kafka models under both views")
+    parser.add_argument("--full", action="store_true", help="only the full-tier models (hours)")
     parser.add_argument("--print", action="store_true", help="print only; do not rewrite docs/benchmarks.md")
     args = parser.parse_args()
-    sections = {"models": stamp("python scripts/bench_models.py") + models_table()[0]}
-    if not args.no_scaling:
-        sections["resharding-scaling"] = stamp("python scripts/bench_models.py") + scaling_table()
+    if args.views:
+        sections = {"kafka-views": stamp("python scripts/bench_models.py --views") + views_table()}
+    elif args.full:
+        sections = {"kafka-full-bounds": stamp("python scripts/bench_models.py --full") + full_table()}
+    else:
+        sections = {"models": stamp("python scripts/bench_models.py") + models_table()[0]}
+        if not args.no_scaling:
+            sections["resharding-scaling"] = stamp("python scripts/bench_models.py") + scaling_table()
     if args.print:
         for body in sections.values():
             print(body)

@@ -38,4 +38,98 @@ View == <<{m \in net : Live(m)}, cl, tc, tlog, cepoch, plog, pst, held, gc, hang
 NoTransactionCommits ==
     \A t \in TxnIds : \A k \in DOMAIN tlog[t] : tlog[t][k].st # "CompleteCommit"
 
+-----------------------------------------------------------------------------
+(* ReducedView: a coarser view for the holding models, sound for their     *)
+(* invariants. TLC explores one state per view value and checks the        *)
+(* invariants of each state it explores, so merging two states is sound  *)
+(* when (a) they have the same enabled steps, up to the view, and (b) the *)
+(* invariants of their successors agree. Both need hold only between     *)
+(* states where every invariant holds: a first violation is always        *)
+(* reached from such a state, and is then found. What is left out:       *)
+(*                                                                         *)
+(*  - Clients: a finished, fenced or failed client keeps only st and hung  *)
+(*    (no step reads more of it); a client with no outstanding request     *)
+(*    forgets its last request (only Retry, ProduceTimeout and responses   *)
+(*    read it, all while out); outside a transaction pc and the commit     *)
+(*    flag are reset by BeginTxn, sequences outside "ready" by the         *)
+(*    InitProducerId answer.                                               *)
+(*  - Coordinator: the ghost gtx/endBy of a transactional.id that is       *)
+(*    Empty or Complete* (only Ongoing and Prepare* read them).            *)
+(*  - __transaction_state: only its last entry (Failover reloads it,       *)
+(*    NoHangingTransaction reads it) and LatestInstance (the zombie flag   *)
+(*    of appends). TxnStateMachine compares each new entry with the last   *)
+(*    one, so it holds of the whole log if it held before.                 *)
+(*  - Partition logs: below the LSO every record is decided and no step    *)
+(*    reads the log (leaders keep pst; LeaderRestart is the exception,     *)
+(*    hence the condition). Decided records keep only what invariants of   *)
+(*    later states can still ask: each one's client transaction, fate and  *)
+(*    input offset (Atomicity, NoDuplicates, ExactlyOnceCTP). ReadCommitted, *)
+(*    ZombieFenced and MarkerSafety cannot change below the LSO (later     *)
+(*    markers close only later records; aborted ranges start at open       *)
+(*    records), and ProducerStateInLog of the next state follows from pst  *)
+(*    and the new entry. The log from the LSO on is kept as it is.         *)
+(*    Two bugs break this argument, and so keep whole logs: an LSO taken  *)
+(*    as inclusive (ReadCommitted reads at the LSO) and appends without   *)
+(*    sequence checks (the rebuilt producer state is no longer a function *)
+(*    of the previous one).                                                *)
+(* Every violating model is also checked under ReducedView by the tests    *)
+(* (tests/test_reduced_view.py): it must still find its violation.         *)
+
+\* Do the partition and transaction logs reduce to their summaries?
+SummarizeLogs == ~LeaderRestarts /\ Bugs \cap {"lso_inclusive", "no_idempotence"} = {}
+
+\* @type: $client;
+NoClient == [st |-> "", epoch |-> -1, txn |-> 0, pc |-> 0, out |-> FALSE, req |-> NoMsg,
+             seq |-> [p \in Parts |-> 0], hung |-> FALSE, commit |-> TRUE, pos |-> -1, gen |-> -1]
+
+\* @type: ($inst) => $client;
+ClientView(i) ==
+    LET c == cl[i]
+    IN CASE c.st \in {"done", "fenced", "failed"} ->
+              [NoClient EXCEPT !.st = c.st, !.hung = c.hung]
+         [] c.st \in {"down", "init", "ready"} ->
+              [c EXCEPT !.req = IF c.out THEN @ ELSE NoMsg, !.pc = 0, !.commit = TRUE,
+                        !.seq = IF c.st = "ready" THEN @ ELSE [p \in Parts |-> 0]]
+         [] OTHER ->
+              [c EXCEPT !.req = IF c.out THEN @ ELSE NoMsg]
+
+\* @type: ($tentry) => Bool;
+HasOpenTxn(e) == e.st \in {"Ongoing", "PrepareCommit", "PrepareAbort"}
+
+\* @type: (Str) => $coord;
+CoordView(t) ==
+    IF HasOpenTxn(tc[t]) THEN tc[t] ELSE [tc[t] EXCEPT !.gtx = NoGtx, !.endBy = NoGtx]
+
+\* The last entry of __transaction_state (none, or one), with the ghosts that
+\* no step reads blanked; the whole log when the logs are not summarised.
+\* @type: (Str) => <<Seq($tentry), Int>>;
+TlogView(t) ==
+    LET last == tlog[t][Len(tlog[t])]
+    IN <<IF ~SummarizeLogs THEN tlog[t]
+         ELSE IF tlog[t] = <<>> THEN <<>>
+         ELSE IF HasOpenTxn(last) THEN <<last>>
+         ELSE <<[last EXCEPT !.gtx = NoGtx, !.endBy = NoGtx]>>,
+         LatestInstance(t)>>
+
+\* A partition log: what invariants can still ask of its decided records
+\* below the LSO, and the log from the LSO on.
+\* @type: (Int) => <<Set(<<$gtx, Str, Int>>), Seq($entry)>>;
+PlogView(p) ==
+    LET log == plog[p]
+        from == IF SummarizeLogs THEN LSO(log) ELSE 1
+    IN <<{<<log[i].gtx, Fate(log, i), log[i].src>> : i \in {j \in 1..(from - 1) : IsData(log, j)}},
+         SubSeq(log, from, Len(log))>>
+
+\* TLC 2.15 builds functions lazily and makes them concrete when it
+\* fingerprints a state; under a view it fingerprints only the view, and
+\* writing a state with a still-lazy function to its disk queue fails
+\* ("fcnRcd is null"). Comparing each variable with itself makes every
+\* function in it concrete; the value is always TRUE.
+ValuesConcrete == net = net /\ cl = cl /\ tc = tc /\ tlog = tlog /\ plog = plog /\ pst = pst /\ held = held /\ gc = gc
+
+ReducedView ==
+    <<ValuesConcrete, {m \in net : Live(m)}, [i \in Instances |-> ClientView(i)], [t \in TxnIds |-> CoordView(t)],
+      [t \in TxnIds |-> TlogView(t)], cepoch, [p \in Parts |-> PlogView(p)], pst, held, gc,
+      hangs, retries, losses, failovers>>
+
 =============================================================================
