@@ -125,6 +125,7 @@ PostMatches == ToString([k \in DOMAIN PostCols |-> PostVal(PostCols[k])]) = EPos
 PendingReplies(c) == UNION {c.pending[k].replies : k \in DOMAIN c.pending}
 
 \* The type of the answer the event's step produces.
+\* @type: ($msg) => Str;
 ReplyType(m) == IF EAction \in {"LeaderVerified", "LeaderVerifyLost"} THEN "ProduceResp" ELSE m.type \o "Resp"
 
 \* After the step, an answer to m with the event's result is in flight, or
