@@ -93,12 +93,13 @@ ClientView(i) ==
          [] OTHER ->
               [c EXCEPT !.req = IF c.out THEN @ ELSE NoMsg]
 
-\* @type: ($tentry) => Bool;
-HasOpenTxn(e) == e.st \in {"Ongoing", "PrepareCommit", "PrepareAbort"}
+\* Is a transaction open in coordinator state st?
+\* @type: (Str) => Bool;
+HasOpenTxn(st) == st \in {"Ongoing", "PrepareCommit", "PrepareAbort"}
 
 \* @type: (Str) => $coord;
 CoordView(t) ==
-    IF HasOpenTxn(tc[t]) THEN tc[t] ELSE [tc[t] EXCEPT !.gtx = NoGtx, !.endBy = NoGtx]
+    IF HasOpenTxn(tc[t].st) THEN tc[t] ELSE [tc[t] EXCEPT !.gtx = NoGtx, !.endBy = NoGtx]
 
 \* The last entry of __transaction_state (none, or one), with the ghosts that
 \* no step reads blanked; the whole log when the logs are not summarised.
@@ -107,7 +108,7 @@ TlogView(t) ==
     LET last == tlog[t][Len(tlog[t])]
     IN <<IF ~SummarizeLogs THEN tlog[t]
          ELSE IF tlog[t] = <<>> THEN <<>>
-         ELSE IF HasOpenTxn(last) THEN <<last>>
+         ELSE IF HasOpenTxn(last.st) THEN <<last>>
          ELSE <<[last EXCEPT !.gtx = NoGtx, !.endBy = NoGtx]>>,
          LatestInstance(t)>>
 
