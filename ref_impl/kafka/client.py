@@ -94,7 +94,8 @@ class ClientActions:
         """No answer in time: send the request again. While a copy is still in flight (a late
         request type only), the new copy is a new attempt, and counts against MaxRetries."""
         c = self.cl[i]
-        if not c.out or c.hung or c.st not in ("init", "intxn"):
+        # out in "ready": the OffsetFetch of a CTP owner, retried like any other request
+        if not c.out or c.hung or c.st not in ("init", "ready", "intxn"):
             return False
         late = self.in_flight(c.req)
         if late and not (c.req.type in self.k.late_requests and self.retries < self.k.max_retries):

@@ -382,11 +382,12 @@ SendRequest(i) ==
 \* is lost (nothing of it in flight) is re-sent freely, as Kafka's client
 \* does. For request types in LateRequests the client may also time out
 \* while a copy is still in flight: that copy can arrive after the retry,
-\* and late; these retries count against MaxRetries.
+\* and late; these retries count against MaxRetries. (A client is out in
+\* "ready" only for the OffsetFetch of a CTP owner, retried alike.)
 \* @type: ($inst) => Bool;
 Retry(i) ==
     /\ cl[i].out /\ ~cl[i].hung
-    /\ cl[i].st \in {"init", "intxn"}
+    /\ cl[i].st \in {"init", "ready", "intxn"}
     /\ IF InFlight(cl[i].req)
        THEN /\ cl[i].req.type \in LateRequests /\ retries < MaxRetries
             /\ retries' = retries + 1
