@@ -192,3 +192,17 @@ def test_workload_descriptions_round_trip() -> None:
     for text in ("transfer", "ctp:ids=2,aborts=true", "transfer:txns=3,version=TV1"):
         w = Workload.parse(text)
         assert Workload.parse(w.describe()) == w
+
+
+def test_a_lost_offset_fetch_is_sent_again() -> None:
+    # the CTP owner asks for its position while "ready"; if the request is lost it must retry, or
+    # the application waits forever (the model deadlocked on this before Retry allowed "ready")
+    c = Cluster(Constants(version="TV1", num_instances=1, input_size=2, max_loss=1))
+    i = ("t1", 1)
+    assert c.start_instance(i) and c.tc_init_producer_id(c.net[0]) and c.tc_append("t1")
+    assert c.client_receive(i, c.net[0])
+    assert c.join_group(i) and c.fetch_offset(i)
+    fetch = next(m for m in c.net if m.type == "OffsetFetch")
+    assert c.cl[i].st == "ready" and c.drop(fetch)
+    assert c.retry(i)
+    assert fetch in c.net
