@@ -84,9 +84,12 @@ def regenerate(text: str) -> str:
 
 
 def comparable(text: str) -> str:
-    """The text with what legitimately varies between runs taken out: wall-clock times, and the
-    table padding and border lengths that follow from a time's width."""
+    """The text with what legitimately varies between runs taken out: wall-clock times, the
+    search depth in result tables (with several workers TLC reports it give or take one: seen 34
+    and 35 for resharding_txn_offset_check), and the table padding and border lengths that
+    follow from a time's width."""
     text = _TIMING.sub("<time>", text)
+    text = re.sub(r"(│ *[\d,]+ *│ *)\d+( *│ *<time>)", r"\1<depth>\2", text)
     text = re.sub(r"[─━]+", "─", text)
     return re.sub(r" +", " ", text)
 
