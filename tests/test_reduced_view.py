@@ -63,16 +63,16 @@ def test_reduced_view_finds_the_same_violation(model: Model, tmp_path: Path) -> 
     assert len(both.counterexample.steps) >= len(exact.counterexample.steps)
 
 
-# (model, the reduction undone): the reduced model must explore fewer states than without it
-UNDO = [
-    ("kafka_tv2_hanging", lambda m: with_view(m, "View")),
-    ("kafka_tv2_hanging", lambda m: with_next(m, "Next")),
-]
+# each reduction undone: kafka_tv2_hanging must explore fewer states with it than without it
+UNDO = {
+    "ReducedView": lambda m: with_view(m, "View"),
+    "ReducedNext": lambda m: with_next(m, "Next"),
+}
 
 
-@pytest.mark.parametrize("name,undo", UNDO, ids=["ReducedView", "ReducedNext"])
-def test_the_reduction_explores_fewer_states(name: str, undo: Callable[[Model], Model], tmp_path: Path) -> None:
-    model = next(m for m in KAFKA if m.name == name)
+@pytest.mark.parametrize("undo", UNDO.values(), ids=UNDO.keys())
+def test_the_reduction_explores_fewer_states(undo: Callable[[Model], Model], tmp_path: Path) -> None:
+    model = next(m for m in KAFKA if m.name == "kafka_tv2_hanging")
     reduced = run_task("tlc", model.task, tmp_path / "reduced")
     unreduced = run_task("tlc", undo(model).task, tmp_path / "unreduced")
     assert reduced.verdict == unreduced.verdict == "holds"
