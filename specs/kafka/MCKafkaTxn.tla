@@ -195,10 +195,73 @@ NoStaleAndLiveAcks ==
     ~\E m, n \in net : /\ m.type = "WriteTxnMarkersResp" /\ n.type = "WriteTxnMarkersResp"
                       /\ m.cepoch < cepoch /\ n.cepoch = cepoch
 
+-----------------------------------------------------------------------------
+(* Client steps first. A client's own steps (BeginTxn, SendRequest,        *)
+(* ReInit, ClientReceive) write only its record cl[i] and put or take a    *)
+(* message only it sends or consumes. ReducedNext takes them next, the     *)
+(* steps of one client i at a time (the ample set), where the argument    *)
+(* above holds for them:                                                   *)
+(*                                                                         *)
+(*  1. Other steps read of cl[i] only hung (which these steps leave alone) *)
+(*     and, in JoinGroup, whether i finished (a receipt can only enable    *)
+(*     it). Hang(i) disables i's steps, so i must be unable to hang        *)
+(*     (CannotHang), which stays so while i takes no step (the hang budget *)
+(*     never grows back, a successor never returns to "down", the group    *)
+(*     gives i the input only at i's own JoinGroup). Within i: a request  *)
+(*     goes first only when no answer to i is in flight (a stale one would *)
+(*     answer it, so sending would disable DiscardStale); an answer only   *)
+(*     where i cannot time out or retry with a copy in flight (the receipt *)
+(*     disables those), and then every answer to i is in the ample set,    *)
+(*     received or lost (Drop). A Drop of another message may use up the  *)
+(*     loss budget, but ClientReceive stays enabled and commutes with it.  *)
+(*  2. No invariant reads cl or a message other than markers and their     *)
+(*     acknowledgements, so these steps are invisible.                     *)
+(*  3. A client step never creates an answer, and between two answers a    *)
+(*     client begins and sends at most once each: no cycle of them.        *)
+(*  4. Each changes the view: the client's state, or a live message.       *)
+(* All priority steps leave plog, pst, tlog, gc and cepoch alone; the      *)
+(* tests compare the values of those that Next and ReducedNext reach.      *)
+
+\* Can instance i never hang from here on (while it takes no step)?
+\* @type: ($inst) => Bool;
+CannotHang(i) ==
+    \/ hangs >= MaxHangs
+    \/ ~((i[2] < NumInstances /\ cl[<<i[1], i[2] + 1>>].st = "down") \/ (CTP /\ gc.owner = i))
+
+\* Answers to instance i in flight, current or stale.
+\* @type: ($inst) => Bool;
+AnswerInFlight(i) ==
+    \E n \in net : /\ n.type \in {"InitProducerIdResp", "AddPartitionsToTxnResp", "ProduceResp", "EndTxnResp",
+                                  "AddOffsetsToTxnResp", "TxnOffsetCommitResp", "OffsetFetchResp"}
+                  /\ n.tid = i[1] /\ n.inst = i[2]
+
+\* Could instance i time out or retry while a copy of its request is in flight?
+\* @type: ($inst) => Bool;
+MayRetryLate(i) ==
+    /\ retries < MaxRetries
+    /\ \/ cl[i].req.type \in LateRequests
+       \/ ProduceTimeouts /\ cl[i].req.type = "Produce"
+
+\* Instances whose own next step goes first.
+\* @type: Set($inst);
+LocalClients ==
+    {i \in Instances :
+        /\ ~cl[i].hung /\ CannotHang(i)
+        /\ \/ /\ cl[i].st = "ready" /\ ~cl[i].out /\ cl[i].txn < TxnsPerInstance
+              /\ CTP => OwnsInput(i) /\ cl[i].pos \in 0..(InputSize - 1)
+           \/ cl[i].st \in {"init", "intxn"} /\ ~cl[i].out /\ ~AnswerInFlight(i)
+           \/ cl[i].out /\ ~MayRetryLate(i) /\ \E n \in net : Answers(i, n)}
+
+\* @type: ($inst) => Bool;
+ClientStep(i) ==
+    \/ BeginTxn(i) \/ SendRequest(i) \/ ReInit(i)
+    \/ \E n \in net : Answers(i, n) /\ (ClientReceive(i, n) \/ Drop(n))
+
 ReducedNext ==
     IF Bug("no_pending_check") THEN Next
     ELSE IF MarkerAcks # {} THEN \E m \in MarkerAcks : TcMarkerAck(m) \/ Drop(m)
     ELSE IF ReadyToComplete # {} THEN \E t \in ReadyToComplete : TcComplete(t)
+    ELSE IF LocalClients # {} THEN ClientStep(CHOOSE i \in LocalClients : TRUE)
     ELSE Next
 
 =============================================================================
