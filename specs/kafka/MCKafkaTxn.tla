@@ -196,18 +196,23 @@ NoStaleAndLiveAcks ==
                       /\ m.cepoch < cepoch /\ n.cepoch = cepoch
 
 -----------------------------------------------------------------------------
-(* Client steps first. A client's own steps (BeginTxn, SendRequest,        *)
-(* ReInit, ClientReceive) write only its record cl[i] and put or take a    *)
-(* message only it sends or consumes. ReducedNext takes them next, the     *)
-(* steps of one client i at a time (the ample set), where the argument    *)
-(* above holds for them:                                                   *)
+(* Client steps first. A client's own steps (Resume, BeginTxn,            *)
+(* SendRequest, ReInit, ClientReceive) write only its record cl[i] and put *)
+(* or take a message only it sends or consumes. ReducedNext takes them     *)
+(* next, the steps of one client i at a time (the ample set), where the    *)
+(* argument above holds for them:                                          *)
 (*                                                                         *)
-(*  1. Other steps read of cl[i] only hung (which these steps leave alone) *)
-(*     and, in JoinGroup, whether i finished (a receipt can only enable    *)
-(*     it). Hang(i) disables i's steps, so i must be unable to hang        *)
-(*     (CannotHang), which stays so while i takes no step (the hang budget *)
-(*     never grows back, a successor never returns to "down", the group    *)
-(*     gives i the input only at i's own JoinGroup). Within i: a request  *)
+(*  1. Other steps read of cl[i] only hung and, in JoinGroup, whether i   *)
+(*     finished (a receipt can only enable it). Two steps read hung:       *)
+(*     StartInstance of i's successor and JoinGroup while i owns the      *)
+(*     input; so Resume(i) goes first only once neither can happen         *)
+(*     (ResumesFirst), and the other steps leave hung alone.               *)
+(*     Hang(i) disables i's steps, so either i cannot hang (CannotHang),  *)
+(*     which stays so while i takes no step (the hang budget never grows   *)
+(*     back, a successor never returns to "down", the group gives i the    *)
+(*     input only at i's own JoinGroup), or Hang(i) is in the ample set    *)
+(*     too, which needs every other instance unable to hang (OnlyHanger:   *)
+(*     hangs share one budget). Within i: a request                        *)
 (*     goes first only when no answer to i is in flight (a stale one would *)
 (*     answer it, so sending would disable DiscardStale); an answer only   *)
 (*     where i cannot time out or retry with a copy in flight (the receipt *)
@@ -216,8 +221,9 @@ NoStaleAndLiveAcks ==
 (*     loss budget, but ClientReceive stays enabled and commutes with it.  *)
 (*  2. No invariant reads cl or a message other than markers and their     *)
 (*     acknowledgements, so these steps are invisible.                     *)
-(*  3. A client step never creates an answer, and between two answers a    *)
-(*     client begins and sends at most once each: no cycle of them.        *)
+(*  3. A client step never creates an answer, a client hangs and resumes  *)
+(*     within the hang budget, and between two answers it begins and sends *)
+(*     at most once each: no cycle of them.                                *)
 (*  4. Each changes the view: the client's state, or a live message.       *)
 (* All priority steps leave plog, pst, tlog, gc and cepoch alone; the      *)
 (* tests compare the values of those that Next and ReducedNext reach.      *)
@@ -227,6 +233,12 @@ NoStaleAndLiveAcks ==
 CannotHang(i) ==
     \/ hangs >= MaxHangs
     \/ ~((i[2] < NumInstances /\ cl[<<i[1], i[2] + 1>>].st = "down") \/ (CTP /\ gc.owner = i))
+
+\* Is i the only instance that can hang, now or later while i takes no step?
+\* Then Hang(i) joins i's steps in the ample set. (In consume-transform-
+\* produce, another instance may become the group's owner and hang.)
+\* @type: ($inst) => Bool;
+OnlyHanger(i) == ~CTP /\ \A j \in Instances \ {i} : CannotHang(j)
 
 \* Answers to instance i in flight, current or stale.
 \* @type: ($inst) => Bool;
@@ -242,19 +254,29 @@ MayRetryLate(i) ==
     /\ \/ cl[i].req.type \in LateRequests
        \/ ProduceTimeouts /\ cl[i].req.type = "Produce"
 
+\* A hung instance whose hang has had its effect: its successor started (or
+\* it has none), and it does not own the group's input (the group may still
+\* give that away while it hangs). Nothing else reads that it is hung.
+\* @type: ($inst) => Bool;
+ResumesFirst(i) ==
+    /\ cl[i].hung
+    /\ i[2] = NumInstances \/ cl[<<i[1], i[2] + 1>>].st # "down"
+    /\ gc.owner # i
+
 \* Instances whose own next step goes first.
 \* @type: Set($inst);
 LocalClients ==
     {i \in Instances :
-        /\ ~cl[i].hung /\ CannotHang(i)
-        /\ \/ /\ cl[i].st = "ready" /\ ~cl[i].out /\ cl[i].txn < TxnsPerInstance
-              /\ CTP => OwnsInput(i) /\ cl[i].pos \in 0..(InputSize - 1)
-           \/ cl[i].st \in {"init", "intxn"} /\ ~cl[i].out /\ ~AnswerInFlight(i)
-           \/ cl[i].out /\ ~MayRetryLate(i) /\ \E n \in net : Answers(i, n)}
+        \/ ResumesFirst(i)
+        \/ /\ ~cl[i].hung /\ (CannotHang(i) \/ OnlyHanger(i))
+           /\ \/ /\ cl[i].st = "ready" /\ ~cl[i].out /\ cl[i].txn < TxnsPerInstance
+                 /\ CTP => OwnsInput(i) /\ cl[i].pos \in 0..(InputSize - 1)
+              \/ cl[i].st \in {"init", "intxn"} /\ ~cl[i].out /\ ~AnswerInFlight(i)
+              \/ cl[i].out /\ ~MayRetryLate(i) /\ \E n \in net : Answers(i, n)}
 
 \* @type: ($inst) => Bool;
 ClientStep(i) ==
-    \/ BeginTxn(i) \/ SendRequest(i) \/ ReInit(i)
+    \/ Resume(i) \/ Hang(i) \/ BeginTxn(i) \/ SendRequest(i) \/ ReInit(i)
     \/ \E n \in net : Answers(i, n) /\ (ClientReceive(i, n) \/ Drop(n))
 
 ReducedNext ==
