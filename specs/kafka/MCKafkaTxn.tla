@@ -219,6 +219,9 @@ NoStaleAndLiveAcks ==
 (*     disables those), and then every answer to i is in the ample set,    *)
 (*     received or lost (Drop). A Drop of another message may use up the  *)
 (*     loss budget, but ClientReceive stays enabled and commutes with it.  *)
+(*     A request lost for good (nothing of it in flight) is sent again     *)
+(*     first under the same conditions; nothing but i's own steps can      *)
+(*     bring a copy back.                                                  *)
 (*  2. No invariant reads cl or a message other than markers and their     *)
 (*     acknowledgements, so these steps are invisible.                     *)
 (*  3. A client step never creates an answer, a client hangs and resumes  *)
@@ -272,11 +275,12 @@ LocalClients ==
            /\ \/ /\ cl[i].st = "ready" /\ ~cl[i].out /\ cl[i].txn < TxnsPerInstance
                  /\ CTP => OwnsInput(i) /\ cl[i].pos \in 0..(InputSize - 1)
               \/ cl[i].st \in {"init", "intxn"} /\ ~cl[i].out /\ ~AnswerInFlight(i)
-              \/ cl[i].out /\ ~MayRetryLate(i) /\ \E n \in net : Answers(i, n)}
+              \/ cl[i].out /\ ~MayRetryLate(i) /\ \E n \in net : Answers(i, n)
+              \/ cl[i].out /\ ~MayRetryLate(i) /\ ~InFlight(cl[i].req)}
 
 \* @type: ($inst) => Bool;
 ClientStep(i) ==
-    \/ Resume(i) \/ Hang(i) \/ BeginTxn(i) \/ SendRequest(i) \/ ReInit(i)
+    \/ Resume(i) \/ Hang(i) \/ BeginTxn(i) \/ SendRequest(i) \/ ReInit(i) \/ Retry(i)
     \/ \E n \in net : Answers(i, n) /\ (ClientReceive(i, n) \/ Drop(n))
 
 ReducedNext ==
