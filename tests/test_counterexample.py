@@ -56,6 +56,13 @@ def test_label_uses_the_action_variable_when_there_is_one() -> None:
     assert str(label(Step(1, None, {"x": 0}))) == "Init"
 
 
+def test_label_shows_what_a_shared_actor_served() -> None:
+    action = Record({"name": "TcAppend", "actor": "coordinator", "txn_id": "t2", "args": Record({"epoch": 0}), "note": ""})
+    assert str(label(Step(2, "TcAppend", {"action": action}))) == "TcAppend coordinator txn_id=t2 epoch=0"
+    unset = Record({"name": "Failover", "actor": "coordinator", "txn_id": "", "args": Record({"cepoch": 1}), "note": ""})
+    assert str(label(Step(2, "Failover", {"action": unset}))) == "Failover coordinator cepoch=1"
+
+
 def test_render_steps_shows_the_initial_state_then_only_changes() -> None:
     lines = render_steps(TRACE)
     assert lines[0] == "  1. Init"

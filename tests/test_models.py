@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from trace_check.counterexample import label
 from trace_check.engines import run_task
 from trace_check.registry import load_registry
 
@@ -28,3 +29,19 @@ def test_registered_model_has_its_expected_outcome(model, tmp_path: Path) -> Non
         assert cex is not None and len(cex.steps) >= 2
         # the trace ends in the state that breaks the promise, and starts in an initial state
         assert cex.steps[0].action is None
+        if model.task.module == "MCKafkaTxn":
+            assert_kafka_steps_name_their_transactional_id(cex, model.task.constants["TxnIds"])
+
+
+# Steps of the one coordinator (or leader, group coordinator, network) for all transactional.ids.
+SHARED_ACTORS = {"coordinator", "leader", "group", "network"}
+# Those that concern no single transactional.id: a coordinator failover, a leader restart.
+FOR_ALL = {"Failover", "LeaderRestart"}
+
+
+def assert_kafka_steps_name_their_transactional_id(cex, txn_ids) -> None:
+    """A shared actor's step says which transactional.id it served (models with two would be ambiguous)."""
+    for step in cex.steps[1:]:
+        lab = label(step)
+        if lab.actor in SHARED_ACTORS and lab.name not in FOR_ALL:
+            assert dict(lab.about).get("txn_id") in txn_ids, f"step {step.index} ({lab}) names no transactional.id"

@@ -6,7 +6,9 @@ Each step shows the action that produced it and only what it changed, down to th
 Specs may keep a history variable ``action`` holding ``[name |-> ..., actor |-> ..., args |-> ...]``
 for the last step (see specs/README.md). When present it names the step with its parameters
 ("Fetch w1 src=1 off=0") and who did it, whichever engine found the trace; otherwise the action
-name the engine reported is used.
+name the engine reported is used. Any other field holding a non-empty string says what the step
+concerns, for an actor that serves many (``txn_id |-> "t2"`` on a coordinator's step) and is
+shown after the actor ("TcAppend coordinator txn_id=t2 epoch=0").
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from .result import Counterexample, Step
 from .values import FnMap, Record, format_value, sort_key
 
 ACTION_VAR = "action"
+_LABEL_FIELDS = frozenset({"name", "actor", "args", "note"})
 
 
 @attrs.frozen
@@ -69,9 +72,11 @@ class StepLabel:
     actor: Optional[str]
     args: tuple[tuple[str, Any], ...]
     note: str = ""  # e.g. the error code a step received
+    about: tuple[tuple[str, str], ...] = ()  # what the step concerns, e.g. (("txn_id", "t2"),)
 
     def __str__(self) -> str:
         parts = [self.name] + ([self.actor] if self.actor else [])
+        parts += [f"{k}={v}" for k, v in self.about]
         parts += [f"{k}={format_value(v)}" for k, v in self.args]
         parts += [f"-> {self.note}"] if self.note else []
         return " ".join(parts)
@@ -85,7 +90,13 @@ def label(step: Step) -> StepLabel:
         pairs = tuple(args.items()) if isinstance(args, Mapping) else ()
         actor = act.get("actor") or None
         note = act.get("note") or ""
-        return StepLabel(name=str(act["name"]), actor=str(actor) if actor else None, args=pairs, note=str(note))
+        about = tuple(
+            (str(k), v) for k, v in sorted(act.items(), key=lambda kv: str(kv[0]))
+            if k not in _LABEL_FIELDS and isinstance(v, str) and v
+        )
+        return StepLabel(
+            name=str(act["name"]), actor=str(actor) if actor else None, args=pairs, note=str(note), about=about
+        )
     return StepLabel(name=step.action or ("Init" if step.index == 1 else "?"), actor=None, args=())
 
 

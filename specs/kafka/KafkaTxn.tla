@@ -141,7 +141,7 @@ ASSUME Bugs \subseteq {"no_epoch_bump", "no_idempotence", "no_pending_check", "l
   @typeAlias: coord = {st: Str, epoch: Int, parts: Set(Int), gtx: $gtx, endBy: $gtx, todo: Set(Int), pending: Seq({entry: $tentry, replies: Set($msg)})};
   @typeAlias: pstate = {epoch: Int, lastSeq: Int, seqs: Set(Int), open: Bool, cepoch: Int};
   @typeAlias: held = {m: $msg, void: Bool};
-  @typeAlias: action = {name: Str, actor: Str, args: Str -> Int, note: Str};
+  @typeAlias: action = {name: Str, actor: Str, txn_id: Str, args: Str -> Int, note: Str};
 *)
 KafkaTxn_typedefs == TRUE
 
@@ -218,11 +218,16 @@ NoInst == <<"", 0>>
 NoGroups == [g \in {} |-> [q \in {} |-> 0]]
 
 \* @type: (Str, Str, Str -> Int) => $action;
-Act(name, actor, args) == [name |-> name, actor |-> actor, args |-> args, note |-> ""]
+Act(name, actor, args) == [name |-> name, actor |-> actor, txn_id |-> "", args |-> args, note |-> ""]
 
 \* A step whose outcome is an error code worth showing in the trace.
 \* @type: (Str, Str, Str -> Int, Str) => $action;
-ActNote(name, actor, args, note) == [name |-> name, actor |-> actor, args |-> args, note |-> note]
+ActNote(name, actor, args, note) == [name |-> name, actor |-> actor, txn_id |-> "", args |-> args, note |-> note]
+
+\* Step a of a coordinator, leader, group coordinator or the network, which
+\* acts for many transactional.ids: the one it concerns, for the trace.
+\* @type: (Str, $action) => $action;
+On(t, a) == [a EXCEPT !.txn_id = t]
 
 \* The parameters a trace shows for client request m.
 \* @type: ($msg) => Str -> Int;
@@ -480,7 +485,7 @@ DiscardStale(m) ==
                     "AddOffsetsToTxnResp", "TxnOffsetCommitResp", "OffsetFetchResp"}
     /\ ~Answers(<<m.tid, m.inst>>, m)
     /\ net' = net \ {m}
-    /\ action' = Act("DiscardStale", "network", "instance" :> m.inst)
+    /\ action' = On(m.tid, Act("DiscardStale", "network", "instance" :> m.inst))
     /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
 
 \* Instance i hangs (GC pause, VM freeze). Only an instance that has a
@@ -553,7 +558,7 @@ GcOffsetFetch(m) ==
             {IF \E t \in TxnIds : gc.pending[t] # -1
              THEN Reply(m, "UNSTABLE_OFFSET_COMMIT")
              ELSE [Reply(m, "NONE") EXCEPT !.val = gc.committed]}
-    /\ action' = Act("GcOffsetFetch", "group", "instance" :> m.inst @@ "committed" :> gc.committed)
+    /\ action' = On(m.tid, Act("GcOffsetFetch", "group", "instance" :> m.inst @@ "committed" :> gc.committed))
     /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
 
 \* TxnOffsetCommit (KIP-447): the member must belong to the current
@@ -565,7 +570,7 @@ GcTxnOffsetCommit(m) ==
     /\ LET ok == Bug("no_generation_check") \/ (m.gen = gc.gen /\ gc.owner = <<m.tid, m.inst>>)
        IN /\ gc' = IF ok THEN [gc EXCEPT !.pending[m.tid] = m.val] ELSE gc
           /\ net' = (net \ {m}) \cup {Reply(m, IF ok THEN "NONE" ELSE "ILLEGAL_GENERATION")}
-    /\ action' = Act("GcTxnOffsetCommit", "group", "instance" :> m.inst @@ "offset" :> m.val @@ "generation" :> m.gen)
+    /\ action' = On(m.tid, Act("GcTxnOffsetCommit", "group", "instance" :> m.inst @@ "offset" :> m.val @@ "generation" :> m.gen))
     /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, hangs, retries, losses, failovers>>
 
 \* Whether partition-side producer state s accepts marker m: a marker from
@@ -591,7 +596,7 @@ GcMarker(m) ==
                   /\ pst' = [pst EXCEPT ![OffsetsPart][m.tid].epoch = m.epoch, ![OffsetsPart][m.tid].cepoch = m.cepoch]
              ELSE UNCHANGED <<gc, pst>>
           /\ net' = (net \ {m}) \cup {Reply(m, err)}
-    /\ action' = Act("GcMarker", "group", "epoch" :> m.epoch @@ "commit" :> (IF m.commit THEN 1 ELSE 0))
+    /\ action' = On(m.tid, Act("GcMarker", "group", "epoch" :> m.epoch @@ "commit" :> (IF m.commit THEN 1 ELSE 0)))
     /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, held, hangs, retries, losses, failovers>>
 
 -----------------------------------------------------------------------------
@@ -638,7 +643,7 @@ TcInitProducerId(m) ==
                                                         gtx |-> FenceGtx(t, m.inst), endBy |-> NoGtx],
                                                     {[Reply(m, "NONE") EXCEPT !.epoch = bumped]})]
                  /\ net' = net \ {m}
-    /\ action' = Act("TcInitProducerId", "coordinator", "instance" :> m.inst)
+    /\ action' = On(m.tid, Act("TcInitProducerId", "coordinator", "instance" :> m.inst))
     /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
 
 \* AddPartitionsToTxn for partitions `parts`: from the client (TV1), or from
@@ -663,7 +668,7 @@ TcAddPartitions(m, parts, reply) ==
 TcAddPartitionsToTxn(m) ==
     /\ m \in net /\ m.type = "AddPartitionsToTxn"
     /\ TcAddPartitions(m, Parts, Reply(m, "NONE"))
-    /\ action' = Act("TcAddPartitionsToTxn", "coordinator", "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "epoch" :> m.epoch)
+    /\ action' = On(m.tid, Act("TcAddPartitionsToTxn", "coordinator", "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "epoch" :> m.epoch))
     /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
 
 \* AddOffsetsToTxn: adds the group's offsets partition to the transaction.
@@ -671,7 +676,7 @@ TcAddPartitionsToTxn(m) ==
 TcAddOffsetsToTxn(m) ==
     /\ m \in net /\ m.type = "AddOffsetsToTxn"
     /\ TcAddPartitions(m, {OffsetsPart}, Reply(m, "NONE"))
-    /\ action' = Act("TcAddOffsetsToTxn", "coordinator", "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "epoch" :> m.epoch)
+    /\ action' = On(m.tid, Act("TcAddOffsetsToTxn", "coordinator", "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "epoch" :> m.epoch))
     /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
 
 \* TV2: a leader asks to add partition m.part before appending m's batch.
@@ -679,7 +684,7 @@ TcAddOffsetsToTxn(m) ==
 TcVerify(m) ==
     /\ m \in net /\ m.type = "Verify"
     /\ TcAddPartitions(m, {m.part}, Reply(m, "NONE"))
-    /\ action' = Act("TcVerify", "coordinator", "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "part" :> m.part @@ "epoch" :> m.epoch)
+    /\ action' = On(m.tid, Act("TcVerify", "coordinator", "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "part" :> m.part @@ "epoch" :> m.epoch))
     /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
 
 \* Is an EndTxn with epoch e a valid request in state s (TransactionCoordinator.endTransaction)?
@@ -716,8 +721,8 @@ TcEndTxn(m) ==
                  TcReplyNow(m, Reply(m, "CONCURRENT_TRANSACTIONS"))
             [] OTHER ->
                  TcReplyNow(m, Reply(m, "INVALID_TXN_STATE"))
-    /\ action' = Act("TcEndTxn", "coordinator", "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "epoch" :> m.epoch
-                                       @@ "commit" :> (IF m.commit THEN 1 ELSE 0))
+    /\ action' = On(m.tid, Act("TcEndTxn", "coordinator", "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "epoch" :> m.epoch
+                                       @@ "commit" :> (IF m.commit THEN 1 ELSE 0)))
     /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
 
 \* The markers for the transaction described by `entry`, one per partition.
@@ -739,7 +744,7 @@ TcAppend(t) ==
                                       todo |-> IF prepared THEN e.parts ELSE {},
                                       pending |-> Tail(tc[t].pending)]]
           /\ net' = net \cup Head(tc[t].pending).replies \cup (IF prepared THEN Markers(t, e, cepoch) ELSE {})
-          /\ action' = Act("TcAppend", "coordinator", "epoch" :> e.epoch)
+          /\ action' = On(t, Act("TcAppend", "coordinator", "epoch" :> e.epoch))
     /\ UNCHANGED <<cl, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
 
 \* A partition acknowledged its marker.
@@ -750,7 +755,7 @@ TcMarkerAck(m) ==
     /\ tc' = IF m.cepoch = cepoch /\ tc[m.tid].st \in {"PrepareCommit", "PrepareAbort"} /\ m.epoch = tc[m.tid].epoch
              THEN [tc EXCEPT ![m.tid].todo = @ \ {m.part}]
              ELSE tc   \* an answer to an earlier coordinator epoch or transaction: ignored
-    /\ action' = Act("TcMarkerAck", "coordinator", "part" :> m.part @@ "cepoch" :> m.cepoch)
+    /\ action' = On(m.tid, Act("TcMarkerAck", "coordinator", "part" :> m.part @@ "cepoch" :> m.cepoch))
     /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
 
 \* Every marker is written: log CompleteCommit / CompleteAbort.
@@ -762,7 +767,7 @@ TcComplete(t) ==
     /\ tc' = [tc EXCEPT ![t] = Pending(t, [st |-> IF tc[t].st = "PrepareCommit" THEN "CompleteCommit" ELSE "CompleteAbort",
                                            epoch |-> tc[t].epoch, parts |-> {}, gtx |-> tc[t].gtx, endBy |-> tc[t].endBy],
                                        {})]
-    /\ action' = Act("TcComplete", "coordinator", NoArgs)
+    /\ action' = On(t, Act("TcComplete", "coordinator", NoArgs))
     /\ UNCHANGED <<net, cl, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
 
 \* The coordinator fails over: a new one (coordinator epoch + 1) loads
@@ -836,8 +841,8 @@ LeaderProduce(m) ==
                /\ UNCHANGED <<plog, pst>>
           ELSE /\ AppendBatch(m, {m})
                /\ UNCHANGED held
-    /\ action' = Act("LeaderProduce", "leader", "part" :> m.part @@ "instance" :> m.inst @@ "txn" :> m.gtx[3]
-                                            @@ "epoch" :> m.epoch @@ "seq" :> m.seq)
+    /\ action' = On(m.tid, Act("LeaderProduce", "leader", "part" :> m.part @@ "instance" :> m.inst @@ "txn" :> m.gtx[3]
+                                            @@ "epoch" :> m.epoch @@ "seq" :> m.seq))
     /\ UNCHANGED <<cl, tc, tlog, cepoch, gc, hangs, retries, losses, failovers>>
 
 \* TV2: the coordinator answered the verification of a held batch. Append
@@ -863,8 +868,8 @@ LeaderVerified(r) ==
            THEN AppendBatch(h.m, {r})
            ELSE /\ net' = (net \ {r}) \cup {Reply(h.m, VerifyError(r))}
                 /\ UNCHANGED <<plog, pst>>
-        /\ action' = Act("LeaderVerified", "leader", "part" :> r.part @@ "txn" :> r.gtx[3]
-                                                 @@ "ok" :> (IF r.err = "NONE" /\ ~h.void THEN 1 ELSE 0))
+        /\ action' = On(r.tid, Act("LeaderVerified", "leader", "part" :> r.part @@ "txn" :> r.gtx[3]
+                                                 @@ "ok" :> (IF r.err = "NONE" /\ ~h.void THEN 1 ELSE 0)))
     /\ UNCHANGED <<cl, tc, tlog, cepoch, gc, hangs, retries, losses, failovers>>
 
 \* TV2: a coordinator failover lost the verification of held batch h (its
@@ -880,7 +885,7 @@ LeaderVerifyLost(p) ==
                 n.type = "VerifyResp" /\ n.inst = h.m.inst /\ n.gtx = h.m.gtx /\ n.part = p /\ n.att = h.m.att
         /\ held' = [held EXCEPT ![p] = @ \ {h}]
         /\ net' = net \cup {Reply(h.m, "NOT_ENOUGH_REPLICAS")}
-        /\ action' = ActNote("LeaderVerifyLost", "leader", "part" :> p @@ "txn" :> h.m.gtx[3], "NOT_ENOUGH_REPLICAS")
+        /\ action' = On(h.m.tid, ActNote("LeaderVerifyLost", "leader", "part" :> p @@ "txn" :> h.m.gtx[3], "NOT_ENOUGH_REPLICAS"))
     /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, gc, hangs, retries, losses, failovers>>
 
 \* An answer to a verification whose batch was already dealt with (a
@@ -890,7 +895,7 @@ LeaderDiscardVerify(r) ==
     /\ r \in net /\ r.type = "VerifyResp"
     /\ ~\E h \in held[r.part] : h.m.tid = r.tid /\ h.m.inst = r.inst /\ h.m.gtx = r.gtx /\ h.m.seq = r.seq /\ h.m.epoch = r.epoch /\ h.m.att = r.att
     /\ net' = net \ {r}
-    /\ action' = Act("LeaderDiscardVerify", "leader", "part" :> r.part @@ "txn" :> r.gtx[3])
+    /\ action' = On(r.tid, Act("LeaderDiscardVerify", "leader", "part" :> r.part @@ "txn" :> r.gtx[3]))
     /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
 
 \* A WriteTxnMarkers request reaches the leader of its partition: a marker
@@ -914,8 +919,8 @@ LeaderMarker(m) ==
                   /\ held' = [held EXCEPT ![p] = {IF h.m.tid = m.tid THEN [h EXCEPT !.void = TRUE] ELSE h : h \in @}]
              ELSE UNCHANGED <<plog, pst, held>>
           /\ net' = (net \ {m}) \cup {Reply(m, err)}
-    /\ action' = Act("LeaderMarker", "leader", "part" :> m.part @@ "epoch" :> m.epoch @@ "cepoch" :> m.cepoch
-                                           @@ "commit" :> (IF m.commit THEN 1 ELSE 0))
+    /\ action' = On(m.tid, Act("LeaderMarker", "leader", "part" :> m.part @@ "epoch" :> m.epoch @@ "cepoch" :> m.cepoch
+                                           @@ "commit" :> (IF m.commit THEN 1 ELSE 0)))
     /\ UNCHANGED <<cl, tc, tlog, cepoch, gc, hangs, retries, losses, failovers>>
 
 \* The producer state of t that a leader rebuilds from `log` when it loads
@@ -960,7 +965,7 @@ TcResendMarker(t, p) ==
     /\ LET ms == Markers(t, [st |-> tc[t].st, epoch |-> tc[t].epoch, parts |-> {p}, gtx |-> tc[t].gtx, endBy |-> tc[t].endBy], cepoch)
        IN /\ ~\E n \in net : n.type \in {"WriteTxnMarkers", "WriteTxnMarkersResp"} /\ n.tid = t /\ n.part = p /\ n.cepoch = cepoch
           /\ net' = net \cup ms
-    /\ action' = Act("TcResendMarker", "coordinator", "part" :> p)
+    /\ action' = On(t, Act("TcResendMarker", "coordinator", "part" :> p))
     /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
 
 -----------------------------------------------------------------------------
@@ -1014,7 +1019,7 @@ Drop(m) ==
     /\ m.type \notin {"Verify", "VerifyResp"}
     /\ net' = net \ {m}
     /\ losses' = losses + 1
-    /\ action' = Act("Drop", "network", "instance" :> m.inst @@ "part" :> m.part @@ "txn" :> m.gtx[3])
+    /\ action' = On(m.tid, Act("Drop", "network", "instance" :> m.inst @@ "part" :> m.part @@ "txn" :> m.gtx[3]))
     /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, failovers>>
 
 \* Nothing left in flight and no transaction between prepare and complete.
