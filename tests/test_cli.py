@@ -167,6 +167,44 @@ def test_relative_workdir(reg, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert (tmp_path / "work" / "counter_holds" / "tlc.log").is_file()
 
 
+def test_resume_needs_a_workdir_names_and_a_checkpoint(reg, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    registry = str(reg())
+    assert main(["model-check", "--registry", registry, "--resume", "counter_holds"]) == 2
+    assert "--resume needs --workdir DIR and the NAMEs" in capsys.readouterr().err
+    work = str(tmp_path / "work")
+    assert main(["model-check", "--registry", registry, "--workdir", work, "--resume"]) == 2
+    capsys.readouterr()
+    assert main(["model-check", "--registry", registry, "--workdir", work, "counter_holds"]) == 0
+    capsys.readouterr()
+    # a run of seconds writes no checkpoint: nothing to resume, and nothing is run or deleted
+    assert main(["model-check", "--registry", registry, "--workdir", work, "counter_holds", "--resume"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "no completed TLC checkpoint to resume" in err
+    assert (tmp_path / "work" / "counter_holds" / "tlc.log").is_file()
+
+
+def test_a_timeout_with_a_checkpoint_prints_how_to_resume(tmp_path: Path) -> None:
+    from trace_check.cli import ModelRun, resume_command
+    from trace_check.registry import load_registry
+    from trace_check.result import CheckResult, Outcome
+
+    registry = tmp_path / "models.toml"
+    shutil.copytree(FIXTURES, tmp_path / "tlc")
+    registry.write_text(MODELS)
+    model = load_registry(registry).select(["counter_holds"], "ci")[0]
+    work = tmp_path / "work" / "counter_holds"
+    run = ModelRun(model=model, result=CheckResult(engine="tlc", outcome=Outcome.TIMEOUT, wall_time=9.0), workdir=work)
+    assert resume_command(run, tmp_path / "work", registry) is None, "no checkpoint yet: nothing to resume"
+    (work / "states" / "26-11-23-03-40-21").mkdir(parents=True)
+    for name in ("queue.chkpt", "vars.chkpt"):
+        (work / "states" / "26-11-23-03-40-21" / name).write_bytes(b"")
+    (work / "tlc.log").write_text("Model-Checking with fp 12 and seed 3 with\nCheckpointing completed at (2026-11-23 05:40:41)\n")
+    assert resume_command(run, tmp_path / "work", registry) == (
+        f"txconform model-check counter_holds --registry {registry} --workdir {tmp_path / 'work'} --resume "
+        "(TLC's checkpoint of 2026-11-23 05:40:41)"
+    )
+
+
 def test_bad_registry_is_one_line_and_exit_two(reg, capsys: pytest.CaptureFixture[str]) -> None:
     path = reg(MODELS.replace("invariants = [\"Small\"]", "invariants = [\"Smal\"]"))
     assert main(["model-check", "--registry", str(path)]) == 2

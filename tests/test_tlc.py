@@ -5,11 +5,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import attrs
 import pytest
 
 from trace_check import tlc
-from trace_check.errors import EngineUnavailable
-from trace_check.result import CheckTask, Outcome, TlcOptions
+from trace_check.errors import EngineUnavailable, ResumeError
+from trace_check.result import Checkpointing, CheckTask, Outcome, TlcOptions
 from trace_check.values import Record
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tlc"
@@ -206,3 +207,69 @@ def test_an_interrupted_run_leaves_no_tlc_behind(tmp_path: Path) -> None:
     for pid in leftovers:
         os.kill(int(pid), signal.SIGKILL)
     assert not leftovers, "a TLC process outlived txconform"
+
+
+WALK_SIZE = 99
+
+
+def walk(**overrides) -> CheckTask:
+    fields = dict(
+        name="walk",
+        spec_file=FIXTURES / "Walk.tla",
+        # Work sets the cost per state: about 100 s in all on two idle cores, well past the first checkpoint
+        constants={"Size": WALK_SIZE, "Work": 100000},
+        invariants=("Costly",),
+        tlc=TlcOptions(workers=2),
+        timeout=600,
+    )
+    fields.update(overrides)
+    return CheckTask(**fields)
+
+
+def test_a_resumed_run_finds_exactly_the_states_of_an_uninterrupted_one(tmp_path: Path) -> None:
+    work = tmp_path / "run"
+    first = tlc.run_tlc(walk(timeout=75), work, checkpointing=Checkpointing(every_minutes=1))
+    assert first.outcome is Outcome.TIMEOUT, "the walk ended before TLC's first checkpoint: raise its Work"
+    checkpoint = tlc.find_checkpoint(work)
+    assert checkpoint is not None, f"no checkpoint after 75 s; see {first.log_file}"
+
+    resumed = tlc.run_tlc(walk(), work, checkpointing=Checkpointing(resume=True))
+    assert resumed.outcome is Outcome.HOLDS, resumed.message
+    assert resumed.resumed_from == checkpoint.taken_at
+    # a grid of (Size+1)^2 points, each counted once, as in one run from the start: with another
+    # fingerprint polynomial than the first run's, the states seen before the checkpoint count twice
+    assert resumed.distinct_states == (WALK_SIZE + 1) ** 2
+    assert resumed.command[resumed.command.index("-fp") + 1] == str(checkpoint.fp_index)
+    log = work / "tlc.log"
+    assert log.read_text().count("Starting recovery from checkpoint") == 1, "the resumed run must add to the log"
+
+
+def fake_checkpoint(task: CheckTask, work: Path) -> None:
+    """A working directory as a run that checkpointed leaves it (the state files themselves are not read)."""
+    tlc.prepare_workdir(task, work)
+    (work / "states" / "26-11-23-03-40-21").mkdir(parents=True)
+    for name in ("queue.chkpt", "vars.chkpt"):
+        (work / "states" / "26-11-23-03-40-21" / name).write_bytes(b"")
+    (work / "tlc.log").write_text(
+        "Running breadth-first search Model-Checking with fp 68 and seed -881 with 2 workers\n"
+        "Checkpointing completed at (2026-11-23 05:40:41)\n"
+    )
+
+
+def test_resuming_needs_a_completed_checkpoint(tmp_path: Path) -> None:
+    tlc.prepare_workdir(counter(), tmp_path / "run")
+    with pytest.raises(ResumeError, match="no completed TLC checkpoint to resume.*run without --resume"):
+        tlc.resumable_checkpoint(counter(), tmp_path / "run")
+
+
+def test_a_checkpoint_resumes_only_the_same_model(tmp_path: Path) -> None:
+    task = counter()
+    fake_checkpoint(task, tmp_path / "run")
+    checkpoint = tlc.resumable_checkpoint(task, tmp_path / "run")
+    assert checkpoint.fp_index == 68 and checkpoint.taken_at == "2026-11-23 05:40:41"
+
+    with pytest.raises(ResumeError, match=r"configuration \(Counter.cfg\) changed since TLC's checkpoint of 2026-11-23 05:40:41"):
+        tlc.resumable_checkpoint(attrs.evolve(task, constants={"Limit": 5, "Names": ["a", "b"]}), tmp_path / "run")
+    (tmp_path / "run" / "Counter.tla").write_text((FIXTURES / "Counter.tla").read_text() + "\\* edited\n")
+    with pytest.raises(ResumeError, match="Counter.tla changed since"):
+        tlc.resumable_checkpoint(task, tmp_path / "run")

@@ -19,13 +19,13 @@ from rich.table import Table
 from rich.text import Text
 
 from . import __doc__ as package_doc
-from . import cli_trace
+from . import cli_trace, tlc
 from .counterexample import render_steps, to_mermaid
 from .engines import ENGINE_CHOICES, check_engine_available, resolve_engine, run_task
-from .errors import TxconformError
+from .errors import ResumeError, TxconformError
 from .itf import itf_json, write_itf
 from .registry import Model, default_registry_path, load_registry
-from .result import CheckResult, Progress
+from .result import Checkpointing, CheckResult, Outcome, Progress
 
 EXIT_OK = 0
 EXIT_MISMATCH = 1  # some model's outcome differs from its expectation
@@ -89,9 +89,24 @@ def build_parser() -> argparse.ArgumentParser:
     mc.add_argument("--traces", action="store_true", help="print every counterexample (those of unexpected outcomes are always printed)")
     mc.add_argument("--registry", type=Path, metavar="FILE", help="models registry (default: specs/models.toml)")
     mc.add_argument("--workdir", type=Path, metavar="DIR", help="keep each run's files (model, engine log, states) in DIR/NAME")
+    mc.add_argument("--resume", action="store_true",
+                    help="continue each named model from the last checkpoint TLC wrote in DIR/NAME of --workdir "
+                         "(the model must be unchanged)")
+    mc.add_argument("--checkpoint", type=_minutes, metavar="MINUTES",
+                    help=f"TLC writes a checkpoint every MINUTES minutes (default {tlc.DEFAULT_CHECKPOINT_MINUTES})")
     mc.set_defaults(func=cmd_model_check)
     cli_trace.add_parsers(sub)
     return parser
+
+
+def _minutes(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of minutes of at least 1")
+    return value
 
 
 def cmd_model_check(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -100,13 +115,21 @@ def cmd_model_check(args: argparse.Namespace, out: Console, err: Console) -> int
     if args.list:
         out.print(models_table(models))
         return EXIT_OK
+    if args.resume and (args.workdir is None or not args.names):
+        raise ResumeError("--resume needs --workdir DIR and the NAMEs of the models to resume from DIR/NAME")
     engine, why = resolve_engine(args.engine)
     check_engine_available(engine)
+    if engine != "tlc" and (args.resume or args.checkpoint is not None):
+        raise ResumeError("--resume and --checkpoint work with TLC only (Apalache has no checkpoints): add --engine tlc")
+    if args.resume:  # refuse before any run starts, so no model is half done when another cannot resume
+        for model in models:
+            tlc.resumable_checkpoint(model.task, (args.workdir / model.name).resolve())
     err.print(f"engine: {why}")
 
     keep_all = args.workdir is not None
     root = args.workdir or Path(tempfile.mkdtemp(prefix="txconform-"))
-    runs = [run_one(model, engine, root / model.name, err) for model in models]
+    checkpointing = Checkpointing(resume=args.resume, every_minutes=args.checkpoint)
+    runs = [run_one(model, engine, root / model.name, err, checkpointing) for model in models]
 
     if args.out:
         write_outputs(runs, args.out)
@@ -118,7 +141,7 @@ def cmd_model_check(args: argparse.Namespace, out: Console, err: Console) -> int
                 print_counterexample(run, out)
         for run in runs:
             if not run.ok:
-                print_failure(run, out)
+                print_failure(run, out, resume_command(run, root, args.registry))
         out.print(results_table(runs))
     for run in runs:  # keep what explains a surprise; the rest is noise
         if not keep_all and run.ok:
@@ -133,9 +156,15 @@ def cmd_model_check(args: argparse.Namespace, out: Console, err: Console) -> int
     return EXIT_OK
 
 
-def run_one(model: Model, engine: str, workdir: Path, err: Console) -> ModelRun:
+def run_one(
+    model: Model,
+    engine: str,
+    workdir: Path,
+    err: Console,
+    checkpointing: Checkpointing = Checkpointing(),
+) -> ModelRun:
     """Run one model with a live progress line; print its outcome when it ends."""
-    if workdir.exists():
+    if workdir.exists() and not checkpointing.resume:
         shutil.rmtree(workdir)
     with RichProgress(
         SpinnerColumn(),
@@ -154,12 +183,16 @@ def run_one(model: Model, engine: str, workdir: Path, err: Console) -> ModelRun:
                 status = f"{p.distinct_states:,} distinct states, {p.queue or 0:,} on queue"
             bar.update(task_id, status=f"{engine}: {status}")
 
-        result = run_task(engine, model.task, workdir, on_progress)
+        result = run_task(engine, model.task, workdir, on_progress, checkpointing)
     run = ModelRun(model=model, result=result, workdir=workdir)
     mark = "[green]ok[/green]  " if run.ok else "[red]FAIL[/red]"
     states = f"{result.distinct_states:,} distinct states" if result.distinct_states is not None else "no state count"
     expected = "as expected" if run.ok else f"expected {model.expect}"
-    err.print(f"{mark} {model.name}: {result.verdict} ({expected}); {states}; {result.wall_time:.1f} s", highlight=False)
+    resumed = f" (resumed from TLC's checkpoint of {result.resumed_from})" if result.resumed_from else ""
+    err.print(
+        f"{mark} {model.name}: {result.verdict} ({expected}); {states}; {result.wall_time:.1f} s{resumed}",
+        highlight=False,
+    )
     return run
 
 
@@ -213,13 +246,29 @@ def print_counterexample(run: ModelRun, out: Console) -> None:
     out.print()
 
 
-def print_failure(run: ModelRun, out: Console) -> None:
+def print_failure(run: ModelRun, out: Console, resume: Optional[str] = None) -> None:
     r = run.result
     out.print(Text(f"{run.model.name}: expected {run.model.expect}, got {r.verdict}", style="bold red"))
     if r.message:
         out.print(Text(f"  {r.message}"))
     if r.log_file is not None:
         out.print(Text(f"  engine log: {r.log_file}"))
+    if resume:
+        out.print(Text(f"  to go on from there: {resume}"))
+
+
+def resume_command(run: ModelRun, root: Path, registry: Optional[Path]) -> Optional[str]:
+    """The command that resumes a run that ran out of time, when TLC left a checkpoint to resume from."""
+    if run.result.outcome is not Outcome.TIMEOUT or run.result.engine != "tlc":
+        return None
+    checkpoint = tlc.find_checkpoint(run.workdir.resolve())
+    if checkpoint is None:
+        return None
+    reg = f" --registry {registry}" if registry else ""
+    return (
+        f"txconform model-check {run.model.name}{reg} --workdir {root} --resume "
+        f"(TLC's checkpoint of {checkpoint.taken_at})"
+    )
 
 
 def write_outputs(runs: list[ModelRun], directory: Path) -> None:
@@ -267,6 +316,7 @@ def runs_json(runs: list[ModelRun], engine: str, registry: Path) -> dict[str, An
                 "outcome": run.result.outcome.value,
                 "invariant": run.result.invariant,
                 "bound": run.result.bound,
+                "resumed_from": run.result.resumed_from,
                 "message": run.result.message,
                 "distinct_states": run.result.distinct_states,
                 "states_generated": run.result.states_generated,

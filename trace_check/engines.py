@@ -7,7 +7,7 @@ from typing import Optional
 
 from . import apalache, tlc
 from .errors import EngineUnavailable
-from .result import CheckResult, CheckTask, ProgressCallback
+from .result import CheckResult, Checkpointing, CheckTask, ProgressCallback
 
 ENGINE_CHOICES = ("auto", "tlc", "apalache")
 
@@ -39,7 +39,16 @@ def check_engine_available(engine: str) -> None:
         raise EngineUnavailable("apalache-mc not found: set APALACHE_HOME or use --engine tlc")
 
 
-def run_task(engine: str, task: CheckTask, workdir: Path, on_progress: Optional[ProgressCallback] = None) -> CheckResult:
+def run_task(
+    engine: str,
+    task: CheckTask,
+    workdir: Path,
+    on_progress: Optional[ProgressCallback] = None,
+    checkpointing: Checkpointing = Checkpointing(),
+) -> CheckResult:
+    """Run ``task``; checkpoints are TLC's alone (Apalache has none)."""
     if engine == "tlc":
-        return tlc.run_tlc(task, workdir, on_progress)
+        return tlc.run_tlc(task, workdir, on_progress, checkpointing)
+    if checkpointing != Checkpointing():
+        raise EngineUnavailable("--resume and --checkpoint work with TLC only (Apalache has no checkpoints): add --engine tlc")
     return apalache.run_apalache(task, workdir, on_progress)

@@ -13,3 +13,7 @@ class EngineUnavailable(TxconformError, RuntimeError):
 
 class ItfError(TxconformError, ValueError):
     """A file is not a readable ITF trace, or a trace cannot be written as ITF."""
+
+
+class ResumeError(TxconformError):
+    """A model-checking run cannot be resumed from a checkpoint."""

@@ -46,6 +46,14 @@ class ApalacheOptions:
 
 
 @attrs.frozen
+class Checkpointing:
+    """How a TLC run uses checkpoints: how often it writes them, and whether it resumes the last one."""
+
+    resume: bool = False
+    every_minutes: Optional[int] = None  # None: TLC's default (30)
+
+
+@attrs.frozen
 class CheckTask:
     """One model to check: a module, its constants, the invariants, and each engine's bounds."""
 
@@ -111,6 +119,7 @@ class CheckResult:
     command: tuple[str, ...] = ()
     log_file: Optional[Path] = None
     bound: Optional[str] = None  # what a "holds" is limited to, e.g. Apalache's "length <= 12"
+    resumed_from: Optional[str] = None  # the time of the TLC checkpoint this run continued from
 
     @property
     def verdict(self) -> str:

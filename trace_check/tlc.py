@@ -7,6 +7,8 @@ invariant, the error trace, the statistics and the one-line explanation of a fai
 
 Each run gets a fresh working directory holding a copy of the spec's modules, a generated
 ``.cfg`` and TLC's ``-metadir``: two runs never share state, and TLC writes nothing into ``specs/``.
+The one exception is a resumed run: it continues, in the same directory, from the checkpoint that
+TLC wrote there (every 30 minutes by default), provided the model is byte for byte the same.
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ from typing import IO, Iterable, Iterator, Optional
 
 import attrs
 
-from .errors import EngineUnavailable
+from .errors import EngineUnavailable, ResumeError
 from .process import copy_spec_modules, kill_process_group, one_line
 from .result import (
+    Checkpointing,
     CheckResult,
     CheckTask,
     Counterexample,
@@ -49,6 +52,7 @@ MSG_STATE = 2217
 MSG_PROGRESS = 2200
 MSG_STATS = 2199
 MSG_DEPTH = 2194
+MSG_CHECKPOINT_DONE = 2196
 MSG_FINGERPRINT_FAILED = 2147
 MSG_PARSE_FAILED = 3002
 MSG_UNEXPECTED = 1000
@@ -74,6 +78,10 @@ _ACTION_HEADER = re.compile(r"^(\S+) (line \d+, col \d+ to line \d+, col \d+ of 
 _COUNTS = re.compile(r"([\d,]+) states generated.*?([\d,]+) distinct states found.*?([\d,]+) states left on queue")
 _INVARIANT = re.compile(r"(?:Invariant|Temporal properties?|Property) (\S+?) (?:is|was) violated")
 # TLC writes places two ways: "line 3, col 9 to line 3, col 20 of module M" and "Line 3, column 9 to ... in M".
+# "... Model-Checking with fp 68 and seed ...": the fingerprint polynomial, random per run unless -fp is given
+_FP_INDEX = re.compile(r"\bwith fp (\d+) and seed\b")
+_CHECKPOINT_AT = re.compile(r"Checkpointing completed at \((.*?)\)")
+DEFAULT_CHECKPOINT_MINUTES = 30  # TLC's own default
 _LOCATION = re.compile(r"[Ll]ine (\d+), col(?:umn)? (\d+)(?: to line \d+, col(?:umn)? \d+)?(?: (?:of module|in) (\w+))?")
 
 
@@ -157,6 +165,59 @@ def config_text(task: CheckTask) -> str:
     return "\n".join(lines) + "\n"
 
 
+@attrs.frozen
+class Checkpoint:
+    """A checkpoint TLC completed in a run's working directory, and what resuming it needs."""
+
+    directory: Path  # the run's folder under states/, holding queue.chkpt and the trace files
+    fp_index: int  # the fingerprint polynomial of the run: a resumed run must use the same one
+    taken_at: str  # TLC's timestamp, e.g. "2026-11-23 05:40:41"
+
+
+def find_checkpoint(workdir: Path) -> Optional[Checkpoint]:
+    """The newest checkpoint TLC completed in ``workdir``, or None."""
+    log = workdir / "tlc.log"
+    if not log.is_file():
+        return None
+    text = log.read_text(encoding="utf-8", errors="replace")
+    fps, times = _FP_INDEX.findall(text), _CHECKPOINT_AT.findall(text)
+    runs = sorted(
+        (d for d in (workdir / "states").glob("*") if (d / "queue.chkpt").is_file() and (d / "vars.chkpt").is_file()),
+        key=lambda d: (d / "queue.chkpt").stat().st_mtime,
+    )
+    if not fps or not times or not runs:
+        return None
+    return Checkpoint(directory=runs[-1], fp_index=int(fps[-1]), taken_at=times[-1])
+
+
+def resumable_checkpoint(task: CheckTask, workdir: Path) -> Checkpoint:
+    """The checkpoint to resume ``task`` from; a one-line ResumeError if there is none or the model changed.
+
+    TLC's checkpoint holds fingerprints and queued states of one model: resuming it with another
+    spec or configuration would mix two state spaces and give a verdict about neither.
+    """
+    checkpoint = find_checkpoint(workdir)
+    if checkpoint is None:
+        raise ResumeError(
+            f"{workdir}: no completed TLC checkpoint to resume (TLC writes one after every "
+            f"{DEFAULT_CHECKPOINT_MINUTES} minutes of checking, or --checkpoint MINUTES); run without --resume"
+        )
+    changed = [
+        module.name
+        for module in sorted(task.spec_file.parent.glob("*.tla"))
+        if not (workdir / module.name).is_file() or (workdir / module.name).read_bytes() != module.read_bytes()
+    ]
+    cfg = workdir / f"{task.module}.cfg"
+    if not cfg.is_file() or cfg.read_text(encoding="utf-8") != config_text(task):
+        changed.append(f"the model's configuration ({cfg.name})")
+    if changed:
+        raise ResumeError(
+            f"{workdir}: {', '.join(changed)} changed since TLC's checkpoint of {checkpoint.taken_at}; "
+            "a checkpoint resumes only the model it was taken of: run without --resume"
+        )
+    return checkpoint
+
+
 def prepare_workdir(task: CheckTask, workdir: Path) -> Path:
     """Copy the spec's modules into ``workdir`` and write the model's .cfg; returns the .cfg path."""
     copy_spec_modules(task.spec_file, workdir)
@@ -165,7 +226,14 @@ def prepare_workdir(task: CheckTask, workdir: Path) -> Path:
     return cfg
 
 
-def build_command(task: CheckTask, workdir: Path, java: Path, jar: Path) -> list[str]:
+def build_command(
+    task: CheckTask,
+    workdir: Path,
+    java: Path,
+    jar: Path,
+    resume: Optional[Checkpoint] = None,
+    checkpoint_minutes: Optional[int] = None,
+) -> list[str]:
     cmd = [
         str(java),
         "-XX:+UseParallelGC",
@@ -183,6 +251,12 @@ def build_command(task: CheckTask, workdir: Path, java: Path, jar: Path) -> list
         "-workers",
         str(task.tlc.workers),
     ]
+    if checkpoint_minutes is not None:
+        cmd += ["-checkpoint", str(checkpoint_minutes)]
+    if resume is not None:
+        # Without the same -fp, TLC would fingerprint new states with another polynomial than the
+        # recovered ones, miss every state it had already seen, and explore them all again.
+        cmd += ["-fp", str(resume.fp_index), "-recover", str(resume.directory)]
     if not task.tlc.check_deadlock:
         cmd.append("-deadlock")  # TLC's flag means: do not report deadlocks
     cmd.append(f"{task.module}.tla")
@@ -193,21 +267,30 @@ def run_tlc(
     task: CheckTask,
     workdir: Path,
     on_progress: Optional[ProgressCallback] = None,
+    checkpointing: Checkpointing = Checkpointing(),
 ) -> CheckResult:
-    """Model-check ``task`` with TLC in ``workdir`` (created; must be fresh for this run)."""
+    """Model-check ``task`` with TLC in ``workdir`` (created; must be fresh for this run).
+
+    With ``checkpointing.resume``, ``workdir`` is instead the directory of an earlier run of the same
+    model, and TLC continues from the last checkpoint it wrote there; the engine log grows by this
+    run's output.
+    """
     java, jar = find_java(), find_tla2tools()
     # TLC runs in workdir, so every path handed to it must be absolute (a relative
     # java.io.tmpdir would resolve twice, and TLC would not find Integers.tla)
     workdir = workdir.resolve()
     if not task.spec_file.is_file():
         raise EngineUnavailable(f"{task.spec_file}: spec file not found")
-    prepare_workdir(task, workdir)
+    checkpoint = resumable_checkpoint(task, workdir) if checkpointing.resume else None
+    if checkpoint is None:
+        prepare_workdir(task, workdir)
     (workdir / "tmp").mkdir(exist_ok=True)
-    cmd = build_command(task, workdir, java, jar)
+    cmd = build_command(task, workdir, java, jar, checkpoint, checkpointing.every_minutes)
     log_file = workdir / "tlc.log"
     start = time.monotonic()
     reader = _OutputReader(start, on_progress)
-    with open(log_file, "w", encoding="utf-8", buffering=1) as log:  # line-buffered: tail -f works
+    mode = "a" if checkpoint else "w"
+    with open(log_file, mode, encoding="utf-8", buffering=1) as log:  # line-buffered: tail -f works
         proc = subprocess.Popen(
             cmd,
             cwd=workdir,
@@ -232,7 +315,10 @@ def run_tlc(
             raise
         pump.join(timeout=10)
     wall = time.monotonic() - start
-    return _interpret(task, reader, returncode, timed_out, wall, tuple(cmd), log_file)
+    result = _interpret(task, reader, returncode, timed_out, wall, tuple(cmd), log_file)
+    if checkpoint is not None:
+        result = attrs.evolve(result, resumed_from=checkpoint.taken_at)
+    return result
 
 
 class _OutputReader:
