@@ -183,6 +183,18 @@ def test_resume_needs_a_workdir_names_and_a_checkpoint(reg, tmp_path: Path, caps
     assert (tmp_path / "work" / "counter_holds" / "tlc.log").is_file()
 
 
+def test_checkpoints_are_refused_for_apalache() -> None:
+    from trace_check.engines import check_checkpointing
+    from trace_check.errors import EngineUnavailable
+    from trace_check.result import Checkpointing
+
+    check_checkpointing("apalache", Checkpointing())
+    check_checkpointing("tlc", Checkpointing(resume=True, every_minutes=5))
+    for asked in (Checkpointing(resume=True), Checkpointing(every_minutes=5)):
+        with pytest.raises(EngineUnavailable, match="TLC only .*add --engine tlc"):
+            check_checkpointing("apalache", asked)
+
+
 def test_a_timeout_with_a_checkpoint_prints_how_to_resume(tmp_path: Path) -> None:
     from trace_check.cli import ModelRun, resume_command
     from trace_check.registry import load_registry

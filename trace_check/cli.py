@@ -21,7 +21,7 @@ from rich.text import Text
 from . import __doc__ as package_doc
 from . import cli_trace, tlc
 from .counterexample import render_steps, to_mermaid
-from .engines import ENGINE_CHOICES, check_engine_available, resolve_engine, run_task
+from .engines import ENGINE_CHOICES, check_checkpointing, check_engine_available, resolve_engine, run_task
 from .errors import ResumeError, TxconformError
 from .itf import itf_json, write_itf
 from .registry import Model, default_registry_path, load_registry
@@ -119,8 +119,8 @@ def cmd_model_check(args: argparse.Namespace, out: Console, err: Console) -> int
         raise ResumeError("--resume needs --workdir DIR and the NAMEs of the models to resume from DIR/NAME")
     engine, why = resolve_engine(args.engine)
     check_engine_available(engine)
-    if engine != "tlc" and (args.resume or args.checkpoint is not None):
-        raise ResumeError("--resume and --checkpoint work with TLC only (Apalache has no checkpoints): add --engine tlc")
+    checkpointing = Checkpointing(resume=args.resume, every_minutes=args.checkpoint)
+    check_checkpointing(engine, checkpointing)
     if args.resume:  # refuse before any run starts, so no model is half done when another cannot resume
         for model in models:
             tlc.resumable_checkpoint(model.task, (args.workdir / model.name).resolve())
@@ -128,7 +128,6 @@ def cmd_model_check(args: argparse.Namespace, out: Console, err: Console) -> int
 
     keep_all = args.workdir is not None
     root = args.workdir or Path(tempfile.mkdtemp(prefix="txconform-"))
-    checkpointing = Checkpointing(resume=args.resume, every_minutes=args.checkpoint)
     runs = [run_one(model, engine, root / model.name, err, checkpointing) for model in models]
 
     if args.out:

@@ -49,6 +49,11 @@ def run_task(
     """Run ``task``; checkpoints are TLC's alone (Apalache has none)."""
     if engine == "tlc":
         return tlc.run_tlc(task, workdir, on_progress, checkpointing)
-    if checkpointing != Checkpointing():
-        raise EngineUnavailable("--resume and --checkpoint work with TLC only (Apalache has no checkpoints): add --engine tlc")
+    check_checkpointing(engine, checkpointing)
     return apalache.run_apalache(task, workdir, on_progress)
+
+
+def check_checkpointing(engine: str, checkpointing: Checkpointing) -> None:
+    """Fail with one line when checkpoints are asked of an engine that has none."""
+    if engine != "tlc" and checkpointing != Checkpointing():
+        raise EngineUnavailable("--resume and --checkpoint work with TLC only (Apalache has no checkpoints): add --engine tlc")

@@ -52,7 +52,6 @@ MSG_STATE = 2217
 MSG_PROGRESS = 2200
 MSG_STATS = 2199
 MSG_DEPTH = 2194
-MSG_CHECKPOINT_DONE = 2196
 MSG_FINGERPRINT_FAILED = 2147
 MSG_PARSE_FAILED = 3002
 MSG_UNEXPECTED = 1000
@@ -77,11 +76,11 @@ _STATE_HEADER = re.compile(r"^(\d+): (?:<(.*?)>|(Stuttering)|Back to state (\d+)
 _ACTION_HEADER = re.compile(r"^(\S+) (line \d+, col \d+ to line \d+, col \d+ of module \S+)$")
 _COUNTS = re.compile(r"([\d,]+) states generated.*?([\d,]+) distinct states found.*?([\d,]+) states left on queue")
 _INVARIANT = re.compile(r"(?:Invariant|Temporal properties?|Property) (\S+?) (?:is|was) violated")
-# TLC writes places two ways: "line 3, col 9 to line 3, col 20 of module M" and "Line 3, column 9 to ... in M".
 # "... Model-Checking with fp 68 and seed ...": the fingerprint polynomial, random per run unless -fp is given
 _FP_INDEX = re.compile(r"\bwith fp (\d+) and seed\b")
 _CHECKPOINT_AT = re.compile(r"Checkpointing completed at \((.*?)\)")
 DEFAULT_CHECKPOINT_MINUTES = 30  # TLC's own default
+# TLC writes places two ways: "line 3, col 9 to line 3, col 20 of module M" and "Line 3, column 9 to ... in M".
 _LOCATION = re.compile(r"[Ll]ine (\d+), col(?:umn)? (\d+)(?: to line \d+, col(?:umn)? \d+)?(?: (?:of module|in) (\w+))?")
 
 
