@@ -1,3 +1,6 @@
+from pathlib import Path
+from typing import Callable
+
 import pytest
 
 
@@ -13,3 +16,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture(scope="session")
 def hypothesis_runs(request: pytest.FixtureRequest) -> int:
     return request.config.getoption("--runs") or 10
+
+
+@pytest.fixture
+def leave_checkpoint() -> Callable[[Path], None]:
+    """Make a working directory look as a TLC run that completed a checkpoint leaves it: the state
+    files (empty: nothing reads them before TLC does) and the log lines that name the run's -fp and
+    the checkpoint's time, 2026-11-23 05:40:41."""
+
+    def leave(work: Path) -> None:
+        states = work / "states" / "26-11-23-03-40-21"
+        states.mkdir(parents=True)
+        for name in ("queue.chkpt", "vars.chkpt"):
+            (states / name).write_bytes(b"")
+        (work / "tlc.log").write_text(
+            "Running breadth-first search Model-Checking with fp 68 and seed -881 with 2 workers\n"
+            "Checkpointing completed at (2026-11-23 05:40:41)\n"
+        )
+
+    return leave

@@ -195,7 +195,7 @@ def test_checkpoints_are_refused_for_apalache() -> None:
             check_checkpointing("apalache", asked)
 
 
-def test_a_timeout_with_a_checkpoint_prints_how_to_resume(tmp_path: Path) -> None:
+def test_a_timeout_with_a_checkpoint_prints_how_to_resume(tmp_path: Path, leave_checkpoint) -> None:
     from trace_check.cli import ModelRun, resume_command
     from trace_check.registry import load_registry
     from trace_check.result import CheckResult, Outcome
@@ -207,10 +207,7 @@ def test_a_timeout_with_a_checkpoint_prints_how_to_resume(tmp_path: Path) -> Non
     work = tmp_path / "work" / "counter_holds"
     run = ModelRun(model=model, result=CheckResult(engine="tlc", outcome=Outcome.TIMEOUT, wall_time=9.0), workdir=work)
     assert resume_command(run, tmp_path / "work", registry) is None, "no checkpoint yet: nothing to resume"
-    (work / "states" / "26-11-23-03-40-21").mkdir(parents=True)
-    for name in ("queue.chkpt", "vars.chkpt"):
-        (work / "states" / "26-11-23-03-40-21" / name).write_bytes(b"")
-    (work / "tlc.log").write_text("Model-Checking with fp 12 and seed 3 with\nCheckpointing completed at (2026-11-23 05:40:41)\n")
+    leave_checkpoint(work)
     assert resume_command(run, tmp_path / "work", registry) == (
         f"txconform model-check counter_holds --registry {registry} --workdir {tmp_path / 'work'} --resume "
         "(TLC's checkpoint of 2026-11-23 05:40:41)"

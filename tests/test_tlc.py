@@ -244,27 +244,16 @@ def test_a_resumed_run_finds_exactly_the_states_of_an_uninterrupted_one(tmp_path
     assert log.read_text().count("Starting recovery from checkpoint") == 1, "the resumed run must add to the log"
 
 
-def fake_checkpoint(task: CheckTask, work: Path) -> None:
-    """A working directory as a run that checkpointed leaves it (the state files themselves are not read)."""
-    tlc.prepare_workdir(task, work)
-    (work / "states" / "26-11-23-03-40-21").mkdir(parents=True)
-    for name in ("queue.chkpt", "vars.chkpt"):
-        (work / "states" / "26-11-23-03-40-21" / name).write_bytes(b"")
-    (work / "tlc.log").write_text(
-        "Running breadth-first search Model-Checking with fp 68 and seed -881 with 2 workers\n"
-        "Checkpointing completed at (2026-11-23 05:40:41)\n"
-    )
-
-
 def test_resuming_needs_a_completed_checkpoint(tmp_path: Path) -> None:
     tlc.prepare_workdir(counter(), tmp_path / "run")
     with pytest.raises(ResumeError, match="no completed TLC checkpoint to resume.*run without --resume"):
         tlc.resumable_checkpoint(counter(), tmp_path / "run")
 
 
-def test_a_checkpoint_resumes_only_the_same_model(tmp_path: Path) -> None:
+def test_a_checkpoint_resumes_only_the_same_model(tmp_path: Path, leave_checkpoint) -> None:
     task = counter()
-    fake_checkpoint(task, tmp_path / "run")
+    tlc.prepare_workdir(task, tmp_path / "run")
+    leave_checkpoint(tmp_path / "run")
     checkpoint = tlc.resumable_checkpoint(task, tmp_path / "run")
     assert checkpoint.fp_index == 68 and checkpoint.taken_at == "2026-11-23 05:40:41"
 
