@@ -244,3 +244,13 @@ def test_console_script_without_java_prints_one_line(reg, tmp_path: Path) -> Non
     assert proc.stderr.strip().startswith("txconform: error: Java not found")
     assert "Traceback" not in proc.stderr + proc.stdout
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("minutes", ["0", "-5", "half"])
+def test_checkpoint_minutes_must_be_a_whole_number_of_at_least_one(minutes: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["model-check", "--checkpoint", minutes, "counter_holds"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument --checkpoint: '{minutes}' is not a whole number of minutes of at least 1" in err
+    assert "Traceback" not in err
