@@ -1,4 +1,4 @@
-"""Tests for trace_check.apalache.
+"""Tests for trace_check.engines.apalache.
 
 Apalache is not installed here, so every run below uses a *fake* ``apalache-mc``: a shell script
 the test writes into tmp_path that prints log lines shaped like Apalache's, drops a canned ITF
@@ -18,7 +18,7 @@ from typing import Optional
 
 import pytest
 
-from trace_check.apalache import (
+from trace_check.engines.apalache import (
     CINIT_OPERATOR,
     build_command,
     error_line,
@@ -31,8 +31,8 @@ from trace_check.apalache import (
     wrapper_text,
 )
 from trace_check.errors import EngineUnavailable, TxconformError
-from trace_check.result import ApalacheOptions, CheckTask, Outcome, Progress, TlcOptions
-from trace_check.values import FnMap
+from trace_check.models.result import ApalacheOptions, CheckTask, Outcome, Progress, TlcOptions
+from trace_check.values.tla import FnMap
 
 SPEC = """---- MODULE Bank ----
 EXTENDS Integers, Helpers

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from trace_check.cli import main
-from trace_check.itf import read_itf
+from trace_check.cli.main import main
+from trace_check.values.itf import read_itf
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tlc"
 ROOT = Path(__file__).resolve().parents[1]
@@ -184,9 +184,9 @@ def test_resume_needs_a_workdir_names_and_a_checkpoint(reg, tmp_path: Path, caps
 
 
 def test_checkpoints_are_refused_for_apalache() -> None:
-    from trace_check.engines import check_checkpointing
+    from trace_check.engines.runner import check_checkpointing
     from trace_check.errors import EngineUnavailable
-    from trace_check.result import Checkpointing
+    from trace_check.models.result import Checkpointing
 
     check_checkpointing("apalache", Checkpointing())
     check_checkpointing("tlc", Checkpointing(resume=True, every_minutes=5))
@@ -196,9 +196,9 @@ def test_checkpoints_are_refused_for_apalache() -> None:
 
 
 def test_a_timeout_with_a_checkpoint_prints_how_to_resume(tmp_path: Path, leave_checkpoint) -> None:
-    from trace_check.cli import ModelRun, resume_command
-    from trace_check.registry import load_registry
-    from trace_check.result import CheckResult, Outcome
+    from trace_check.cli.model_check import ModelRun, resume_command
+    from trace_check.models.registry import load_registry
+    from trace_check.models.result import CheckResult, Outcome
 
     registry = tmp_path / "models.toml"
     shutil.copytree(FIXTURES, tmp_path / "tlc")

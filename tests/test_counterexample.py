@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from trace_check.counterexample import changes, label, render_steps, to_mermaid
-from trace_check.result import Counterexample, Step
-from trace_check.values import FnMap, Record
+from trace_check.models.counterexample import changes, label, render_steps, to_mermaid
+from trace_check.models.result import Counterexample, Step
+from trace_check.values.tla import FnMap, Record
 
 
 def act(name: str, actor: str = "", **args: int) -> Record:

@@ -17,10 +17,10 @@ from ref_impl.sim.run import simulate, write_trace
 from ref_impl.sim.strategies import schedules, seeds, workloads
 from ref_impl.sim.workloads import Workload
 from ref_impl.sim.zoo import ZOO, ZooBug
-from ref_impl.sim.zoo_search import examples_to_detection
-from trace_check.trace_format import event_text
-from trace_check.trace_reader import read_trace
-from trace_check.trace_validation import Verdict, check_trace
+from zoo_search import examples_to_detection
+from trace_check.traces.format import event_text
+from trace_check.traces.reader import read_trace
+from trace_check.traces.validation import Verdict, check_trace
 
 pytestmark = [pytest.mark.tlc, pytest.mark.hypothesis_runs]
 

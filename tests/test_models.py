@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from trace_check.counterexample import label
-from trace_check.engines import run_task
-from trace_check.registry import load_registry
+from trace_check.models.counterexample import label
+from trace_check.engines.runner import run_task
+from trace_check.models.registry import load_registry
 
 REGISTRY = load_registry(Path(__file__).resolve().parents[1] / "specs" / "models.toml")
 

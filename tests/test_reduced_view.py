@@ -20,10 +20,10 @@ from typing import Callable
 import attrs
 import pytest
 
-from trace_check import tlc
-from trace_check.engines import run_task
-from trace_check.registry import Model, load_registry
-from trace_check.tlc_values import parse_state
+from trace_check.engines import tlc
+from trace_check.engines.runner import run_task
+from trace_check.models.registry import Model, load_registry
+from trace_check.values.tlc import parse_state
 
 REGISTRY = load_registry(Path(__file__).resolve().parents[1] / "specs" / "models.toml")
 KAFKA = [m for m in REGISTRY.select([], "ci") if m.task.spec_file.name == "MCKafkaTxn.tla"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from trace_check.registry import RegistryError, declared_constants, defined_operators, load_registry
+from trace_check.models.registry import RegistryError, declared_constants, defined_operators, load_registry
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures" / "tlc"

@@ -16,8 +16,8 @@ from ref_impl.sim.faults import Fault, Faults, Schedule
 from ref_impl.sim.run import simulate, write_trace
 from ref_impl.sim.scheduler import Simulation
 from ref_impl.sim.workloads import Workload
-from trace_check.trace_reader import TraceError, read_trace
-from trace_check.trace_validation import check_trace
+from trace_check.traces.reader import TraceError, read_trace
+from trace_check.traces.validation import check_trace
 
 
 def events_of(w: str, f: str, seed: int, schedule: Schedule | None = None) -> tuple[dict, list[dict]]:

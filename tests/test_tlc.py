@@ -8,10 +8,10 @@ from pathlib import Path
 import attrs
 import pytest
 
-from trace_check import tlc
+from trace_check.engines import tlc
 from trace_check.errors import EngineUnavailable, ResumeError
-from trace_check.result import Checkpointing, CheckTask, Outcome, TlcOptions
-from trace_check.values import Record
+from trace_check.models.result import Checkpointing, CheckTask, Outcome, TlcOptions
+from trace_check.values.tla import Record
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tlc"
 
@@ -182,7 +182,7 @@ def test_an_interrupted_run_leaves_no_tlc_behind(tmp_path: Path) -> None:
 
     script = (
         "import sys; from pathlib import Path; sys.path.insert(0, %r)\n"
-        "from trace_check.cli import main\n"
+        "from trace_check.cli.main import main\n"
         "sys.exit(main(['model-check', '--registry', %r, '--workdir', %r, 'huge']))\n"
     )
     registry = tmp_path / "models.toml"

@@ -11,7 +11,7 @@ import pytest
 from ref_impl.sim.faults import Faults
 from ref_impl.sim.run import simulate, write_trace
 from ref_impl.sim.workloads import Workload
-from trace_check.trace_reader import TraceError, read_trace
+from trace_check.traces.reader import TraceError, read_trace
 
 SCHEMA = json.loads((Path(__file__).resolve().parent.parent / "docs" / "trace-format.schema.json").read_text())
 

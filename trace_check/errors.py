@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
+from typing import Iterable
+
 
 class TxconformError(Exception):
     """A one-line error for the user: the message says what went wrong and, when it can, what to do."""
@@ -17,3 +20,8 @@ class ItfError(TxconformError, ValueError):
 
 class ResumeError(TxconformError):
     """A model-checking run cannot be resumed from a checkpoint."""
+
+
+def suggest(word: str, choices: Iterable[str]) -> str:
+    close = difflib.get_close_matches(word, sorted(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""

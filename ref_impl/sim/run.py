@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from trace_check import trace_format
-from trace_check.trace_format import write_trace  # noqa: F401  (re-exported: the simulator's output)
+from trace_check.traces import format as trace_format
+from trace_check.traces.format import write_trace  # noqa: F401  (re-exported: the simulator's output)
 
 from .faults import Faults, Schedule
 from .scheduler import Simulation

@@ -11,11 +11,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from .engines import ENGINE_CHOICES
-from .errors import TxconformError
-from .trace_reader import read_trace
-from .trace_validation import Verdict, check_trace
-from .values import format_value
+from trace_check.engines.runner import ENGINE_CHOICES
+from trace_check.errors import TxconformError
+from trace_check.traces.reader import read_trace
+from trace_check.traces.validation import Verdict, check_trace
+from trace_check.values.tla import format_value
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -100,7 +100,7 @@ def cmd_simulate(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from .trace_format import spec_hash
+    from trace_check.traces.format import spec_hash
 
     trace = read_trace(args.trace)
     if trace.header.get("spec_hash") not in (None, spec_hash("kafka")):
@@ -175,7 +175,7 @@ def cmd_mutate(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     from rich.table import Table
 
-    from .mutation import mutation_report
+    from trace_check.traces.mutation import mutation_report
 
     traces = [read_trace(p) for p in args.traces]
     total = sum(min(args.mutants, 4 * len(t.events)) for t in traces)

@@ -48,7 +48,7 @@ LIST_COLUMNS = frozenset({"records"})
 INT_COLUMNS = frozenset(COLUMNS) - STRING_COLUMNS - BOOL_COLUMNS - LIST_COLUMNS
 
 SPEC_MODULES = {"kafka": ("kafka/KafkaTxn.tla", "kafka/KafkaLog.tla", "kafka/KafkaTxnStates.tla")}
-SPECS_DIR = Path(__file__).resolve().parent.parent / "specs"
+SPECS_DIR = Path(__file__).resolve().parents[2] / "specs"
 
 
 def spec_hash(protocol: str, specs_dir: Path = SPECS_DIR) -> str:

@@ -33,9 +33,9 @@ from typing import IO, Callable, Optional, Sequence
 import attrs
 
 from trace_check.errors import EngineUnavailable, ItfError
-from trace_check.itf import read_itf
-from trace_check.process import KILL_GRACE_SECONDS, copy_spec_modules, kill_process_group, one_line
-from trace_check.result import (
+from trace_check.values.itf import read_itf
+from trace_check.engines.process import KILL_GRACE_SECONDS, copy_spec_modules, kill_process_group, one_line
+from trace_check.models.result import (
     CheckResult,
     CheckTask,
     Counterexample,
@@ -43,7 +43,7 @@ from trace_check.result import (
     Progress,
     ProgressCallback,
 )
-from trace_check.values import constant_to_tla
+from trace_check.values.tla import constant_to_tla
 
 ENGINE = "apalache"
 WRAPPER_MODULE = "MC_txconform_apalache"
@@ -149,15 +149,15 @@ def run_apalache(
     log_text = log_file.read_text(encoding="utf-8", errors="replace")
     if timed_out:
         return _result(Outcome.TIMEOUT, wall, cmd, log_file, message=f"Apalache did not finish within {task.timeout:g} s")
-    verdict = interpret(task, returncode, log_text)
+    reading = interpret(task, returncode, log_text)
     cex, cex_problem = None, ""
-    if verdict.outcome in (Outcome.VIOLATED, Outcome.DEADLOCK):
+    if reading.outcome in (Outcome.VIOLATED, Outcome.DEADLOCK):
         cex, cex_problem = _read_counterexample(workdir, started_at)
-    message = "; ".join(m for m in (verdict.message, cex_problem) if m)
-    bound = f"length <= {task.apalache.length}" if verdict.outcome is Outcome.HOLDS else None
+    message = "; ".join(m for m in (reading.message, cex_problem) if m)
+    bound = f"length <= {task.apalache.length}" if reading.outcome is Outcome.HOLDS else None
     return _result(
-        verdict.outcome, wall, cmd, log_file,
-        invariant=verdict.invariant, message=message, counterexample=cex, bound=bound,
+        reading.outcome, wall, cmd, log_file,
+        invariant=reading.invariant, message=message, counterexample=cex, bound=bound,
     )
 
 
@@ -267,34 +267,36 @@ class _ProgressReporter:
 
 
 @attrs.frozen
-class Verdict:
+class LogReading:
+    """What Apalache's exit code and log say, before the counterexample is read."""
+
     outcome: Outcome
     invariant: Optional[str] = None
     message: str = ""
 
 
-def interpret(task: CheckTask, returncode: Optional[int], log_text: str) -> Verdict:
+def interpret(task: CheckTask, returncode: Optional[int], log_text: str) -> LogReading:
     """What Apalache's exit code and log say about ``task`` (the counterexample is read apart)."""
     lines = [strip_log_suffix(line) for line in log_text.splitlines()]
     outcome_line = _first_match(_OUTCOME, lines)
     reported = outcome_line.group(1) if outcome_line else None
     if returncode == 0:
         if reported == "SmtTimeout":
-            return Verdict(Outcome.TIMEOUT, message="the SMT solver timed out on a verification condition "
+            return LogReading(Outcome.TIMEOUT, message="the SMT solver timed out on a verification condition "
                            "and Apalache assumed it holds, so the result is inconclusive")
-        return Verdict(Outcome.HOLDS)
+        return LogReading(Outcome.HOLDS)
     if returncode == 12:
         return _counterexample_verdict(task, lines, reported, log_text)
     if returncode == 75:
-        return Verdict(Outcome.EVAL_ERROR, message=error_line(log_text))
+        return LogReading(Outcome.EVAL_ERROR, message=error_line(log_text))
     if returncode == 120:
-        return Verdict(Outcome.TYPE_ERROR, message=error_line(log_text))
+        return LogReading(Outcome.TYPE_ERROR, message=error_line(log_text))
     if returncode == 150:
-        return Verdict(Outcome.PARSE_ERROR, message=error_line(log_text))
-    return Verdict(_other_error(lines), message=error_line(log_text) or f"apalache-mc exited with code {returncode}")
+        return LogReading(Outcome.PARSE_ERROR, message=error_line(log_text))
+    return LogReading(_other_error(lines), message=error_line(log_text) or f"apalache-mc exited with code {returncode}")
 
 
-def _counterexample_verdict(task: CheckTask, lines: list[str], reported: Optional[str], log_text: str) -> Verdict:
+def _counterexample_verdict(task: CheckTask, lines: list[str], reported: Optional[str], log_text: str) -> LogReading:
     for line in lines:
         violated = _VIOLATED.search(line)
         if violated:
@@ -303,10 +305,10 @@ def _counterexample_verdict(task: CheckTask, lines: list[str], reported: Optiona
             message = violated.group(0) + "."
             if invariant is None and task.invariants:
                 message += f" (cannot tell which of {', '.join(task.invariants)} it is)"
-            return Verdict(Outcome.VIOLATED, invariant=invariant, message=message)
+            return LogReading(Outcome.VIOLATED, invariant=invariant, message=message)
     if reported == "Deadlock" or any("Found a deadlock" in line for line in lines):
-        return Verdict(Outcome.DEADLOCK, message="Found a deadlock.")
-    return Verdict(Outcome.ENGINE_CRASH, message=error_line(log_text) or f"Apalache reported: {reported or 'an error'}")
+        return LogReading(Outcome.DEADLOCK, message="Found a deadlock.")
+    return LogReading(Outcome.ENGINE_CRASH, message=error_line(log_text) or f"Apalache reported: {reported or 'an error'}")
 
 
 def _other_error(lines: list[str]) -> Outcome:

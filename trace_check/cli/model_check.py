@@ -1,15 +1,13 @@
-"""The ``txconform`` command line."""
+"""``txconform model-check``: check the registered models and compare each outcome with its expectation."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import shutil
-import signal
-import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
 import attrs
 from rich.console import Console
@@ -18,18 +16,16 @@ from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from . import __doc__ as package_doc
-from . import cli_trace, tlc
-from .counterexample import render_steps, to_mermaid
-from .engines import ENGINE_CHOICES, check_checkpointing, check_engine_available, resolve_engine, run_task
-from .errors import ResumeError, TxconformError
-from .itf import itf_json, write_itf
-from .registry import Model, default_registry_path, load_registry
-from .result import Checkpointing, CheckResult, Outcome, Progress
+from trace_check.engines import tlc
+from trace_check.engines.runner import ENGINE_CHOICES, check_checkpointing, check_engine_available, resolve_engine, run_task
+from trace_check.errors import ResumeError
+from trace_check.models.counterexample import render_steps, to_mermaid
+from trace_check.models.registry import Model, default_registry_path, load_registry
+from trace_check.models.result import Checkpointing, CheckResult, Outcome, Progress
+from trace_check.values.itf import itf_json, write_itf
 
 EXIT_OK = 0
 EXIT_MISMATCH = 1  # some model's outcome differs from its expectation
-EXIT_USAGE = 2  # bad input: registry, arguments, missing engine
 
 
 @attrs.frozen
@@ -41,62 +37,6 @@ class ModelRun:
     @property
     def ok(self) -> bool:
         return self.result.verdict == self.model.expect
-
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    out, err = _console(stderr=False), _console(stderr=True)
-    signal.signal(signal.SIGTERM, _terminate)  # so that a killed run stops its engine too
-    try:
-        return args.func(args, out, err)
-    except TxconformError as exc:
-        err.print(Text(f"txconform: error: {exc}"))
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        err.print("txconform: interrupted")
-        return 130
-
-
-def _terminate(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
-def _console(stderr: bool) -> Console:
-    console = Console(stderr=stderr, highlight=False, soft_wrap=True)
-    if not console.is_terminal:  # CI logs and pipes: room for the whole table instead of rich's 80 columns
-        console = Console(stderr=stderr, highlight=False, soft_wrap=True, width=160)
-    return console
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="txconform", description=package_doc)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    mc = sub.add_parser(
-        "model-check",
-        help="model-check the registered models and compare each outcome with its expectation",
-        description="Model-check the models of the registry (all, or those named) and compare each outcome "
-        "with the one the registry expects. Exit status: 0 all as expected, 1 some differ, 2 bad input.",
-    )
-    mc.add_argument("names", nargs="*", metavar="NAME", help="models to check (default: every model of the tier)")
-    mc.add_argument("--tier", choices=("ci", "full", "all"), default="ci",
-                    help="without NAMEs, which models: ci (default: the ones CI checks), full (larger bounds, "
-                         "hours), or all")
-    mc.add_argument("--list", action="store_true", help="list the models and their expected outcomes, check nothing")
-    mc.add_argument("--engine", choices=ENGINE_CHOICES, default="auto", help="model checker (default: auto, Apalache if installed, else TLC)")
-    mc.add_argument("--json", action="store_true", help="print the results as JSON on stdout (progress stays on stderr)")
-    mc.add_argument("--out", type=Path, metavar="DIR", help="write each counterexample as DIR/NAME.itf.json and DIR/NAME.md (steps and a Mermaid diagram)")
-    mc.add_argument("--traces", action="store_true", help="print every counterexample (those of unexpected outcomes are always printed)")
-    mc.add_argument("--registry", type=Path, metavar="FILE", help="models registry (default: specs/models.toml)")
-    mc.add_argument("--workdir", type=Path, metavar="DIR", help="keep each run's files (model, engine log, states) in DIR/NAME")
-    mc.add_argument("--resume", action="store_true",
-                    help="continue each named model from the last checkpoint TLC wrote in DIR/NAME of --workdir "
-                         "(the model must be unchanged)")
-    mc.add_argument("--checkpoint", type=_minutes, metavar="MINUTES",
-                    help=f"TLC writes a checkpoint every MINUTES minutes (default {tlc.DEFAULT_CHECKPOINT_MINUTES})")
-    mc.set_defaults(func=cmd_model_check)
-    cli_trace.add_parsers(sub)
-    return parser
 
 
 def _minutes(text: str) -> int:
@@ -329,5 +269,27 @@ def runs_json(runs: list[ModelRun], engine: str, registry: Path) -> dict[str, An
     }
 
 
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+def add_parsers(sub: Any) -> None:
+    mc = sub.add_parser(
+        "model-check",
+        help="model-check the registered models and compare each outcome with its expectation",
+        description="Model-check the models of the registry (all, or those named) and compare each outcome "
+        "with the one the registry expects. Exit status: 0 all as expected, 1 some differ, 2 bad input.",
+    )
+    mc.add_argument("names", nargs="*", metavar="NAME", help="models to check (default: every model of the tier)")
+    mc.add_argument("--tier", choices=("ci", "full", "all"), default="ci",
+                    help="without NAMEs, which models: ci (default: the ones CI checks), full (larger bounds, "
+                         "hours), or all")
+    mc.add_argument("--list", action="store_true", help="list the models and their expected outcomes, check nothing")
+    mc.add_argument("--engine", choices=ENGINE_CHOICES, default="auto", help="model checker (default: auto, Apalache if installed, else TLC)")
+    mc.add_argument("--json", action="store_true", help="print the results as JSON on stdout (progress stays on stderr)")
+    mc.add_argument("--out", type=Path, metavar="DIR", help="write each counterexample as DIR/NAME.itf.json and DIR/NAME.md (steps and a Mermaid diagram)")
+    mc.add_argument("--traces", action="store_true", help="print every counterexample (those of unexpected outcomes are always printed)")
+    mc.add_argument("--registry", type=Path, metavar="FILE", help="models registry (default: specs/models.toml)")
+    mc.add_argument("--workdir", type=Path, metavar="DIR", help="keep each run's files (model, engine log, states) in DIR/NAME")
+    mc.add_argument("--resume", action="store_true",
+                    help="continue each named model from the last checkpoint TLC wrote in DIR/NAME of --workdir "
+                         "(the model must be unchanged)")
+    mc.add_argument("--checkpoint", type=_minutes, metavar="MINUTES",
+                    help=f"TLC writes a checkpoint every MINUTES minutes (default {tlc.DEFAULT_CHECKPOINT_MINUTES})")
+    mc.set_defaults(func=cmd_model_check)

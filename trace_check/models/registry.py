@@ -8,7 +8,6 @@ problem is reported as one line naming the file, the model and the fix.
 
 from __future__ import annotations
 
-import difflib
 import re
 import sys
 from pathlib import Path
@@ -16,8 +15,8 @@ from typing import Any, Mapping, Optional
 
 import attrs
 
-from .errors import TxconformError
-from .result import ApalacheOptions, CheckTask, TlcOptions
+from trace_check.errors import TxconformError, suggest
+from trace_check.models.result import ApalacheOptions, CheckTask, TlcOptions
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -86,7 +85,7 @@ def default_registry_path() -> Path:
     local = Path("specs") / "models.toml"
     if local.is_file():
         return local
-    return Path(__file__).resolve().parent.parent / "specs" / "models.toml"
+    return Path(__file__).resolve().parents[2] / "specs" / "models.toml"
 
 
 def load_registry(path: Path) -> Registry:
@@ -262,11 +261,6 @@ def _check_keys(path: Path, what: str, table: Mapping[str, Any], allowed: set[st
     for key in table:
         if key not in allowed:
             raise RegistryError(f"{path}:{line}: {what}: unknown key {key!r}{suggest(key, allowed)}")
-
-
-def suggest(word: str, choices: Any) -> str:
-    close = difflib.get_close_matches(word, sorted(choices), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _typed(where: str, key: str, value: Any, kind: type) -> Any:

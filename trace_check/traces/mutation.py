@@ -26,10 +26,10 @@ import attrs
 
 from ref_impl.kafka.replay import replay
 
-from . import trace_format as tf
-from .errors import TxconformError
-from .trace_reader import ENUMS, Trace, read_trace
-from .trace_validation import check_trace
+from trace_check.traces import format as tf
+from trace_check.errors import TxconformError
+from trace_check.traces.reader import ENUMS, Trace, read_trace
+from trace_check.traces.validation import check_trace
 
 OPERATORS = ("drop", "duplicate", "swap", "alter")
 

@@ -30,13 +30,13 @@ from typing import Any, Callable, Optional
 
 import attrs
 
-from . import trace_format as tf
-from .engines import check_engine_available, resolve_engine, run_task
-from .result import ApalacheOptions, CheckResult, CheckTask, Outcome, Progress, TlcOptions
-from .trace_reader import Trace
+from trace_check.traces import format as tf
+from trace_check.engines.runner import check_engine_available, resolve_engine, run_task
+from trace_check.models.result import ApalacheOptions, CheckResult, CheckTask, Outcome, Progress, TlcOptions
+from trace_check.traces.reader import Trace
 from ref_impl.kafka.replay import broker_value
 
-from .values import format_value
+from trace_check.values.tla import format_value
 
 TRACE_SPEC = tf.SPECS_DIR / "kafka" / "TraceKafkaTxn.tla"
 GENERATED_MODULE = "TraceRun"

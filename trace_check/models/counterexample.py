@@ -17,8 +17,8 @@ from typing import Any, Iterator, Mapping, Optional
 
 import attrs
 
-from .result import Counterexample, Step
-from .values import FnMap, Record, format_value, sort_key
+from trace_check.models.result import Counterexample, Step
+from trace_check.values.tla import FnMap, Record, format_value, sort_key
 
 ACTION_VAR = "action"
 _LABEL_FIELDS = frozenset({"name", "actor", "args", "note"})

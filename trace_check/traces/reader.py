@@ -15,9 +15,8 @@ from ref_impl.kafka.constants import BUGS, LATE_REQUEST_TYPES
 from ref_impl.kafka.messages import MESSAGE_TYPES
 from ref_impl.kafka.states import ERRORS, TXN_STATES
 
-from . import trace_format as tf
-from .errors import TxconformError
-from .registry import suggest
+from trace_check.traces import format as tf
+from trace_check.errors import TxconformError, suggest
 
 
 class TraceError(TxconformError, ValueError):

@@ -1,4 +1,4 @@
-"""Parse the values TLC 2.15 prints in error traces (``-tool`` mode) into :mod:`trace_check.values`.
+"""Parse the values TLC 2.15 prints in error traces (``-tool`` mode) into :mod:`trace_check.values.tla`.
 
 What TLC prints, and what it becomes here:
 
@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Iterator, NamedTuple, TypeVar
 
-from trace_check.values import FnMap, Record, TlaValue
+from trace_check.values.tla import FnMap, Record, TlaValue
 
 __all__ = ["TlcValueError", "parse_state", "parse_value"]
 

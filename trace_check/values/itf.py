@@ -38,8 +38,8 @@ import itf_py
 from itf_py.itf import ITFUnserializable, State, Trace
 
 from trace_check.errors import ItfError
-from trace_check.result import Counterexample, Step
-from trace_check.values import FnMap, Record, Unserializable, Variant, sort_key
+from trace_check.models.result import Counterexample, Step
+from trace_check.values.tla import FnMap, Record, Unserializable, Variant, sort_key
 
 __all__ = ["ItfError", "read_itf", "write_itf", "itf_json", "ITF_FORMAT_DESCRIPTION"]
 

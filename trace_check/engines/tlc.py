@@ -25,9 +25,9 @@ from typing import IO, Iterable, Iterator, Optional
 
 import attrs
 
-from .errors import EngineUnavailable, ResumeError
-from .process import copy_spec_modules, kill_process_group, one_line
-from .result import (
+from trace_check.errors import EngineUnavailable, ResumeError
+from trace_check.engines.process import copy_spec_modules, kill_process_group, one_line
+from trace_check.models.result import (
     Checkpointing,
     CheckResult,
     CheckTask,
@@ -37,8 +37,8 @@ from .result import (
     ProgressCallback,
     Step,
 )
-from .tlc_values import TlcValueError, parse_state
-from .values import constant_to_tla
+from trace_check.values.tlc import TlcValueError, parse_state
+from trace_check.values.tla import constant_to_tla
 
 # tlc2.output.EC codes this module reads.
 MSG_TLC_MODE = 2187
@@ -77,6 +77,8 @@ _ACTION_HEADER = re.compile(r"^(\S+) (line \d+, col \d+ to line \d+, col \d+ of 
 _COUNTS = re.compile(r"([\d,]+) states generated.*?([\d,]+) distinct states found.*?([\d,]+) states left on queue")
 _INVARIANT = re.compile(r"(?:Invariant|Temporal properties?|Property) (\S+?) (?:is|was) violated")
 # "... Model-Checking with fp 68 and seed ...": the fingerprint polynomial, random per run unless -fp is given
+# the lines TLC prints before the message of an unexpected exception
+_PREAMBLE = re.compile(r"^(TLC threw an unexpected exception|This was probably caused|See the User Output)")
 _FP_INDEX = re.compile(r"\bwith fp (\d+) and seed\b")
 _CHECKPOINT_AT = re.compile(r"Checkpointing completed at \((.*?)\)")
 DEFAULT_CHECKPOINT_MINUTES = 30  # TLC's own default
@@ -532,8 +534,6 @@ def _error_text(reader: _OutputReader) -> Optional[str]:
         lines = [line for line in lines if not _PREAMBLE.match(line)] or lines
     return one_line("\n".join(lines))
 
-
-_PREAMBLE = re.compile(r"^(TLC threw an unexpected exception|This was probably caused|See the User Output)")
 
 
 def _last_loose(reader: _OutputReader) -> str:

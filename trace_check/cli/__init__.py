@@ -1,0 +1,2 @@
+"""The ``txconform`` command line: ``main`` parses and dispatches; ``model_check`` and ``traces``
+hold the subcommands."""
