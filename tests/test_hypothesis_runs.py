@@ -18,7 +18,7 @@ from ref_impl.sim.strategies import schedules, seeds, workloads
 from ref_impl.sim.workloads import Workload
 from ref_impl.sim.zoo import ZOO, ZooBug
 from zoo_search import examples_to_detection
-from trace_check.traces.format import event_text
+from ref_impl.kafka.trace import event_text
 from trace_check.traces.reader import read_trace
 from trace_check.traces.validation import Verdict, check_trace
 

@@ -2,31 +2,37 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional
 
+from ref_impl.kafka import trace as kafka_trace
 from trace_check.traces import format as trace_format
-from trace_check.traces.format import write_trace  # noqa: F401  (re-exported: the simulator's output)
 
 from .faults import Faults, Schedule
 from .scheduler import Simulation
 from .workloads import Workload
 
 GENERATOR = "txconform ref_impl.sim 1"
-# What the reference broker logs: every column, for every event it applies to.
-LOGGED = tuple(c for c in trace_format.COLUMNS if c not in trace_format.INFO_COLUMNS)
 
 
 def trace_header(sim: Simulation) -> dict[str, Any]:
     return trace_format.header(
         "kafka",
+        kafka_trace.SPEC_DIR,
+        kafka_trace.SPEC_MODULES,
         sim.k.to_spec(bugs=False),
         sim.seed,
         GENERATOR,
-        LOGGED,
+        kafka_trace.LOGGED,
         workload=sim.w.describe(),
         faults=sim.f.describe() if sim.scheduled is None else "schedule: " + "; ".join(sim.scheduled),
         bugs=list(sim.k.bugs),
     )
+
+
+def write_trace(path: Path, head: dict[str, Any], events: Iterable[dict[str, Any]]) -> None:
+    """Write a Kafka trace, columns in Kafka's order."""
+    trace_format.write_trace(path, head, events, kafka_trace.ORDER)
 
 
 def simulate(

@@ -1,4 +1,5 @@
-"""``txconform simulate`` and ``txconform check``: run the reference broker, validate a trace."""
+"""``txconform simulate``, ``check`` and ``mutate``: run a protocol's reference engine, validate a trace,
+measure how well validation catches changed traces. Each dispatches on the protocol plug-in."""
 
 from __future__ import annotations
 
@@ -11,10 +12,13 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
+from trace_check import protocols
 from trace_check.engines.runner import ENGINE_CHOICES
 from trace_check.errors import TxconformError
+from trace_check.traces.format import spec_hash, write_trace
+from trace_check.traces.protocol import ProtocolInputError, SimulateOptions
 from trace_check.traces.reader import read_trace
-from trace_check.traces.validation import Verdict, check_trace
+from trace_check.traces.validation import Status, Verdict, check_trace
 from trace_check.values.tla import format_value
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -23,14 +27,16 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 def add_parsers(sub: Any) -> None:
     sim = sub.add_parser(
         "simulate",
-        help="run the reference broker under a seeded fault schedule and write its trace",
-        description="Run the reference broker (ref_impl) with a workload and a fault schedule chosen by a seeded "
-        "scheduler, and write the run's trace (JSON Lines, docs/trace-format.md). Same seed, same trace.",
+        help="run a protocol's reference engine under a seeded fault schedule and write its trace",
+        description="Run a protocol's reference engine (ref_impl/PROTOCOL) with a workload and a fault schedule chosen "
+        "by a seeded scheduler, and write the run's trace (JSON Lines, docs/trace-format.md). Same seed, same trace.",
     )
-    sim.add_argument("--protocol", choices=["kafka"], default="kafka")
+    sim.add_argument("--protocol", default="kafka", metavar="P",
+                     help="the protocol plug-in (default kafka; see docs/architecture.md for adding one)")
     sim.add_argument("--seed", type=int, default=0, help="the scheduler's seed (default 0)")
-    sim.add_argument("--workload", default="transfer", metavar="W",
-                     help="transfer or ctp, with settings: e.g. transfer:txns=3,partitions=2,instances=2,aborts=true,version=TV1")
+    sim.add_argument("--workload", default="", metavar="W",
+                     help="the protocol's workload; kafka: transfer (default) or ctp, with settings: "
+                     "e.g. transfer:txns=3,partitions=2,instances=2,aborts=true,version=TV1")
     sim.add_argument("--faults", default="none", metavar="F",
                      help="none, all, or e.g. loss=1,late=EndTxn+Produce,retries=2,timeouts,hangs=1,failovers=1,restarts=1")
     sim.add_argument("--bugs", default="", metavar="B", help="switch on bugs of the bug zoo, e.g. no_epoch_bump+lso_inclusive")
@@ -61,7 +67,7 @@ def add_parsers(sub: Any) -> None:
         "mutate",
         help="mutation score: change one event of valid traces and count how often the checker notices",
         description="Mutate each trace (drop, duplicate, swap or alter one event), check every mutant, and report "
-        "the fraction rejected. A mutant the checker accepts and the reference broker can replay is a legal run "
+        "the fraction rejected. A mutant the checker accepts and the reference engine can replay is a legal run "
         "and does not count; the report says why it is legal. Exit status 1 if any mutant survived.",
     )
     mut.add_argument("traces", type=Path, nargs="+", metavar="TRACE")
@@ -72,38 +78,28 @@ def add_parsers(sub: Any) -> None:
 
 
 def cmd_simulate(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from ref_impl.sim.faults import Faults, FaultSpecError
-    from ref_impl.sim.run import simulate, write_trace
-    from ref_impl.sim.workloads import Workload, WorkloadSpecError
-    from ref_impl.kafka.constants import BUGS
-
-    try:
-        workload = Workload.parse(args.workload)
-        faults = Faults.parse(args.faults)
-    except (FaultSpecError, WorkloadSpecError) as e:
-        raise TxconformError(f"{'--faults' if isinstance(e, FaultSpecError) else '--workload'}: {e}") from None
-    bugs = tuple(b for b in args.bugs.split("+") if b)
-    for b in bugs:
-        if b not in BUGS:
-            raise TxconformError(f"--bugs: unknown bug {b!r}; the bug zoo has {', '.join(BUGS)}")
+    protocol = protocols.get(args.protocol)
     if not args.out.parent.is_dir():
         raise TxconformError(f"--out: folder {args.out.parent} does not exist")
     with Progress(SpinnerColumn(), TextColumn("simulating"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("events"), TimeElapsedColumn(), console=err, transient=True) as bar:
         task = bar.add_task("sim", total=args.max_events)
-        head, events = simulate(workload, faults, args.seed, bugs=bugs, max_events=args.max_events,
-                                progress=lambda n: bar.update(task, completed=n) if n % 500 == 0 else None)
-    write_trace(args.out, head, events)
-    out.print(f"wrote {args.out}: {len(events)} events (kafka {workload.version}, workload {workload.describe()}, "
-              f"faults {faults.describe()}, seed {args.seed}{', bugs ' + '+'.join(bugs) if bugs else ''})")
+        options = SimulateOptions(seed=args.seed, workload=args.workload, faults=args.faults, bugs=args.bugs,
+                                  max_events=args.max_events,
+                                  progress=lambda n: bar.update(task, completed=n) if n % 500 == 0 else None)
+        try:
+            run = protocol.simulate(options)
+        except ProtocolInputError as e:
+            raise TxconformError(str(e)) from None
+    write_trace(args.out, run.header, run.events, protocol.columns.order)
+    out.print(f"wrote {args.out}: {len(run.events)} events ({run.summary})")
     return EXIT_OK
 
 
 def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from trace_check.traces.format import spec_hash
-
     trace = read_trace(args.trace)
-    if trace.header.get("spec_hash") not in (None, spec_hash("kafka")):
+    protocol = trace.protocol
+    if trace.header.get("spec_hash") not in (None, spec_hash(protocol.spec_dir, protocol.spec_modules)):
         err.print(Text(f"txconform: note: {args.trace} was made against another version of the spec "
                        "(spec_hash differs); it is checked against the current one"))
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=err, transient=True) as bar:
@@ -120,24 +116,24 @@ def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
     else:
         for line in verdict_lines(v, args.trace):
             out.print(Text(line))
-    if v.status == "error":
+    if v.status is Status.ERROR:
         return EXIT_USAGE
     return EXIT_OK if v.ok else EXIT_FAIL
 
 
 def verdict_lines(v: Verdict, path: Path) -> list[str]:
     where = "after every event" if v.every_step else "on the final state"
-    if v.status == "accepted":
+    if v.status is Status.ACCEPTED:
         return [f"accepted: {path} ({v.events} events) is a behaviour of the spec; invariants hold {where} "
                 f"({v.engine}, {v.wall_time:.1f} s)"]
-    if v.status == "violates":
+    if v.status is Status.VIOLATES:
         at = f" after event {v.at_event} (line {v.at_event + 1})" if v.at_event else ""
         lines = [f"violates {v.invariant}: {path} is a behaviour of the spec, and it breaks {v.invariant}{at} "
                  f"({v.engine}, {v.wall_time:.1f} s)"]
         if v.event:
             lines.append("  event: " + json.dumps(v.event))
         return lines
-    if v.status == "rejected":
+    if v.status is Status.REJECTED:
         if v.at_event is None:
             return [f"rejected: {path}: {v.reason} ({v.engine})"]
         lines = [
@@ -155,7 +151,7 @@ def verdict_lines(v: Verdict, path: Path) -> list[str]:
 def verdict_json(v: Verdict, path: Path) -> dict[str, Any]:
     return {
         "trace": str(path),
-        "status": v.status,
+        "status": v.status.value,
         "events": v.events,
         "engine": v.engine,
         "invariants_checked": "every step" if v.every_step else "final state",

@@ -5,10 +5,10 @@ Operators: drop an event, duplicate it, swap it with the next one, or alter one 
 Each mutant gets one of:
 
 - ``killed``: the checker rejects it (or the reader refuses it, or it breaks an invariant);
-- ``legal``: the checker accepts it and the reference broker, replaying it step by step, takes
+- ``legal``: the checker accepts it and the protocol's reference engine, replaying it step by step, takes
   exactly these steps too: the mutant is a run the protocol allows (say, two independent steps in
   the other order), so it does not count against the score; the report says why;
-- ``survived``: the checker accepts it but the broker cannot take these steps: a mutant the
+- ``survived``: the checker accepts it but the engine cannot take these steps: a mutant the
   checker missed, which counts against the score.
 
 score = killed / (killed + survived).
@@ -24,12 +24,11 @@ from typing import Any, Callable, Optional
 
 import attrs
 
-from ref_impl.kafka.replay import replay
-
 from trace_check.traces import format as tf
 from trace_check.errors import TxconformError
-from trace_check.traces.reader import ENUMS, Trace, read_trace
-from trace_check.traces.validation import check_trace
+from trace_check.traces.protocol import Protocol
+from trace_check.traces.reader import Trace, read_trace
+from trace_check.traces.validation import Status, check_trace
 
 OPERATORS = ("drop", "duplicate", "swap", "alter")
 
@@ -41,15 +40,15 @@ class Mutation:
     column: str = ""
     new: Any = attrs.field(default=None, converter=lambda v: tuple(v) if isinstance(v, list) else v)  # hashable
 
-    def describe(self, events: list[dict[str, Any]]) -> str:
+    def describe(self, protocol: Protocol, events: list[dict[str, Any]]) -> str:
         ev = events[self.index - 1]
-        what = tf.event_text(ev)
+        what = protocol.event_text(ev)
         if self.op == "drop":
             return f"drop event {self.index} ({what})"
         if self.op == "duplicate":
             return f"duplicate event {self.index} ({what})"
         if self.op == "swap":
-            return f"swap events {self.index} and {self.index + 1} ({what} / {tf.event_text(events[self.index])})"
+            return f"swap events {self.index} and {self.index + 1} ({what} / {protocol.event_text(events[self.index])})"
         return f"event {self.index} ({what}): {self.column} {ev.get(self.column)!r} -> {self.new!r}"
 
 
@@ -61,20 +60,18 @@ class MutantResult:
     detail: str
 
 
-def _altered(col: str, v: Any, constants: dict[str, Any]) -> Any:
+def _altered(protocol: Protocol, col: str, v: Any, constants: dict[str, Any]) -> Any:
     if isinstance(v, bool):
         return not v
     if isinstance(v, int):
         return v + 1
     if isinstance(v, list):
         return v[:-1] if v else [0]
-    if col in ENUMS:
-        values = sorted(ENUMS[col])
+    enum = protocol.columns.enums.get(col)
+    if enum is not None:
+        values = sorted(enum)
         return values[(values.index(v) + 1) % len(values)]
-    if col == "txn_id" and len(constants["TxnIds"]) > 1:
-        ids = sorted(constants["TxnIds"])
-        return ids[(ids.index(v) + 1) % len(ids)]
-    return None
+    return protocol.alter(col, v, constants)
 
 
 def mutations(trace: Trace, count: int, seed: int) -> list[Mutation]:
@@ -92,11 +89,11 @@ def mutations(trace: Trace, count: int, seed: int) -> list[Mutation]:
         if op == "swap" and i == n:
             continue
         if op == "alter":
-            cols = [c for c in events[i - 1] if c not in tf.INFO_COLUMNS and c != "action"]
+            cols = [c for c in events[i - 1] if c not in trace.protocol.columns.info and c != "action"]
             if not cols:
                 continue
             col = rng.choice(sorted(cols))
-            new = _altered(col, events[i - 1][col], trace.constants)
+            new = _altered(trace.protocol, col, events[i - 1][col], trace.constants)
             if new is None:
                 continue
             m = Mutation(op, i, col, new)
@@ -124,42 +121,39 @@ def apply(events: list[dict[str, Any]], m: Mutation) -> list[dict[str, Any]]:
     return evs
 
 
-def _why_legal(m: Mutation, events: list[dict[str, Any]]) -> str:
-    ev = events[m.index - 1]
-    if ev["action"] == "Fetch" and m.op in ("drop", "duplicate", "swap"):
-        return "a Fetch changes no state: reading once more, once less or at another moment is a run too"
-    if ev["action"] == "OffsetCommit" and m.op in ("drop", "duplicate"):
-        return "a consumer commits when it likes: committing once more or once less is a run too"
-    if ev["action"] == "LeaderRestart" and m.op in ("drop", "duplicate"):
-        return "a leader restart rebuilds the state the log already implies: with nothing held, one more or one less is a run too"
+def _why_legal(protocol: Protocol, m: Mutation, events: list[dict[str, Any]]) -> str:
+    own = protocol.why_legal(m.op, events[m.index - 1], m.index, len(events))
+    if own is not None:
+        return own
     if m.op == "swap":
         return "the two steps are independent (different components and messages): either order is a run"
     if m.op == "drop" and m.index == len(events):
         return "dropping the last event leaves a prefix of the run, which is a run"
-    return "the broker takes exactly these steps from the initial state"
+    return f"{protocol.engine_noun} takes exactly these steps from the initial state"
 
 
 def judge(trace: Trace, m: Mutation, workdir: Path, timeout: float = 300.0) -> MutantResult:
+    protocol = trace.protocol
     events = [dict(e) for e in trace.events]
-    desc = m.describe(events)
+    desc = m.describe(protocol, events)
     mutant = apply(events, m)
     path = workdir / f"mutant-{m.op}-{m.index}-{m.column or 'x'}.jsonl"
-    tf.write_trace(path, trace.header, [{k: v for k, v in ev.items() if k != "event"} for ev in mutant])
+    tf.write_trace(path, trace.header, [{k: v for k, v in ev.items() if k != "event"} for ev in mutant], protocol.columns.order)
     try:
         t = read_trace(path)
     except TxconformError as e:
         return MutantResult(m, desc, "killed", f"the reader refuses it: {str(e).split(': ', 1)[-1]}")
     v = check_trace(t, timeout=timeout)
-    if v.status == "rejected":
+    if v.status is Status.REJECTED:
         return MutantResult(m, desc, "killed", f"rejected at event {v.at_event}: {v.reason}")
-    if v.status == "violates":
+    if v.status is Status.VIOLATES:
         return MutantResult(m, desc, "killed", f"violates {v.invariant}")
-    if v.status == "error":
+    if v.status is Status.ERROR:
         return MutantResult(m, desc, "error", v.message)
-    stuck = replay(trace.constants, [dict(e) for e in t.events])
+    stuck = protocol.replay(trace.constants, [dict(e) for e in t.events])
     if stuck is None:
-        return MutantResult(m, desc, "legal", _why_legal(m, events))
-    return MutantResult(m, desc, "survived", f"accepted, but the reference broker cannot take event {stuck}")
+        return MutantResult(m, desc, "legal", _why_legal(protocol, m, events))
+    return MutantResult(m, desc, "survived", f"accepted, but {protocol.engine_noun} cannot take event {stuck}")
 
 
 @attrs.frozen

@@ -1,7 +1,7 @@
 """Trace validation: is a trace a behaviour of the spec?
 
-The checker writes a module that extends the trace spec (specs/kafka/TraceKafkaTxn.tla) and
-defines the trace, then asks TLC:
+The checker writes a module that extends the protocol's trace spec (for Kafka,
+specs/kafka/TraceKafkaTxn.tla; the plug-in names it) and defines the trace, then asks TLC:
 
 1. for a complete search with the spec's invariants (``TraceInv_X``, at the end of the trace or
    after every event). A search as deep as the trace is long means every event was explained:
@@ -22,6 +22,7 @@ into the module rather than the .cfg, so no trace content can change the module'
 
 from __future__ import annotations
 
+import enum
 import json
 import shutil
 import tempfile
@@ -30,29 +31,53 @@ from typing import Any, Callable, Optional
 
 import attrs
 
-from trace_check.traces import format as tf
 from trace_check.engines.runner import check_engine_available, resolve_engine, run_task
 from trace_check.models.result import ApalacheOptions, CheckResult, CheckTask, Outcome, Progress, TlcOptions
+from trace_check.traces.protocol import Protocol
 from trace_check.traces.reader import Trace
-from ref_impl.kafka.replay import broker_value
-
 from trace_check.values.tla import format_value
 
-TRACE_SPEC = tf.SPECS_DIR / "kafka" / "TraceKafkaTxn.tla"
 GENERATED_MODULE = "TraceRun"
+RECORDS_MODULE = "TraceRunRecords"
 CHUNK = 250
-INVARIANTS = (
-    "TypeOK",
-    "TxnStateMachine",
-    "MarkerSafety",
-    "Atomicity",
-    "ReadCommitted",
-    "NoDuplicates",
-    "ZombieFenced",
-    "NoHangingTransaction",
-    "ExactlyOnceCTP",
-    "ProducerStateInLog",
-)
+
+
+class Status(str, enum.Enum):
+    """What the checker says of a trace."""
+
+    ACCEPTED = "accepted"  # a behaviour of the spec, and the invariants hold
+    VIOLATES = "violates"  # a behaviour of the spec that breaks an invariant
+    REJECTED = "rejected"  # no behaviour of the spec explains it
+    ERROR = "error"  # the check itself failed (engine error, timeout)
+
+
+@attrs.frozen
+class Verdict:
+    """The answer for one trace."""
+
+    status: Status
+    events: int
+    engine: str
+    wall_time: float
+    invariant: Optional[str] = None  # for VIOLATES
+    at_event: Optional[int] = None  # for REJECTED: the event nothing explained
+    event: Optional[dict[str, Any]] = None
+    reason: str = ""
+    state_before: Optional[dict[str, Any]] = None
+    message: str = ""  # for ERROR
+    every_step: bool = False
+    distinct_states: Optional[int] = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status is Status.ACCEPTED
+
+
+def invariants_of(protocol: Protocol) -> tuple[str, ...]:
+    """The invariants a trace is checked against."""
+    return protocol.invariants
+
+
 def tla_string(s: str) -> str:
     """A TLA+ string literal holding exactly ``s`` (printable ASCII, checked by the reader)."""
     return format_value(s)
@@ -72,12 +97,12 @@ def tla_value(v: Any) -> str:
     return format_value(_frozen(v))
 
 
-Shape = tuple[tuple[str, ...], tuple[str, ...]]
+Shape = tuple[tuple[str, ...], ...]
 
 
-def shape_of(ev: dict[str, Any]) -> Shape:
-    """Which message fields and which post-state fields the event logged."""
-    return tuple(c for c in tf.MSG_FIELDS if c in ev), tuple(c for c in tf.POST_FIELDS if c in ev)
+def shape_of(protocol: Protocol, ev: dict[str, Any]) -> Shape:
+    """Which columns of each compared group the event logged."""
+    return tuple(tuple(c for c in group if c in ev) for group in protocol.encoding.groups)
 
 
 def rendered(ev: dict[str, Any], cols: tuple[str, ...]) -> str:
@@ -86,31 +111,15 @@ def rendered(ev: dict[str, Any], cols: tuple[str, ...]) -> str:
     return tla_value(tuple(ev[c] for c in cols)) if cols else "<< >>"
 
 
-def event_tuple(ev: dict[str, Any], shape_ids: dict[Shape, int]) -> str:
-    """<<action, shape, txn_id, instance, partition, text, number, result, msg, post>>: text and
-    number are the parameters of the consumer steps (Fetch: isolation and from; OffsetCommit:
-    group and committed_offset)."""
-    shape = shape_of(ev)
-    commit = ev["action"] == "OffsetCommit"
-    fields = (
-        ev["action"],
-        shape_ids[shape],
-        ev.get("txn_id", ""),
-        ev.get("instance", -1),
-        ev.get("partition", -1),
-        ev.get("group", "") if commit else ev.get("isolation", ""),
-        ev.get("committed_offset", 0) if commit else ev.get("from", 0),
-        ev.get("result", ""),
-        rendered(ev, shape[0]),
-        rendered(ev, shape[1]),
-    )
+def event_tuple(protocol: Protocol, ev: dict[str, Any], shape_ids: dict[Shape, int]) -> str:
+    """<<action, shape>> \\o params \\o <<one rendered string per compared group>>."""
+    shape = shape_of(protocol, ev)
+    fields = (ev["action"], shape_ids[shape]) + protocol.encoding.params(ev) + tuple(rendered(ev, cols) for cols in shape)
     return tla_value(fields)
 
 
 def trace_constants(trace: Trace) -> dict[str, Any]:
-    constants = dict(trace.constants)
-    constants["Bugs"] = []  # always the correct protocol: a buggy broker's trace must be rejected
-    return constants
+    return trace.protocol.spec_constants(dict(trace.constants))
 
 
 def module_head(module: str, extends: str, trace: Trace) -> list[str]:
@@ -123,88 +132,91 @@ def module_head(module: str, extends: str, trace: Trace) -> list[str]:
     return lines
 
 
-def copy_specs(workdir: Path) -> None:
+def copy_specs(protocol: Protocol, workdir: Path) -> None:
+    """The protocol's modules, without its model-checking (MC*) modules."""
     workdir.mkdir(parents=True, exist_ok=True)
-    for src in TRACE_SPEC.parent.glob("*.tla"):
+    for src in protocol.spec_dir.glob("*.tla"):
         if not src.name.startswith("MC"):
             shutil.copy(src, workdir / src.name)
 
 
+def diagnosis_names(protocol: Protocol, ev: dict[str, Any]) -> tuple[str, ...]:
+    """The diagnosis invariants of a rejected event, in the order they are tried."""
+    fields = tuple(f"Diag_field_{f}" for f in shape_of(protocol, ev)[protocol.encoding.diagnosed])
+    return tuple(f"Diag_{d.name}" for d in protocol.diagnoses) + fields + ("Diag_reached",)
+
+
 def module_text(trace: Trace, every_step: bool, stuck: Optional[int] = None) -> str:
+    protocol = trace.protocol
     events = trace.events
     shape_ids: dict[Shape, int] = {}
     for ev in events:
-        shape_ids.setdefault(shape_of(ev), len(shape_ids) + 1)
-    lines = module_head(GENERATED_MODULE, "TraceKafkaTxn", trace)
+        shape_ids.setdefault(shape_of(protocol, ev), len(shape_ids) + 1)
+    lines = module_head(GENERATED_MODULE, protocol.trace_module, trace)
     shapes = ", ".join(tla_value(s) for s in shape_ids)
     lines += ["", f"TraceShapes == <<{shapes}>>", ""]
     chunks = []
     for n in range(0, len(events), CHUNK):
         name = f"TraceChunk{n // CHUNK + 1}"
         chunks.append(name)
-        body = ",\n    ".join(event_tuple(ev, shape_ids) for ev in events[n : n + CHUNK])
+        body = ",\n    ".join(event_tuple(protocol, ev, shape_ids) for ev in events[n : n + CHUNK])
         lines += [f"{name} ==", f"  << {body} >>", ""]
     lines.append("TraceData == <<" + ", ".join(chunks) + ">>")
     lines.append(f"TraceChunkSize == {CHUNK}")
     lines.append("")
-    for inv in INVARIANTS:
+    for inv in invariants_of(protocol):
         lines.append(f"TraceInv_{inv} == {inv if every_step else f'AtEnd({inv})'}")
     if stuck is not None:
         ev = events[stuck - 1]
-        lines += [
-            "",
-            f"Stuck == {stuck}",
-            "Diag_message == DiagnoseMessage(Stuck)",
-            "Diag_enabled == DiagnoseEnabled(Stuck)",
-            "Diag_result == DiagnoseResult(Stuck)",
-            "Diag_sent == DiagnoseSent(Stuck)",
-        ]
-        for f in shape_of(ev)[1]:
+        lines += ["", f"Stuck == {stuck}"]
+        lines += [f"Diag_{d.name} == {d.name}(Stuck)" for d in protocol.diagnoses]
+        for f in shape_of(protocol, ev)[protocol.encoding.diagnosed]:
             lines.append(f"Diag_field_{f} == DiagnoseField(Stuck, {tla_string(f)}, {tla_string(tla_value(ev[f]))})")
         lines.append("Diag_reached == DiagnoseReached(Stuck)")
     lines.append("====")
     return "\n".join(lines) + "\n"
 
 
-# --- The record encoding (specs/kafka/TraceKafkaTxnRecords.tla), for Apalache ---
-
-RECORDS_SPEC = tf.SPECS_DIR / "kafka" / "TraceKafkaTxnRecords.tla"
-RECORDS_MODULE = "TraceRunRecords"
-EVENT_FIELDS = tuple(c for c in tf.COLUMNS if c not in tf.INFO_COLUMNS)
-# The placeholder of a field an event does not log (never read: the field is not in `logged`).
-DEFAULTS: dict[str, Any] = {c: "" for c in tf.STRING_COLUMNS} | {c: 0 for c in tf.INT_COLUMNS} | {
-    "commit": False,
-    "records": [],
-}
+# --- The record encoding (for Kafka, specs/kafka/TraceKafkaTxnRecords.tla), for Apalache ---
 
 
-def event_record(ev: dict[str, Any]) -> str:
+def _default(kind: str) -> Any:
+    """The placeholder of a field an event does not log (never read: the field is not in ``logged``)."""
+    return {"string": "", "bool": False, "offsets": [], "list": []}.get(kind, 0)
+
+
+def event_record(protocol: Protocol, ev: dict[str, Any]) -> str:
     """One event as a TLA+ record with every field, and the set of fields it logged."""
-    logged = sorted(c for c in ev if c in EVENT_FIELDS and c != "action")
+    cols = protocol.columns
+    fields_ = tuple(c for c in cols.order if c not in cols.info)
+    logged = sorted(c for c in ev if c in fields_ and c != "action")
     fields = [f"action |-> {tla_string(ev['action'])}", "logged |-> " + tla_value(logged)]
-    fields += [f"{c} |-> {tla_value(ev.get(c, DEFAULTS[c]))}" for c in EVENT_FIELDS if c != "action"]
+    fields += [f"{c} |-> {tla_value(ev.get(c, _default(cols.kinds[c])))}" for c in fields_ if c != "action"]
     return "[" + ", ".join(fields) + "]"
 
 
 def records_module_text(trace: Trace) -> str:
-    lines = module_head(RECORDS_MODULE, "TraceKafkaTxnRecords", trace)
-    body = ",\n    ".join(event_record(ev) for ev in trace.events)
+    protocol = trace.protocol
+    if protocol.records_module is None:
+        raise ValueError(f"protocol {protocol.name} has no record encoding")
+    lines = module_head(RECORDS_MODULE, protocol.records_module, trace)
+    body = ",\n    ".join(event_record(protocol, ev) for ev in trace.events)
     lines += ["", f"TraceData == << {body} >>", ""]
-    lines += [f"TraceInv_{inv} == {inv}" for inv in INVARIANTS]
+    lines += [f"TraceInv_{inv} == {inv}" for inv in invariants_of(protocol)]
     lines.append("====")
     return "\n".join(lines) + "\n"
 
 
 def records_task(trace: Trace, workdir: Path, timeout: float) -> CheckTask:
     """Acceptance with the record encoding: TraceAccepted is violated once every event is explained."""
-    copy_specs(workdir)
+    copy_specs(trace.protocol, workdir)
     (workdir / f"{RECORDS_MODULE}.tla").write_text(records_module_text(trace), encoding="utf-8")
     subs = {name: f"TraceConst_{name}" for name in trace_constants(trace)}
     return CheckTask(
         name=f"trace {trace.path.name}",
         spec_file=workdir / f"{RECORDS_MODULE}.tla",
         substitutions={"Trace": "TraceData", **subs},
-        invariants=tuple(f"TraceInv_{i}" for i in INVARIANTS) + ("TraceAccepted",),
+        invariants=tuple(f"TraceInv_{i}" for i in invariants_of(trace.protocol)) + ("TraceAccepted",),
         init="TraceInit",
         next="TraceNext",
         tlc=TlcOptions(workers=1, check_deadlock=False),
@@ -220,40 +232,13 @@ def check_trace_records(trace: Trace, engine: str, workdir: Path, timeout: float
     common = dict(events=len(trace.events), engine=engine, every_step=True, distinct_states=r.distinct_states,
                   wall_time=r.wall_time)
     if r.outcome is Outcome.VIOLATED and r.invariant == "TraceAccepted":
-        return Verdict("accepted", **common)
+        return Verdict(Status.ACCEPTED, **common)
     if r.outcome is Outcome.VIOLATED and r.invariant and r.invariant.startswith("TraceInv_"):
-        return Verdict("violates", invariant=r.invariant[len("TraceInv_"):], **common)
+        return Verdict(Status.VIOLATES, invariant=r.invariant[len("TraceInv_"):], **common)
     if r.outcome is Outcome.HOLDS:
         bound = f" ({r.bound})" if r.bound else ""
-        return Verdict("rejected", reason=f"no behaviour of the spec explains the whole trace{bound}", **common)
-    return Verdict("error", message=f"{r.outcome.value}: {r.message}", **common)
-
-
-def diagnoses(ev: dict[str, Any]) -> tuple[str, ...]:
-    fields = tuple(f"Diag_field_{f}" for f in shape_of(ev)[1])
-    return ("Diag_message", "Diag_enabled", "Diag_result", "Diag_sent") + fields + ("Diag_reached",)
-
-
-@attrs.frozen
-class Verdict:
-    """The answer for one trace."""
-
-    status: str  # accepted, violates, rejected, error
-    events: int
-    engine: str
-    wall_time: float
-    invariant: Optional[str] = None  # for "violates"
-    at_event: Optional[int] = None  # for "rejected": the event nothing explained
-    event: Optional[dict[str, Any]] = None
-    reason: str = ""
-    state_before: Optional[dict[str, Any]] = None
-    message: str = ""  # for "error"
-    every_step: bool = False
-    distinct_states: Optional[int] = None
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "accepted"
+        return Verdict(Status.REJECTED, reason=f"no behaviour of the spec explains the whole trace{bound}", **common)
+    return Verdict(Status.ERROR, message=f"{r.outcome.value}: {r.message}", **common)
 
 
 def _task(trace: Trace, workdir: Path, invariants: tuple[str, ...], timeout: float) -> CheckTask:
@@ -272,27 +257,20 @@ def _task(trace: Trace, workdir: Path, invariants: tuple[str, ...], timeout: flo
 
 
 def _prepare(workdir: Path, trace: Trace, every_step: bool, stuck: Optional[int] = None) -> None:
-    copy_specs(workdir)
+    copy_specs(trace.protocol, workdir)
     (workdir / f"{GENERATED_MODULE}.tla").write_text(module_text(trace, every_step, stuck), encoding="utf-8")
 
 
 def _explain(diag: str, ev: dict[str, Any], trace: Trace, n: int) -> str:
-    if diag == "Diag_message":
-        return (
-            f"no message in flight matches the event's {ev.get('type', 'message')} "
-            "(it was never sent, already delivered, or a field such as epoch, seq or att differs)"
-        )
-    if diag == "Diag_enabled":
-        return f"the spec's {ev['action']} is not enabled here: its guard is false in this state"
-    if diag == "Diag_result":
-        return f"the step is possible, but it does not answer {ev.get('result')}: the spec answers otherwise"
-    if diag == "Diag_sent":
-        return "the request the event says was sent is not the one the spec's client sends in this state"
+    protocol = trace.protocol
+    for d in protocol.diagnoses:
+        if diag == f"Diag_{d.name}":
+            return d.explain(ev)
     if diag.startswith("Diag_field_"):
         f = diag[len("Diag_field_") :]
-        # The reference broker implements the spec step by step: ask it for the value.
-        other = broker_value(trace.constants, [dict(e) for e in trace.events], n, f)
-        hint = f" (the reference broker, replaying the trace, gives {f} = {json.dumps(other)})" if other is not None else ""
+        # The reference engine implements the spec step by step: ask it for the value.
+        other = protocol.engine_value(trace.constants, [dict(e) for e in trace.events], n, f)
+        hint = f" ({protocol.engine_noun}, replaying the trace, gives {f} = {json.dumps(other)})" if other is not None else ""
         return f"the step is possible, but not with {f} = {json.dumps(ev.get(f))}: the spec gives another value{hint}"
     if ev.get("result") is not None:
         return f"the step is possible, but its answer is not {ev['result']} (or the logged fields do not hold together)"
@@ -307,76 +285,68 @@ def check_trace(
     workdir: Optional[Path] = None,
     on_progress: Optional[Callable[[Progress], None]] = None,
 ) -> Verdict:
-    """Validate ``trace`` against the spec. ``every_step`` checks the invariants after every
-    event (default: for traces up to 2,000 events; longer ones at the end)."""
+    """Validate ``trace`` against its protocol's spec. ``every_step`` checks the invariants after
+    every event (default: for traces up to 2,000 events; longer ones at the end)."""
     if every_step is None:
         every_step = len(trace.events) <= 2000
     name, _why = resolve_engine(engine)
     check_engine_available(name)
+    base = workdir or Path(tempfile.mkdtemp(prefix="txconform-check-"))
     if name == "apalache":  # no ToString in Apalache: the record encoding, field by field
-        base = workdir or Path(tempfile.mkdtemp(prefix="txconform-check-"))
         return check_trace_records(trace, "apalache", base / "apalache", timeout)
-
-    def runner(task: CheckTask, wd: Path, progress: Optional[Callable[[Progress], None]]) -> CheckResult:
-        return run_task(name, task, wd, progress)
-
-    own_dir = workdir is None
-    base = Path(tempfile.mkdtemp(prefix="txconform-check-")) if own_dir else workdir
-    assert base is not None
+    keep = workdir is not None
     try:
-        run1 = base / "accept"
-        _prepare(run1, trace, every_step)
-        # No "accepted" invariant: its counterexample would be the whole trace, printed state by
-        # state (quadratic in the trace's length). A complete search instead reports its depth:
-        # Len(Trace) + 1 levels means every event was explained.
-        invs = tuple(f"TraceInv_{i}" for i in INVARIANTS)
-        task = _task(trace, run1, invs, timeout)
-        if name == "apalache":  # Apalache has no search depth: ask for acceptance as an invariant
-            task = attrs.evolve(task, invariants=invs + ("TraceAccepted",))
-        r = runner(task, run1, on_progress)
-        common = dict(events=len(trace.events), engine=name, every_step=every_step, distinct_states=r.distinct_states)
-        if r.outcome is Outcome.HOLDS and name == "tlc" and r.depth == len(trace.events) + 1:
-            return Verdict("accepted", wall_time=r.wall_time, **common)
-        if r.outcome is Outcome.VIOLATED and r.invariant and r.invariant.startswith("TraceInv_"):
-            steps = r.counterexample.steps if r.counterexample else ()
-            at = int(steps[-1].state.get("l", 1)) - 1 if steps else None
-            return Verdict(
-                "violates",
-                wall_time=r.wall_time,
-                invariant=r.invariant[len("TraceInv_") :],
-                at_event=at,
-                event=trace.events[at - 1] if at else None,
-                state_before=None,
-                **common,
-            )
-        if name == "apalache" and r.outcome is Outcome.VIOLATED and r.invariant == "TraceAccepted":
-            return Verdict("accepted", wall_time=r.wall_time, **common)
-        if r.outcome is not Outcome.HOLDS:
-            own_dir = False  # keep the generated module and the engine's log for the report
-            log = f" (engine log: {r.log_file})" if r.log_file else ""
-            return Verdict("error", wall_time=r.wall_time, message=f"{r.outcome.value}: {r.message}{log}", **common)
-        if name != "tlc":
-            return Verdict("rejected", wall_time=r.wall_time, reason="no behaviour of the spec explains the whole trace", **common)
-        stuck = r.depth or 1
-        stuck = min(stuck, len(trace.events))
-        run2 = base / "diagnose"
-        _prepare(run2, trace, every_step, stuck)
-        ev = trace.events[stuck - 1]
-        d = runner(_task(trace, run2, diagnoses(ev), timeout), run2, None)
-        state = None
-        reason = "no behaviour of the spec reaches this event with the logged fields"
-        if d.outcome is Outcome.VIOLATED and d.counterexample:
-            state = {k: v for k, v in d.counterexample.steps[-1].state.items() if k not in ("l",)}
-            reason = _explain(d.invariant or "", ev, trace, stuck)
+        verdict = _check_with_tlc(trace, every_step, timeout, base, on_progress)
+        keep = keep or verdict.status is Status.ERROR  # keep the generated module and TLC's log for the report
+        return verdict
+    finally:
+        if not keep:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def _check_with_tlc(
+    trace: Trace, every_step: bool, timeout: float, base: Path, on_progress: Optional[Callable[[Progress], None]]
+) -> Verdict:
+    run1 = base / "accept"
+    _prepare(run1, trace, every_step)
+    # No "accepted" invariant: its counterexample would be the whole trace, printed state by state
+    # (quadratic in the trace's length). A complete search instead reports its depth:
+    # Len(Trace) + 1 levels means every event was explained.
+    invs = tuple(f"TraceInv_{i}" for i in invariants_of(trace.protocol))
+    r: CheckResult = run_task("tlc", _task(trace, run1, invs, timeout), run1, on_progress)
+    common = dict(events=len(trace.events), engine="tlc", every_step=every_step, distinct_states=r.distinct_states)
+    if r.outcome is Outcome.HOLDS and r.depth == len(trace.events) + 1:
+        return Verdict(Status.ACCEPTED, wall_time=r.wall_time, **common)
+    if r.outcome is Outcome.VIOLATED and r.invariant and r.invariant.startswith("TraceInv_"):
+        steps = r.counterexample.steps if r.counterexample else ()
+        at = int(steps[-1].state.get("l", 1)) - 1 if steps else None
         return Verdict(
-            "rejected",
-            wall_time=r.wall_time + d.wall_time,
-            at_event=stuck,
-            event=ev,
-            reason=reason,
-            state_before=state,
+            Status.VIOLATES,
+            wall_time=r.wall_time,
+            invariant=r.invariant[len("TraceInv_") :],
+            at_event=at,
+            event=trace.events[at - 1] if at else None,
             **common,
         )
-    finally:
-        if own_dir:
-            shutil.rmtree(base, ignore_errors=True)
+    if r.outcome is not Outcome.HOLDS:
+        log = f" (engine log: {r.log_file})" if r.log_file else ""
+        return Verdict(Status.ERROR, wall_time=r.wall_time, message=f"{r.outcome.value}: {r.message}{log}", **common)
+    stuck = min(r.depth or 1, len(trace.events))
+    run2 = base / "diagnose"
+    _prepare(run2, trace, every_step, stuck)
+    ev = trace.events[stuck - 1]
+    d = run_task("tlc", _task(trace, run2, diagnosis_names(trace.protocol, ev), timeout), run2, None)
+    state = None
+    reason = "no behaviour of the spec reaches this event with the logged fields"
+    if d.outcome is Outcome.VIOLATED and d.counterexample:
+        state = {k: v for k, v in d.counterexample.steps[-1].state.items() if k != "l"}
+        reason = _explain(d.invariant or "", ev, trace, stuck)
+    return Verdict(
+        Status.REJECTED,
+        wall_time=r.wall_time + d.wall_time,
+        at_event=stuck,
+        event=ev,
+        reason=reason,
+        state_before=state,
+        **common,
+    )

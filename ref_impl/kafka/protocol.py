@@ -1,0 +1,66 @@
+"""The Kafka plug-in: how ``trace_check`` simulates, reads, checks, replays and mutates Kafka traces."""
+
+from __future__ import annotations
+
+from ref_impl.sim.faults import Faults, FaultSpecError
+from ref_impl.sim.run import simulate as simulate_run
+from ref_impl.sim.workloads import Workload, WorkloadSpecError
+from trace_check.traces.protocol import Protocol, ProtocolInputError, SimulateOptions, Simulation
+
+from . import trace
+from .constants import BUGS
+from .replay import broker_value, replay
+
+
+def simulate(o: SimulateOptions) -> Simulation:
+    try:
+        workload = Workload.parse(o.workload or "transfer")
+        faults = Faults.parse(o.faults)
+    except (FaultSpecError, WorkloadSpecError) as e:
+        raise ProtocolInputError(f"{'--faults' if isinstance(e, FaultSpecError) else '--workload'}: {e}") from None
+    bugs = tuple(b for b in o.bugs.split("+") if b)
+    for b in bugs:
+        if b not in BUGS:
+            raise ProtocolInputError(f"--bugs: unknown bug {b!r}; the bug zoo has {', '.join(BUGS)}")
+    head, events = simulate_run(workload, faults, o.seed, bugs=bugs, max_events=o.max_events, progress=o.progress)
+    summary = (f"kafka {workload.version}, workload {workload.describe()}, faults {faults.describe()}, seed {o.seed}"
+               f"{', bugs ' + '+'.join(bugs) if bugs else ''}")
+    return Simulation(head, events, summary)
+
+
+PROTOCOL = Protocol(
+    name="kafka",
+    title="Apache Kafka transactions (TV1 and TV2) and exactly-once consume-transform-produce",
+    spec_dir=trace.SPEC_DIR,
+    spec_modules=trace.SPEC_MODULES,
+    trace_module=trace.TRACE_MODULE,
+    records_module=trace.RECORDS_MODULE,
+    registry=trace.SPEC_DIR / "models.toml",
+    invariants=(
+        "TypeOK",
+        "TxnStateMachine",
+        "MarkerSafety",
+        "Atomicity",
+        "ReadCommitted",
+        "NoDuplicates",
+        "ZombieFenced",
+        "NoHangingTransaction",
+        "ExactlyOnceCTP",
+        "ProducerStateInLog",
+    ),
+    columns=trace.COLUMNS,
+    constants=trace.CONSTANT_KINDS,
+    defaults=trace.DEFAULTS,
+    encoding=trace.ENCODING,
+    diagnoses=trace.DIAGNOSES,
+    check_constants=trace.check_constants,
+    check_event=trace.check_event,
+    spec_constants=trace.spec_constants,
+    simulate=simulate,
+    replay=replay,
+    engine_value=broker_value,
+    engine_noun="the reference broker",
+    event_text=trace.event_text,
+    alter=trace.alter,
+    why_legal=trace.why_legal,
+)

@@ -1,0 +1,266 @@
+"""Kafka's traces: the columns, what a header's constants and each event must satisfy, how events
+become the tuples of specs/kafka/TraceKafkaTxn.tla, and how a rejected event is explained.
+
+The generic machinery (reading files, generating the TLC module, running the engine) lives in
+``trace_check.traces``; this module holds only what is Kafka's. Column meanings are documented in
+docs/trace-format.md; the JSON Schema is docs/trace-format.schema.json.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+from trace_check.traces.protocol import (
+    BOOL,
+    INT,
+    LIST,
+    OFFSETS,
+    STRING,
+    Columns,
+    Constants,
+    Diagnosis,
+    Encoding,
+    Event,
+    ProtocolInputError,
+)
+
+from .constants import BUGS, LATE_REQUEST_TYPES
+from .messages import MESSAGE_TYPES
+from .states import ERRORS, TXN_STATES
+
+SPEC_DIR = Path(__file__).resolve().parents[2] / "specs" / "kafka"
+SPEC_MODULES = ("KafkaTxn.tla", "KafkaLog.tla", "KafkaTxnStates.tla")
+TRACE_MODULE = "TraceKafkaTxn"
+RECORDS_MODULE = "TraceKafkaTxnRecords"
+
+# --- columns, in the order a writer puts them ---
+
+KEY_COLUMNS = ("txn_id", "producer_id", "producer_epoch", "instance", "topic", "partition", "group")
+MESSAGE_COLUMNS = ("type", "txn", "seq", "att", "commit", "coordinator_epoch", "error", "offset", "generation")
+RESULT_COLUMNS = ("result", "isolation", "from", "records", "lso", "committed_offset")
+POST_COLUMNS = (
+    "client_state",
+    "client_epoch",
+    "client_txn",
+    "txn_state",
+    "txn_epoch",
+    "pending",
+    "log_end",
+    "group_generation",
+    "group_committed",
+)
+ORDER = ("event", "action", "actor") + KEY_COLUMNS + MESSAGE_COLUMNS + RESULT_COLUMNS + POST_COLUMNS
+# How the checker compares them (TraceKafkaTxn.tla): message fields and post-state fields are each
+# rendered as one string, in this order.
+MSG_FIELDS = ("type", "txn", "producer_epoch", "seq", "att", "commit", "coordinator_epoch", "error", "offset", "generation")
+POST_FIELDS = POST_COLUMNS + ("records", "lso")
+INFO_COLUMNS = frozenset({"event", "actor", "producer_id", "topic"})
+STRING_COLUMNS = frozenset(
+    {"action", "actor", "txn_id", "topic", "group", "type", "error", "result", "isolation", "client_state", "txn_state"}
+)
+
+CLIENT_ACTIONS = frozenset(
+    {"StartInstance", "BeginTxn", "SendRequest", "Retry", "ProduceTimeout", "ReInit", "Hang", "Resume",
+     "JoinGroup", "FetchOffset", "InputDone", "ClientReceive"}
+)
+MESSAGE_ACTIONS = frozenset(
+    {"ClientReceive", "DiscardStale", "Drop", "TcInitProducerId", "TcAddPartitionsToTxn", "TcAddOffsetsToTxn",
+     "TcVerify", "TcEndTxn", "TcMarkerAck", "GcOffsetFetch", "GcTxnOffsetCommit", "GcMarker", "LeaderProduce",
+     "LeaderVerified", "LeaderDiscardVerify", "LeaderMarker"}
+)
+SENDING_ACTIONS = frozenset({"StartInstance", "SendRequest", "Retry", "ReInit", "FetchOffset"})
+COORDINATOR_ACTIONS = frozenset({"TcAppend", "TcComplete", "TcResendMarker"})
+ACTIONS = CLIENT_ACTIONS | MESSAGE_ACTIONS | COORDINATOR_ACTIONS | {"LeaderVerifyLost", "LeaderRestart", "Failover", "Fetch",
+                                                                    "OffsetCommit"}
+CLIENT_STATES = frozenset({"down", "init", "ready", "intxn", "fenced", "failed", "done"})
+ISOLATIONS = frozenset({"read_committed", "read_uncommitted"})
+
+COLUMNS = Columns(
+    order=ORDER,
+    kinds={c: STRING if c in STRING_COLUMNS else BOOL if c == "commit" else OFFSETS if c == "records" else INT for c in ORDER},
+    enums={
+        "action": ACTIONS,
+        "type": frozenset(MESSAGE_TYPES),
+        "error": ERRORS,
+        "result": ERRORS,
+        "isolation": ISOLATIONS,
+        "client_state": CLIENT_STATES,
+        "txn_state": TXN_STATES,
+    },
+    info=INFO_COLUMNS,
+)
+# What the reference broker logs: every column, for every event it applies to.
+LOGGED = tuple(c for c in ORDER if c not in INFO_COLUMNS)
+
+# --- the header ---
+
+CONSTANT_KINDS = {
+    "TxnIds": LIST,
+    "NumInstances": INT,
+    "NumPartitions": INT,
+    "TxnsPerInstance": INT,
+    "Version": STRING,
+    "LateRequests": LIST,
+    "MaxRetries": INT,
+    "MaxLoss": INT,
+    "MaxFailovers": INT,
+    "AppAborts": BOOL,
+    "ProduceTimeouts": BOOL,
+    "MaxHangs": INT,
+    "InputSize": INT,
+    "LeaderRestarts": BOOL,
+    "Bugs": LIST,
+}
+DEFAULTS = {"LeaderRestarts": False, "Bugs": []}  # traces written before restarts were modelled
+
+
+def _printable(s: str) -> bool:
+    return all(32 <= ord(ch) < 127 for ch in s)
+
+
+def check_constants(k: Constants) -> None:
+    if k["Version"] not in ("TV1", "TV2"):
+        raise ProtocolInputError(f'"Version" must be "TV1" or "TV2", got {json.dumps(k["Version"])}')
+    if not k["TxnIds"] or not all(isinstance(t, str) and t and _printable(t) for t in k["TxnIds"]):
+        raise ProtocolInputError('"TxnIds" must be a non-empty list of printable ASCII strings')
+    if k["NumInstances"] < 1 or k["NumPartitions"] < 1:
+        raise ProtocolInputError('"NumInstances" and "NumPartitions" must be at least 1')
+    bad = [r for r in k["LateRequests"] if r not in LATE_REQUEST_TYPES]
+    if bad:
+        raise ProtocolInputError(f'"LateRequests": {json.dumps(bad[0])} is not one of {", ".join(LATE_REQUEST_TYPES)}')
+    if any(b not in BUGS for b in k["Bugs"]):
+        raise ProtocolInputError(f'"Bugs" must list bugs of {", ".join(BUGS)}')
+
+
+def spec_constants(k: Constants) -> Constants:
+    """Always the correct protocol: a buggy broker's trace must be rejected."""
+    return {**k, "Bugs": []}
+
+
+# --- events ---
+
+
+def check_event(ev: Event, k: Constants) -> None:
+    """What an event must say, given its action and the constants (the kinds are checked already)."""
+    a = ev["action"]
+
+    def need(col: str, valid: Iterable[Any], what: str) -> None:
+        if col not in ev:
+            raise ProtocolInputError(f'{a}: field "{col}" is missing; it says {what}')
+        if ev[col] not in valid:
+            raise ProtocolInputError(f'{a}: field "{col}" = {json.dumps(ev[col])} is not {what} of this trace\'s constants')
+
+    parts = range(1, k["NumPartitions"] + 1)
+    for c in MSG_FIELDS:
+        if c in ev and a not in MESSAGE_ACTIONS | SENDING_ACTIONS:
+            raise ProtocolInputError(f'{a}: field "{c}" describes a message, and {a} neither takes nor sends one; leave it out')
+    if "result" in ev and a not in MESSAGE_ACTIONS | {"LeaderVerifyLost"}:
+        raise ProtocolInputError(f'{a}: field "result" is the error code of an answer, and {a} answers nothing; leave it out')
+    if a in CLIENT_ACTIONS or any(c in ev for c in ("client_state", "client_epoch", "client_txn")):
+        need("txn_id", k["TxnIds"], "a transactional.id")
+        need("instance", range(1, k["NumInstances"] + 1), "a producer instance")
+    if a in COORDINATOR_ACTIONS or any(c in ev for c in ("txn_state", "txn_epoch", "pending")):
+        need("txn_id", k["TxnIds"], "a transactional.id")
+    if a == "TcResendMarker":
+        need("partition", range(0, k["NumPartitions"] + 1), "a partition (0: the offsets partition)")
+    if a in ("LeaderVerifyLost", "LeaderRestart", "Fetch", "OffsetCommit") or any(c in ev for c in ("log_end", "records", "lso")):
+        need("partition", parts, "a data partition")
+    if a == "Fetch" or "records" in ev:
+        need("isolation", ISOLATIONS, "an isolation level")
+        if "from" not in ev:
+            raise ProtocolInputError(f'{a}: field "from" is missing; it says the offset the fetch started at')
+    if a == "OffsetCommit":
+        if not ev.get("group"):
+            raise ProtocolInputError(f'{a}: field "group" is missing; it names the consumer group the offset is committed in')
+        if "committed_offset" not in ev:
+            raise ProtocolInputError(f'{a}: field "committed_offset" is missing; it says the position the consumer committed')
+    elif "committed_offset" in ev:
+        raise ProtocolInputError(f'{a}: field "committed_offset" belongs to OffsetCommit events; leave it out')
+
+
+def params(ev: Event) -> tuple[Any, ...]:
+    """<<txn_id, instance, partition, text, number, result>>: text and number are the parameters of
+    the consumer steps (Fetch: isolation and from; OffsetCommit: group and committed_offset)."""
+    commit = ev["action"] == "OffsetCommit"
+    return (
+        ev.get("txn_id", ""),
+        ev.get("instance", -1),
+        ev.get("partition", -1),
+        ev.get("group", "") if commit else ev.get("isolation", ""),
+        ev.get("committed_offset", 0) if commit else ev.get("from", 0),
+        ev.get("result", ""),
+    )
+
+
+ENCODING = Encoding(params=params, groups=(MSG_FIELDS, POST_FIELDS), diagnosed=1)
+
+# --- explaining a rejected event: TraceKafkaTxn.tla's Diagnose* operators, in the order tried ---
+
+DIAGNOSES = (
+    Diagnosis("DiagnoseMessage", lambda ev: (
+        f"no message in flight matches the event's {ev.get('type', 'message')} "
+        "(it was never sent, already delivered, or a field such as epoch, seq or att differs)")),
+    Diagnosis("DiagnoseEnabled", lambda ev: f"the spec's {ev['action']} is not enabled here: its guard is false in this state"),
+    Diagnosis("DiagnoseResult", lambda ev: (
+        f"the step is possible, but it does not answer {ev.get('result')}: the spec answers otherwise")),
+    Diagnosis("DiagnoseSent", lambda ev: "the request the event says was sent is not the one the spec's client sends in this state"),
+)
+
+
+# --- for people: one event as a line ---
+
+
+def event_text(ev: Event) -> str:
+    """One event as a short line: ``TcEndTxn t1/1 txn 2 EndTxn epoch 0 commit -> NONE``."""
+    parts = [ev.get("action", "?")]
+    if "txn_id" in ev:
+        parts.append(f"{ev['txn_id']}/{ev['instance']}" if ev.get("instance") else str(ev["txn_id"]))
+    if ev.get("txn"):
+        parts.append(f"txn {ev['txn']}")
+    if "type" in ev:
+        parts.append(ev["type"])
+    if ev.get("partition") or ev.get("action") in ("Fetch", "OffsetCommit", "LeaderRestart"):
+        parts.append(f"p{ev.get('partition')}")
+    if ev.get("type") in ("Produce", "ProduceResp", "Verify", "VerifyResp"):
+        parts.append(f"seq {ev.get('seq')}")
+    if "producer_epoch" in ev and ev.get("producer_epoch", -1) >= 0:
+        parts.append(f"epoch {ev['producer_epoch']}")
+    if ev.get("att"):
+        parts.append(f"copy {ev['att'] + 1}")
+    if ev.get("type") in ("EndTxn", "EndTxnResp", "WriteTxnMarkers", "WriteTxnMarkersResp"):
+        parts.append("commit" if ev.get("commit") else "abort")
+    if ev.get("error") not in (None, "NONE"):
+        parts.append(ev["error"])
+    if ev.get("action") == "Fetch":
+        parts.append(f"{ev.get('isolation')} from {ev.get('from')}: {ev.get('records')} (LSO {ev.get('lso')})")
+    if ev.get("action") == "OffsetCommit":
+        parts.append(f"group {ev.get('group')} offset {ev.get('committed_offset')}")
+    if ev.get("result") is not None:
+        parts.append(f"-> {ev['result']}")
+    for col, label in (("client_state", "client"), ("txn_state", "coordinator")):
+        if col in ev:
+            parts.append(f"[{label} {ev[col]}]")
+    return " ".join(str(p) for p in parts)
+
+
+# --- mutation testing ---
+
+
+def alter(col: str, v: Any, k: Constants) -> Any:
+    """Another transactional.id, when the trace has several."""
+    if col == "txn_id" and len(k["TxnIds"]) > 1:
+        ids = sorted(k["TxnIds"])
+        return ids[(ids.index(v) + 1) % len(ids)]
+    return None
+
+
+def why_legal(op: str, ev: Event, index: int, length: int) -> Optional[str]:
+    if ev["action"] == "Fetch" and op in ("drop", "duplicate", "swap"):
+        return "a Fetch changes no state: reading once more, once less or at another moment is a run too"
+    if ev["action"] == "OffsetCommit" and op in ("drop", "duplicate"):
+        return "a consumer commits when it likes: committing once more or once less is a run too"
+    if ev["action"] == "LeaderRestart" and op in ("drop", "duplicate"):
+        return "a leader restart rebuilds the state the log already implies: with nothing held, one more or one less is a run too"
+    return None

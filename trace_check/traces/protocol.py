@@ -1,0 +1,152 @@
+"""The contract a protocol plug-in fills in: everything ``trace_check`` needs to know of a protocol.
+
+A protocol (Kafka, YDB Topics, C*One, a test's toy) is one folder of specs (``specs/<protocol>/``)
+and one Python package (``ref_impl/<protocol>/``) whose ``protocol`` module defines ``PROTOCOL``,
+a ``Protocol``. ``trace_check.protocols`` discovers them; ``simulate``, ``check``, ``mutate`` and
+the trace reader dispatch on a trace header's ``protocol`` and never name a protocol themselves.
+
+This module is a leaf: a plug-in imports it and ``trace_check.traces.format``, and nothing else of
+``trace_check``.
+
+The trace spec a plug-in names follows one convention, which ``trace_check.traces.validation``
+relies on: it declares the constants ``TraceChunks`` (the events, as tuples, in chunks),
+``ChunkSize`` and ``Shapes`` (per event shape, the logged columns of each compared group), and the
+variable ``l`` (the next event); it defines ``TraceInit``, ``TraceNext``, ``TraceAccepted``,
+``AtEnd(inv)``, the diagnosis operators the plug-in lists (each taking the stuck event's index),
+``DiagnoseField(stuck, column, rendered)`` and ``DiagnoseReached(stuck)``. An event's tuple is
+``<<action, shape>> \\o params \\o <<group_1, ..., group_k>>``, where each group is TLC's
+``ToString`` of the logged columns of that group.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+import attrs
+
+Event = dict[str, Any]
+Constants = dict[str, Any]
+
+# The kinds a trace column or a header constant may have.
+STRING, INT, BOOL, OFFSETS, LIST = "string", "int", "bool", "offsets", "list"
+KINDS = (STRING, INT, BOOL, OFFSETS, LIST)
+
+
+class ProtocolInputError(ValueError):
+    """Bad input to a plug-in (a trace's constants or event, a simulate option): the message is one
+    line saying what is wrong and what is expected; the caller adds the file, line or option."""
+
+
+@attrs.frozen
+class Columns:
+    """The columns of a protocol's trace events, in the order a writer puts them.
+
+    ``kinds`` maps every column to one of KINDS (``offsets``: a list of whole numbers >= 0);
+    ``enums`` lists the values a string column may take; ``info`` columns are for people and
+    partitioning only: the spec never reads them. ``event`` and ``action`` are always columns.
+    """
+
+    order: tuple[str, ...]
+    kinds: Mapping[str, str]
+    enums: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+    info: frozenset[str] = frozenset({"event"})
+
+    def __attrs_post_init__(self) -> None:
+        for required in ("event", "action"):
+            if required not in self.order:
+                raise ValueError(f"Columns: {required!r} must be a column")
+        missing = [c for c in self.order if c not in self.kinds]
+        if missing:
+            raise ValueError(f"Columns: no kind for {', '.join(missing)}")
+        bad = [c for c, k in self.kinds.items() if k not in KINDS]
+        if bad:
+            raise ValueError(f"Columns: {bad[0]} has kind {self.kinds[bad[0]]!r}; kinds are {', '.join(KINDS)}")
+
+
+@attrs.frozen
+class Encoding:
+    """How the events of a trace become the trace spec's tuples.
+
+    ``params(event)`` gives the event's parameters (the values the spec's dispatch reads, with a
+    placeholder for what the event does not log); ``groups`` lists, per compared group, the columns
+    the spec renders with ``ToString`` and compares as one string; ``diagnosed`` is the index of
+    the group whose columns are diagnosed one by one when an event is rejected.
+    """
+
+    params: Callable[[Event], tuple[Any, ...]]
+    groups: tuple[tuple[str, ...], ...]
+    diagnosed: int
+
+
+@attrs.frozen
+class Diagnosis:
+    """A diagnosis operator of the trace spec (``name(stuck)``) and what it means when it fails
+    first: ``explain(event)`` is one line for the user."""
+
+    name: str
+    explain: Callable[[Event], str]
+
+
+@attrs.frozen
+class SimulateOptions:
+    """What ``txconform simulate`` passes on; ``workload``, ``faults`` and ``bugs`` are the plug-in's
+    own little languages, parsed by it."""
+
+    seed: int = 0
+    workload: str = ""
+    faults: str = "none"
+    bugs: str = ""
+    max_events: int = 100_000
+    progress: Optional[Callable[[int], None]] = None
+
+
+@attrs.frozen
+class Simulation:
+    """A finished simulated run: the trace header and events, and one line that describes it."""
+
+    header: dict[str, Any]
+    events: list[Event]
+    summary: str
+
+
+@attrs.frozen
+class Protocol:
+    """A protocol plug-in. Every callable gets plain JSON values, as a trace holds them."""
+
+    name: str  # the trace header's "protocol"
+    title: str  # e.g. "Apache Kafka transactions"
+    spec_dir: Path  # the folder of the spec modules
+    spec_modules: tuple[str, ...]  # hashed into a trace's spec_hash; the first is the spec
+    trace_module: str  # the trace spec (TLC encoding) the generated module extends
+    columns: Columns
+    constants: Mapping[str, str]  # each header constant and its kind (KINDS)
+    encoding: Encoding
+    diagnoses: tuple[Diagnosis, ...]
+    # Checks of a header's constants beyond their kinds (raise ProtocolInputError).
+    check_constants: Callable[[Constants], None]
+    # Checks of one event against the constants, beyond column kinds and enums (raise ProtocolInputError).
+    check_event: Callable[[Event, Constants], None]
+    # The constants the spec is checked with (e.g. with every bug switched off).
+    spec_constants: Callable[[Constants], Constants]
+    simulate: Callable[[SimulateOptions], Simulation]
+    # The 1-based index of the first event the reference engine cannot reproduce, or None.
+    replay: Callable[[Constants, Sequence[Event]], Optional[int]]
+    # What the reference engine logs for column ``field`` at event n, after replaying the ones before.
+    engine_value: Callable[[Constants, Sequence[Event], int, str], Any]
+    event_text: Callable[[Event], str]  # one event as a short line
+    # Where the invariants come from: the base of this registry, or else ``invariants``.
+    registry: Optional[Path] = None
+    invariants: tuple[str, ...] = ()
+    engine_noun: str = "the reference engine"  # how messages name the reference engine
+    records_module: Optional[str] = None  # the record encoding (Apalache), if the protocol has one
+    defaults: Mapping[str, Any] = attrs.field(factory=dict)  # constants an older trace may lack
+    # Mutation testing: another value for a column the generic alterations do not cover.
+    alter: Callable[[str, Any, Constants], Any] = lambda column, value, constants: None
+    # Mutation testing: why a mutant the engine replays is a legal run (None: the generic reason).
+    why_legal: Callable[[str, Event, int, int], Optional[str]] = lambda op, event, index, length: None
+
+    @property
+    def spec(self) -> str:
+        """The spec, as a trace header names it: ``kafka/KafkaTxn.tla``."""
+        return f"{self.spec_dir.name}/{self.spec_modules[0]}"
