@@ -26,16 +26,19 @@ class ProtocolError(TxconformError):
     """A plug-in that cannot be loaded, or a protocol no plug-in provides."""
 
 
-def _builtin_modules() -> list[str]:
+def _builtin_names() -> list[str]:
     try:
         package = importlib.import_module(BUILTIN_PACKAGE)
     except ImportError:
         return []
-    return [
-        f"{BUILTIN_PACKAGE}.{info.name}.protocol"
-        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name)
-        if info.ispkg and importlib.util.find_spec(f"{BUILTIN_PACKAGE}.{info.name}.protocol") is not None
-    ]
+    return sorted(info.name for info in pkgutil.iter_modules(package.__path__) if info.ispkg and _builtin(info.name))
+
+
+def _builtin(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(f"{BUILTIN_PACKAGE}.{name}.protocol") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def _load(module_name: str) -> Protocol:
@@ -50,25 +53,29 @@ def _load(module_name: str) -> Protocol:
 
 
 @functools.lru_cache(maxsize=None)
-def _discover(extra: str) -> dict[str, Protocol]:
+def _named(extra: str) -> dict[str, Protocol]:
+    """The plug-ins named in the environment, by protocol name."""
     found: dict[str, Protocol] = {}
-    for module_name in _builtin_modules() + [m.strip() for m in extra.split(",") if m.strip()]:
+    for module_name in (m.strip() for m in extra.split(",") if m.strip()):
         p = _load(module_name)
-        if p.name in found and found[p.name] is not p:
+        if p.name in found:
             raise ProtocolError(f"two plug-ins claim protocol {p.name!r} ({module_name} is the second)")
         found[p.name] = p
     return found
 
 
-def protocols() -> dict[str, Protocol]:
-    """Every protocol plug-in, by name."""
-    return _discover(os.environ.get(ENV, ""))
-
-
 def get(name: Optional[str]) -> Protocol:
-    """The plug-in of protocol ``name``; a one-line error names the known ones."""
-    known = protocols()
-    if name in known:
-        return known[name]
-    names = ", ".join(sorted(known)) or "none"
-    raise ProtocolError(f"no plug-in for protocol {name!r}{suggest(str(name), known)}; known: {names}")
+    """The plug-in of protocol ``name``. Only that plug-in is imported: checking a trace of one
+    protocol runs no code of another. A one-line error names the known ones."""
+    named = _named(os.environ.get(ENV, ""))
+    if name in named:
+        return named[name]
+    if name and name.isidentifier() and _builtin(name):
+        return _load(f"{BUILTIN_PACKAGE}.{name}.protocol")
+    known = sorted(set(_builtin_names()) | set(named))
+    raise ProtocolError(f"no plug-in for protocol {name!r}{suggest(str(name), known)}; known: {', '.join(known) or 'none'}")
+
+
+def names() -> list[str]:
+    """The names of every protocol a plug-in provides (built-in or named in the environment)."""
+    return sorted(set(_builtin_names()) | set(_named(os.environ.get(ENV, ""))))

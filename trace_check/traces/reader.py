@@ -56,11 +56,12 @@ def _check_header(path: Path, h: Any) -> tuple[dict[str, Any], Protocol]:
         raise _fail(path, 1, f'header: "format" must be "{tf.FORMAT}"; is this a txconform trace?')
     if h.get("version") != tf.FORMAT_VERSION:
         raise _fail(path, 1, f'header: "version" {json.dumps(h.get("version"))} is not supported; this txconform reads version {tf.FORMAT_VERSION}')
-    known = protocols.protocols()
-    if h.get("protocol") not in known:
-        raise _fail(path, 1, f'header: "protocol" {json.dumps(h.get("protocol"))} has no plug-in; supported: '
-                    + ", ".join(json.dumps(n) for n in sorted(known)))
-    protocol = known[h["protocol"]]
+    name = h.get("protocol")
+    try:
+        protocol = protocols.get(name if isinstance(name, str) else None)
+    except protocols.ProtocolError:
+        raise _fail(path, 1, f'header: "protocol" {json.dumps(name)} has no plug-in; supported: '
+                    + ", ".join(json.dumps(n) for n in protocols.names())) from None
     k = h.get("constants")
     if not isinstance(k, dict):
         raise _fail(path, 1, 'header: "constants" must be an object with the spec\'s constants')
