@@ -21,7 +21,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import IO, Iterable, Iterator, Optional
+from typing import IO, Any, Iterable, Iterator, Optional
 
 import attrs
 
@@ -404,7 +404,7 @@ def _interpret(
     counts = _parse_counts(stats.text) if stats else (_parse_counts(progress[-1].text) if progress else None)
     depth_msg = reader.first(MSG_DEPTH)
     depth_match = re.search(r"(\d+)", depth_msg.text) if depth_msg else None
-    common = dict(
+    common: dict[str, Any] = dict(
         engine="tlc",
         wall_time=wall,
         states_generated=counts[0] if counts else None,

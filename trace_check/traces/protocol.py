@@ -21,7 +21,7 @@ variable ``l`` (the next event); it defines ``TraceInit``, ``TraceNext``, ``Trac
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional
 
 import attrs
 
@@ -131,9 +131,9 @@ class Protocol:
     spec_constants: Callable[[Constants], Constants]
     simulate: Callable[[SimulateOptions], Simulation]
     # The 1-based index of the first event the reference engine cannot reproduce, or None.
-    replay: Callable[[Constants, Sequence[Event]], Optional[int]]
+    replay: Callable[[Constants, list[Event]], Optional[int]]
     # What the reference engine logs for column ``field`` at event n, after replaying the ones before.
-    engine_value: Callable[[Constants, Sequence[Event], int, str], Any]
+    engine_value: Callable[[Constants, list[Event], int, str], Any]
     event_text: Callable[[Event], str]  # one event as a short line
     # Where the invariants come from: the base of this registry, or else ``invariants``.
     registry: Optional[Path] = None

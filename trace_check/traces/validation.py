@@ -229,7 +229,7 @@ def check_trace_records(trace: Trace, engine: str, workdir: Path, timeout: float
     """Validate with the record encoding. Apalache (and TLC, which tests the module) answer
     accepted, violates X, or rejected; the rejected event is not located."""
     r = run_task(engine, records_task(trace, workdir, timeout), workdir, None)
-    common = dict(events=len(trace.events), engine=engine, every_step=True, distinct_states=r.distinct_states,
+    common: dict[str, Any] = dict(events=len(trace.events), engine=engine, every_step=True, distinct_states=r.distinct_states,
                   wall_time=r.wall_time)
     if r.outcome is Outcome.VIOLATED and r.invariant == "TraceAccepted":
         return Verdict(Status.ACCEPTED, **common)
@@ -314,7 +314,7 @@ def _check_with_tlc(
     # Len(Trace) + 1 levels means every event was explained.
     invs = tuple(f"TraceInv_{i}" for i in invariants_of(trace.protocol))
     r: CheckResult = run_task("tlc", _task(trace, run1, invs, timeout), run1, on_progress)
-    common = dict(events=len(trace.events), engine="tlc", every_step=every_step, distinct_states=r.distinct_states)
+    common: dict[str, Any] = dict(events=len(trace.events), engine="tlc", every_step=every_step, distinct_states=r.distinct_states)
     if r.outcome is Outcome.HOLDS and r.depth == len(trace.events) + 1:
         return Verdict(Status.ACCEPTED, wall_time=r.wall_time, **common)
     if r.outcome is Outcome.VIOLATED and r.invariant and r.invariant.startswith("TraceInv_"):
