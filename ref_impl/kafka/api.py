@@ -11,12 +11,12 @@ error the client aborts the transaction on its own, and ``commit_transaction`` r
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import Any, Callable, Optional
 
 import attrs
 
-if TYPE_CHECKING:
-    from .cluster import Cluster, Inst
+from .cluster import Cluster
+from .state import Inst
 
 
 class KafkaError(Exception):
@@ -65,9 +65,9 @@ def done_future(value: Any = None) -> Future:
 class Producer:
     """A transactional producer: one instance of a transactional.id."""
 
-    def __init__(self, cluster: "Cluster", transactional_id: str, instance: int = 1) -> None:
+    def __init__(self, cluster: Cluster, transactional_id: str, instance: int = 1) -> None:
         self.cluster = cluster
-        self.inst: "Inst" = (transactional_id, instance)
+        self.inst: Inst = (transactional_id, instance)
         if self.inst not in cluster.cl:
             raise IllegalStateError(f"no producer instance {self.inst} in this cluster's constants")
 
@@ -144,8 +144,8 @@ class Consumer:
     or of the output partitions with an isolation level. With a ``group_id`` and ``assign()``, a
     standalone consumer commits its positions in that group (``commit``, ``committed``)."""
 
-    def __init__(self, cluster: "Cluster", isolation_level: str = "read_committed",
-                 member: Optional["Inst"] = None, group_id: Optional[str] = None) -> None:
+    def __init__(self, cluster: Cluster, isolation_level: str = "read_committed",
+                 member: Optional[Inst] = None, group_id: Optional[str] = None) -> None:
         if isolation_level not in ("read_committed", "read_uncommitted"):
             raise IllegalStateError("isolation_level must be read_committed or read_uncommitted")
         if member is not None and group_id is not None:

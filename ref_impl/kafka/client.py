@@ -7,34 +7,28 @@ outstanding at a time; one without an answer is sent again (Retry).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import attrs
 
 from .messages import Msg
+from .state import OFFSETS_PART, ClusterState, Inst
 from .states import FENCING, RETRIABLE
 
-if TYPE_CHECKING:
-    from .cluster import Cluster, Inst
 
-OFFSETS_PART = 0
-
-
-class ClientActions:
-    def request(self: "Cluster", i: "Inst", type: str) -> Msg:
+class ClientActions(ClusterState):
+    def request(self, i: Inst, type: str) -> Msg:
         c = self.cl[i]
         return Msg(type=type, tid=i[0], inst=i[1], epoch=c.epoch, gtx=(i[0], i[1], c.txn))
 
-    def owns_input(self: "Cluster", i: "Inst") -> bool:
+    def owns_input(self, i: Inst) -> bool:
         return self.gc.owner == i and self.cl[i].gen == self.gc.gen
 
-    def _client_event(self: "Cluster", action: str, i: "Inst", sent: Msg | None = None) -> None:
+    def _client_event(self, action: str, i: Inst, sent: Msg | None = None) -> None:
         ev = self.event(action, i[0])
         if sent is not None:
             self.with_msg(ev, sent)
         self.emit(self.with_client(ev, i))
 
-    def start_instance(self: "Cluster", i: "Inst", dry: bool = False) -> bool:
+    def start_instance(self, i: Inst, dry: bool = False) -> bool:
         c = self.cl[i]
         if c.st != "down" or not (i[1] == 1 or self.cl[(i[0], i[1] - 1)].hung):
             return False
@@ -46,7 +40,7 @@ class ClientActions:
         self._client_event("StartInstance", i, m)
         return True
 
-    def begin_txn(self: "Cluster", i: "Inst", dry: bool = False) -> bool:
+    def begin_txn(self, i: Inst, dry: bool = False) -> bool:
         c = self.cl[i]
         if c.st != "ready" or c.hung or c.txn >= self.k.txns_per_instance:
             return False
@@ -58,7 +52,7 @@ class ClientActions:
         self._client_event("BeginTxn", i)
         return True
 
-    def next_request(self: "Cluster", i: "Inst", commit: bool) -> Msg:
+    def next_request(self, i: Inst, commit: bool) -> Msg:
         c, k = self.cl[i], self.k
         pc = c.pc
         if pc == 1:
@@ -72,7 +66,7 @@ class ClientActions:
         p = pc - 1
         return attrs.evolve(self.request(i, "Produce"), part=p, seq=c.seq[p], val=c.pos)
 
-    def send_request(self: "Cluster", i: "Inst", dry: bool = False) -> bool:
+    def send_request(self, i: Inst, dry: bool = False) -> bool:
         """The client sends its next request. At EndTxn the application's decision counts: it may
         abort (AppAborts); after an abortable error the client must abort."""
         c = self.cl[i]
@@ -90,7 +84,7 @@ class ClientActions:
         self._client_event("SendRequest", i, m)
         return True
 
-    def retry(self: "Cluster", i: "Inst", dry: bool = False) -> bool:
+    def retry(self, i: Inst, dry: bool = False) -> bool:
         """No answer in time: send the request again. While a copy is still in flight (a late
         request type only), the new copy is a new attempt, and counts against MaxRetries."""
         c = self.cl[i]
@@ -109,7 +103,7 @@ class ClientActions:
         self._client_event("Retry", i, c.req)
         return True
 
-    def produce_timeout(self: "Cluster", i: "Inst", dry: bool = False) -> bool:
+    def produce_timeout(self, i: Inst, dry: bool = False) -> bool:
         """delivery.timeout.ms expires: the batch fails and the transaction must abort."""
         c = self.cl[i]
         if not (c.out and not c.hung and c.st == "intxn" and c.req.type == "Produce"):
@@ -127,17 +121,7 @@ class ClientActions:
         self.emit(self.with_client(ev, i))
         return True
 
-    def answers(self: "Cluster", i: "Inst", m: Msg) -> bool:
-        c = self.cl[i]
-        return (
-            c.out
-            and m.type == c.req.type + "Resp"
-            and (m.tid, m.inst) == i
-            and m.gtx == c.req.gtx
-            and m.part == c.req.part
-        )
-
-    def _after_error(self: "Cluster", i: "Inst", m: Msg) -> None:
+    def _after_error(self, i: Inst, m: Msg) -> None:
         c = self.cl[i]
         if m.err in FENCING:
             c.st, c.out = "fenced", False
@@ -146,7 +130,7 @@ class ClientActions:
         else:
             c.st, c.out = "failed", False
 
-    def client_receive(self: "Cluster", i: "Inst", m: Msg, dry: bool = False) -> bool:
+    def client_receive(self, i: Inst, m: Msg, dry: bool = False) -> bool:
         c = self.cl[i]
         if m not in self.net or c.hung or not self.answers(i, m):
             return False
@@ -180,7 +164,7 @@ class ClientActions:
         self.emit(self.with_client(ev, i))
         return True
 
-    def re_init(self: "Cluster", i: "Inst", dry: bool = False) -> bool:
+    def re_init(self, i: Inst, dry: bool = False) -> bool:
         """After CONCURRENT_TRANSACTIONS on InitProducerId the client asks again."""
         c = self.cl[i]
         if c.st != "init" or c.out or c.hung:
@@ -193,7 +177,7 @@ class ClientActions:
         self._client_event("ReInit", i, m)
         return True
 
-    def hang(self: "Cluster", i: "Inst", dry: bool = False) -> bool:
+    def hang(self, i: Inst, dry: bool = False) -> bool:
         """A GC pause or VM freeze. Only an instance with a successor (or the group) hangs."""
         c = self.cl[i]
         if c.hung or self.hangs >= self.k.max_hangs or c.st not in ("init", "ready", "intxn"):
@@ -208,7 +192,7 @@ class ClientActions:
         self._client_event("Hang", i)
         return True
 
-    def resume(self: "Cluster", i: "Inst", dry: bool = False) -> bool:
+    def resume(self, i: Inst, dry: bool = False) -> bool:
         """A hung instance resumes; replaced meanwhile, it is a zombie and does not know."""
         c = self.cl[i]
         if not c.hung:
@@ -219,7 +203,7 @@ class ClientActions:
         self._client_event("Resume", i)
         return True
 
-    def join_group(self: "Cluster", i: "Inst", dry: bool = False) -> bool:
+    def join_group(self, i: Inst, dry: bool = False) -> bool:
         c, gc = self.cl[i], self.gc
         if not (self.k.ctp and c.st == "ready" and not c.hung and not c.out and gc.owner != i):
             return False
@@ -235,7 +219,7 @@ class ClientActions:
         self.emit(self.with_client(ev, i))
         return True
 
-    def fetch_offset(self: "Cluster", i: "Inst", dry: bool = False) -> bool:
+    def fetch_offset(self, i: Inst, dry: bool = False) -> bool:
         c = self.cl[i]
         if not (self.k.ctp and c.st == "ready" and not c.hung and not c.out and self.owns_input(i) and c.pos == -1):
             return False
@@ -247,7 +231,7 @@ class ClientActions:
         self._client_event("FetchOffset", i, m)
         return True
 
-    def input_done(self: "Cluster", i: "Inst", dry: bool = False) -> bool:
+    def input_done(self, i: Inst, dry: bool = False) -> bool:
         c = self.cl[i]
         if not (self.k.ctp and c.st == "ready" and not c.hung and not c.out and self.owns_input(i)):
             return False

@@ -8,15 +8,13 @@ pending (requests meanwhile get CONCURRENT_TRANSACTIONS), then append it to __tr
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
 import attrs
 
 from .messages import NO_GTX, Gtx, Msg
+from .state import ClusterState, Coord, Pending, TxnEntry
 from .states import PREPARED
-
-if TYPE_CHECKING:
-    from .cluster import Cluster, TxnEntry
 
 
 def fence_gtx(t: str, k: int) -> Gtx:
@@ -24,34 +22,30 @@ def fence_gtx(t: str, k: int) -> Gtx:
     return (t, k, 0)
 
 
-class CoordinatorActions:
-    def busy(self: "Cluster", t: str) -> bool:
+class CoordinatorActions(ClusterState):
+    def busy(self, t: str) -> bool:
         c = self.tc[t]
         return (bool(c.pending) or c.st in PREPARED) and not self.k.bug("no_pending_check")
 
-    def mark_pending(self: "Cluster", t: str, entry: "TxnEntry", replies: Iterable[Msg]) -> None:
-        from .cluster import Pending
-
+    def mark_pending(self, t: str, entry: TxnEntry, replies: Iterable[Msg]) -> None:
         self.tc[t].pending.append(Pending(entry, list(replies)))
 
-    def _tc_event(self: "Cluster", action: str, m: Msg, result: str | None) -> None:
+    def _tc_event(self, action: str, m: Msg, result: str | None) -> None:
         ev = self.with_msg(self.event(action, "coordinator"), m)
         ev["result"] = result
         self.emit(self.with_coord(ev, m.tid))
 
-    def _reply_now(self: "Cluster", action: str, m: Msg, reply: Msg) -> None:
+    def _reply_now(self, action: str, m: Msg, reply: Msg) -> None:
         self.take(m)
         self.send(reply)
         self._tc_event(action, m, reply.err)
 
-    def _pend(self: "Cluster", action: str, m: Msg, entry: "TxnEntry", replies: list[Msg]) -> None:
+    def _pend(self, action: str, m: Msg, entry: TxnEntry, replies: list[Msg]) -> None:
         self.take(m)
         self.mark_pending(m.tid, entry, replies)
         self._tc_event(action, m, replies[0].err if replies else None)
 
-    def tc_init_producer_id(self: "Cluster", m: Msg, dry: bool = False) -> bool:
-        from .cluster import TxnEntry
-
+    def tc_init_producer_id(self, m: Msg, dry: bool = False) -> bool:
         if m not in self.net or m.type != "InitProducerId":
             return False
         if dry:
@@ -70,9 +64,7 @@ class CoordinatorActions:
             self._pend("TcInitProducerId", m, entry, [m.reply("NONE", epoch=bumped)])
         return True
 
-    def tc_add_partitions(self: "Cluster", action: str, m: Msg, parts: frozenset[int], reply: Msg) -> None:
-        from .cluster import TxnEntry
-
+    def tc_add_partitions(self, action: str, m: Msg, parts: frozenset[int], reply: Msg) -> None:
         t, c = m.tid, self.tc[m.tid]
         if m.epoch != c.epoch:
             err = "PRODUCER_FENCED" if m.epoch < c.epoch else "INVALID_PRODUCER_EPOCH"
@@ -85,21 +77,21 @@ class CoordinatorActions:
             gtx = c.gtx if c.st == "Ongoing" else m.gtx
             self._pend(action, m, TxnEntry("Ongoing", c.epoch, c.parts | parts, gtx, NO_GTX), [reply])
 
-    def tc_add_partitions_to_txn(self: "Cluster", m: Msg, dry: bool = False) -> bool:
+    def tc_add_partitions_to_txn(self, m: Msg, dry: bool = False) -> bool:
         if m not in self.net or m.type != "AddPartitionsToTxn":
             return False
         if not dry:
             self.tc_add_partitions("TcAddPartitionsToTxn", m, frozenset(self.parts), m.reply("NONE"))
         return True
 
-    def tc_add_offsets_to_txn(self: "Cluster", m: Msg, dry: bool = False) -> bool:
+    def tc_add_offsets_to_txn(self, m: Msg, dry: bool = False) -> bool:
         if m not in self.net or m.type != "AddOffsetsToTxn":
             return False
         if not dry:
             self.tc_add_partitions("TcAddOffsetsToTxn", m, frozenset({0}), m.reply("NONE"))
         return True
 
-    def tc_verify(self: "Cluster", m: Msg, dry: bool = False) -> bool:
+    def tc_verify(self, m: Msg, dry: bool = False) -> bool:
         """TV2: a leader asks to add partition m.part before appending m's batch."""
         if m not in self.net or m.type != "Verify":
             return False
@@ -107,7 +99,7 @@ class CoordinatorActions:
             self.tc_add_partitions("TcVerify", m, frozenset({m.part}), m.reply("NONE"))
         return True
 
-    def end_txn_epoch_valid(self: "Cluster", t: str, e: int) -> bool:
+    def end_txn_epoch_valid(self, t: str, e: int) -> bool:
         c = self.tc[t]
         if not self.k.tv2:
             return e == c.epoch
@@ -115,9 +107,7 @@ class CoordinatorActions:
             return e == c.epoch
         return e + 1 == c.epoch  # TV2: a retry of the EndTxn that bumped the epoch
 
-    def tc_end_txn(self: "Cluster", m: Msg, dry: bool = False) -> bool:
-        from .cluster import TxnEntry
-
+    def tc_end_txn(self, m: Msg, dry: bool = False) -> bool:
         if m not in self.net or m.type != "EndTxn":
             return False
         if dry:
@@ -141,7 +131,7 @@ class CoordinatorActions:
             self._reply_now("TcEndTxn", m, m.reply("INVALID_TXN_STATE"))
         return True
 
-    def markers(self: "Cluster", t: str, entry: "TxnEntry", cepoch: int) -> list[Msg]:
+    def markers(self, t: str, entry: TxnEntry, cepoch: int) -> list[Msg]:
         return [
             Msg(
                 type="WriteTxnMarkers",
@@ -156,11 +146,9 @@ class CoordinatorActions:
             for p in sorted(entry.parts)
         ]
 
-    def tc_append(self: "Cluster", t: str, dry: bool = False) -> bool:
+    def tc_append(self, t: str, dry: bool = False) -> bool:
         """The pending transition reaches __transaction_state: apply it, answer, and once
         PrepareCommit/PrepareAbort is durable, send the markers."""
-        from .cluster import Coord
-
         c = self.tc[t]
         if not c.pending:
             return False
@@ -178,7 +166,7 @@ class CoordinatorActions:
         self.emit(self.with_coord(ev, t))
         return True
 
-    def tc_marker_ack(self: "Cluster", m: Msg, dry: bool = False) -> bool:
+    def tc_marker_ack(self, m: Msg, dry: bool = False) -> bool:
         if m not in self.net or m.type != "WriteTxnMarkersResp":
             return False
         if dry:
@@ -192,10 +180,8 @@ class CoordinatorActions:
         self.emit(self.with_coord(ev, m.tid))
         return True
 
-    def tc_complete(self: "Cluster", t: str, dry: bool = False) -> bool:
+    def tc_complete(self, t: str, dry: bool = False) -> bool:
         """Every marker is written: log CompleteCommit / CompleteAbort."""
-        from .cluster import TxnEntry
-
         c = self.tc[t]
         if c.st not in PREPARED or c.todo or c.pending:
             return False
@@ -206,10 +192,8 @@ class CoordinatorActions:
         self.emit(self.with_coord(self.event("TcComplete", "coordinator", txn_id=t), t))
         return True
 
-    def failover(self: "Cluster", dry: bool = False) -> bool:
+    def failover(self, dry: bool = False) -> bool:
         """A new coordinator (epoch + 1) loads __transaction_state and re-sends pending markers."""
-        from .cluster import Coord
-
         if self.failovers >= self.k.max_failovers:
             return False
         if dry:
@@ -228,7 +212,7 @@ class CoordinatorActions:
         self.emit(self.event("Failover", "coordinator"))
         return True
 
-    def tc_resend_marker(self: "Cluster", t: str, p: int, dry: bool = False) -> bool:
+    def tc_resend_marker(self, t: str, p: int, dry: bool = False) -> bool:
         c = self.tc[t]
         if c.st not in PREPARED or p not in c.todo:
             return False
@@ -239,8 +223,6 @@ class CoordinatorActions:
             return False
         if dry:
             return True
-        from .cluster import TxnEntry
-
         entry = TxnEntry(c.st, c.epoch, frozenset({p}), c.gtx, c.end_by)
         self.send(*self.markers(t, entry, self.cepoch))
         self.emit(self.with_coord(self.event("TcResendMarker", "coordinator", txn_id=t, partition=p), t))

@@ -6,24 +6,18 @@ marker on the offsets partition), and the generation TxnOffsetCommit is checked 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .leader import marker_check
 from .messages import Msg
-
-if TYPE_CHECKING:
-    from .cluster import Cluster
-
-OFFSETS_PART = 0
+from .state import OFFSETS_PART, ClusterState, ProducerState
 
 
-class GroupActions:
-    def _group_event(self: "Cluster", action: str, m: Msg, result: str) -> None:
+class GroupActions(ClusterState):
+    def _group_event(self, action: str, m: Msg, result: str) -> None:
         ev = self.with_msg(self.event(action, "group"), m)
         ev.update(result=result, group_generation=self.gc.gen, group_committed=self.gc.committed)
         self.emit(ev)
 
-    def gc_offset_fetch(self: "Cluster", m: Msg, dry: bool = False) -> bool:
+    def gc_offset_fetch(self, m: Msg, dry: bool = False) -> bool:
         """OffsetFetch with require_stable: UNSTABLE_OFFSET_COMMIT while offsets are pending."""
         if m not in self.net or m.type != "OffsetFetch":
             return False
@@ -38,7 +32,7 @@ class GroupActions:
         self._group_event("GcOffsetFetch", m, reply.err)
         return True
 
-    def gc_txn_offset_commit(self: "Cluster", m: Msg, dry: bool = False) -> bool:
+    def gc_txn_offset_commit(self, m: Msg, dry: bool = False) -> bool:
         """TxnOffsetCommit: the member must be in the current generation (ILLEGAL_GENERATION)."""
         if m not in self.net or m.type != "TxnOffsetCommit":
             return False
@@ -53,7 +47,7 @@ class GroupActions:
         self._group_event("GcTxnOffsetCommit", m, "NONE" if ok else "ILLEGAL_GENERATION")
         return True
 
-    def offset_commit(self: "Cluster", group: str, p: int, offset: int, dry: bool = False) -> bool:
+    def offset_commit(self, group: str, p: int, offset: int, dry: bool = False) -> bool:
         """A standalone consumer of ``group`` commits its position ``offset`` on partition ``p``
         (OffsetCommit with generation -1). A position is at most the log end."""
         if p not in self.plog or not 0 <= offset <= len(self.plog[p]):
@@ -66,10 +60,8 @@ class GroupActions:
         self.emit(ev)
         return True
 
-    def gc_marker(self: "Cluster", m: Msg, dry: bool = False) -> bool:
+    def gc_marker(self, m: Msg, dry: bool = False) -> bool:
         """A marker on the offsets partition: COMMIT applies the pending offset, ABORT drops it."""
-        from .cluster import ProducerState
-
         if m not in self.net or m.type != "WriteTxnMarkers" or m.part != OFFSETS_PART:
             return False
         if dry:

@@ -3,16 +3,12 @@ scheduler's choice of which message's step runs next."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .messages import RESPONSE_TYPES, Msg
-
-if TYPE_CHECKING:
-    from .cluster import Cluster
+from .state import ClusterState
 
 
-class NetworkActions:
-    def discard_stale(self: "Cluster", m: Msg, dry: bool = False) -> bool:
+class NetworkActions(ClusterState):
+    def discard_stale(self, m: Msg, dry: bool = False) -> bool:
         """A response nobody waits for any more (the answer to an earlier copy)."""
         if m not in self.net or m.type not in RESPONSE_TYPES or self.answers((m.tid, m.inst), m):
             return False
@@ -22,7 +18,7 @@ class NetworkActions:
         self.emit(self.with_msg(self.event("DiscardStale", "network"), m))
         return True
 
-    def drop(self: "Cluster", m: Msg, dry: bool = False) -> bool:
+    def drop(self, m: Msg, dry: bool = False) -> bool:
         """A message is lost (not the leader-to-coordinator verification traffic)."""
         if m not in self.net or self.losses >= self.k.max_loss or m.type in ("Verify", "VerifyResp"):
             return False
