@@ -1,9 +1,11 @@
 """The reference cluster: the spec's variables (``state.ClusterState``) with every component's
 actions (``client``, ``coordinator``, ``leader``, ``group``, ``network``).
 
-Each action is a method ``action(*params, dry=False) -> bool``: it returns False when the spec's
-guard does not hold, True when it does (with ``dry=True``, without acting), and otherwise performs
-the step and emits its event.
+Each spec action is two methods: its guard ``action_enabled(arg) -> bool`` (reads the state,
+changes nothing) and its effect ``action(arg)`` (to be called only when the guard holds; changes
+the state and emits the action's one trace event). ``actions.ACTIONS`` lists them all, with the
+kind of argument each ranges over; the simulator, ``replay`` and the client library take steps
+through that table.
 """
 
 from __future__ import annotations

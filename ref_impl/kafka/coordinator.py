@@ -45,11 +45,10 @@ class CoordinatorActions(ClusterState):
         self.mark_pending(m.tid, entry, replies)
         self._tc_event(action, m, replies[0].err if replies else None)
 
-    def tc_init_producer_id(self, m: Msg, dry: bool = False) -> bool:
-        if m not in self.net or m.type != "InitProducerId":
-            return False
-        if dry:
-            return True
+    def tc_init_producer_id_enabled(self, m: Msg) -> bool:
+        return m in self.net and m.type == "InitProducerId"
+
+    def tc_init_producer_id(self, m: Msg) -> None:
         t, c = m.tid, self.tc[m.tid]
         bumped = 0 if c.epoch == -1 else c.epoch if self.k.bug("no_epoch_bump") else c.epoch + 1
         if self.busy(t) or c.st in PREPARED:
@@ -62,7 +61,6 @@ class CoordinatorActions(ClusterState):
         else:
             entry = TxnEntry("Empty", bumped, frozenset(), fence_gtx(t, m.inst), NO_GTX)
             self._pend("TcInitProducerId", m, entry, [m.reply("NONE", epoch=bumped)])
-        return True
 
     def tc_add_partitions(self, action: str, m: Msg, parts: frozenset[int], reply: Msg) -> None:
         t, c = m.tid, self.tc[m.tid]
@@ -77,27 +75,24 @@ class CoordinatorActions(ClusterState):
             gtx = c.gtx if c.st == "Ongoing" else m.gtx
             self._pend(action, m, TxnEntry("Ongoing", c.epoch, c.parts | parts, gtx, NO_GTX), [reply])
 
-    def tc_add_partitions_to_txn(self, m: Msg, dry: bool = False) -> bool:
-        if m not in self.net or m.type != "AddPartitionsToTxn":
-            return False
-        if not dry:
-            self.tc_add_partitions("TcAddPartitionsToTxn", m, frozenset(self.parts), m.reply("NONE"))
-        return True
+    def tc_add_partitions_to_txn_enabled(self, m: Msg) -> bool:
+        return m in self.net and m.type == "AddPartitionsToTxn"
 
-    def tc_add_offsets_to_txn(self, m: Msg, dry: bool = False) -> bool:
-        if m not in self.net or m.type != "AddOffsetsToTxn":
-            return False
-        if not dry:
-            self.tc_add_partitions("TcAddOffsetsToTxn", m, frozenset({0}), m.reply("NONE"))
-        return True
+    def tc_add_partitions_to_txn(self, m: Msg) -> None:
+        self.tc_add_partitions("TcAddPartitionsToTxn", m, frozenset(self.parts), m.reply("NONE"))
 
-    def tc_verify(self, m: Msg, dry: bool = False) -> bool:
+    def tc_add_offsets_to_txn_enabled(self, m: Msg) -> bool:
+        return m in self.net and m.type == "AddOffsetsToTxn"
+
+    def tc_add_offsets_to_txn(self, m: Msg) -> None:
+        self.tc_add_partitions("TcAddOffsetsToTxn", m, frozenset({0}), m.reply("NONE"))
+
+    def tc_verify_enabled(self, m: Msg) -> bool:
         """TV2: a leader asks to add partition m.part before appending m's batch."""
-        if m not in self.net or m.type != "Verify":
-            return False
-        if not dry:
-            self.tc_add_partitions("TcVerify", m, frozenset({m.part}), m.reply("NONE"))
-        return True
+        return m in self.net and m.type == "Verify"
+
+    def tc_verify(self, m: Msg) -> None:
+        self.tc_add_partitions("TcVerify", m, frozenset({m.part}), m.reply("NONE"))
 
     def end_txn_epoch_valid(self, t: str, e: int) -> bool:
         c = self.tc[t]
@@ -107,11 +102,10 @@ class CoordinatorActions(ClusterState):
             return e == c.epoch
         return e + 1 == c.epoch  # TV2: a retry of the EndTxn that bumped the epoch
 
-    def tc_end_txn(self, m: Msg, dry: bool = False) -> bool:
-        if m not in self.net or m.type != "EndTxn":
-            return False
-        if dry:
-            return True
+    def tc_end_txn_enabled(self, m: Msg) -> bool:
+        return m in self.net and m.type == "EndTxn"
+
+    def tc_end_txn(self, m: Msg) -> None:
         t, c = m.tid, self.tc[m.tid]
         done = "CompleteCommit" if m.commit else "CompleteAbort"
         prep = "PrepareCommit" if m.commit else "PrepareAbort"
@@ -129,7 +123,6 @@ class CoordinatorActions(ClusterState):
             self._reply_now("TcEndTxn", m, m.reply("CONCURRENT_TRANSACTIONS"))
         else:
             self._reply_now("TcEndTxn", m, m.reply("INVALID_TXN_STATE"))
-        return True
 
     def markers(self, t: str, entry: TxnEntry, cepoch: int) -> list[Msg]:
         return [
@@ -146,14 +139,13 @@ class CoordinatorActions(ClusterState):
             for p in sorted(entry.parts)
         ]
 
-    def tc_append(self, t: str, dry: bool = False) -> bool:
+    def tc_append_enabled(self, t: str) -> bool:
         """The pending transition reaches __transaction_state: apply it, answer, and once
         PrepareCommit/PrepareAbort is durable, send the markers."""
+        return bool(self.tc[t].pending)
+
+    def tc_append(self, t: str) -> None:
         c = self.tc[t]
-        if not c.pending:
-            return False
-        if dry:
-            return True
         head = c.pending[0]
         e = head.entry
         prepared = e.st in PREPARED
@@ -164,13 +156,11 @@ class CoordinatorActions(ClusterState):
             self.send(*self.markers(t, e, self.cepoch))
         ev = self.event("TcAppend", "coordinator", txn_id=t)
         self.emit(self.with_coord(ev, t))
-        return True
 
-    def tc_marker_ack(self, m: Msg, dry: bool = False) -> bool:
-        if m not in self.net or m.type != "WriteTxnMarkersResp":
-            return False
-        if dry:
-            return True
+    def tc_marker_ack_enabled(self, m: Msg) -> bool:
+        return m in self.net and m.type == "WriteTxnMarkersResp"
+
+    def tc_marker_ack(self, m: Msg) -> None:
         self.take(m)
         c = self.tc[m.tid]
         if m.cepoch == self.cepoch and c.st in PREPARED and m.epoch == c.epoch:
@@ -178,26 +168,23 @@ class CoordinatorActions(ClusterState):
         # else: an answer to an earlier coordinator epoch or transaction, ignored
         ev = self.with_msg(self.event("TcMarkerAck", "coordinator"), m)
         self.emit(self.with_coord(ev, m.tid))
-        return True
 
-    def tc_complete(self, t: str, dry: bool = False) -> bool:
+    def tc_complete_enabled(self, t: str) -> bool:
         """Every marker is written: log CompleteCommit / CompleteAbort."""
         c = self.tc[t]
-        if c.st not in PREPARED or c.todo or c.pending:
-            return False
-        if dry:
-            return True
+        return c.st in PREPARED and not c.todo and not c.pending
+
+    def tc_complete(self, t: str) -> None:
+        c = self.tc[t]
         st = "CompleteCommit" if c.st == "PrepareCommit" else "CompleteAbort"
         self.mark_pending(t, TxnEntry(st, c.epoch, frozenset(), c.gtx, c.end_by), [])
         self.emit(self.with_coord(self.event("TcComplete", "coordinator", txn_id=t), t))
-        return True
 
-    def failover(self, dry: bool = False) -> bool:
+    def failover_enabled(self) -> bool:
         """A new coordinator (epoch + 1) loads __transaction_state and re-sends pending markers."""
-        if self.failovers >= self.k.max_failovers:
-            return False
-        if dry:
-            return True
+        return self.failovers < self.k.max_failovers
+
+    def failover(self) -> None:
         self.failovers += 1
         self.cepoch += 1
         for t in self.k.txn_ids:
@@ -210,20 +197,19 @@ class CoordinatorActions(ClusterState):
             if prepared:
                 self.send(*self.markers(t, e, self.cepoch))
         self.emit(self.event("Failover", "coordinator"))
-        return True
 
-    def tc_resend_marker(self, t: str, p: int, dry: bool = False) -> bool:
+    def tc_resend_marker_enabled(self, t: str, p: int) -> bool:
+        """A marker of the current coordinator epoch is neither in flight nor answered: send it again."""
         c = self.tc[t]
         if c.st not in PREPARED or p not in c.todo:
             return False
-        if any(
+        return not any(
             n.type in ("WriteTxnMarkers", "WriteTxnMarkersResp") and n.tid == t and n.part == p and n.cepoch == self.cepoch
             for n in self.net
-        ):
-            return False
-        if dry:
-            return True
+        )
+
+    def tc_resend_marker(self, t: str, p: int) -> None:
+        c = self.tc[t]
         entry = TxnEntry(c.st, c.epoch, frozenset({p}), c.gtx, c.end_by)
         self.send(*self.markers(t, entry, self.cepoch))
         self.emit(self.with_coord(self.event("TcResendMarker", "coordinator", txn_id=t, partition=p), t))
-        return True
