@@ -5,6 +5,7 @@ from __future__ import annotations
 import attrs
 import pytest
 
+from ref_impl.kafka.actions import run
 from ref_impl.kafka.api import IllegalStateError, Producer
 from ref_impl.kafka.cluster import Cluster
 from ref_impl.kafka.constants import Constants
@@ -44,27 +45,27 @@ def started(k: Constants) -> Cluster:
     """A cluster whose instance 1 of t1 holds epoch 0 and is in a transaction."""
     c = Cluster(k)
     i = ("t1", 1)
-    assert c.start_instance(i)
+    assert run(c, "StartInstance", i)
     m = c.net[0]
-    assert c.tc_init_producer_id(m) and c.tc_append("t1")
-    assert c.client_receive(i, c.net[0])
+    assert run(c, "TcInitProducerId", m) and run(c, "TcAppend", "t1")
+    assert run(c, "ClientReceive", c.net[0])
     assert c.cl[i].st == "ready" and c.cl[i].epoch == 0
-    assert c.begin_txn(i)
+    assert run(c, "BeginTxn", i)
     return c
 
 
 def test_a_retried_batch_is_answered_as_a_duplicate_and_not_appended_again() -> None:
     c = started(Constants(version="TV1", num_partitions=1))
     i = ("t1", 1)
-    assert c.send_request(i) and c.tc_add_partitions_to_txn(c.net[0]) and c.tc_append("t1")
-    assert c.client_receive(i, c.net[0])
-    assert c.send_request(i)
+    assert run(c, "SendRequest", i) and run(c, "TcAddPartitionsToTxn", c.net[0]) and run(c, "TcAppend", "t1")
+    assert run(c, "ClientReceive", c.net[0])
+    assert run(c, "SendRequest", i)
     produce = c.net[0]
     assert produce.type == "Produce" and produce.seq == 0
-    assert c.leader_produce(produce)
+    assert run(c, "LeaderProduce", produce)
     assert len(c.plog[1]) == 1
     c.send(produce)  # the same batch again (a retry)
-    assert c.leader_produce(produce)
+    assert run(c, "LeaderProduce", produce)
     assert len(c.plog[1]) == 1
     assert [m.err for m in c.net if m.type == "ProduceResp"] == ["NONE"]
 
@@ -72,55 +73,56 @@ def test_a_retried_batch_is_answered_as_a_duplicate_and_not_appended_again() -> 
 def test_without_idempotence_the_retry_is_appended_twice() -> None:
     c = started(Constants(version="TV1", num_partitions=1, bugs=("no_idempotence",)))
     i = ("t1", 1)
-    assert c.send_request(i) and c.tc_add_partitions_to_txn(c.net[0]) and c.tc_append("t1")
-    assert c.client_receive(i, c.net[0]) and c.send_request(i)
+    assert run(c, "SendRequest", i) and run(c, "TcAddPartitionsToTxn", c.net[0]) and run(c, "TcAppend", "t1")
+    assert run(c, "ClientReceive", c.net[0]) and run(c, "SendRequest", i)
     produce = c.net[0]
-    assert c.leader_produce(produce)
+    assert run(c, "LeaderProduce", produce)
     c.send(produce)
-    assert c.leader_produce(produce)
+    assert run(c, "LeaderProduce", produce)
     assert len(c.plog[1]) == 2
 
 
 def test_a_new_instance_fences_the_old_one() -> None:
     c = started(Constants(version="TV1", num_partitions=1, max_hangs=1))
     old, new = ("t1", 1), ("t1", 2)
-    assert c.send_request(old) and c.tc_add_partitions_to_txn(c.net[0]) and c.tc_append("t1")
+    assert run(c, "SendRequest", old) and run(c, "TcAddPartitionsToTxn", c.net[0]) and run(c, "TcAppend", "t1")
     assert c.tc["t1"].st == "Ongoing"
-    assert c.hang(old) and c.start_instance(new)
-    assert c.tc_init_producer_id(c.net[-1])  # Ongoing: fence, answer CONCURRENT_TRANSACTIONS later
+    assert run(c, "Hang", old) and run(c, "StartInstance", new)
+    assert run(c, "TcInitProducerId", c.net[-1])  # Ongoing: fence, answer CONCURRENT_TRANSACTIONS later
     assert c.tc[("t1")].pending[0].entry.st == "PrepareAbort"
-    assert c.tc_append("t1")
+    assert run(c, "TcAppend", "t1")
     assert c.tlog["t1"][-1].epoch == 1
-    assert c.resume(old) and c.client_receive(old, next(m for m in c.net if m.type == "AddPartitionsToTxnResp"))
-    assert c.send_request(old)  # the zombie's produce, with the old epoch
+    assert run(c, "Resume", old) and run(c, "ClientReceive", next(m for m in c.net if m.type == "AddPartitionsToTxnResp"))
+    assert run(c, "SendRequest", old)  # the zombie's produce, with the old epoch
     produce = next(m for m in c.net if m.type == "Produce")
     markers = [m for m in c.net if m.type == "WriteTxnMarkers"]
     assert markers and not markers[0].commit and markers[0].epoch == 1
-    assert c.leader_marker(markers[0]) and c.leader_produce(produce)
+    assert run(c, "LeaderMarker", markers[0]) and run(c, "LeaderProduce", produce)
     assert any(m.type == "ProduceResp" and m.err == "INVALID_PRODUCER_EPOCH" for m in c.net)
 
 
 def test_no_epoch_bump_leaves_the_zombie_its_epoch() -> None:
     c = Cluster(Constants(version="TV1", bugs=("no_epoch_bump",), max_hangs=1))
     for inst in (("t1", 1),):
-        c.start_instance(inst)
-        c.tc_init_producer_id(c.net[0])
-        c.tc_append("t1")
-    c.hang(("t1", 1))
-    c.start_instance(("t1", 2))
-    c.tc_init_producer_id(next(m for m in c.net if m.inst == 2))
-    c.tc_append("t1")
+        run(c, "StartInstance", inst)
+        run(c, "TcInitProducerId", c.net[0])
+        run(c, "TcAppend", "t1")
+    run(c, "Hang", ("t1", 1))
+    run(c, "StartInstance", ("t1", 2))
+    run(c, "TcInitProducerId", next(m for m in c.net if m.inst == 2))
+    run(c, "TcAppend", "t1")
     assert c.tlog["t1"][-1].epoch == 0
 
 
 def test_guards_refuse_steps_the_spec_does_not_allow() -> None:
     c = Cluster(Constants())
     i = ("t1", 1)
-    assert not c.begin_txn(i)  # no InitProducerId yet
-    assert not c.start_instance(("t1", 2))  # instance 1 has not hung
-    assert not c.tc_append("t1")  # nothing pending
-    assert not c.leader_produce(Msg(type="Produce", tid="t1", part=1))  # not in flight
-    assert not c.failover()  # MaxFailovers = 0
+    assert not c.begin_txn_enabled(i)  # no InitProducerId yet
+    assert not c.start_instance_enabled(("t1", 2))  # instance 1 has not hung
+    assert not c.tc_append_enabled("t1")  # nothing pending
+    assert not c.leader_produce_enabled(Msg(type="Produce", tid="t1", part=1))  # not in flight
+    assert not c.failover_enabled()  # MaxFailovers = 0
+    assert not run(c, "BeginTxn", i) and not run(c, "Failover") and c.events == 0
 
 
 def test_the_producer_api_reports_misuse_as_kafka_errors() -> None:
@@ -199,10 +201,10 @@ def test_a_lost_offset_fetch_is_sent_again() -> None:
     # the application waits forever (the model deadlocked on this before Retry allowed "ready")
     c = Cluster(Constants(version="TV1", num_instances=1, input_size=2, max_loss=1))
     i = ("t1", 1)
-    assert c.start_instance(i) and c.tc_init_producer_id(c.net[0]) and c.tc_append("t1")
-    assert c.client_receive(i, c.net[0])
-    assert c.join_group(i) and c.fetch_offset(i)
+    assert run(c, "StartInstance", i) and run(c, "TcInitProducerId", c.net[0]) and run(c, "TcAppend", "t1")
+    assert run(c, "ClientReceive", c.net[0])
+    assert run(c, "JoinGroup", i) and run(c, "FetchOffset", i)
     fetch = next(m for m in c.net if m.type == "OffsetFetch")
-    assert c.cl[i].st == "ready" and c.drop(fetch)
-    assert c.retry(i)
+    assert c.cl[i].st == "ready" and run(c, "Drop", fetch)
+    assert run(c, "Retry", i)
     assert fetch in c.net

@@ -61,8 +61,8 @@ def test_a_restarted_leader_rebuilds_exactly_its_producer_state_from_the_log() -
 
 def test_restart_is_a_fault_the_constants_must_allow() -> None:
     c = Cluster(Constants(version="TV2"))
-    assert not c.leader_restart(1, dry=True)
-    assert Cluster(Constants(version="TV2", leader_restarts=True)).leader_restart(1, dry=True)
+    assert not c.leader_restart_enabled(1)
+    assert Cluster(Constants(version="TV2", leader_restarts=True)).leader_restart_enabled(1)
     assert Faults.parse("restarts=2").restarts == 2 and Faults.parse("all").restarts == 1
 
 

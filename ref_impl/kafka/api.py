@@ -11,12 +11,13 @@ error the client aborts the transaction on its own, and ``commit_transaction`` r
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import Any, Callable, Optional
 
 import attrs
 
-if TYPE_CHECKING:
-    from .cluster import Cluster, Inst
+from .actions import ACTION, run
+from .cluster import Cluster
+from .state import Inst
 
 
 class KafkaError(Exception):
@@ -65,9 +66,9 @@ def done_future(value: Any = None) -> Future:
 class Producer:
     """A transactional producer: one instance of a transactional.id."""
 
-    def __init__(self, cluster: "Cluster", transactional_id: str, instance: int = 1) -> None:
+    def __init__(self, cluster: Cluster, transactional_id: str, instance: int = 1) -> None:
         self.cluster = cluster
-        self.inst: "Inst" = (transactional_id, instance)
+        self.inst: Inst = (transactional_id, instance)
         if self.inst not in cluster.cl:
             raise IllegalStateError(f"no producer instance {self.inst} in this cluster's constants")
 
@@ -84,12 +85,12 @@ class Producer:
         return None
 
     def init_transactions(self) -> Future:
-        if not self.cluster.start_instance(self.inst):
+        if not run(self.cluster, "StartInstance", self.inst):
             raise IllegalStateError(f"init_transactions: producer {self.inst} is {self._c.st}")
         return Future(lambda: self._c.st != "init", self._fail)
 
     def begin_transaction(self) -> None:
-        if not self.cluster.begin_txn(self.inst):
+        if not run(self.cluster, "BeginTxn", self.inst):
             c = self._c
             raise IllegalStateError(f"begin_transaction: producer is {c.st} after {c.txn} transaction(s)")
 
@@ -144,8 +145,8 @@ class Consumer:
     or of the output partitions with an isolation level. With a ``group_id`` and ``assign()``, a
     standalone consumer commits its positions in that group (``commit``, ``committed``)."""
 
-    def __init__(self, cluster: "Cluster", isolation_level: str = "read_committed",
-                 member: Optional["Inst"] = None, group_id: Optional[str] = None) -> None:
+    def __init__(self, cluster: Cluster, isolation_level: str = "read_committed",
+                 member: Optional[Inst] = None, group_id: Optional[str] = None) -> None:
         if isolation_level not in ("read_committed", "read_uncommitted"):
             raise IllegalStateError("isolation_level must be read_committed or read_uncommitted")
         if member is not None and group_id is not None:
@@ -170,7 +171,10 @@ class Consumer:
         for p, start in sorted(self.positions.items()):
             if partitions is not None and p not in partitions:
                 continue
-            offsets = self.cluster.fetch(p, self.isolation_level, start)
+            fetch = (p, self.isolation_level, start)
+            if not ACTION["Fetch"].enabled(self.cluster, fetch):
+                raise KafkaError("UNKNOWN_TOPIC_OR_PARTITION", f"partition {p}")
+            offsets = self.cluster.fetch(*fetch)  # the Fetch step (its effect), which returns the offsets
             log = self.cluster.plog[p].entries
             out[p] = [(o, log[o].records) for o in offsets]
             if offsets:
@@ -183,7 +187,7 @@ class Consumer:
         if self.group_id is None:
             raise IllegalStateError("commit: this consumer has no group_id (Consumer(..., group_id=...))")
         for p, offset in sorted((self.positions if offsets is None else offsets).items()):
-            if not self.cluster.offset_commit(self.group_id, p, offset):
+            if not run(self.cluster, "OffsetCommit", (self.group_id, p, offset)):
                 raise KafkaError("OFFSET_OUT_OF_RANGE", f"partition {p}: offset {offset} is past the log end")
 
     # --- group membership (the input side of consume-transform-produce) ---
@@ -192,7 +196,7 @@ class Consumer:
         """Join the group; done once this member owns the input partition."""
         assert self.member is not None, "subscribe needs the member's producer instance"
         m = self.member
-        return Future(lambda: self.cluster.join_group(m) or self.cluster.owns_input(m), lambda: None)
+        return Future(lambda: run(self.cluster, "JoinGroup", m) or self.cluster.owns_input(m), lambda: None)
 
     def committed(self) -> Any:
         """A standalone consumer: {partition: committed position, or None} of its assigned
@@ -205,11 +209,11 @@ class Consumer:
             stored = self.cluster.gc.groups.get(self.group_id, {})
             return {p: stored.get(p) for p in sorted(self.positions)}
         m, cl = self.member, self.cluster
-        if not cl.fetch_offset(m):
+        if not run(cl, "FetchOffset", m):
             raise IllegalStateError(f"committed: member {m} cannot fetch its offset now")
         return Future(lambda: not cl.cl[m].out, lambda: cl.cl[m].pos if cl.cl[m].pos >= 0 else None)
 
     def input_done(self) -> None:
         assert self.member is not None
-        if not self.cluster.input_done(self.member):
+        if not run(self.cluster, "InputDone", self.member):
             raise IllegalStateError("input_done: the member has not consumed the whole input")

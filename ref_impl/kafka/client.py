@@ -7,58 +7,50 @@ outstanding at a time; one without an answer is sent again (Retry).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import attrs
 
 from .messages import Msg
+from .state import OFFSETS_PART, ClusterState, Inst
 from .states import FENCING, RETRIABLE
 
-if TYPE_CHECKING:
-    from .cluster import Cluster, Inst
 
-OFFSETS_PART = 0
-
-
-class ClientActions:
-    def request(self: "Cluster", i: "Inst", type: str) -> Msg:
+class ClientActions(ClusterState):
+    def request(self, i: Inst, type: str) -> Msg:
         c = self.cl[i]
         return Msg(type=type, tid=i[0], inst=i[1], epoch=c.epoch, gtx=(i[0], i[1], c.txn))
 
-    def owns_input(self: "Cluster", i: "Inst") -> bool:
+    def owns_input(self, i: Inst) -> bool:
         return self.gc.owner == i and self.cl[i].gen == self.gc.gen
 
-    def _client_event(self: "Cluster", action: str, i: "Inst", sent: Msg | None = None) -> None:
+    def _client_event(self, action: str, i: Inst, sent: Msg | None = None) -> None:
         ev = self.event(action, i[0])
         if sent is not None:
             self.with_msg(ev, sent)
         self.emit(self.with_client(ev, i))
 
-    def start_instance(self: "Cluster", i: "Inst", dry: bool = False) -> bool:
+    def start_instance_enabled(self, i: Inst) -> bool:
         c = self.cl[i]
-        if c.st != "down" or not (i[1] == 1 or self.cl[(i[0], i[1] - 1)].hung):
-            return False
-        if dry:
-            return True
+        return c.st == "down" and (i[1] == 1 or self.cl[(i[0], i[1] - 1)].hung)
+
+    def start_instance(self, i: Inst) -> None:
+        c = self.cl[i]
         m = attrs.evolve(self.request(i, "InitProducerId"), gtx=(i[0], i[1], 0))
         c.st, c.out, c.req = "init", True, m
         self.send(m)
         self._client_event("StartInstance", i, m)
-        return True
 
-    def begin_txn(self: "Cluster", i: "Inst", dry: bool = False) -> bool:
+    def begin_txn_enabled(self, i: Inst) -> bool:
         c = self.cl[i]
         if c.st != "ready" or c.hung or c.txn >= self.k.txns_per_instance:
             return False
-        if self.k.ctp and not (self.owns_input(i) and 0 <= c.pos < self.k.input_size):
-            return False
-        if dry:
-            return True
+        return not self.k.ctp or (self.owns_input(i) and 0 <= c.pos < self.k.input_size)
+
+    def begin_txn(self, i: Inst) -> None:
+        c = self.cl[i]
         c.st, c.txn, c.pc, c.commit, c.decision = "intxn", c.txn + 1, self.k.first_pc, True, None
         self._client_event("BeginTxn", i)
-        return True
 
-    def next_request(self: "Cluster", i: "Inst", commit: bool) -> Msg:
+    def next_request(self, i: Inst, commit: bool) -> Msg:
         c, k = self.cl[i], self.k
         pc = c.pc
         if pc == 1:
@@ -72,25 +64,26 @@ class ClientActions:
         p = pc - 1
         return attrs.evolve(self.request(i, "Produce"), part=p, seq=c.seq[p], val=c.pos)
 
-    def send_request(self: "Cluster", i: "Inst", dry: bool = False) -> bool:
-        """The client sends its next request. At EndTxn the application's decision counts: it may
-        abort (AppAborts); after an abortable error the client must abort."""
+    def send_request_enabled(self, i: Inst) -> bool:
+        """The client sends its next request. At EndTxn the application must have decided (it
+        may abort: AppAborts)."""
         c = self.cl[i]
         if c.st != "intxn" or c.hung or c.out:
             return False
+        # at EndTxn: None while the application has not called commit_transaction / abort_transaction
+        return c.pc != self.k.end_pc or c.decision is not None
+
+    def send_request(self, i: Inst) -> None:
+        """After an abortable error the client must abort."""
+        c = self.cl[i]
         at_end = c.pc == self.k.end_pc
-        if at_end and c.decision is None:
-            return False  # the application has not called commit_transaction / abort_transaction
         commit = c.commit and (c.decision if at_end and self.k.app_aborts else True)
-        if dry:
-            return True
         m = self.next_request(i, commit)
         c.out, c.req, c.commit = True, m, commit
         self.send(m)
         self._client_event("SendRequest", i, m)
-        return True
 
-    def retry(self: "Cluster", i: "Inst", dry: bool = False) -> bool:
+    def retry_enabled(self, i: Inst) -> bool:
         """No answer in time: send the request again. While a copy is still in flight (a late
         request type only), the new copy is a new attempt, and counts against MaxRetries."""
         c = self.cl[i]
@@ -98,46 +91,34 @@ class ClientActions:
         if not c.out or c.hung or c.st not in ("init", "ready", "intxn"):
             return False
         late = self.in_flight(c.req)
-        if late and not (c.req.type in self.k.late_requests and self.retries < self.k.max_retries):
-            return False
-        if dry:
-            return True
-        if late:
+        return not late or (c.req.type in self.k.late_requests and self.retries < self.k.max_retries)
+
+    def retry(self, i: Inst) -> None:
+        c = self.cl[i]
+        if self.in_flight(c.req):
             self.retries += 1
             c.req = attrs.evolve(c.req, att=c.req.att + 1)
         self.send(c.req)
         self._client_event("Retry", i, c.req)
-        return True
 
-    def produce_timeout(self: "Cluster", i: "Inst", dry: bool = False) -> bool:
+    def produce_timeout_enabled(self, i: Inst) -> bool:
         """delivery.timeout.ms expires: the batch fails and the transaction must abort."""
         c = self.cl[i]
         if not (c.out and not c.hung and c.st == "intxn" and c.req.type == "Produce"):
             return False
         if not (self.k.produce_timeouts and self.retries < self.k.max_retries):
             return False
-        if not ("Produce" in self.k.late_requests or not self.in_flight(c.req)):
-            return False
-        if dry:
-            return True
+        return "Produce" in self.k.late_requests or not self.in_flight(c.req)
+
+    def produce_timeout(self, i: Inst) -> None:
+        c = self.cl[i]
         self.retries += 1
         part = c.req.part
         c.out, c.pc, c.commit = False, self.k.end_pc, False
         ev = self.event("ProduceTimeout", i[0], partition=part)
         self.emit(self.with_client(ev, i))
-        return True
 
-    def answers(self: "Cluster", i: "Inst", m: Msg) -> bool:
-        c = self.cl[i]
-        return (
-            c.out
-            and m.type == c.req.type + "Resp"
-            and (m.tid, m.inst) == i
-            and m.gtx == c.req.gtx
-            and m.part == c.req.part
-        )
-
-    def _after_error(self: "Cluster", i: "Inst", m: Msg) -> None:
+    def _after_error(self, i: Inst, m: Msg) -> None:
         c = self.cl[i]
         if m.err in FENCING:
             c.st, c.out = "fenced", False
@@ -146,12 +127,14 @@ class ClientActions:
         else:
             c.st, c.out = "failed", False
 
-    def client_receive(self: "Cluster", i: "Inst", m: Msg, dry: bool = False) -> bool:
+    def client_receive_enabled(self, m: Msg) -> bool:
+        """Client (m.tid, m.inst) takes the answer it waits for (ClientReceive(i, m))."""
+        i = (m.tid, m.inst)
+        return i in self.cl and m in self.net and not self.cl[i].hung and self.answers(i, m)
+
+    def client_receive(self, m: Msg) -> None:
+        i = (m.tid, m.inst)
         c = self.cl[i]
-        if m not in self.net or c.hung or not self.answers(i, m):
-            return False
-        if dry:
-            return True
         self.take(m)
         k = self.k
         if m.err in RETRIABLE:
@@ -178,83 +161,73 @@ class ClientActions:
             c.out, c.pc = False, c.pc + 1
         ev = self.with_msg(self.event("ClientReceive", i[0]), m)
         self.emit(self.with_client(ev, i))
-        return True
 
-    def re_init(self: "Cluster", i: "Inst", dry: bool = False) -> bool:
+    def re_init_enabled(self, i: Inst) -> bool:
         """After CONCURRENT_TRANSACTIONS on InitProducerId the client asks again."""
         c = self.cl[i]
-        if c.st != "init" or c.out or c.hung:
-            return False
-        if dry:
-            return True
+        return c.st == "init" and not c.out and not c.hung
+
+    def re_init(self, i: Inst) -> None:
+        c = self.cl[i]
         m = attrs.evolve(self.request(i, "InitProducerId"), gtx=(i[0], i[1], 0), epoch=-1)
         c.out, c.req = True, m
         self.send(m)
         self._client_event("ReInit", i, m)
-        return True
 
-    def hang(self: "Cluster", i: "Inst", dry: bool = False) -> bool:
+    def hang_enabled(self, i: Inst) -> bool:
         """A GC pause or VM freeze. Only an instance with a successor (or the group) hangs."""
         c = self.cl[i]
         if c.hung or self.hangs >= self.k.max_hangs or c.st not in ("init", "ready", "intxn"):
             return False
         has_successor = i[1] < self.k.num_instances and self.cl[(i[0], i[1] + 1)].st == "down"
-        if not (has_successor or (self.k.ctp and self.gc.owner == i)):
-            return False
-        if dry:
-            return True
-        c.hung = True
+        return has_successor or (self.k.ctp and self.gc.owner == i)
+
+    def hang(self, i: Inst) -> None:
+        self.cl[i].hung = True
         self.hangs += 1
         self._client_event("Hang", i)
-        return True
 
-    def resume(self: "Cluster", i: "Inst", dry: bool = False) -> bool:
+    def resume_enabled(self, i: Inst) -> bool:
         """A hung instance resumes; replaced meanwhile, it is a zombie and does not know."""
-        c = self.cl[i]
-        if not c.hung:
-            return False
-        if dry:
-            return True
-        c.hung = False
-        self._client_event("Resume", i)
-        return True
+        return self.cl[i].hung
 
-    def join_group(self: "Cluster", i: "Inst", dry: bool = False) -> bool:
+    def resume(self, i: Inst) -> None:
+        self.cl[i].hung = False
+        self._client_event("Resume", i)
+
+    def join_group_enabled(self, i: Inst) -> bool:
         c, gc = self.cl[i], self.gc
         if not (self.k.ctp and c.st == "ready" and not c.hung and not c.out and gc.owner != i):
             return False
         if gc.owner[0]:
             o = self.cl[gc.owner]
-            if not (o.hung or o.st in ("fenced", "failed", "done")):
-                return False
-        if dry:
-            return True
+            return o.hung or o.st in ("fenced", "failed", "done")
+        return True
+
+    def join_group(self, i: Inst) -> None:
+        c, gc = self.cl[i], self.gc
         gc.gen, gc.owner = gc.gen + 1, i
         c.gen, c.pos = gc.gen, -1
         ev = self.event("JoinGroup", i[0], group_generation=gc.gen, group_committed=gc.committed)
         self.emit(self.with_client(ev, i))
-        return True
 
-    def fetch_offset(self: "Cluster", i: "Inst", dry: bool = False) -> bool:
+    def fetch_offset_enabled(self, i: Inst) -> bool:
         c = self.cl[i]
-        if not (self.k.ctp and c.st == "ready" and not c.hung and not c.out and self.owns_input(i) and c.pos == -1):
-            return False
-        if dry:
-            return True
+        return self.k.ctp and c.st == "ready" and not c.hung and not c.out and self.owns_input(i) and c.pos == -1
+
+    def fetch_offset(self, i: Inst) -> None:
+        c = self.cl[i]
         m = attrs.evolve(self.request(i, "OffsetFetch"), part=OFFSETS_PART)
         c.out, c.req = True, m
         self.send(m)
         self._client_event("FetchOffset", i, m)
-        return True
 
-    def input_done(self: "Cluster", i: "Inst", dry: bool = False) -> bool:
+    def input_done_enabled(self, i: Inst) -> bool:
         c = self.cl[i]
         if not (self.k.ctp and c.st == "ready" and not c.hung and not c.out and self.owns_input(i)):
             return False
-        if c.pos != self.k.input_size:
-            return False
-        if dry:
-            return True
-        c.st = "done"
+        return c.pos == self.k.input_size
+
+    def input_done(self, i: Inst) -> None:
+        self.cl[i].st = "done"
         self._client_event("InputDone", i)
-        return True

@@ -8,15 +8,13 @@ pending (requests meanwhile get CONCURRENT_TRANSACTIONS), then append it to __tr
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
 import attrs
 
 from .messages import NO_GTX, Gtx, Msg
+from .state import ClusterState, Coord, Pending, TxnEntry
 from .states import PREPARED
-
-if TYPE_CHECKING:
-    from .cluster import Cluster, TxnEntry
 
 
 def fence_gtx(t: str, k: int) -> Gtx:
@@ -24,38 +22,33 @@ def fence_gtx(t: str, k: int) -> Gtx:
     return (t, k, 0)
 
 
-class CoordinatorActions:
-    def busy(self: "Cluster", t: str) -> bool:
+class CoordinatorActions(ClusterState):
+    def busy(self, t: str) -> bool:
         c = self.tc[t]
         return (bool(c.pending) or c.st in PREPARED) and not self.k.bug("no_pending_check")
 
-    def mark_pending(self: "Cluster", t: str, entry: "TxnEntry", replies: Iterable[Msg]) -> None:
-        from .cluster import Pending
-
+    def mark_pending(self, t: str, entry: TxnEntry, replies: Iterable[Msg]) -> None:
         self.tc[t].pending.append(Pending(entry, list(replies)))
 
-    def _tc_event(self: "Cluster", action: str, m: Msg, result: str | None) -> None:
+    def _tc_event(self, action: str, m: Msg, result: str | None) -> None:
         ev = self.with_msg(self.event(action, "coordinator"), m)
         ev["result"] = result
         self.emit(self.with_coord(ev, m.tid))
 
-    def _reply_now(self: "Cluster", action: str, m: Msg, reply: Msg) -> None:
+    def _reply_now(self, action: str, m: Msg, reply: Msg) -> None:
         self.take(m)
         self.send(reply)
         self._tc_event(action, m, reply.err)
 
-    def _pend(self: "Cluster", action: str, m: Msg, entry: "TxnEntry", replies: list[Msg]) -> None:
+    def _pend(self, action: str, m: Msg, entry: TxnEntry, replies: list[Msg]) -> None:
         self.take(m)
         self.mark_pending(m.tid, entry, replies)
         self._tc_event(action, m, replies[0].err if replies else None)
 
-    def tc_init_producer_id(self: "Cluster", m: Msg, dry: bool = False) -> bool:
-        from .cluster import TxnEntry
+    def tc_init_producer_id_enabled(self, m: Msg) -> bool:
+        return m in self.net and m.type == "InitProducerId"
 
-        if m not in self.net or m.type != "InitProducerId":
-            return False
-        if dry:
-            return True
+    def tc_init_producer_id(self, m: Msg) -> None:
         t, c = m.tid, self.tc[m.tid]
         bumped = 0 if c.epoch == -1 else c.epoch if self.k.bug("no_epoch_bump") else c.epoch + 1
         if self.busy(t) or c.st in PREPARED:
@@ -68,11 +61,8 @@ class CoordinatorActions:
         else:
             entry = TxnEntry("Empty", bumped, frozenset(), fence_gtx(t, m.inst), NO_GTX)
             self._pend("TcInitProducerId", m, entry, [m.reply("NONE", epoch=bumped)])
-        return True
 
-    def tc_add_partitions(self: "Cluster", action: str, m: Msg, parts: frozenset[int], reply: Msg) -> None:
-        from .cluster import TxnEntry
-
+    def tc_add_partitions(self, action: str, m: Msg, parts: frozenset[int], reply: Msg) -> None:
         t, c = m.tid, self.tc[m.tid]
         if m.epoch != c.epoch:
             err = "PRODUCER_FENCED" if m.epoch < c.epoch else "INVALID_PRODUCER_EPOCH"
@@ -85,29 +75,26 @@ class CoordinatorActions:
             gtx = c.gtx if c.st == "Ongoing" else m.gtx
             self._pend(action, m, TxnEntry("Ongoing", c.epoch, c.parts | parts, gtx, NO_GTX), [reply])
 
-    def tc_add_partitions_to_txn(self: "Cluster", m: Msg, dry: bool = False) -> bool:
-        if m not in self.net or m.type != "AddPartitionsToTxn":
-            return False
-        if not dry:
-            self.tc_add_partitions("TcAddPartitionsToTxn", m, frozenset(self.parts), m.reply("NONE"))
-        return True
+    def tc_add_partitions_to_txn_enabled(self, m: Msg) -> bool:
+        return m in self.net and m.type == "AddPartitionsToTxn"
 
-    def tc_add_offsets_to_txn(self: "Cluster", m: Msg, dry: bool = False) -> bool:
-        if m not in self.net or m.type != "AddOffsetsToTxn":
-            return False
-        if not dry:
-            self.tc_add_partitions("TcAddOffsetsToTxn", m, frozenset({0}), m.reply("NONE"))
-        return True
+    def tc_add_partitions_to_txn(self, m: Msg) -> None:
+        self.tc_add_partitions("TcAddPartitionsToTxn", m, frozenset(self.parts), m.reply("NONE"))
 
-    def tc_verify(self: "Cluster", m: Msg, dry: bool = False) -> bool:
+    def tc_add_offsets_to_txn_enabled(self, m: Msg) -> bool:
+        return m in self.net and m.type == "AddOffsetsToTxn"
+
+    def tc_add_offsets_to_txn(self, m: Msg) -> None:
+        self.tc_add_partitions("TcAddOffsetsToTxn", m, frozenset({0}), m.reply("NONE"))
+
+    def tc_verify_enabled(self, m: Msg) -> bool:
         """TV2: a leader asks to add partition m.part before appending m's batch."""
-        if m not in self.net or m.type != "Verify":
-            return False
-        if not dry:
-            self.tc_add_partitions("TcVerify", m, frozenset({m.part}), m.reply("NONE"))
-        return True
+        return m in self.net and m.type == "Verify"
 
-    def end_txn_epoch_valid(self: "Cluster", t: str, e: int) -> bool:
+    def tc_verify(self, m: Msg) -> None:
+        self.tc_add_partitions("TcVerify", m, frozenset({m.part}), m.reply("NONE"))
+
+    def end_txn_epoch_valid(self, t: str, e: int) -> bool:
         c = self.tc[t]
         if not self.k.tv2:
             return e == c.epoch
@@ -115,13 +102,10 @@ class CoordinatorActions:
             return e == c.epoch
         return e + 1 == c.epoch  # TV2: a retry of the EndTxn that bumped the epoch
 
-    def tc_end_txn(self: "Cluster", m: Msg, dry: bool = False) -> bool:
-        from .cluster import TxnEntry
+    def tc_end_txn_enabled(self, m: Msg) -> bool:
+        return m in self.net and m.type == "EndTxn"
 
-        if m not in self.net or m.type != "EndTxn":
-            return False
-        if dry:
-            return True
+    def tc_end_txn(self, m: Msg) -> None:
         t, c = m.tid, self.tc[m.tid]
         done = "CompleteCommit" if m.commit else "CompleteAbort"
         prep = "PrepareCommit" if m.commit else "PrepareAbort"
@@ -139,9 +123,8 @@ class CoordinatorActions:
             self._reply_now("TcEndTxn", m, m.reply("CONCURRENT_TRANSACTIONS"))
         else:
             self._reply_now("TcEndTxn", m, m.reply("INVALID_TXN_STATE"))
-        return True
 
-    def markers(self: "Cluster", t: str, entry: "TxnEntry", cepoch: int) -> list[Msg]:
+    def markers(self, t: str, entry: TxnEntry, cepoch: int) -> list[Msg]:
         return [
             Msg(
                 type="WriteTxnMarkers",
@@ -156,16 +139,13 @@ class CoordinatorActions:
             for p in sorted(entry.parts)
         ]
 
-    def tc_append(self: "Cluster", t: str, dry: bool = False) -> bool:
+    def tc_append_enabled(self, t: str) -> bool:
         """The pending transition reaches __transaction_state: apply it, answer, and once
         PrepareCommit/PrepareAbort is durable, send the markers."""
-        from .cluster import Coord
+        return bool(self.tc[t].pending)
 
+    def tc_append(self, t: str) -> None:
         c = self.tc[t]
-        if not c.pending:
-            return False
-        if dry:
-            return True
         head = c.pending[0]
         e = head.entry
         prepared = e.st in PREPARED
@@ -176,13 +156,11 @@ class CoordinatorActions:
             self.send(*self.markers(t, e, self.cepoch))
         ev = self.event("TcAppend", "coordinator", txn_id=t)
         self.emit(self.with_coord(ev, t))
-        return True
 
-    def tc_marker_ack(self: "Cluster", m: Msg, dry: bool = False) -> bool:
-        if m not in self.net or m.type != "WriteTxnMarkersResp":
-            return False
-        if dry:
-            return True
+    def tc_marker_ack_enabled(self, m: Msg) -> bool:
+        return m in self.net and m.type == "WriteTxnMarkersResp"
+
+    def tc_marker_ack(self, m: Msg) -> None:
         self.take(m)
         c = self.tc[m.tid]
         if m.cepoch == self.cepoch and c.st in PREPARED and m.epoch == c.epoch:
@@ -190,30 +168,23 @@ class CoordinatorActions:
         # else: an answer to an earlier coordinator epoch or transaction, ignored
         ev = self.with_msg(self.event("TcMarkerAck", "coordinator"), m)
         self.emit(self.with_coord(ev, m.tid))
-        return True
 
-    def tc_complete(self: "Cluster", t: str, dry: bool = False) -> bool:
+    def tc_complete_enabled(self, t: str) -> bool:
         """Every marker is written: log CompleteCommit / CompleteAbort."""
-        from .cluster import TxnEntry
-
         c = self.tc[t]
-        if c.st not in PREPARED or c.todo or c.pending:
-            return False
-        if dry:
-            return True
+        return c.st in PREPARED and not c.todo and not c.pending
+
+    def tc_complete(self, t: str) -> None:
+        c = self.tc[t]
         st = "CompleteCommit" if c.st == "PrepareCommit" else "CompleteAbort"
         self.mark_pending(t, TxnEntry(st, c.epoch, frozenset(), c.gtx, c.end_by), [])
         self.emit(self.with_coord(self.event("TcComplete", "coordinator", txn_id=t), t))
-        return True
 
-    def failover(self: "Cluster", dry: bool = False) -> bool:
+    def failover_enabled(self) -> bool:
         """A new coordinator (epoch + 1) loads __transaction_state and re-sends pending markers."""
-        from .cluster import Coord
+        return self.failovers < self.k.max_failovers
 
-        if self.failovers >= self.k.max_failovers:
-            return False
-        if dry:
-            return True
+    def failover(self) -> None:
         self.failovers += 1
         self.cepoch += 1
         for t in self.k.txn_ids:
@@ -226,22 +197,19 @@ class CoordinatorActions:
             if prepared:
                 self.send(*self.markers(t, e, self.cepoch))
         self.emit(self.event("Failover", "coordinator"))
-        return True
 
-    def tc_resend_marker(self: "Cluster", t: str, p: int, dry: bool = False) -> bool:
+    def tc_resend_marker_enabled(self, t: str, p: int) -> bool:
+        """A marker of the current coordinator epoch is neither in flight nor answered: send it again."""
         c = self.tc[t]
         if c.st not in PREPARED or p not in c.todo:
             return False
-        if any(
+        return not any(
             n.type in ("WriteTxnMarkers", "WriteTxnMarkersResp") and n.tid == t and n.part == p and n.cepoch == self.cepoch
             for n in self.net
-        ):
-            return False
-        if dry:
-            return True
-        from .cluster import TxnEntry
+        )
 
+    def tc_resend_marker(self, t: str, p: int) -> None:
+        c = self.tc[t]
         entry = TxnEntry(c.st, c.epoch, frozenset({p}), c.gtx, c.end_by)
         self.send(*self.markers(t, entry, self.cepoch))
         self.emit(self.with_coord(self.event("TcResendMarker", "coordinator", txn_id=t, partition=p), t))
-        return True

@@ -6,29 +6,22 @@ marker on the offsets partition), and the generation TxnOffsetCommit is checked 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .leader import marker_check
 from .messages import Msg
-
-if TYPE_CHECKING:
-    from .cluster import Cluster
-
-OFFSETS_PART = 0
+from .state import OFFSETS_PART, ClusterState, ProducerState
 
 
-class GroupActions:
-    def _group_event(self: "Cluster", action: str, m: Msg, result: str) -> None:
+class GroupActions(ClusterState):
+    def _group_event(self, action: str, m: Msg, result: str) -> None:
         ev = self.with_msg(self.event(action, "group"), m)
         ev.update(result=result, group_generation=self.gc.gen, group_committed=self.gc.committed)
         self.emit(ev)
 
-    def gc_offset_fetch(self: "Cluster", m: Msg, dry: bool = False) -> bool:
+    def gc_offset_fetch_enabled(self, m: Msg) -> bool:
         """OffsetFetch with require_stable: UNSTABLE_OFFSET_COMMIT while offsets are pending."""
-        if m not in self.net or m.type != "OffsetFetch":
-            return False
-        if dry:
-            return True
+        return m in self.net and m.type == "OffsetFetch"
+
+    def gc_offset_fetch(self, m: Msg) -> None:
         self.take(m)
         if any(v != -1 for v in self.gc.pending.values()):
             reply = m.reply("UNSTABLE_OFFSET_COMMIT")
@@ -36,14 +29,12 @@ class GroupActions:
             reply = m.reply("NONE", val=self.gc.committed)
         self.send(reply)
         self._group_event("GcOffsetFetch", m, reply.err)
-        return True
 
-    def gc_txn_offset_commit(self: "Cluster", m: Msg, dry: bool = False) -> bool:
+    def gc_txn_offset_commit_enabled(self, m: Msg) -> bool:
         """TxnOffsetCommit: the member must be in the current generation (ILLEGAL_GENERATION)."""
-        if m not in self.net or m.type != "TxnOffsetCommit":
-            return False
-        if dry:
-            return True
+        return m in self.net and m.type == "TxnOffsetCommit"
+
+    def gc_txn_offset_commit(self, m: Msg) -> None:
         gc = self.gc
         ok = self.k.bug("no_generation_check") or (m.gen == gc.gen and gc.owner == (m.tid, m.inst))
         if ok:
@@ -51,29 +42,23 @@ class GroupActions:
         self.take(m)
         self.send(m.reply("NONE" if ok else "ILLEGAL_GENERATION"))
         self._group_event("GcTxnOffsetCommit", m, "NONE" if ok else "ILLEGAL_GENERATION")
-        return True
 
-    def offset_commit(self: "Cluster", group: str, p: int, offset: int, dry: bool = False) -> bool:
+    def offset_commit_enabled(self, group: str, p: int, offset: int) -> bool:
         """A standalone consumer of ``group`` commits its position ``offset`` on partition ``p``
         (OffsetCommit with generation -1). A position is at most the log end."""
-        if p not in self.plog or not 0 <= offset <= len(self.plog[p]):
-            return False
-        if dry:
-            return True
+        return p in self.plog and 0 <= offset <= len(self.plog[p])
+
+    def offset_commit(self, group: str, p: int, offset: int) -> None:
         self.gc.groups.setdefault(group, {})[p] = offset
         ev = self.event("OffsetCommit", "consumer", partition=p, group=group)
         ev["committed_offset"] = offset
         self.emit(ev)
-        return True
 
-    def gc_marker(self: "Cluster", m: Msg, dry: bool = False) -> bool:
+    def gc_marker_enabled(self, m: Msg) -> bool:
         """A marker on the offsets partition: COMMIT applies the pending offset, ABORT drops it."""
-        from .cluster import ProducerState
+        return m in self.net and m.type == "WriteTxnMarkers" and m.part == OFFSETS_PART
 
-        if m not in self.net or m.type != "WriteTxnMarkers" or m.part != OFFSETS_PART:
-            return False
-        if dry:
-            return True
+    def gc_marker(self, m: Msg) -> None:
         s = self.pst[OFFSETS_PART][m.tid]
         err = marker_check(m, s)
         if err == "NONE":
@@ -85,4 +70,3 @@ class GroupActions:
         self.take(m)
         self.send(m.reply(err))
         self._group_event("GcMarker", m, err)
-        return True

@@ -7,18 +7,16 @@ epoch of the last marker (ProducerStateManager, ProducerAppendInfo).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Optional
 
 import attrs
 
 from .log import Entry, PartitionLog
 from .messages import Msg
-
-if TYPE_CHECKING:
-    from .cluster import Cluster, ProducerState
+from .state import ClusterState, Held, ProducerState
 
 
-def produce_check(m: Msg, s: "ProducerState", no_idempotence: bool) -> str:
+def produce_check(m: Msg, s: ProducerState, no_idempotence: bool) -> str:
     """``append``, ``duplicate``, or an error code (ProducerAppendInfo)."""
     if m.epoch < s.epoch:
         return "INVALID_PRODUCER_EPOCH"
@@ -33,7 +31,7 @@ def produce_check(m: Msg, s: "ProducerState", no_idempotence: bool) -> str:
     return "OUT_OF_ORDER_SEQUENCE_NUMBER"
 
 
-def marker_check(m: Msg, s: "ProducerState") -> str:
+def marker_check(m: Msg, s: ProducerState) -> str:
     """A marker from an older coordinator epoch, or for an older producer epoch, is refused."""
     if m.cepoch < s.cepoch:
         return "TRANSACTION_COORDINATOR_FENCED"
@@ -58,27 +56,21 @@ def remember(seqs: frozenset[int], s: int) -> frozenset[int]:
     return frozenset(x for x in seqs | {s} if x > s - 5)
 
 
-def after_append(s: "ProducerState", epoch: int, seq: int) -> "ProducerState":
+def after_append(s: ProducerState, epoch: int, seq: int) -> ProducerState:
     """The producer state once a batch of (epoch, seq) is appended."""
-    from .cluster import ProducerState
-
     seqs = frozenset({seq}) if epoch > s.epoch else remember(s.seqs, seq)
     return ProducerState(epoch, seq, seqs, True, s.cepoch)
 
 
-def after_marker(s: "ProducerState", epoch: int, cepoch: int) -> "ProducerState":
+def after_marker(s: ProducerState, epoch: int, cepoch: int) -> ProducerState:
     """The producer state once a marker of (epoch, coordinator epoch) is appended."""
-    from .cluster import ProducerState
-
     newer = epoch > s.epoch
     return ProducerState(epoch, -1 if newer else s.last_seq, frozenset() if newer else s.seqs, False, cepoch)
 
 
-def load_producer_state(log: PartitionLog, pid: str) -> "ProducerState":
+def load_producer_state(log: PartitionLog, pid: str) -> ProducerState:
     """Rebuild a producer's state by replaying the log, as a restarted leader does
     (ProducerStateManager; LoadedProducerState in the spec)."""
-    from .cluster import ProducerState
-
     s = ProducerState()
     for e in log.entries:
         if e.pid == pid:
@@ -86,15 +78,15 @@ def load_producer_state(log: PartitionLog, pid: str) -> "ProducerState":
     return s
 
 
-class LeaderActions:
-    def _leader_event(self: "Cluster", action: str, m: Msg, result: str | None, **cols: object) -> None:
+class LeaderActions(ClusterState):
+    def _leader_event(self, action: str, m: Msg, result: str | None, **cols: object) -> None:
         ev = self.with_msg(self.event(action, f"leader-{m.part}"), m)
         ev["result"] = result
         ev["log_end"] = len(self.plog[m.part]) if m.part in self.plog else None
         ev.update(cols)
         self.emit(ev)
 
-    def append_batch(self: "Cluster", m: Msg) -> str:
+    def append_batch(self, m: Msg) -> str:
         """Check m's batch, append it if it passes; returns the answer's error code."""
         p = m.part
         s = self.pst[p][m.tid]
@@ -107,18 +99,15 @@ class LeaderActions:
             self.pst[p][m.tid] = after_append(s, m.epoch, m.seq)
         return "NONE" if verdict in ("append", "duplicate") else verdict
 
-    def payload(self: "Cluster", m: Msg) -> tuple:
+    def payload(self, m: Msg) -> tuple:
         return tuple(self.batches.get((m.tid, m.inst, m.gtx[2], m.part), ()))
 
-    def leader_produce(self: "Cluster", m: Msg, dry: bool = False) -> bool:
+    def leader_produce_enabled(self, m: Msg) -> bool:
         """TV1, or TV2 with the producer's transaction open here under this epoch: check and
         append. TV2 otherwise: hold the batch and ask the coordinator to add the partition."""
-        from .cluster import Held
+        return m in self.net and m.type == "Produce"
 
-        if m not in self.net or m.type != "Produce":
-            return False
-        if dry:
-            return True
+    def leader_produce(self, m: Msg) -> None:
         s = self.pst[m.part][m.tid]
         self.take(m)
         if self.k.tv2 and not (s.open and s.epoch == m.epoch) and m.epoch >= s.epoch:
@@ -129,25 +118,22 @@ class LeaderActions:
             err = self.append_batch(m)
             self.send(m.reply(err))
             self._leader_event("LeaderProduce", m, err)
-        return True
 
-    def _held_for(self: "Cluster", r: Msg):
+    def _held_for(self, r: Msg) -> Optional[Held]:
         for h in self.held[r.part]:
             x = h.m
             if (x.tid, x.inst, x.gtx, x.seq, x.epoch, x.att) == (r.tid, r.inst, r.gtx, r.seq, r.epoch, r.att):
                 return h
         return None
 
-    def leader_verified(self: "Cluster", r: Msg, dry: bool = False) -> bool:
+    def leader_verified_enabled(self, r: Msg) -> bool:
         """TV2: the coordinator answered a held batch's verification. Append it unless a marker
         voided the verification meanwhile (VerificationGuard) or the coordinator refused."""
-        if r not in self.net or r.type != "VerifyResp":
-            return False
+        return r in self.net and r.type == "VerifyResp" and self._held_for(r) is not None
+
+    def leader_verified(self, r: Msg) -> None:
         h = self._held_for(r)
-        if h is None:
-            return False
-        if dry:
-            return True
+        assert h is not None
         self.held[r.part].remove(h)
         self.take(r)
         if r.err == "NONE" and not h.void:
@@ -156,10 +142,9 @@ class LeaderActions:
             err = verify_error(r.err)
         self.send(h.m.reply(err))
         self._leader_event("LeaderVerified", r, err)
-        return True
 
-    def leader_verify_lost(self: "Cluster", p: int, dry: bool = False) -> bool:
-        """TV2: a failover lost a held batch's verification: fail it with a retriable error."""
+    def _lost_verification(self, p: int) -> Optional[Held]:
+        """The first batch held at ``p`` whose verification is neither in flight nor pending."""
         for h in self.held[p]:
             x = h.m
             if any(
@@ -174,32 +159,37 @@ class LeaderActions:
                 for n in pe.replies
             ):
                 continue
-            if dry:
-                return True
-            self.held[p].remove(h)
-            self.send(x.reply("NOT_ENOUGH_REPLICAS"))
-            ev = self.event("LeaderVerifyLost", f"leader-{p}", partition=p, txn_id=x.tid, instance=x.inst)
-            ev["result"] = "NOT_ENOUGH_REPLICAS"
-            self.emit(ev)
-            return True
-        return False
+            return h
+        return None
 
-    def leader_discard_verify(self: "Cluster", r: Msg, dry: bool = False) -> bool:
-        if r not in self.net or r.type != "VerifyResp" or self._held_for(r) is not None:
-            return False
-        if dry:
-            return True
+    def leader_verify_lost_enabled(self, p: int) -> bool:
+        """TV2: a failover lost a held batch's verification: fail it with a retriable error."""
+        return self._lost_verification(p) is not None
+
+    def leader_verify_lost(self, p: int) -> None:
+        h = self._lost_verification(p)
+        assert h is not None
+        x = h.m
+        self.held[p].remove(h)
+        self.send(x.reply("NOT_ENOUGH_REPLICAS"))
+        ev = self.event("LeaderVerifyLost", f"leader-{p}", partition=p, txn_id=x.tid, instance=x.inst)
+        ev["result"] = "NOT_ENOUGH_REPLICAS"
+        self.emit(ev)
+
+    def leader_discard_verify_enabled(self, r: Msg) -> bool:
+        """The answer to a verification of a batch the leader no longer holds."""
+        return r in self.net and r.type == "VerifyResp" and self._held_for(r) is None
+
+    def leader_discard_verify(self, r: Msg) -> None:
         self.take(r)
         self._leader_event("LeaderDiscardVerify", r, None)
-        return True
 
-    def leader_marker(self: "Cluster", m: Msg, dry: bool = False) -> bool:
+    def leader_marker_enabled(self, m: Msg) -> bool:
         """A WriteTxnMarkers request: append the control record, closing the producer's
         transaction here, unless it comes from an older coordinator or producer epoch."""
-        if m not in self.net or m.type != "WriteTxnMarkers" or m.part not in self.plog:
-            return False
-        if dry:
-            return True
+        return m in self.net and m.type == "WriteTxnMarkers" and m.part in self.plog
+
+    def leader_marker(self, m: Msg) -> None:
         p = m.part
         s = self.pst[p][m.tid]
         err = marker_check(m, s)
@@ -214,27 +204,27 @@ class LeaderActions:
         self.take(m)
         self.send(m.reply(err))
         self._leader_event("LeaderMarker", m, err)
-        return True
 
-    def leader_restart(self: "Cluster", p: int, dry: bool = False) -> bool:
+    def leader_restart_enabled(self, p: int) -> bool:
         """The leader of ``p`` crashes and restarts: the log survives, the producer state is
         rebuilt from it, batches held for verification are lost (their producers retry)."""
-        from .cluster import ProducerState
+        return self.k.leader_restarts and p in self.plog
 
-        if not self.k.leader_restarts or p not in self.plog:
-            return False
-        if dry:
-            return True
+    def leader_restart(self, p: int) -> None:
         if self.k.bug("restart_forgets_producers"):
             self.pst[p] = {t: ProducerState() for t in self.pst[p]}
         else:
             self.pst[p] = {t: load_producer_state(self.plog[p], t) for t in self.pst[p]}
         self.held[p] = []
         self.emit(self.event("LeaderRestart", f"leader-{p}", partition=p))
-        return True
 
-    def fetch(self: "Cluster", p: int, isolation: str, start: int) -> list[int]:
-        """A consumer fetches partition p from offset ``start`` (KafkaTxn: Fetch)."""
+    def fetch_enabled(self, p: int, isolation: str, start: int) -> bool:
+        """A consumer fetches partition p from offset ``start`` (KafkaTxn: Fetch). The client
+        library checks the isolation level and the position."""
+        return p in self.plog
+
+    def fetch(self, p: int, isolation: str, start: int) -> list[int]:
+        """Returns the offsets the consumer is given."""
         log = self.plog[p]
         records = log.fetch(isolation, start, lso_inclusive=self.k.bug("lso_inclusive"))
         ev = self.event("Fetch", "consumer", partition=p, isolation=isolation)

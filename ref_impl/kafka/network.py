@@ -3,32 +3,24 @@ scheduler's choice of which message's step runs next."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .messages import RESPONSE_TYPES, Msg
-
-if TYPE_CHECKING:
-    from .cluster import Cluster
+from .state import ClusterState
 
 
-class NetworkActions:
-    def discard_stale(self: "Cluster", m: Msg, dry: bool = False) -> bool:
+class NetworkActions(ClusterState):
+    def discard_stale_enabled(self, m: Msg) -> bool:
         """A response nobody waits for any more (the answer to an earlier copy)."""
-        if m not in self.net or m.type not in RESPONSE_TYPES or self.answers((m.tid, m.inst), m):
-            return False
-        if dry:
-            return True
+        return m in self.net and m.type in RESPONSE_TYPES and not self.answers((m.tid, m.inst), m)
+
+    def discard_stale(self, m: Msg) -> None:
         self.take(m)
         self.emit(self.with_msg(self.event("DiscardStale", "network"), m))
-        return True
 
-    def drop(self: "Cluster", m: Msg, dry: bool = False) -> bool:
+    def drop_enabled(self, m: Msg) -> bool:
         """A message is lost (not the leader-to-coordinator verification traffic)."""
-        if m not in self.net or self.losses >= self.k.max_loss or m.type in ("Verify", "VerifyResp"):
-            return False
-        if dry:
-            return True
+        return m in self.net and self.losses < self.k.max_loss and m.type not in ("Verify", "VerifyResp")
+
+    def drop(self, m: Msg) -> None:
         self.take(m)
         self.losses += 1
         self.emit(self.with_msg(self.event("Drop", "network"), m))
-        return True

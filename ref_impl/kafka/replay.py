@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from .actions import ACTION, COMMIT_ARGS, FETCH_ARGS, INSTANCE, MESSAGE, PARTITION, TXN_ID, TXN_PARTITION, Action
 from .cluster import Cluster
 from .constants import Constants
 from .messages import Msg
@@ -26,21 +27,6 @@ MSG_FIELDS = {
 }
 INFO = {"event", "actor", "producer_id", "topic"}
 
-CLIENT = {
-    "StartInstance": "start_instance", "BeginTxn": "begin_txn", "SendRequest": "send_request", "Retry": "retry",
-    "ProduceTimeout": "produce_timeout", "ReInit": "re_init", "Hang": "hang", "Resume": "resume",
-    "JoinGroup": "join_group", "FetchOffset": "fetch_offset", "InputDone": "input_done",
-}
-MESSAGE = {
-    "ClientReceive": None, "DiscardStale": "discard_stale", "Drop": "drop", "TcInitProducerId": "tc_init_producer_id",
-    "TcAddPartitionsToTxn": "tc_add_partitions_to_txn", "TcAddOffsetsToTxn": "tc_add_offsets_to_txn",
-    "TcVerify": "tc_verify", "TcEndTxn": "tc_end_txn", "TcMarkerAck": "tc_marker_ack",
-    "GcOffsetFetch": "gc_offset_fetch", "GcTxnOffsetCommit": "gc_txn_offset_commit", "GcMarker": "gc_marker",
-    "LeaderProduce": "leader_produce", "LeaderVerified": "leader_verified",
-    "LeaderDiscardVerify": "leader_discard_verify", "LeaderMarker": "leader_marker",
-}
-
-
 def _matches(m: Msg, ev: dict[str, Any]) -> bool:
     if "txn" in ev and m.gtx[2] != ev["txn"]:
         return False
@@ -53,38 +39,36 @@ def _agrees(got: Optional[dict[str, Any]], ev: dict[str, Any]) -> bool:
     return all(got.get(c) == v for c, v in ev.items() if c not in INFO)
 
 
+def _argument(a: Action, ev: dict[str, Any]) -> Any:
+    """The argument of ``a`` that event ``ev`` names (not a message: ``_step`` finds that)."""
+    if a.over == INSTANCE:
+        return (ev.get("txn_id"), ev.get("instance"))
+    if a.over == TXN_ID:
+        return ev["txn_id"]
+    if a.over == TXN_PARTITION:
+        return (ev["txn_id"], ev["partition"])
+    if a.over == PARTITION:
+        return ev["partition"]
+    if a.over == FETCH_ARGS:
+        return (ev["partition"], ev["isolation"], ev["from"])
+    if a.over == COMMIT_ARGS:
+        return (ev["group"], ev["partition"], ev["committed_offset"])
+    return None
+
+
 def _step(c: Cluster, ev: dict[str, Any]) -> bool:
-    a = ev["action"]
-    if a in CLIENT:
-        i = (ev.get("txn_id"), ev.get("instance"))
-        if a == "SendRequest" and i in c.cl:  # the application's choice at EndTxn is in the event
-            c.cl[i].decision = ev.get("commit", True) if ev.get("type") == "EndTxn" else True
-        return getattr(c, CLIENT[a])(i)
-    if a in MESSAGE:
-        for m in list(c.net):
-            if _matches(m, ev):
-                if a == "ClientReceive":
-                    return c.client_receive((m.tid, m.inst), m)
-                return getattr(c, MESSAGE[a])(m)  # type: ignore[arg-type]
+    """Take the step ``ev`` logs; False if its action is unknown or not enabled. A message-driven
+    step takes the first message in flight that has the event's message columns."""
+    a = ACTION.get(ev["action"])
+    if a is None:
         return False
-    if a == "TcAppend":
-        return c.tc_append(ev["txn_id"])
-    if a == "TcComplete":
-        return c.tc_complete(ev["txn_id"])
-    if a == "TcResendMarker":
-        return c.tc_resend_marker(ev["txn_id"], ev["partition"])
-    if a == "LeaderVerifyLost":
-        return c.leader_verify_lost(ev["partition"])
-    if a == "Failover":
-        return c.failover()
-    if a == "LeaderRestart":
-        return c.leader_restart(ev["partition"])
-    if a == "OffsetCommit":
-        return c.offset_commit(ev["group"], ev["partition"], ev["committed_offset"])
-    if a == "Fetch":
-        c.fetch(ev["partition"], ev["isolation"], ev["from"])
-        return True
-    return False
+    if a.over == MESSAGE:
+        m = next((m for m in c.net if _matches(m, ev)), None)
+        return m is not None and a.run(c, m)
+    i = _argument(a, ev)
+    if a.name == "SendRequest" and i in c.cl:  # the application's choice at EndTxn is in the event
+        c.cl[i].decision = ev.get("commit", True) if ev.get("type") == "EndTxn" else True
+    return a.run(c, i)
 
 
 def broker_value(constants: dict[str, Any], events: list[dict[str, Any]], n: int, field: str) -> Any:

@@ -1,29 +1,55 @@
 """The seeded scheduler: runs applications and the cluster, one enabled step at a time.
 
 Each round, applications whose future is done continue to their next call; then the scheduler
-lists every enabled step of the cluster (the spec's Next: deliver this message to its handler, drop
-it, append a pending transition, retry, hang, fail over, ...) and picks one with a seeded random
-choice. Faults are picked less often than normal steps. The run ends when nothing is enabled (or
-at ``max_events``); a read_committed and a read_uncommitted consumer then read every partition.
+lists every enabled step of the cluster (the spec's Next, from the table ``ref_impl.kafka.actions``:
+deliver this message to its handler, drop it, append a pending transition, retry, hang, fail over,
+...) and picks one with a seeded random choice. Faults are picked less often than normal steps.
+The run ends when nothing is enabled (or at ``max_events``); a read_committed and a
+read_uncommitted consumer then read every partition.
 """
 
 from __future__ import annotations
 
 import random
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Optional
 
 import attrs
 
+from ref_impl.kafka.actions import (ACTION, ACTIONS, INSTANCE, MESSAGE, SCHEDULER, TXN_ID, TXN_PARTITION, Action,
+                                    arguments, run)
+from ref_impl.kafka.actions import FAULT, LATE, NORMAL  # noqa: F401  (the weights of steps, used here before)
 from ref_impl.kafka.api import Consumer, KafkaError, Producer
 from ref_impl.kafka.cluster import Cluster
 from ref_impl.kafka.constants import Constants
-from ref_impl.kafka.messages import RESPONSE_TYPES, Msg
+from ref_impl.kafka.messages import Msg
 
 from .faults import Fault, Faults, Schedule
 from .workloads import App, Workload, make_app
 
-NORMAL, FAULT, READ, LATE = 10, 1, 1, 2
+READ = 1  # a consumer's read, as rare as a fault
 READER_GROUP = "reader"
+
+# The actions the scheduler picks, grouped as it lists them: every step of each message in flight,
+# then of each client, then of each transactional.id; then the others, action by action.
+SCHEDULED = tuple(a for a in ACTIONS if a.by == SCHEDULER)
+PER_MESSAGE = tuple(a for a in SCHEDULED if a.over == MESSAGE)
+PER_CLIENT = tuple(a for a in SCHEDULED if a.over == INSTANCE)
+PER_TXN_ID = tuple(a for a in SCHEDULED if a.over in (TXN_ID, TXN_PARTITION))
+OTHERS = tuple(a for a in SCHEDULED if a not in PER_MESSAGE + PER_CLIENT + PER_TXN_ID)
+
+# The scheduled faults (``Fault.kind``) and the action each one takes; ``Fault.type`` narrows a
+# drop to messages of that type, a retry or a hang to clients whose outstanding request has it.
+FAULT_ACTIONS = {
+    "drop": ACTION["Drop"],
+    "retry": ACTION["Retry"],
+    "timeout": ACTION["ProduceTimeout"],
+    "hang": ACTION["Hang"],
+    "resume": ACTION["Resume"],
+    "restart": ACTION["LeaderRestart"],
+    "failover": ACTION["Failover"],
+}
+NARROWED_BY_MESSAGE = ("drop",)
+NARROWED_BY_REQUEST = ("retry", "hang")
 
 
 def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constants:
@@ -48,15 +74,13 @@ def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constan
 
 @attrs.define
 class Step:
-    """One enabled step: the spec action, how likely the scheduler is to pick it, and the call."""
+    """One enabled step: the spec action, how likely the scheduler is to pick it, the call, and
+    whether it is a fault (a scheduled run takes its faults from the schedule only)."""
 
     action: str
     weight: int
     run: Callable[[], bool]
-
-    @property
-    def fault(self) -> bool:
-        return self.weight == FAULT and self.action != "Fetch"
+    fault: bool = False
 
 
 @attrs.define
@@ -130,37 +154,17 @@ class Simulation:
 
     # --- the cluster's enabled steps ---
 
-    def _message_steps(self, m: Msg) -> Iterator[Step]:
-        c = self.cluster
-        handlers: dict[str, Callable[..., bool]] = {
-            "InitProducerId": c.tc_init_producer_id,
-            "AddPartitionsToTxn": c.tc_add_partitions_to_txn,
-            "AddOffsetsToTxn": c.tc_add_offsets_to_txn,
-            "Verify": c.tc_verify,
-            "EndTxn": c.tc_end_txn,
-            "WriteTxnMarkersResp": c.tc_marker_ack,
-            "OffsetFetch": c.gc_offset_fetch,
-            "TxnOffsetCommit": c.gc_txn_offset_commit,
-            "Produce": c.leader_produce,
-        }
-        # An earlier copy of a request the client has since sent again tends to arrive late.
-        sender = c.cl.get((m.tid, m.inst))
-        late = sender is not None and sender.req.gtx == m.gtx and sender.req.type == m.type and sender.req.att > m.att
-        if m.type in handlers:
-            yield Step(m.type, LATE if late else NORMAL, lambda h=handlers[m.type]: h(m))
-        elif m.type == "WriteTxnMarkers":
-            h = c.gc_marker if m.part == 0 else c.leader_marker
-            yield Step(m.type, NORMAL, lambda: h(m))
-        elif m.type == "VerifyResp":
-            yield Step(m.type, NORMAL, lambda: c.leader_verified(m) or c.leader_discard_verify(m))
-        elif m.type in RESPONSE_TYPES:
-            i = (m.tid, m.inst)
-            if c.client_receive(i, m, dry=True):
-                yield Step("ClientReceive", NORMAL, lambda: c.client_receive(i, m))
-            elif c.discard_stale(m, dry=True):
-                yield Step("DiscardStale", NORMAL, lambda: c.discard_stale(m))
-        if c.drop(m, dry=True):
-            yield Step("Drop", FAULT, lambda: c.drop(m))
+    def _step(self, a: Action, arg: object) -> Step:
+        return Step(a.name, a.weight(self.cluster, arg), lambda: self._run(a, arg), a.fault(self.cluster, arg))
+
+    def _run(self, a: Action, arg: object) -> bool:
+        if a.name == "LeaderRestart":
+            self.restarts += 1
+        return a.run(self.cluster, arg)
+
+    def _allowed(self, a: Action) -> bool:
+        """The spec allows any number of leader restarts; a run has a budget."""
+        return a.name != "LeaderRestart" or self.restarts < self.f.restarts
 
     def steps(self) -> list[Step]:
         c = self.cluster
@@ -168,38 +172,15 @@ class Simulation:
         for m in list(c.net):
             if self.held.get(m, -1) >= c.events:
                 continue
-            out += self._message_steps(m)
+            out += [self._step(a, m) for a in PER_MESSAGE if a.takes_message(m) and a.enabled(c, m)]
         for i in c.instances:
-            cli = c.cl[i]
-            if c.send_request(i, dry=True):
-                out.append(Step("SendRequest", NORMAL, lambda i=i: c.send_request(i)))
-            if c.re_init(i, dry=True):
-                out.append(Step("ReInit", NORMAL, lambda i=i: c.re_init(i)))
-            if c.retry(i, dry=True):
-                late = c.in_flight(cli.req)  # a copy still in flight: a fault (late or duplicate)
-                out.append(Step("Retry", FAULT if late else NORMAL, lambda i=i: c.retry(i)))
-            if c.produce_timeout(i, dry=True):
-                out.append(Step("ProduceTimeout", FAULT, lambda i=i: c.produce_timeout(i)))
-            if c.hang(i, dry=True):
-                out.append(Step("Hang", FAULT, lambda i=i: c.hang(i)))
-            if c.resume(i, dry=True):
-                out.append(Step("Resume", FAULT, lambda i=i: c.resume(i)))
+            out += [self._step(a, i) for a in PER_CLIENT if a.enabled(c, i)]
         for t in c.k.txn_ids:
-            if c.tc_append(t, dry=True):
-                out.append(Step("TcAppend", NORMAL, lambda t=t: c.tc_append(t)))
-            if c.tc_complete(t, dry=True):
-                out.append(Step("TcComplete", NORMAL, lambda t=t: c.tc_complete(t)))
-            for p in [0] + c.parts:
-                if c.tc_resend_marker(t, p, dry=True):
-                    out.append(Step("TcResendMarker", NORMAL, lambda t=t, p=p: c.tc_resend_marker(t, p)))
-        for p in c.parts:
-            if c.leader_verify_lost(p, dry=True):
-                out.append(Step("LeaderVerifyLost", NORMAL, lambda p=p: c.leader_verify_lost(p)))
-        if c.failover(dry=True):
-            out.append(Step("Failover", FAULT, lambda: c.failover()))
-        if self.restarts < self.f.restarts:
-            for p in c.parts:
-                out.append(Step("LeaderRestart", FAULT, lambda p=p: self._restart(p)))
+            for a in PER_TXN_ID:
+                out += [self._step(a, arg) for arg in arguments(c, a.over, t) if a.enabled(c, arg)]
+        for a in OTHERS:
+            if self._allowed(a):
+                out += [self._step(a, arg) for arg in arguments(c, a.over) if a.enabled(c, arg)]
         # A consumer reads a partition now and then, to check what it was given at that moment.
         for p in c.parts:
             if len(c.plog[p]) > self.reads[p]:
@@ -212,33 +193,22 @@ class Simulation:
 
     def _fault_candidates(self, f: Fault) -> list[Callable[[], bool]]:
         c = self.cluster
-
-        def msg_ok(m: Msg) -> bool:
-            return not f.type or m.type == f.type
-
-        def req_ok(i: tuple[str, int]) -> bool:
-            return not f.type or c.cl[i].req.type == f.type
-
-        if f.kind == "drop":
-            return [lambda m=m: c.drop(m) for m in c.net if msg_ok(m) and c.drop(m, dry=True)]
         if f.kind == "delay":
-            return [lambda m=m: self._delay(m, f.steps) for m in c.net if msg_ok(m) and m not in self.held]
-        if f.kind == "retry":
-            return [lambda i=i: c.retry(i) for i in c.instances
-                    if req_ok(i) and c.retry(i, dry=True) and c.in_flight(c.cl[i].req)]
-        if f.kind == "timeout":
-            return [lambda i=i: c.produce_timeout(i) for i in c.instances if c.produce_timeout(i, dry=True)]
-        if f.kind == "hang":
-            return [lambda i=i: c.hang(i) for i in c.instances if req_ok(i) and c.hang(i, dry=True)]
-        if f.kind == "resume":
-            return [lambda i=i: c.resume(i) for i in c.instances if c.resume(i, dry=True)]
-        if f.kind == "restart":
-            return [lambda p=p: self._restart(p) for p in c.parts]
-        return [c.failover] if c.failover(dry=True) else []
+            return [lambda m=m: self._delay(m, f.steps) for m in c.net
+                    if (not f.type or m.type == f.type) and m not in self.held]
+        a = FAULT_ACTIONS[f.kind]
 
-    def _restart(self, p: int) -> bool:
-        self.restarts += 1
-        return self.cluster.leader_restart(p)
+        def narrowed(arg: object) -> bool:
+            if not f.type:
+                return True
+            if f.kind in NARROWED_BY_MESSAGE:
+                return arg.type == f.type  # type: ignore[attr-defined]
+            if f.kind in NARROWED_BY_REQUEST:
+                return c.cl[arg].req.type == f.type  # type: ignore[index]
+            return True
+
+        return [lambda arg=arg: self._run(a, arg) for arg in arguments(c, a.over)
+                if narrowed(arg) and a.enabled(c, arg) and a.fault(c, arg)]
 
     def _delay(self, m: Msg, steps: int) -> bool:
         self.held[m] = self.cluster.events + steps
@@ -262,7 +232,7 @@ class Simulation:
             self.reader.poll([p])
             self.reader.commit({p: self.reader.positions[p]})
         else:
-            self.cluster.fetch(p, "read_committed" if x < 0.75 else "read_uncommitted", 0)
+            run(self.cluster, "Fetch", (p, "read_committed" if x < 0.75 else "read_uncommitted", 0))
         self.reads[p] = len(self.cluster.plog[p])
         return True
 
@@ -291,6 +261,6 @@ class Simulation:
             if progress:
                 progress(c.events)
         for p in c.parts:
-            c.fetch(p, "read_committed", 0)
-            c.fetch(p, "read_uncommitted", 0)
+            run(c, "Fetch", (p, "read_committed", 0))
+            run(c, "Fetch", (p, "read_uncommitted", 0))
         return c.events

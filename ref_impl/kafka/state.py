@@ -1,0 +1,221 @@
+"""The spec's variables (KafkaTxn: net, cl, tc, tlog, cepoch, plog, pst, held, gc, and the fault
+counters), the records they hold, and what every component reads of them.
+
+A leaf of the broker: it imports only ``messages``, ``constants``, ``log`` and ``states``. The
+components (``client``, ``coordinator``, ``leader``, ``group``, ``network``) extend
+``ClusterState`` with their actions; ``cluster.Cluster`` combines them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Optional
+
+import attrs
+
+from .constants import Constants
+from .log import PartitionLog
+from .messages import NO_GTX, Gtx, Msg
+
+Inst = tuple[str, int]
+NO_INST: Inst = ("", 0)
+OFFSETS_PART = 0  # the consumer-offsets partition of the application's group
+
+
+@attrs.define
+class Client:
+    """A producer client (the spec's $client), plus what its application asked for."""
+
+    st: str = "down"  # down, init, ready, intxn, fenced, failed, done
+    epoch: int = -1
+    txn: int = 0
+    pc: int = 0
+    out: bool = False
+    req: Msg = Msg(type="")
+    seq: dict[int, int] = attrs.field(factory=dict)
+    hung: bool = False
+    commit: bool = True
+    pos: int = -1
+    gen: int = -1
+    # Not spec state: the application's decision for EndTxn (None: not yet decided).
+    decision: Optional[bool] = None
+
+
+@attrs.frozen
+class TxnEntry:
+    """One record of __transaction_state (the spec's $tentry)."""
+
+    st: str
+    epoch: int
+    parts: frozenset[int]
+    gtx: Gtx = NO_GTX
+    end_by: Gtx = NO_GTX
+
+
+@attrs.define
+class Pending:
+    entry: TxnEntry
+    replies: list[Msg]
+
+
+@attrs.define
+class Coord:
+    """The coordinator's in-memory state of one transactional.id (the spec's $coord)."""
+
+    st: str = "Empty"
+    epoch: int = -1
+    parts: frozenset[int] = frozenset()
+    gtx: Gtx = NO_GTX
+    end_by: Gtx = NO_GTX
+    todo: set[int] = attrs.field(factory=set)
+    pending: list[Pending] = attrs.field(factory=list)
+
+
+@attrs.define
+class ProducerState:
+    """A leader's state of one producer (the spec's $pstate)."""
+
+    epoch: int = -1
+    last_seq: int = -1
+    seqs: frozenset[int] = frozenset()
+    open: bool = False
+    cepoch: int = -1
+
+
+@attrs.define
+class Held:
+    """TV2: a batch a leader holds until the coordinator verified it."""
+
+    m: Msg
+    void: bool = False
+
+
+@attrs.define
+class Group:
+    gen: int = 0
+    owner: Inst = NO_INST
+    committed: int = 0
+    pending: dict[str, int] = attrs.field(factory=dict)  # -1: none
+    # Standalone consumers' groups: group -> partition -> committed offset.
+    groups: dict[str, dict[int, int]] = attrs.field(factory=dict)
+
+
+class ClusterState:
+    """The spec's variables, the network as a set, and the columns of the trace events."""
+
+    def __init__(self, k: Constants, emit: Optional[Callable[[dict[str, Any]], None]] = None) -> None:
+        self.k = k
+        self.emit_event = emit or (lambda ev: None)
+        self.parts = list(range(1, k.num_partitions + 1))
+        self.instances: list[Inst] = [(t, n) for t in k.txn_ids for n in range(1, k.num_instances + 1)]
+        # The spec's variables.
+        self.net: list[Msg] = []  # a set, kept in insertion order so that runs are reproducible
+        self.cl: dict[Inst, Client] = {i: Client(seq={p: 0 for p in self.parts}) for i in self.instances}
+        self.tc: dict[str, Coord] = {t: Coord() for t in k.txn_ids}
+        self.tlog: dict[str, list[TxnEntry]] = {t: [] for t in k.txn_ids}
+        self.cepoch = 0
+        self.plog: dict[int, PartitionLog] = {p: PartitionLog() for p in self.parts}
+        self.pst: dict[int, dict[str, ProducerState]] = {
+            p: {t: ProducerState() for t in k.txn_ids} for p in [OFFSETS_PART] + self.parts
+        }
+        self.held: dict[int, list[Held]] = {p: [] for p in self.parts}
+        self.gc = Group(pending={t: -1 for t in k.txn_ids})
+        self.hangs = self.retries = self.losses = self.failovers = 0
+        self.events = 0
+        # Not spec state: the payloads applications sent, by (transactional.id, instance, txn, partition).
+        self.batches: dict[tuple[str, int, int, int], list[Any]] = {}
+        # Kafka's producer ids are numbers; the spec names a producer by its transactional.id.
+        self.producer_ids = {t: 1000 + n for n, t in enumerate(k.txn_ids)}
+
+    # --- the network as a set ---
+
+    def send(self, *msgs: Msg) -> None:
+        for m in msgs:
+            if m not in self.net:
+                self.net.append(m)
+
+    def take(self, m: Msg) -> None:
+        self.net.remove(m)
+
+    def in_flight(self, m: Msg) -> bool:
+        """Is anything of request ``m`` still under way? (InFlight)"""
+        if any(m.same_request(n) for n in self.net):
+            return True
+        for c in self.tc.values():
+            if any(m.same_request(n) for pe in c.pending for n in pe.replies):
+                return True
+        return any(m.same_request(h.m) for p in self.parts for h in self.held[p])
+
+    def answers(self, i: Inst, m: Msg) -> bool:
+        """Is ``m`` the answer client ``i`` waits for? (Answers)"""
+        c = self.cl[i]
+        return (
+            c.out
+            and m.type == c.req.type + "Resp"
+            and (m.tid, m.inst) == i
+            and m.gtx == c.req.gtx
+            and m.part == c.req.part
+        )
+
+    def latest_instance(self, t: str) -> int:
+        """Ghost: the instance of ``t`` holding the newest epoch, from __transaction_state."""
+        for e in reversed(self.tlog[t]):
+            if e.st == "Empty":
+                return e.gtx[1]
+            if e.end_by[2] == 0 and e.end_by[1] > 0:  # a fence by instance end_by[1]
+                return e.end_by[1]
+        return 0
+
+    def quiescent(self) -> bool:
+        return not any(m.type in ("WriteTxnMarkers", "WriteTxnMarkersResp") for m in self.net) and all(
+            not c.pending and c.st not in ("PrepareCommit", "PrepareAbort") for c in self.tc.values()
+        )
+
+    def all_instances(self) -> Iterable[Inst]:
+        return self.instances
+
+    # --- events ---
+
+    def event(self, action: str, actor: str, **cols: Any) -> dict[str, Any]:
+        ev: dict[str, Any] = {"action": action, "actor": actor}
+        ev.update({k: v for k, v in cols.items() if v is not None})
+        return ev
+
+    def with_msg(self, ev: dict[str, Any], m: Msg) -> dict[str, Any]:
+        """The message columns of an event: the message it consumed or sent."""
+        ev.update(
+            type=m.type,
+            txn_id=m.tid,
+            instance=m.inst,
+            txn=m.gtx[2],
+            partition=m.part,
+            producer_epoch=m.epoch,
+            seq=m.seq,
+            att=m.att,
+            commit=m.commit,
+            coordinator_epoch=m.cepoch,
+            error=m.err,
+            offset=m.val,
+            generation=m.gen,
+        )
+        if m.tid in self.producer_ids:
+            ev["producer_id"] = self.producer_ids[m.tid]
+        return ev
+
+    def with_client(self, ev: dict[str, Any], i: Inst) -> dict[str, Any]:
+        c = self.cl[i]
+        ev.setdefault("txn_id", i[0])
+        ev.setdefault("instance", i[1])
+        ev["producer_id"] = self.producer_ids[i[0]]
+        ev.update(client_state=c.st, client_epoch=c.epoch, client_txn=c.txn)
+        return ev
+
+    def with_coord(self, ev: dict[str, Any], t: str) -> dict[str, Any]:
+        c = self.tc[t]
+        ev.setdefault("txn_id", t)
+        ev["producer_id"] = self.producer_ids[t]
+        ev.update(txn_state=c.st, txn_epoch=c.epoch, pending=len(c.pending))
+        return ev
+
+    def emit(self, ev: dict[str, Any]) -> None:
+        self.events += 1
+        self.emit_event(ev)
