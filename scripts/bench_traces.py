@@ -24,12 +24,12 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from bench_models import DOC, replace_section, stamp  # noqa: E402
+from zoo_search import examples_to_detection  # noqa: E402
 
 from ref_impl.sim.faults import Faults  # noqa: E402
 from ref_impl.sim.run import simulate, write_trace  # noqa: E402
 from ref_impl.sim.workloads import Workload  # noqa: E402
 from ref_impl.sim.zoo import ZOO  # noqa: E402
-from zoo_search import examples_to_detection  # noqa: E402
 from trace_check.traces.mutation import mutation_report  # noqa: E402
 from trace_check.traces.reader import read_trace  # noqa: E402
 from trace_check.traces.validation import check_trace  # noqa: E402

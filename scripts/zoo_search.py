@@ -13,14 +13,13 @@ from typing import Optional
 
 from hypothesis import HealthCheck, Phase, given, settings
 
-from trace_check.traces.reader import read_trace
-from trace_check.traces.validation import Verdict, check_trace
-
 from ref_impl.sim.faults import Faults, Schedule
 from ref_impl.sim.run import simulate, write_trace
 from ref_impl.sim.strategies import seeds, zoo_schedules
 from ref_impl.sim.workloads import Workload
 from ref_impl.sim.zoo import ZooBug
+from trace_check.traces.reader import read_trace
+from trace_check.traces.validation import Verdict, check_trace
 
 
 class _Detected(Exception):

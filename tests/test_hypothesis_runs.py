@@ -10,15 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, note, settings
+from hypothesis import HealthCheck, given, note, settings
+from zoo_search import examples_to_detection
 
+from ref_impl.kafka.trace import event_text
 from ref_impl.sim.faults import Faults, Schedule
 from ref_impl.sim.run import simulate, write_trace
 from ref_impl.sim.strategies import schedules, seeds, workloads
 from ref_impl.sim.workloads import Workload
 from ref_impl.sim.zoo import ZOO, ZooBug
-from zoo_search import examples_to_detection
-from ref_impl.kafka.trace import event_text
 from trace_check.traces.reader import read_trace
 from trace_check.traces.validation import Verdict, check_trace
 

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from trace_check.errors import ItfError, TxconformError
-from trace_check.values.itf import itf_json, read_itf, write_itf
 from trace_check.models.result import Counterexample, Step
+from trace_check.values.itf import itf_json, read_itf, write_itf
 from trace_check.values.tla import FnMap, Record, Unserializable, Variant, format_value
 
 REPO = Path(__file__).resolve().parents[1]
@@ -354,7 +354,7 @@ def test_write_then_read_gives_back_the_same_values(tmp_path: Path, first: Any, 
     again = read_itf(out)
     assert again == cex
     # == treats True and 1 alike; strict() does not
-    for before, after in zip(cex.steps, again.steps):
+    for before, after in zip(cex.steps, again.steps, strict=False):
         assert {k: strict(v) for k, v in after.state.items()} == {k: strict(v) for k, v in before.state.items()}
     second_out = tmp_path / "rt2.itf.json"
     write_itf(again, second_out, {})

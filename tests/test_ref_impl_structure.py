@@ -173,7 +173,7 @@ def spec_definitions(text: str) -> dict[str, str]:
     text = re.sub(r'"[^"]*"', '""', text)
     heads = list(re.finditer(r"^([A-Za-z_]\w*)\s*(?:\([^)]*\))?\s*==", text, flags=re.M))
     ends = [h.start() for h in heads[1:]] + [len(text)]
-    return {h.group(1): re.split(r"^-{4,}|^={4,}", text[h.end():e], flags=re.M)[0] for h, e in zip(heads, ends)}
+    return {h.group(1): re.split(r"^-{4,}|^={4,}", text[h.end():e], flags=re.M)[0] for h, e in zip(heads, ends, strict=False)}
 
 
 def next_actions(text: str, roots: tuple[str, ...] = ("Next", "NextWithConsumers")) -> set[str]:

@@ -7,7 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-
 SETUP = Path(__file__).resolve().parents[1] / "scripts" / "setup.sh"
 
 

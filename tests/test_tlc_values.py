@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trace_check.values.tlc import TlcValueError, parse_state, parse_value
 from trace_check.values.tla import FnMap, Record, format_value
+from trace_check.values.tlc import TlcValueError, parse_state, parse_value
 
 # State 1 of an invariant violation, copied verbatim from `java tlc2.TLC -tool` (TLC 2.15) on a
 # spec with CONSTANTS w1, w2 (model values) and:

@@ -15,9 +15,21 @@ from typing import Any, Callable, Optional
 
 import attrs
 
-from ref_impl.kafka.actions import (ACTION, ACTIONS, INSTANCE, MESSAGE, SCHEDULER, TXN_ID, TXN_PARTITION, Action,
-                                    arguments, run)
-from ref_impl.kafka.actions import FAULT, LATE, NORMAL  # noqa: F401  (the weights of steps, used here before)
+from ref_impl.kafka.actions import (  # noqa: F401  (the weights of steps, used here before)
+    ACTION,
+    ACTIONS,
+    FAULT,
+    INSTANCE,
+    LATE,
+    MESSAGE,
+    NORMAL,
+    SCHEDULER,
+    TXN_ID,
+    TXN_PARTITION,
+    Action,
+    arguments,
+    run,
+)
 from ref_impl.kafka.api import Consumer, KafkaError, Producer
 from ref_impl.kafka.cluster import Cluster
 from ref_impl.kafka.constants import Constants

@@ -5,11 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-from trace_check.engines import apalache
-
-from trace_check.engines import tlc
+from trace_check.engines import apalache, tlc
 from trace_check.errors import EngineUnavailable
-from trace_check.models.result import CheckResult, Checkpointing, CheckTask, ProgressCallback
+from trace_check.models.result import Checkpointing, CheckResult, CheckTask, ProgressCallback
 
 ENGINE_CHOICES = ("auto", "tlc", "apalache")
 

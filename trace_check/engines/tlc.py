@@ -25,8 +25,8 @@ from typing import IO, Any, Iterable, Iterator, Optional
 
 import attrs
 
-from trace_check.errors import EngineUnavailable, ResumeError
 from trace_check.engines.process import copy_spec_modules, kill_process_group, one_line
+from trace_check.errors import EngineUnavailable, ResumeError
 from trace_check.models.result import (
     Checkpointing,
     CheckResult,
@@ -37,8 +37,8 @@ from trace_check.models.result import (
     ProgressCallback,
     Step,
 )
-from trace_check.values.tlc import TlcValueError, parse_state
 from trace_check.values.tla import constant_to_tla
+from trace_check.values.tlc import TlcValueError, parse_state
 
 # tlc2.output.EC codes this module reads.
 MSG_TLC_MODE = 2187
@@ -130,7 +130,8 @@ def find_java() -> Path:
         _java_checked[key] = _java_major_version(candidate)
     if _java_checked[key] < 17:
         raise EngineUnavailable(
-            f"{candidate} is Java {_java_checked[key]}: TLC needs Java 17+ (Debian: apt-get install openjdk-17-jre-headless, or set JAVA_HOME)"
+            f"{candidate} is Java {_java_checked[key]}: TLC needs Java 17+ "
+            "(Debian: apt-get install openjdk-17-jre-headless, or set JAVA_HOME)"
         )
     return candidate
 

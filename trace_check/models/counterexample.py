@@ -147,7 +147,7 @@ def _diff(var: str, keys: tuple, old: Any, new: Any) -> Iterator[Change]:
         return
     if isinstance(old, tuple) and isinstance(new, tuple):
         if len(old) == len(new):  # a function over 1..n (TLC prints it as a sequence): compare by index
-            for i, (a, b) in enumerate(zip(old, new), start=1):
+            for i, (a, b) in enumerate(zip(old, new, strict=False), start=1):
                 yield from _diff(var, keys + (i,), a, b)
             return
         if len(new) > len(old) and new[: len(old)] == old:

@@ -24,8 +24,8 @@ from typing import Any, Callable, Optional
 
 import attrs
 
-from trace_check.traces import format as tf
 from trace_check.errors import TxconformError
+from trace_check.traces import format as tf
 from trace_check.traces.protocol import Protocol
 from trace_check.traces.reader import Trace, read_trace
 from trace_check.traces.validation import Status, check_trace

@@ -55,7 +55,8 @@ def _check_header(path: Path, h: Any) -> tuple[dict[str, Any], Protocol]:
     if h.get("format") != tf.FORMAT:
         raise _fail(path, 1, f'header: "format" must be "{tf.FORMAT}"; is this a txconform trace?')
     if h.get("version") != tf.FORMAT_VERSION:
-        raise _fail(path, 1, f'header: "version" {json.dumps(h.get("version"))} is not supported; this txconform reads version {tf.FORMAT_VERSION}')
+        raise _fail(path, 1, f'header: "version" {json.dumps(h.get("version"))} is not supported; '
+                    f"this txconform reads version {tf.FORMAT_VERSION}")
     name = h.get("protocol")
     try:
         protocol = protocols.get(name if isinstance(name, str) else None)
@@ -151,7 +152,7 @@ def read_trace(path: Path, limit: Optional[int] = None) -> Trace:
                 if not raw.strip():
                     raise _fail(path, n, "empty line; a trace has one JSON object per line")
                 try:
-                    obj = json.loads(raw, parse_constant=lambda c: _nan(path, n, c))
+                    obj = json.loads(raw, parse_constant=lambda c, n=n: _nan(path, n, c))
                 except json.JSONDecodeError as e:
                     raise _fail(path, n, f"not valid JSON ({e.msg} at column {e.colno})") from None
                 if header is None or protocol is None:

@@ -197,7 +197,7 @@ def _from_tagged(val: tuple) -> Any:
         return tuple(_from_itf_py(v) for v in items)
     if kind == _REC:
         names, values = items[0], items[1:]
-        return Record({name: _from_itf_py(v) for name, v in zip(names, values)})
+        return Record({name: _from_itf_py(v) for name, v in zip(names, values, strict=False)})
     if kind == _VARIANT:
         return Variant(items[0], _from_itf_py(items[1]))
     if kind == _UNSERIALIZABLE:
