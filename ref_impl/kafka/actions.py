@@ -68,7 +68,7 @@ class Action:
     name: str  # the spec action, and the trace event it emits
     over: str  # what it ranges over: MESSAGE, INSTANCE, TXN_ID, ...
     guard: Callable[..., bool]  # Cluster.<action>_enabled: reads the state only
-    effect: Callable[..., None]  # Cluster.<action>: only where the guard holds; emits one event
+    effect: Callable[..., object]  # Cluster.<action>: only where the guard holds; emits one event
     takes: tuple[str, ...] = ()  # MESSAGE: the message types it takes
     on: str = ANY_PARTITION  # MESSAGE: the partition of the messages it takes
     by: str = SCHEDULER

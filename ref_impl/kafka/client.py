@@ -77,7 +77,7 @@ class ClientActions(ClusterState):
         """After an abortable error the client must abort."""
         c = self.cl[i]
         at_end = c.pc == self.k.end_pc
-        commit = c.commit and (c.decision if at_end and self.k.app_aborts else True)
+        commit = bool(c.commit and (c.decision if at_end and self.k.app_aborts else True))  # decided: the guard says so
         m = self.next_request(i, commit)
         c.out, c.req, c.commit = True, m, commit
         self.send(m)

@@ -7,7 +7,7 @@ reads them; they let a trace say which transaction a record came from.
 
 from __future__ import annotations
 
-from typing import Tuple
+from typing import Any, Tuple
 
 import attrs
 
@@ -45,7 +45,7 @@ class Msg:
     val: int = -1
     gen: int = -1
 
-    def reply(self, err: str, **changes: object) -> "Msg":
+    def reply(self, err: str, **changes: Any) -> "Msg":
         """The answer to this request (the spec's Reply)."""
         return attrs.evolve(self, type=self.type + "Resp", err=err, **changes)
 

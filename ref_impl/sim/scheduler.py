@@ -10,6 +10,7 @@ read_uncommitted consumer then read every partition.
 
 from __future__ import annotations
 
+import functools
 import random
 from typing import Any, Callable, Optional
 
@@ -196,7 +197,7 @@ class Simulation:
         # A consumer reads a partition now and then, to check what it was given at that moment.
         for p in c.parts:
             if len(c.plog[p]) > self.reads[p]:
-                out.append(Step("Fetch", READ, lambda p=p: self._read(p)))
+                out.append(Step("Fetch", READ, functools.partial(self._read, p)))
         if self.schedule is not None:
             out = [s for s in out if not s.fault]
         return out
@@ -206,7 +207,7 @@ class Simulation:
     def _fault_candidates(self, f: Fault) -> list[Callable[[], bool]]:
         c = self.cluster
         if f.kind == "delay":
-            return [lambda m=m: self._delay(m, f.steps) for m in c.net
+            return [functools.partial(self._delay, m, f.steps) for m in c.net
                     if (not f.type or m.type == f.type) and m not in self.held]
         a = FAULT_ACTIONS[f.kind]
 
@@ -219,7 +220,7 @@ class Simulation:
                 return c.cl[arg].req.type == f.type  # type: ignore[index]
             return True
 
-        return [lambda arg=arg: self._run(a, arg) for arg in arguments(c, a.over)
+        return [functools.partial(self._run, a, arg) for arg in arguments(c, a.over)
                 if narrowed(arg) and a.enabled(c, arg) and a.fault(c, arg)]
 
     def _delay(self, m: Msg, steps: int) -> bool:

@@ -7,6 +7,7 @@ what is expected.
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any, Optional
@@ -152,7 +153,7 @@ def read_trace(path: Path, limit: Optional[int] = None) -> Trace:
                 if not raw.strip():
                     raise _fail(path, n, "empty line; a trace has one JSON object per line")
                 try:
-                    obj = json.loads(raw, parse_constant=lambda c, n=n: _nan(path, n, c))
+                    obj = json.loads(raw, parse_constant=functools.partial(_nan, path, n))
                 except json.JSONDecodeError as e:
                     raise _fail(path, n, f"not valid JSON ({e.msg} at column {e.colno})") from None
                 if header is None or protocol is None:

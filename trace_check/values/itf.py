@@ -292,7 +292,7 @@ class _OrderedSet(frozenset):
         obj._items = list(items)
         return obj
 
-    def __iter__(self):  # type: ignore[override]
+    def __iter__(self):
         return iter(self._items)
 
 
@@ -303,7 +303,7 @@ class _OrderedMap(dict):
         super().__init__()
         self._pairs = pairs
 
-    def items(self):  # type: ignore[override]
+    def items(self):
         return list(self._pairs)
 
 
