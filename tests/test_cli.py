@@ -18,24 +18,25 @@ FIXTURES = Path(__file__).parent / "fixtures" / "tlc"
 ROOT = Path(__file__).resolve().parents[1]
 
 MODELS = """
-[defaults]
-timeout = 60
-
-[models.counter_holds]
+[base]
 spec = "tlc/Counter.tla"
 constants = { Limit = 4, Names = ["a", "b"] }
 invariants = ["Small"]
-expect = "holds"
-note = "The counter stays within its limit."
+timeout = 60
 apalache = { length = 5 }
 
+[models.counter_holds]
+expect = "holds"
+note = "The counter stays within its limit."
+distinct_states = 5
+depth = 5
+
 [models.counter_passes_three]
-spec = "tlc/Counter.tla"
-constants = { Limit = 4, Names = ["a", "b"] }
 invariants = ["Small", "BelowThree"]
 expect = "violates BelowThree"
 note = "The counter passes three."
-apalache = { length = 5 }
+distinct_states = 4
+depth = 4
 """
 
 
@@ -66,7 +67,7 @@ def test_list(reg, capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_full_tier_models_run_only_when_asked_for(reg, capsys: pytest.CaptureFixture[str]) -> None:
     holds = MODELS[MODELS.index("[models.counter_holds]"):MODELS.index("[models.counter_passes_three]")]
-    text = MODELS + holds.replace("counter_holds]", "counter_big]\ntier = \"full\"").replace("Limit = 4", "Limit = 6")
+    text = MODELS + holds.replace("counter_holds]", "counter_big]\ntier = \"full\"\nconstants = { Limit = 6 }").replace("= 5", "= 7")
     assert main(["model-check", "--list", "--registry", str(reg(text))]) == 0
     assert "counter_big" not in capsys.readouterr().out
     assert main(["model-check", "--tier", "full", "--registry", str(reg(text))]) == 0
@@ -112,15 +113,16 @@ def test_a_violation_that_disappears_fails(reg, capsys: pytest.CaptureFixture[st
 
 
 def test_running_out_of_budget_fails(reg, capsys: pytest.CaptureFixture[str]) -> None:
-    text = MODELS + '\n[models.huge]\nspec = "tlc/Counter.tla"\nconstants = { Limit = 4, Names = ["a"] }\n' \
-        'invariants = ["Small"]\nexpect = "holds"\nnext = "Huge"\ntimeout = 3\nnote = "Too big."\napalache = { length = 2 }\n'
+    text = MODELS + '\n[models.huge]\nconstants = { Names = ["a"] }\n' \
+        'expect = "holds"\nnext = "Huge"\ntimeout = 3\nnote = "Too big."\ndistinct_states = 1\ndepth = 1\n'
     assert main(["model-check", "--registry", str(reg(text)), "huge"]) == 1
     out = capsys.readouterr().out
     assert "huge: expected holds, got timeout" in out and "3 s budget" in out
 
 
 def test_spec_that_does_not_parse(reg, capsys: pytest.CaptureFixture[str]) -> None:
-    text = '[models.broken]\nspec = "tlc/ParseError.tla"\ninvariants = []\nexpect = "holds"\nnote = "Broken."\napalache = { length = 2 }\n'
+    text = '[models.broken]\nspec = "tlc/ParseError.tla"\ninvariants = []\nexpect = "holds"\nnote = "Broken."\n' \
+        'apalache = { length = 2 }\ndistinct_states = 1\ndepth = 1\n'
     path = reg(text)
     assert main(["model-check", "--registry", str(path)]) == 1
     out = capsys.readouterr().out
@@ -215,7 +217,7 @@ def test_a_timeout_with_a_checkpoint_prints_how_to_resume(tmp_path: Path, leave_
 
 
 def test_bad_registry_is_one_line_and_exit_two(reg, capsys: pytest.CaptureFixture[str]) -> None:
-    path = reg(MODELS.replace("invariants = [\"Small\"]", "invariants = [\"Smal\"]"))
+    path = reg(MODELS.replace("invariants = [\"Small\", ", "invariants = [\"Smal\", "))
     assert main(["model-check", "--registry", str(path)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("txconform: error: ") and "\n" not in err

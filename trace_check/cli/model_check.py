@@ -20,7 +20,7 @@ from trace_check.engines import tlc
 from trace_check.engines.runner import ENGINE_CHOICES, check_checkpointing, check_engine_available, resolve_engine, run_task
 from trace_check.errors import ResumeError
 from trace_check.models.counterexample import render_steps, to_mermaid
-from trace_check.models.registry import Model, default_registry_path, load_registry
+from trace_check.models.registry import Model, Registry, default_registry_files, load_registries, load_registry
 from trace_check.models.result import Checkpointing, CheckResult, Outcome, Progress
 from trace_check.values.itf import itf_json, write_itf
 
@@ -50,7 +50,7 @@ def _minutes(text: str) -> int:
 
 
 def cmd_model_check(args: argparse.Namespace, out: Console, err: Console) -> int:
-    registry = load_registry(args.registry or default_registry_path())
+    registry = load_registry(args.registry) if args.registry else load_registries(default_registry_files())
     models = registry.select(args.names, args.tier)
     if args.list:
         out.print(models_table(models))
@@ -73,7 +73,7 @@ def cmd_model_check(args: argparse.Namespace, out: Console, err: Console) -> int
     if args.out:
         write_outputs(runs, args.out)
     if args.json:
-        out.print_json(json.dumps(runs_json(runs, engine, registry.path)))
+        out.print_json(json.dumps(runs_json(runs, engine, registry)))
     else:
         for run in runs:
             if run.result.counterexample is not None and (args.traces or not run.ok):
@@ -240,10 +240,10 @@ def counterexample_markdown(run: ModelRun) -> str:
     )
 
 
-def runs_json(runs: list[ModelRun], engine: str, registry: Path) -> dict[str, Any]:
+def runs_json(runs: list[ModelRun], engine: str, registry: Registry) -> dict[str, Any]:
     return {
         "engine": engine,
-        "registry": str(registry),
+        "registries": [str(f) for f in registry.files],
         "ok": all(run.ok for run in runs),
         "models": [
             {
@@ -285,7 +285,8 @@ def add_parsers(sub: Any) -> None:
     mc.add_argument("--json", action="store_true", help="print the results as JSON on stdout (progress stays on stderr)")
     mc.add_argument("--out", type=Path, metavar="DIR", help="write each counterexample as DIR/NAME.itf.json and DIR/NAME.md (steps and a Mermaid diagram)")
     mc.add_argument("--traces", action="store_true", help="print every counterexample (those of unexpected outcomes are always printed)")
-    mc.add_argument("--registry", type=Path, metavar="FILE", help="models registry (default: specs/models.toml)")
+    mc.add_argument("--registry", type=Path, metavar="FILE",
+                    help="one models registry (default: every specs/*/models.toml, of the current directory if it has any)")
     mc.add_argument("--workdir", type=Path, metavar="DIR", help="keep each run's files (model, engine log, states) in DIR/NAME")
     mc.add_argument("--resume", action="store_true",
                     help="continue each named model from the last checkpoint TLC wrote in DIR/NAME of --workdir "
