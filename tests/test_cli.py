@@ -101,7 +101,7 @@ def test_unexpected_outcome_exits_one_and_explains(reg, capsys: pytest.CaptureFi
     captured = capsys.readouterr()
     assert "counter_passes_three: expected holds, got violates BelowThree" in captured.out
     assert "engine log:" in captured.out
-    assert "1 of 2 model(s) differ from their expected outcome: counter_passes_three" in captured.err
+    assert "1 of 2 model(s) differ from their expected outcome or pinned state count: counter_passes_three" in captured.err
     # an unexpected counterexample is always printed, even without --traces
     assert "x: 2 -> 3" in captured.out
 
@@ -256,3 +256,72 @@ def test_checkpoint_minutes_must_be_a_whole_number_of_at_least_one(minutes: str,
     err = capsys.readouterr().err
     assert f"argument --checkpoint: '{minutes}' is not a whole number of minutes of at least 1" in err
     assert "Traceback" not in err
+
+
+def test_a_wrong_pin_is_a_mismatch(reg, capsys: pytest.CaptureFixture[str]) -> None:
+    path = reg(MODELS.replace("distinct_states = 5\n", "distinct_states = 6\n"))
+    assert main(["model-check", "--registry", str(path)]) == 1
+    captured = capsys.readouterr()
+    hint = f"if the change is meant, update distinct_states in {path}:9"
+    assert f"FAIL counter_holds: holds (as expected); but 5 distinct states where 6 are pinned: {hint};" in captured.err
+    assert f"counter_holds: holds as expected, but 5 distinct states where 6 are pinned: {hint}" in captured.out
+    assert "5 (pinned 6)" in captured.out and "x: 2 -> 3" not in captured.out, "a right outcome's trace stays unprinted"
+    assert "1 of 2 model(s) differ from their expected outcome or pinned state count: counter_holds" in captured.err
+    # with one TLC worker the depth is compared too; with two it is not (it varies by one between runs)
+    path = reg(MODELS.replace("depth = 5\n", "depth = 6\n"))
+    assert main(["model-check", "--registry", str(path), "counter_holds"]) == 1
+    assert "depth 5 where 6 is pinned: if the change is meant, update depth in" in capsys.readouterr().out
+    path = reg(MODELS.replace("depth = 5\n", "depth = 6\ntlc = { workers = 2 }\n"))
+    assert main(["model-check", "--registry", str(path), "counter_holds"]) == 0
+
+
+def test_json_has_the_pins(reg, capsys: pytest.CaptureFixture[str]) -> None:
+    path = reg(MODELS.replace("distinct_states = 4\n", "distinct_states = 40\n"))
+    assert main(["model-check", "--json", "--registry", str(path), "counter_passes_three"]) == 1
+    (model,) = json.loads(capsys.readouterr().out)["models"]
+    assert (model["ok"], model["got"], model["distinct_states"], model["pinned_distinct_states"]) == (False, "violates BelowThree", 4, 40)
+    assert model["pin_mismatch"].startswith("4 distinct states where 40 are pinned")
+
+
+def test_a_reduction_that_loses_states_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The registry pins what TLC reaches; a view (or next-state relation) that merges or skips
+    states it should not is caught even when the expected violation is still found."""
+    shutil.copytree(ROOT / "specs" / "resharding", tmp_path / "resharding")
+    registry = str(tmp_path / "resharding" / "models.toml")
+    assert main(["model-check", "--registry", registry, "resharding_txn_no_check"]) == 0
+    assert "8,090 distinct states" in capsys.readouterr().err
+    mc = tmp_path / "resharding" / "MCResharding.tla"
+    exact = "View == <<target, committed, owner, wk, crashes, hangs>>"
+    assert exact in mc.read_text()
+    mc.write_text(mc.read_text().replace(exact, "View == <<target, committed, owner, wk, hangs>>"))  # forgets crashes
+    assert main(["model-check", "--registry", registry, "resharding_txn_no_check"]) == 1
+    captured = capsys.readouterr()
+    assert "FAIL resharding_txn_no_check: violates ExactlyOnce (as expected); but " in captured.err
+    assert f"distinct states where 8,090 are pinned: if the change is meant, update distinct_states in {registry}:" in captured.err
+    assert "(pinned 8,090)" in captured.out
+
+
+WITNESS = """
+[models.counter_reaches_three]
+spec = "tlc/MCCounter.tla"
+constants = { Limit = 4, Names = ["a", "b"] }
+invariants = ["WitnessReachesThree"]
+expect = "violates WitnessReachesThree"
+witness = true
+note = "An example run: the counter reaches three."
+apalache = { length = 5 }
+distinct_states = 4
+depth = 4
+"""
+
+
+def test_witnesses_are_shown_as_witnesses(reg, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = reg(WITNESS)
+    (tmp_path / "tlc" / "MCCounter.tla").write_text("---- MODULE MCCounter ----\nEXTENDS Counter\nWitnessReachesThree == BelowThree\n====\n")
+    assert main(["model-check", "--list", "--registry", str(path)]) == 0
+    assert "witness: WitnessReachesThree" in capsys.readouterr().out
+    assert main(["model-check", "--registry", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert "ok   counter_reaches_three: witness: WitnessReachesThree (as expected); 4 distinct states" in captured.err
+    row = next(line for line in captured.out.splitlines() if "counter_reaches_three" in line)
+    assert row.count("witness: WitnessReachesThree") == 2 and "violates" not in row  # expected and got

@@ -25,7 +25,7 @@ from trace_check.models.result import Checkpointing, CheckResult, Outcome, Progr
 from trace_check.values.itf import itf_json, write_itf
 
 EXIT_OK = 0
-EXIT_MISMATCH = 1  # some model's outcome differs from its expectation
+EXIT_MISMATCH = 1  # some model's outcome differs from its expectation, or its TLC state count from the pin
 
 
 @attrs.frozen
@@ -35,8 +35,17 @@ class ModelRun:
     workdir: Path
 
     @property
-    def ok(self) -> bool:
+    def outcome_ok(self) -> bool:
         return self.result.verdict == self.model.expect
+
+    @property
+    def pin_mismatch(self) -> Optional[str]:
+        """How TLC's counts differ from the registry's pins (with the fix), when the outcome is right."""
+        return self.model.pin_mismatch(self.result) if self.outcome_ok else None
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome_ok and self.pin_mismatch is None
 
 
 def _minutes(text: str) -> int:
@@ -76,7 +85,7 @@ def cmd_model_check(args: argparse.Namespace, out: Console, err: Console) -> int
         out.print_json(json.dumps(runs_json(runs, engine, registry)))
     else:
         for run in runs:
-            if run.result.counterexample is not None and (args.traces or not run.ok):
+            if run.result.counterexample is not None and (args.traces or not run.outcome_ok):
                 print_counterexample(run, out)
         for run in runs:
             if not run.ok:
@@ -89,7 +98,8 @@ def cmd_model_check(args: argparse.Namespace, out: Console, err: Console) -> int
         root.rmdir()
     failed = [run.model.name for run in runs if not run.ok]
     if failed:
-        err.print(Text(f"txconform: {len(failed)} of {len(runs)} model(s) differ from their expected outcome: {', '.join(failed)}"))
+        err.print(Text(f"txconform: {len(failed)} of {len(runs)} model(s) differ from their expected outcome or pinned state count: "
+                       f"{', '.join(failed)}"))
         return EXIT_MISMATCH
     err.print(f"txconform: all {len(runs)} model(s) as expected")
     return EXIT_OK
@@ -126,11 +136,14 @@ def run_one(
     run = ModelRun(model=model, result=result, workdir=workdir)
     mark = "[green]ok[/green]  " if run.ok else "[red]FAIL[/red]"
     states = f"{result.distinct_states:,} distinct states" if result.distinct_states is not None else "no state count"
-    expected = "as expected" if run.ok else f"expected {model.expect}"
+    expected = "as expected" if run.outcome_ok else f"expected {model.shown_expect}"
     resumed = f" (resumed from TLC's checkpoint of {result.resumed_from})" if result.resumed_from else ""
+    if run.pin_mismatch:
+        states = f"but {run.pin_mismatch}"
     err.print(
-        f"{mark} {model.name}: {result.verdict} ({expected}); {states}; {result.wall_time:.1f} s{resumed}",
-        highlight=False,
+        Text.from_markup(mark).append(
+            f" {model.name}: {model.shown(result.verdict)} ({expected}); {states}; {result.wall_time:.1f} s{resumed}"
+        )
     )
     return run
 
@@ -142,7 +155,7 @@ def models_table(models: list[Model]) -> Table:
     for m in models:
         spec = f"{m.task.spec_file.parent.name}/{m.task.spec_file.name}"
         budget = f"{m.timeout:g} s" if m.tier == "ci" else f"{m.timeout:g} s ({m.tier})"
-        table.add_row(m.name, spec, m.expect, budget, m.note)
+        table.add_row(m.name, spec, m.shown_expect, budget, m.note)
     return table
 
 
@@ -161,14 +174,20 @@ def results_table(runs: list[ModelRun]) -> Table:
         table.add_column(col, justify=justify)
     for run in runs:
         r = run.result
-        got = r.verdict + (f" ({r.bound})" if r.bound else "")
+        got = run.model.shown(r.verdict) + (f" ({r.bound})" if r.bound else "")
+        states = f"{r.distinct_states:,}" if r.distinct_states is not None else "-"
+        depth = str(r.depth) if r.depth is not None else "-"
+        if run.pin_mismatch and r.distinct_states != run.model.distinct_states:
+            states += f" (pinned {run.model.distinct_states:,})"
+        if run.pin_mismatch and r.depth != run.model.depth and run.model.task.tlc.workers == 1:
+            depth += f" (pinned {run.model.depth})"
         table.add_row(
             run.model.name,
             r.engine,
-            run.model.expect,
+            run.model.shown_expect,
             got,
-            f"{r.distinct_states:,}" if r.distinct_states is not None else "-",
-            str(r.depth) if r.depth is not None else "-",
+            states,
+            depth,
             f"{r.wall_time:.1f} s",
             "[green]ok[/green]" if run.ok else "[red]FAIL[/red]",
         )
@@ -187,7 +206,10 @@ def print_counterexample(run: ModelRun, out: Console) -> None:
 
 def print_failure(run: ModelRun, out: Console, resume: Optional[str] = None) -> None:
     r = run.result
-    out.print(Text(f"{run.model.name}: expected {run.model.expect}, got {r.verdict}", style="bold red"))
+    if run.pin_mismatch:
+        out.print(Text(f"{run.model.name}: {run.model.shown(r.verdict)} as expected, but {run.pin_mismatch}", style="bold red"))
+        return
+    out.print(Text(f"{run.model.name}: expected {run.model.shown_expect}, got {r.verdict}", style="bold red"))
     if r.message:
         out.print(Text(f"  {r.message}"))
     if r.log_file is not None:
@@ -250,8 +272,12 @@ def runs_json(runs: list[ModelRun], engine: str, registry: Registry) -> dict[str
                 "name": run.model.name,
                 "spec": str(run.model.task.spec_file),
                 "expected": run.model.expect,
+                "witness": run.model.witness,
                 "got": run.result.verdict,
                 "ok": run.ok,
+                "pinned_distinct_states": run.model.distinct_states,
+                "pinned_depth": run.model.depth,
+                "pin_mismatch": run.pin_mismatch,
                 "outcome": run.result.outcome.value,
                 "invariant": run.result.invariant,
                 "bound": run.result.bound,
