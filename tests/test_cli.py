@@ -325,3 +325,47 @@ def test_witnesses_are_shown_as_witnesses(reg, tmp_path: Path, capsys: pytest.Ca
     assert "ok   counter_reaches_three: witness: WitnessReachesThree (as expected); 4 distinct states" in captured.err
     row = next(line for line in captured.out.splitlines() if "counter_reaches_three" in line)
     assert row.count("witness: WitnessReachesThree") == 2 and "violates" not in row  # expected and got
+
+
+def test_example_prints_one_counterexample_and_out_has_them_all(reg, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = MODELS + MODELS[MODELS.index("[models.counter_passes_three]"):].replace("counter_passes_three]", "counter_passes_three_too]")
+    out_dir = tmp_path / "out"
+    assert main(["model-check", "--registry", str(reg(text)), "--out", str(out_dir), "--example", "counter_passes_three_too"]) == 0
+    captured = capsys.readouterr()
+    assert "counter_passes_three_too: violates BelowThree (tlc, 4 states)" in captured.out
+    assert captured.out.count("x: 2 -> 3") == 1, "only the example is printed"
+    assert "Model-checking results" in captured.out
+    assert sorted(p.name for p in out_dir.iterdir()) == [
+        "counter_passes_three.itf.json", "counter_passes_three.md", "counter_passes_three_too.itf.json", "counter_passes_three_too.md",
+    ]
+    last = captured.err.strip().splitlines()[-1]
+    assert last == (
+        f"txconform: 2 counterexample(s) in {out_dir}{os.sep}: NAME.md (the steps and a Mermaid diagram) and NAME.itf.json (ITF) "
+        "for each; `txconform model-check --traces NAME` prints one"
+    )
+
+
+def test_out_drops_a_counterexample_that_is_gone(reg, tmp_path: Path) -> None:
+    out_dir = tmp_path / "out"
+    path = reg(MODELS.replace('invariants = ["Small", "BelowThree"]', 'invariants = ["Small", "BelowThree"]\nnext = "OnlyInc"'))
+    assert main(["model-check", "--registry", str(path), "--out", str(out_dir), "counter_passes_three"]) == 0
+    assert (out_dir / "counter_passes_three.md").is_file()
+    path.write_text(MODELS.replace('expect = "violates BelowThree"', 'expect = "holds"').replace('["Small", "BelowThree"]', '["Small"]')
+                    .replace("distinct_states = 4\ndepth = 4", "distinct_states = 5\ndepth = 5"))
+    assert main(["model-check", "--registry", str(path), "--out", str(out_dir), "counter_passes_three"]) == 0
+    assert not any(out_dir.iterdir()), "a file left from an earlier run would pass for a counterexample of this one"
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--example", "counter_pases_three"], "--example counter_pases_three: not among the models to check (did you mean 'counter_passes_three'?)"),
+        (["--example", "counter_holds"], "--example counter_holds: its expected outcome is holds, so it has no counterexample"),
+        (["--example", "counter_passes_three", "counter_holds"], "--example counter_passes_three: not among the models to check"),
+        (["--example", "counter_passes_three", "--json"], "--example prints a counterexample as text and --json prints JSON: drop one"),
+    ],
+)
+def test_example_is_refused_before_anything_runs(reg, args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["model-check", "--registry", str(reg()), *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("txconform: error: ") and "\n" not in err and message in err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -18,7 +19,7 @@ from rich.text import Text
 
 from trace_check.engines import tlc
 from trace_check.engines.runner import ENGINE_CHOICES, check_checkpointing, check_engine_available, resolve_engine, run_task
-from trace_check.errors import ResumeError
+from trace_check.errors import ResumeError, TxconformError, suggest
 from trace_check.models.counterexample import render_steps, to_mermaid
 from trace_check.models.registry import Model, Registry, default_registry_files, load_registries, load_registry
 from trace_check.models.result import Checkpointing, CheckResult, Outcome, Progress
@@ -66,6 +67,8 @@ def cmd_model_check(args: argparse.Namespace, out: Console, err: Console) -> int
         return EXIT_OK
     if args.resume and (args.workdir is None or not args.names):
         raise ResumeError("--resume needs --workdir DIR and the NAMEs of the models to resume from DIR/NAME")
+    if args.example:
+        check_example(args.example, models, args.json)
     engine, why = resolve_engine(args.engine)
     check_engine_available(engine)
     checkpointing = Checkpointing(resume=args.resume, every_minutes=args.checkpoint)
@@ -85,7 +88,7 @@ def cmd_model_check(args: argparse.Namespace, out: Console, err: Console) -> int
         out.print_json(json.dumps(runs_json(runs, engine, registry)))
     else:
         for run in runs:
-            if run.result.counterexample is not None and (args.traces or not run.outcome_ok):
+            if run.result.counterexample is not None and (args.traces or not run.outcome_ok or run.model.name == args.example):
                 print_counterexample(run, out)
         for run in runs:
             if not run.ok:
@@ -100,9 +103,25 @@ def cmd_model_check(args: argparse.Namespace, out: Console, err: Console) -> int
     if failed:
         err.print(Text(f"txconform: {len(failed)} of {len(runs)} model(s) differ from their expected outcome or pinned state count: "
                        f"{', '.join(failed)}"))
-        return EXIT_MISMATCH
-    err.print(f"txconform: all {len(runs)} model(s) as expected")
-    return EXIT_OK
+    else:
+        err.print(f"txconform: all {len(runs)} model(s) as expected")
+    if args.out:
+        written = sum(run.result.counterexample is not None for run in runs)
+        err.print(Text(f"txconform: {written} counterexample(s) in {args.out}{os.sep}: NAME.md (the steps and a Mermaid diagram) "
+                       "and NAME.itf.json (ITF) for each; `txconform model-check --traces NAME` prints one"))
+    return EXIT_MISMATCH if failed else EXIT_OK
+
+
+def check_example(name: str, models: list[Model], as_json: bool) -> None:
+    """Refuse an --example that could print nothing, before any model runs."""
+    if as_json:
+        raise TxconformError("--example prints a counterexample as text and --json prints JSON: drop one")
+    by_name = {m.name: m for m in models}
+    if name not in by_name:
+        raise TxconformError(f"--example {name}: not among the models to check{suggest(name, by_name)}")
+    if not by_name[name].expect.startswith("violates"):
+        raise TxconformError(f"--example {name}: its expected outcome is {by_name[name].expect}, so it has no counterexample: "
+                             "name a model expected to violate an invariant")
 
 
 def run_one(
@@ -197,7 +216,7 @@ def results_table(runs: list[ModelRun]) -> Table:
 def print_counterexample(run: ModelRun, out: Console) -> None:
     cex = run.result.counterexample
     assert cex is not None
-    out.print(Text(f"\n{run.model.name}: {run.result.verdict} ({run.result.engine}, {len(cex.steps)} states)", style="bold"))
+    out.print(Text(f"\n{run.model.name}: {run.model.shown(run.result.verdict)} ({run.result.engine}, {len(cex.steps)} states)", style="bold"))
     out.print(Text(f"  {run.model.note}", style="italic"))
     for line in render_steps(cex, run.model.trace_hide):
         out.print(Text(line))
@@ -236,7 +255,9 @@ def write_outputs(runs: list[ModelRun], directory: Path) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     for run in runs:
         cex = run.result.counterexample
-        if cex is None:
+        if cex is None:  # a counterexample an earlier run wrote is no longer one
+            for stale in (directory / f"{run.model.name}.itf.json", directory / f"{run.model.name}.md"):
+                stale.unlink(missing_ok=True)
             continue
         write_itf(cex, directory / f"{run.model.name}.itf.json", itf_meta(run))
         (directory / f"{run.model.name}.md").write_text(counterexample_markdown(run), encoding="utf-8")
@@ -256,7 +277,7 @@ def counterexample_markdown(run: ModelRun) -> str:
     assert cex is not None
     steps = "\n".join(render_steps(cex, run.model.trace_hide))
     return (
-        f"# {run.model.name}: {run.result.verdict}\n\n{run.model.note}\n\n"
+        f"# {run.model.name}: {run.model.shown(run.result.verdict)}\n\n{run.model.note}\n\n"
         f"Found by {run.result.engine} in {run.result.wall_time:.1f} s.\n\n"
         f"```text\n{steps}\n```\n\n```mermaid\n{to_mermaid(cex, run.model.trace_hide)}```\n"
     )
@@ -311,6 +332,8 @@ def add_parsers(sub: Any) -> None:
     mc.add_argument("--json", action="store_true", help="print the results as JSON on stdout (progress stays on stderr)")
     mc.add_argument("--out", type=Path, metavar="DIR", help="write each counterexample as DIR/NAME.itf.json and DIR/NAME.md (steps and a Mermaid diagram)")
     mc.add_argument("--traces", action="store_true", help="print every counterexample (those of unexpected outcomes are always printed)")
+    mc.add_argument("--example", metavar="NAME",
+                    help="print the counterexample of model NAME as an example (with --out DIR, the others are in DIR)")
     mc.add_argument("--registry", type=Path, metavar="FILE",
                     help="one models registry (default: every specs/*/models.toml, of the current directory if it has any)")
     mc.add_argument("--workdir", type=Path, metavar="DIR", help="keep each run's files (model, engine log, states) in DIR/NAME")
