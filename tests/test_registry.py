@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import shutil
 from pathlib import Path
 
 import pytest
 
 from trace_check.models.registry import (
+    Registry,
     RegistryError,
     declared_constants,
     defined_operators,
@@ -20,7 +22,12 @@ from trace_check.models.result import CheckResult, Outcome
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures" / "tlc"
-PROJECT = load_registries(registry_files(ROOT / "specs"))
+
+
+@functools.cache
+def project() -> Registry:
+    """The project's registries, loaded when a test needs them (an error there fails those tests only)."""
+    return load_registries(registry_files(ROOT / "specs"))
 
 GOOD_MODEL = """
 [models.counter]
@@ -83,10 +90,10 @@ def error_of(tmp_path: Path, text: str) -> str:
 
 
 def test_the_project_registries_are_valid() -> None:
-    assert [f.relative_to(ROOT).as_posix() for f in PROJECT.files] == ["specs/kafka/models.toml", "specs/resharding/models.toml"]
-    names = [m.name for m in PROJECT.models]
+    assert [f.relative_to(ROOT).as_posix() for f in project().files] == ["specs/kafka/models.toml", "specs/resharding/models.toml"]
+    names = [m.name for m in project().models]
     assert {"resharding_naive", "resharding_txn_no_check", "resharding_txn_offset_check", "kafka_tv1_safe"} <= set(names)
-    for model in PROJECT.models:
+    for model in project().models:
         assert model.expect == "holds" or model.expect.startswith("violates ")
         assert model.task.spec_file.is_file()
         assert model.task.spec_file.parent == model.registry.parent, "a registry holds the models of its own spec folder"
@@ -98,12 +105,12 @@ def test_the_project_registries_are_valid() -> None:
 def test_the_kafka_base_invariants_are_what_the_trace_checker_checks() -> None:
     invariants = spec_invariants(ROOT / "specs" / "kafka" / "models.toml")
     assert invariants[0] == "TypeOK" and {"MarkerSafety", "ProducerStateInLog"} <= set(invariants)
-    kafka = [m for m in PROJECT.models if m.task.module == "MCKafkaTxn" and m.expect == "holds"]
+    kafka = [m for m in project().models if m.task.module == "MCKafkaTxn" and m.expect == "holds"]
     assert kafka and all(m.task.invariants == invariants for m in kafka), "every holding Kafka model checks them all"
 
 
 def test_every_invariant_is_both_violated_and_held_by_some_model() -> None:
-    guarantees = [m for m in PROJECT.models if not m.witness]
+    guarantees = [m for m in project().models if not m.witness]
     violated = {m.expect.split()[1] for m in guarantees if m.expect.startswith("violates")}
     held = {inv for m in guarantees if m.expect == "holds" for inv in m.task.invariants}
     assert violated <= held, f"invariants never shown to hold: {violated - held}"
@@ -346,3 +353,40 @@ def test_registries_are_found_per_spec_folder(tmp_path: Path) -> None:
         (tmp_path / folder / "models.toml").write_text("")
     (tmp_path / "models.toml").write_text("")
     assert registry_files(tmp_path) == [tmp_path / "a" / "models.toml", tmp_path / "b" / "models.toml"]
+
+
+# --- witnesses ---
+
+WITNESS = GOOD_MODEL.replace('spec = "tlc/Counter.tla"', 'spec = "tlc/MCCounter.tla"').replace(
+    'invariants = ["Small", "BelowThree"]\nexpect = "violates BelowThree"',
+    'invariants = ["WitnessThree"]\nexpect = "violates WitnessThree"\nwitness = true',
+)
+
+
+def witness_registry(tmp_path: Path, text: str) -> str:
+    path = registry(tmp_path, text)
+    (tmp_path / "tlc" / "MCCounter.tla").write_text(
+        "---- MODULE MCCounter ----\nEXTENDS Counter\nWitnessThree == BelowThree\nDebugThree == BelowThree\n====\n"
+    )
+    return path.read_text()
+
+
+def test_a_witness_invariant_is_named_as_one(tmp_path: Path) -> None:
+    witness_registry(tmp_path, WITNESS)
+    (model,) = load_registry(tmp_path / "models.toml").models
+    assert model.witness and model.shown_expect == "witness: WitnessThree"
+    assert model.shown("holds") == "holds"
+    load_registry(registry(tmp_path, WITNESS.replace("WitnessThree", "DebugThree")))  # CCF's convention
+
+
+def test_a_witness_named_as_a_guarantee_is_refused(tmp_path: Path) -> None:
+    witness_registry(tmp_path, WITNESS)
+    message = error_of(tmp_path, WITNESS.replace('"WitnessThree"', '"BelowThree"').replace("violates WitnessThree", "violates BelowThree"))
+    assert "model counter: a witness's invariant is named Witness... or Debug..." in message
+    assert "rename BelowThree in the spec and here, e.g. to WitnessBelowThree" in message
+
+
+def test_a_witness_invariant_in_a_model_not_marked_witness(tmp_path: Path) -> None:
+    witness_registry(tmp_path, WITNESS)
+    message = error_of(tmp_path, WITNESS.replace("witness = true\n", ""))
+    assert "model counter: WitnessThree is a witness (its name says so): add witness = true" in message

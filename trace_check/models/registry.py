@@ -324,6 +324,13 @@ def _load_model(path: Path, text: str, name: str, own: Any, base: Mapping[str, A
         raise RegistryError(f"{where}: trace_hide must list variables or var.field names, e.g. [\"net\", \"cl.req\"]")
     if witness and not expected_inv:
         raise RegistryError(f"{where}: a witness model must expect \"violates <Witness>\": its trace is the example")
+    if witness and not expected_inv.startswith(WITNESS_PREFIXES):
+        raise RegistryError(
+            f"{where}: a witness's invariant is named Witness... or Debug..., so that no one takes it for a guarantee: "
+            f"rename {expected_inv} in the spec and here, e.g. to Witness{_unprefixed(expected_inv)}"
+        )
+    if expected_inv and expected_inv.startswith(WITNESS_PREFIXES) and not witness:
+        raise RegistryError(f"{where}: {expected_inv} is a witness (its name says so): add witness = true")
     tier = _typed(where, "tier", entry.get("tier", "ci"), str)
     if tier not in TIERS:
         raise RegistryError(f"{where}: tier = {tier!r}: write \"ci\" (checked on every change) or \"full\" (larger bounds, on demand)")
@@ -357,6 +364,11 @@ def _load_model(path: Path, text: str, name: str, own: Any, base: Mapping[str, A
     )
     return Model(name=name, task=task, expect=expect, note=note, line=line, witness=witness, trace_hide=trace_hide,
                  tier=tier, registry=path, distinct_states=pins.get("distinct_states"), depth=pins.get("depth"))
+
+
+def _unprefixed(name: str) -> str:
+    """NoTransactionCommits -> TransactionCommits: the run a witness shows, for a suggested name."""
+    return name[2:] if name.startswith("No") and name[2:3].isupper() else name
 
 
 # --- what a spec defines, read statically so that typos are caught before an engine starts ---
