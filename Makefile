@@ -1,10 +1,13 @@
 # Two entry points (see README.md):
-#   make        set up .venv (checks Java 17+), model-check every registered model, print the counterexamples,
-#               then simulate a faulty run of the reference broker and validate its trace
+#   make        set up .venv (checks Java 17+), model-check every registered model (one line each, then
+#               the results table), print one counterexample as an example and write all of them to
+#               out/, then simulate a faulty run of the reference broker into out/ and validate its trace
 #   make test   set up .venv if needed and run the whole test suite
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.txconform-installed
+OUT := out
+EXAMPLE := resharding_txn_no_check
 
 .PHONY: all run test setup clean
 all: run
@@ -15,12 +18,20 @@ $(STAMP): pyproject.toml scripts/setup.sh
 setup: $(STAMP)
 
 run: $(STAMP)
-	@$(BIN)/txconform model-check --traces
-	@$(BIN)/txconform simulate --seed 1 --workload transfer:aborts=true --faults all --out $(VENV)/faulty-run.jsonl
-	@$(BIN)/txconform check $(VENV)/faulty-run.jsonl
+	@$(BIN)/txconform model-check --out $(OUT) --example $(EXAMPLE)
+	@$(BIN)/txconform simulate --seed 1 --workload transfer:aborts=true --faults all --out $(OUT)/faulty-run.jsonl
+	@$(BIN)/txconform check $(OUT)/faulty-run.jsonl
+	@echo
+	@echo "Everything this run wrote is in $(OUT)/:"
+	@echo "  $(OUT)/NAME.md           the counterexample of model NAME: its steps and a Mermaid diagram"
+	@echo "  $(OUT)/NAME.itf.json     the same trace as ITF (Apalache's trace format)"
+	@echo "  $(OUT)/faulty-run.jsonl  the faulty run of the reference broker that txconform check validated"
+	@echo "Next:"
+	@echo "  $(BIN)/txconform model-check --traces NAME   print the counterexample of model NAME (--list lists the models)"
+	@echo "  make test                                       run the whole test suite"
 
 test: $(STAMP)
 	@$(BIN)/python -m pytest
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) $(OUT) .pytest_cache .hypothesis

@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from trace_check.engines.runner import run_task  # noqa: E402
-from trace_check.models.registry import load_registry  # noqa: E402
+from trace_check.models.registry import Model, load_registries, registry_files  # noqa: E402
 from trace_check.models.result import CheckResult, CheckTask  # noqa: E402
 from trace_check.engines.tlc import find_java  # noqa: E402
 
@@ -68,6 +68,13 @@ def measure(task: CheckTask) -> CheckResult:
         return run_task("tlc", task, Path(work) / task.name)
 
 
+def warn_if_unpinned(model: Model, r: CheckResult) -> None:
+    """Say so when a measured count is not the one the registry pins (the tables record what was found)."""
+    mismatch = model.pin_mismatch(r) if r.verdict == model.expect else None
+    if mismatch:
+        print(f"bench_models: {model.name}: {mismatch}", file=sys.stderr, flush=True)
+
+
 def fmt(n: int | None) -> str:
     return f"{n:,}" if n is not None else "-"
 
@@ -85,10 +92,11 @@ HEADER = (
 
 
 def models_table() -> tuple[str, float]:
-    reg = load_registry(ROOT / "specs" / "models.toml")
+    reg = load_registries(registry_files(ROOT / "specs"))
     rows, total = [], 0.0
     for model in reg.select([], "ci"):
         r = measure(model.task)
+        warn_if_unpinned(model, r)
         total += r.wall_time
         rows.append(row(f"`{model.name}`", model.expect, r, model.task.tlc.workers))
         print(rows[-1], flush=True)
@@ -96,7 +104,7 @@ def models_table() -> tuple[str, float]:
 
 
 def scaling_table() -> str:
-    reg = load_registry(ROOT / "specs" / "models.toml")
+    reg = load_registries(registry_files(ROOT / "specs"))
     (model,) = reg.select([SCALING_MODEL])
     rows = []
     for label, overrides in SCALING:
@@ -111,7 +119,7 @@ def views_table() -> str:
     """The holding Kafka models of the CI tier without the reductions: the exact View and Next (the
     models table above has them under ReducedView and ReducedNext), each given at most
     EXACT_VIEW_BUDGET seconds."""
-    reg = load_registry(ROOT / "specs" / "models.toml")
+    reg = load_registries(registry_files(ROOT / "specs"))
     rows = []
     for model in reg.select([], "ci"):
         if model.expect != "holds" or model.task.tlc.view != "ReducedView":
@@ -125,10 +133,11 @@ def views_table() -> str:
 
 def full_table() -> str:
     """The full-tier models, each within its registry timeout (a timeout is a row, not a verdict)."""
-    reg = load_registry(ROOT / "specs" / "models.toml")
+    reg = load_registries(registry_files(ROOT / "specs"))
     rows = []
     for model in reg.select([], "full"):
         r = measure(model.task)
+        warn_if_unpinned(model, r)
         rows.append(row(f"`{model.name}`", model.expect, r, model.task.tlc.workers))
         print(rows[-1], flush=True)
     return HEADER + "\n" + "\n".join(rows)

@@ -18,24 +18,25 @@ FIXTURES = Path(__file__).parent / "fixtures" / "tlc"
 ROOT = Path(__file__).resolve().parents[1]
 
 MODELS = """
-[defaults]
-timeout = 60
-
-[models.counter_holds]
+[base]
 spec = "tlc/Counter.tla"
 constants = { Limit = 4, Names = ["a", "b"] }
 invariants = ["Small"]
-expect = "holds"
-note = "The counter stays within its limit."
+timeout = 60
 apalache = { length = 5 }
 
+[models.counter_holds]
+expect = "holds"
+note = "The counter stays within its limit."
+distinct_states = 5
+depth = 5
+
 [models.counter_passes_three]
-spec = "tlc/Counter.tla"
-constants = { Limit = 4, Names = ["a", "b"] }
 invariants = ["Small", "BelowThree"]
 expect = "violates BelowThree"
 note = "The counter passes three."
-apalache = { length = 5 }
+distinct_states = 4
+depth = 4
 """
 
 
@@ -66,7 +67,7 @@ def test_list(reg, capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_full_tier_models_run_only_when_asked_for(reg, capsys: pytest.CaptureFixture[str]) -> None:
     holds = MODELS[MODELS.index("[models.counter_holds]"):MODELS.index("[models.counter_passes_three]")]
-    text = MODELS + holds.replace("counter_holds]", "counter_big]\ntier = \"full\"").replace("Limit = 4", "Limit = 6")
+    text = MODELS + holds.replace("counter_holds]", "counter_big]\ntier = \"full\"\nconstants = { Limit = 6 }").replace("= 5", "= 7")
     assert main(["model-check", "--list", "--registry", str(reg(text))]) == 0
     assert "counter_big" not in capsys.readouterr().out
     assert main(["model-check", "--tier", "full", "--registry", str(reg(text))]) == 0
@@ -100,7 +101,7 @@ def test_unexpected_outcome_exits_one_and_explains(reg, capsys: pytest.CaptureFi
     captured = capsys.readouterr()
     assert "counter_passes_three: expected holds, got violates BelowThree" in captured.out
     assert "engine log:" in captured.out
-    assert "1 of 2 model(s) differ from their expected outcome: counter_passes_three" in captured.err
+    assert "1 of 2 model(s) differ from their expected outcome or pinned state count: counter_passes_three" in captured.err
     # an unexpected counterexample is always printed, even without --traces
     assert "x: 2 -> 3" in captured.out
 
@@ -112,15 +113,16 @@ def test_a_violation_that_disappears_fails(reg, capsys: pytest.CaptureFixture[st
 
 
 def test_running_out_of_budget_fails(reg, capsys: pytest.CaptureFixture[str]) -> None:
-    text = MODELS + '\n[models.huge]\nspec = "tlc/Counter.tla"\nconstants = { Limit = 4, Names = ["a"] }\n' \
-        'invariants = ["Small"]\nexpect = "holds"\nnext = "Huge"\ntimeout = 3\nnote = "Too big."\napalache = { length = 2 }\n'
+    text = MODELS + '\n[models.huge]\nconstants = { Names = ["a"] }\n' \
+        'expect = "holds"\nnext = "Huge"\ntimeout = 3\nnote = "Too big."\ndistinct_states = 1\ndepth = 1\n'
     assert main(["model-check", "--registry", str(reg(text)), "huge"]) == 1
     out = capsys.readouterr().out
     assert "huge: expected holds, got timeout" in out and "3 s budget" in out
 
 
 def test_spec_that_does_not_parse(reg, capsys: pytest.CaptureFixture[str]) -> None:
-    text = '[models.broken]\nspec = "tlc/ParseError.tla"\ninvariants = []\nexpect = "holds"\nnote = "Broken."\napalache = { length = 2 }\n'
+    text = '[models.broken]\nspec = "tlc/ParseError.tla"\ninvariants = []\nexpect = "holds"\nnote = "Broken."\n' \
+        'apalache = { length = 2 }\ndistinct_states = 1\ndepth = 1\n'
     path = reg(text)
     assert main(["model-check", "--registry", str(path)]) == 1
     out = capsys.readouterr().out
@@ -215,7 +217,7 @@ def test_a_timeout_with_a_checkpoint_prints_how_to_resume(tmp_path: Path, leave_
 
 
 def test_bad_registry_is_one_line_and_exit_two(reg, capsys: pytest.CaptureFixture[str]) -> None:
-    path = reg(MODELS.replace("invariants = [\"Small\"]", "invariants = [\"Smal\"]"))
+    path = reg(MODELS.replace("invariants = [\"Small\", ", "invariants = [\"Smal\", "))
     assert main(["model-check", "--registry", str(path)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("txconform: error: ") and "\n" not in err
@@ -254,3 +256,116 @@ def test_checkpoint_minutes_must_be_a_whole_number_of_at_least_one(minutes: str,
     err = capsys.readouterr().err
     assert f"argument --checkpoint: '{minutes}' is not a whole number of minutes of at least 1" in err
     assert "Traceback" not in err
+
+
+def test_a_wrong_pin_is_a_mismatch(reg, capsys: pytest.CaptureFixture[str]) -> None:
+    path = reg(MODELS.replace("distinct_states = 5\n", "distinct_states = 6\n"))
+    assert main(["model-check", "--registry", str(path)]) == 1
+    captured = capsys.readouterr()
+    hint = f"if the change is meant, update distinct_states in {path}:9"
+    assert f"FAIL counter_holds: holds (as expected); but 5 distinct states where 6 are pinned: {hint};" in captured.err
+    assert f"counter_holds: holds as expected, but 5 distinct states where 6 are pinned: {hint}" in captured.out
+    assert "5 (pinned 6)" in captured.out and "x: 2 -> 3" not in captured.out, "a right outcome's trace stays unprinted"
+    assert "1 of 2 model(s) differ from their expected outcome or pinned state count: counter_holds" in captured.err
+    # with one TLC worker the depth is compared too; with two it is not (it varies by one between runs)
+    path = reg(MODELS.replace("depth = 5\n", "depth = 6\n"))
+    assert main(["model-check", "--registry", str(path), "counter_holds"]) == 1
+    assert "depth 5 where 6 is pinned: if the change is meant, update depth in" in capsys.readouterr().out
+    path = reg(MODELS.replace("depth = 5\n", "depth = 6\ntlc = { workers = 2 }\n"))
+    assert main(["model-check", "--registry", str(path), "counter_holds"]) == 0
+
+
+def test_json_has_the_pins(reg, capsys: pytest.CaptureFixture[str]) -> None:
+    path = reg(MODELS.replace("distinct_states = 4\n", "distinct_states = 40\n"))
+    assert main(["model-check", "--json", "--registry", str(path), "counter_passes_three"]) == 1
+    (model,) = json.loads(capsys.readouterr().out)["models"]
+    assert (model["ok"], model["got"], model["distinct_states"], model["pinned_distinct_states"]) == (False, "violates BelowThree", 4, 40)
+    assert model["pin_mismatch"].startswith("4 distinct states where 40 are pinned")
+
+
+def test_a_reduction_that_loses_states_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The registry pins what TLC reaches; a view (or next-state relation) that merges or skips
+    states it should not is caught even when the expected violation is still found."""
+    shutil.copytree(ROOT / "specs" / "resharding", tmp_path / "resharding")
+    registry = str(tmp_path / "resharding" / "models.toml")
+    assert main(["model-check", "--registry", registry, "resharding_txn_no_check"]) == 0
+    assert "8,090 distinct states" in capsys.readouterr().err
+    mc = tmp_path / "resharding" / "MCResharding.tla"
+    exact = "View == <<target, committed, owner, wk, crashes, hangs>>"
+    assert exact in mc.read_text()
+    mc.write_text(mc.read_text().replace(exact, "View == <<target, committed, owner, wk, hangs>>"))  # forgets crashes
+    assert main(["model-check", "--registry", registry, "resharding_txn_no_check"]) == 1
+    captured = capsys.readouterr()
+    assert "FAIL resharding_txn_no_check: violates ExactlyOnce (as expected); but " in captured.err
+    assert f"distinct states where 8,090 are pinned: if the change is meant, update distinct_states in {registry}:" in captured.err
+    assert "(pinned 8,090)" in captured.out
+
+
+WITNESS = """
+[models.counter_reaches_three]
+spec = "tlc/MCCounter.tla"
+constants = { Limit = 4, Names = ["a", "b"] }
+invariants = ["WitnessReachesThree"]
+expect = "violates WitnessReachesThree"
+witness = true
+note = "An example run: the counter reaches three."
+apalache = { length = 5 }
+distinct_states = 4
+depth = 4
+"""
+
+
+def test_witnesses_are_shown_as_witnesses(reg, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = reg(WITNESS)
+    (tmp_path / "tlc" / "MCCounter.tla").write_text("---- MODULE MCCounter ----\nEXTENDS Counter\nWitnessReachesThree == BelowThree\n====\n")
+    assert main(["model-check", "--list", "--registry", str(path)]) == 0
+    assert "witness: WitnessReachesThree" in capsys.readouterr().out
+    assert main(["model-check", "--registry", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert "ok   counter_reaches_three: witness: WitnessReachesThree (as expected); 4 distinct states" in captured.err
+    row = next(line for line in captured.out.splitlines() if "counter_reaches_three" in line)
+    assert row.count("witness: WitnessReachesThree") == 2 and "violates" not in row  # expected and got
+
+
+def test_example_prints_one_counterexample_and_out_has_them_all(reg, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = MODELS + MODELS[MODELS.index("[models.counter_passes_three]"):].replace("counter_passes_three]", "counter_passes_three_too]")
+    out_dir = tmp_path / "out"
+    assert main(["model-check", "--registry", str(reg(text)), "--out", str(out_dir), "--example", "counter_passes_three_too"]) == 0
+    captured = capsys.readouterr()
+    assert "counter_passes_three_too: violates BelowThree (tlc, 4 states)" in captured.out
+    assert captured.out.count("x: 2 -> 3") == 1, "only the example is printed"
+    assert "Model-checking results" in captured.out
+    assert sorted(p.name for p in out_dir.iterdir()) == [
+        "counter_passes_three.itf.json", "counter_passes_three.md", "counter_passes_three_too.itf.json", "counter_passes_three_too.md",
+    ]
+    last = captured.err.strip().splitlines()[-1]
+    assert last == (
+        f"txconform: 2 counterexample(s) in {out_dir}{os.sep}: NAME.md (the steps and a Mermaid diagram) and NAME.itf.json (ITF) "
+        "for each; `txconform model-check --traces NAME` prints one"
+    )
+
+
+def test_out_drops_a_counterexample_that_is_gone(reg, tmp_path: Path) -> None:
+    out_dir = tmp_path / "out"
+    path = reg(MODELS.replace('invariants = ["Small", "BelowThree"]', 'invariants = ["Small", "BelowThree"]\nnext = "OnlyInc"'))
+    assert main(["model-check", "--registry", str(path), "--out", str(out_dir), "counter_passes_three"]) == 0
+    assert (out_dir / "counter_passes_three.md").is_file()
+    path.write_text(MODELS.replace('expect = "violates BelowThree"', 'expect = "holds"').replace('["Small", "BelowThree"]', '["Small"]')
+                    .replace("distinct_states = 4\ndepth = 4", "distinct_states = 5\ndepth = 5"))
+    assert main(["model-check", "--registry", str(path), "--out", str(out_dir), "counter_passes_three"]) == 0
+    assert not any(out_dir.iterdir()), "a file left from an earlier run would pass for a counterexample of this one"
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--example", "counter_pases_three"], "--example counter_pases_three: not among the models to check (did you mean 'counter_passes_three'?)"),
+        (["--example", "counter_holds"], "--example counter_holds: its expected outcome is holds, so it has no counterexample"),
+        (["--example", "counter_passes_three", "counter_holds"], "--example counter_passes_three: not among the models to check"),
+        (["--example", "counter_passes_three", "--json"], "--example prints a counterexample as text and --json prints JSON: drop one"),
+    ],
+)
+def test_example_is_refused_before_anything_runs(reg, args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["model-check", "--registry", str(reg()), *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("txconform: error: ") and "\n" not in err and message in err

@@ -1,8 +1,10 @@
 """Every registered model, model-checked with TLC, must have the outcome the registry expects.
 
 This is the CI gate for specs/: a safe model that starts failing and a buggy model whose
-counterexample disappears both fail here. (`txconform model-check` runs the same check by hand.)
-Models of the "full" tier take hours; `txconform model-check --tier full` checks them.
+counterexample disappears both fail here, and so does a model whose distinct state count differs
+from the one its registry pins (a reduction that silently stops reaching states). (`txconform
+model-check` runs the same check by hand.) Models of the "full" tier take hours; `txconform
+model-check --tier full` checks them.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ import pytest
 
 from trace_check.models.counterexample import label
 from trace_check.engines.runner import run_task
-from trace_check.models.registry import load_registry
+from trace_check.models.registry import load_registries, registry_files
 
-REGISTRY = load_registry(Path(__file__).resolve().parents[1] / "specs" / "models.toml")
+REGISTRY = load_registries(registry_files(Path(__file__).resolve().parents[1] / "specs"))
 
 pytestmark = pytest.mark.tlc
 
@@ -24,6 +26,7 @@ pytestmark = pytest.mark.tlc
 def test_registered_model_has_its_expected_outcome(model, tmp_path: Path) -> None:
     result = run_task("tlc", model.task, tmp_path / model.name)
     assert result.verdict == model.expect, f"{model.name}: {result.message} (log: {result.log_file})"
+    assert model.pin_mismatch(result) is None, f"{model.name}: {model.pin_mismatch(result)}"
     if model.expect.startswith("violates"):
         cex = result.counterexample
         assert cex is not None and len(cex.steps) >= 2

@@ -2,15 +2,32 @@
 
 from __future__ import annotations
 
+import functools
 import shutil
 from pathlib import Path
 
 import pytest
 
-from trace_check.models.registry import RegistryError, declared_constants, defined_operators, load_registry
+from trace_check.models.registry import (
+    Registry,
+    RegistryError,
+    declared_constants,
+    defined_operators,
+    load_registries,
+    load_registry,
+    registry_files,
+    spec_invariants,
+)
+from trace_check.models.result import CheckResult, Outcome
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures" / "tlc"
+
+
+@functools.cache
+def project() -> Registry:
+    """The project's registries, loaded when a test needs them (an error there fails those tests only)."""
+    return load_registries(registry_files(ROOT / "specs"))
 
 GOOD_MODEL = """
 [models.counter]
@@ -21,12 +38,43 @@ expect = "violates BelowThree"
 timeout = 30
 note = "A counter passes three."
 apalache = { length = 5 }
+distinct_states = 4
+depth = 4
+"""
+
+# The same model, written as a base and a model that gives only what differs from it.
+BASED = """
+[base]
+spec = "tlc/Counter.tla"
+constants = { Limit = 4, Names = ["a", "b"] }
+invariants = ["Small"]
+timeout = 30
+tlc = { view = "Small", workers = 2 }
+apalache = { length = 5 }
+trace_hide = ["hist"]
+
+[models.counter]
+constants = { Limit = 5 }
+invariants = ["Small", "BelowThree"]
+expect = "violates BelowThree"
+note = "A counter passes three."
+tlc = { workers = 1 }
+distinct_states = 4
+depth = 4
+
+[models.counter_holds]
+expect = "holds"
+note = "The counter stays below its limit."
+next = "OnlyInc"
+distinct_states = 5
+depth = 5
 """
 
 
 def registry(tmp_path: Path, text: str) -> Path:
     """A registry file beside a copy of the test specs."""
-    shutil.copytree(FIXTURES, tmp_path / "tlc")
+    if not (tmp_path / "tlc").exists():
+        shutil.copytree(FIXTURES, tmp_path / "tlc")
     path = tmp_path / "models.toml"
     path.write_text(text)
     return path
@@ -41,19 +89,28 @@ def error_of(tmp_path: Path, text: str) -> str:
     return message
 
 
-def test_the_project_registry_is_valid() -> None:
-    reg = load_registry(ROOT / "specs" / "models.toml")
-    names = [m.name for m in reg.models]
-    assert {"resharding_naive", "resharding_txn_no_check", "resharding_txn_offset_check"} <= set(names)
-    for model in reg.models:
+def test_the_project_registries_are_valid() -> None:
+    assert [f.relative_to(ROOT).as_posix() for f in project().files] == ["specs/kafka/models.toml", "specs/resharding/models.toml"]
+    names = [m.name for m in project().models]
+    assert {"resharding_naive", "resharding_txn_no_check", "resharding_txn_offset_check", "kafka_tv1_safe"} <= set(names)
+    for model in project().models:
         assert model.expect == "holds" or model.expect.startswith("violates ")
         assert model.task.spec_file.is_file()
+        assert model.task.spec_file.parent == model.registry.parent, "a registry holds the models of its own spec folder"
         assert model.note
+        if model.tier == "ci":
+            assert model.distinct_states and model.depth
+
+
+def test_the_kafka_base_invariants_are_what_the_trace_checker_checks() -> None:
+    invariants = spec_invariants(ROOT / "specs" / "kafka" / "models.toml")
+    assert invariants[0] == "TypeOK" and {"MarkerSafety", "ProducerStateInLog"} <= set(invariants)
+    kafka = [m for m in project().models if m.task.module == "MCKafkaTxn" and m.expect == "holds"]
+    assert kafka and all(m.task.invariants == invariants for m in kafka), "every holding Kafka model checks them all"
 
 
 def test_every_invariant_is_both_violated_and_held_by_some_model() -> None:
-    reg = load_registry(ROOT / "specs" / "models.toml")
-    guarantees = [m for m in reg.models if not m.witness]
+    guarantees = [m for m in project().models if not m.witness]
     violated = {m.expect.split()[1] for m in guarantees if m.expect.startswith("violates")}
     held = {inv for m in guarantees if m.expect == "holds" for inv in m.task.invariants}
     assert violated <= held, f"invariants never shown to hold: {violated - held}"
@@ -170,3 +227,166 @@ def test_full_tier_models_are_left_out_unless_asked_for(tmp_path: Path) -> None:
 def test_an_unknown_tier_is_refused(tmp_path: Path) -> None:
     message = error_of(tmp_path, GOOD_MODEL + 'tier = "nightly"\n')
     assert "tier = 'nightly'" in message and '"full"' in message
+
+
+# --- [base] ---
+
+
+def test_a_model_gives_only_what_differs_from_the_base(tmp_path: Path) -> None:
+    reg = load_registry(registry(tmp_path, BASED))
+    counter, holds = reg.models
+    # constants and tlc merged key by key over the base's; invariants replaced
+    assert counter.task.constants == {"Limit": 5, "Names": ["a", "b"]}
+    assert counter.task.invariants == ("Small", "BelowThree")
+    assert (counter.task.tlc.view, counter.task.tlc.workers) == ("Small", 1)
+    assert counter.task.spec_file == (tmp_path / "tlc" / "Counter.tla").resolve()
+    assert counter.timeout == 30 and counter.task.apalache.length == 5 and counter.trace_hide == ("hist",)
+    # the other model takes everything from the base
+    assert holds.task.constants == {"Limit": 4, "Names": ["a", "b"]}
+    assert holds.task.invariants == ("Small",)
+    assert (holds.task.tlc.view, holds.task.tlc.workers) == ("Small", 2)
+    assert holds.task.next == "OnlyInc" and holds.task.init == "Init"
+    assert (holds.distinct_states, holds.depth) == (5, 5)
+    assert holds.registry == tmp_path / "models.toml" and holds.line == 20
+
+
+def test_the_base_invariants(tmp_path: Path) -> None:
+    assert spec_invariants(registry(tmp_path, BASED)) == ("Small",)
+    with pytest.raises(RegistryError, match=r"models.toml:1: \[base\] has no invariants"):
+        spec_invariants(registry(tmp_path, GOOD_MODEL))
+
+
+def test_the_base_is_checked_on_its_own(tmp_path: Path) -> None:
+    message = error_of(tmp_path, BASED.replace('invariants = ["Small"]', 'invariants = ["Smal"]'))
+    assert "models.toml:2: [base]: invariant Smal is not defined in tlc/Counter.tla" in message
+    assert "did you mean 'Small'?" in message
+    message = error_of(tmp_path, BASED.replace("timeout = 30", "timeout = 30\nexpect = \"holds\""))
+    assert "models.toml:2: [base]: unknown key 'expect'" in message
+    message = error_of(tmp_path, BASED.replace('tlc = { view = "Small", workers = 2 }', 'tlc = { veiw = "Small" }'))
+    assert "[base] tlc: unknown key 'veiw' (did you mean 'view'?)" in message
+    assert "constant Limt is not declared" in error_of(tmp_path, BASED.replace("Limit = 4,", "Limt = 4,"))
+
+
+def test_defaults_is_now_base(tmp_path: Path) -> None:
+    message = error_of(tmp_path, "[defaults]\ntimeout = 60\n" + GOOD_MODEL)
+    assert "models.toml:1: [defaults] is now [base]" in message
+
+
+def test_a_key_neither_model_nor_base_gives(tmp_path: Path) -> None:
+    message = error_of(tmp_path, BASED.replace('spec = "tlc/Counter.tla"\n', ""))
+    assert "model counter: missing key 'spec' (give it here or in [base])" in message
+
+
+# --- pins ---
+
+
+def test_a_ci_model_without_pins_is_an_error(tmp_path: Path) -> None:
+    message = error_of(tmp_path, GOOD_MODEL.replace("depth = 4\n", ""))
+    assert "models.toml:2: model counter: no pinned depth" in message
+    message = error_of(tmp_path, GOOD_MODEL.replace("distinct_states = 4\ndepth = 4\n", ""))
+    assert "no pinned distinct_states and depth" in message
+    assert "`txconform model-check --engine tlc counter`" in message
+
+
+def test_a_full_tier_model_may_go_unpinned(tmp_path: Path) -> None:
+    reg = load_registry(registry(tmp_path, GOOD_MODEL.replace("distinct_states = 4\ndepth = 4\n", 'tier = "full"\n')))
+    assert reg.models[0].distinct_states is None
+
+
+def test_pins_are_positive_integers(tmp_path: Path) -> None:
+    assert "distinct_states must be a positive integer, not '4'" in error_of(tmp_path, GOOD_MODEL.replace("distinct_states = 4", 'distinct_states = "4"'))
+    assert "depth must be a positive integer, not 0" in error_of(tmp_path, GOOD_MODEL.replace("depth = 4", "depth = 0"))
+
+
+def test_a_violation_count_needs_one_worker(tmp_path: Path) -> None:
+    message = error_of(tmp_path, GOOD_MODEL + "tlc = { workers = 2 }\n")
+    assert "TLC stops at the first violation" in message and "set tlc.workers = 1" in message
+
+
+def result(distinct: int | None, depth: int | None, engine: str = "tlc") -> CheckResult:
+    return CheckResult(engine=engine, outcome=Outcome.VIOLATED, invariant="BelowThree", wall_time=1.0,
+                       distinct_states=distinct, depth=depth)
+
+
+def test_pin_mismatch(tmp_path: Path) -> None:
+    path = registry(tmp_path, BASED)
+    counter, holds = load_registry(path).models
+    assert counter.pin_mismatch(result(4, 4)) is None
+    assert counter.pin_mismatch(result(3, 4)) == (
+        f"3 distinct states where 4 are pinned: if the change is meant, update distinct_states in {path}:11"
+    )
+    assert counter.pin_mismatch(result(4, 5)) == f"depth 5 where 4 is pinned: if the change is meant, update depth in {path}:11"
+    assert "update distinct_states and depth" in counter.pin_mismatch(result(3, 3))
+    assert counter.pin_mismatch(result(None, None)).startswith("no count of distinct states where 4 are pinned")
+    # two TLC workers: the depth varies by one between runs, so only the count is compared
+    assert holds.pin_mismatch(result(5, 6)) is None
+    assert "6 distinct states where 5 are pinned" in holds.pin_mismatch(result(6, 5))
+    # Apalache has no such counts
+    assert counter.pin_mismatch(result(None, None, engine="apalache")) is None
+
+
+# --- several registries ---
+
+
+def test_model_names_are_unique_across_registries(tmp_path: Path) -> None:
+    first = registry(tmp_path, GOOD_MODEL)
+    (tmp_path / "other").mkdir()
+    shutil.copytree(FIXTURES, tmp_path / "other" / "tlc")
+    second = tmp_path / "other" / "models.toml"
+    second.write_text("\n\n" + GOOD_MODEL)
+    with pytest.raises(RegistryError) as info:
+        load_registries([first, second])
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith(f"{second}:4: model counter: the name is taken by {first}:2")
+    second.write_text(GOOD_MODEL.replace("[models.counter]", "[models.counter2]"))
+    both = load_registries([first, second])
+    assert [m.name for m in both.models] == ["counter", "counter2"]
+    assert [m.registry for m in both.models] == [first, second]
+    with pytest.raises(RegistryError, match=f"{first}, {second}: no model named 'counter3'"):
+        both.select(["counter3"])
+
+
+def test_registries_are_found_per_spec_folder(tmp_path: Path) -> None:
+    for folder in ("b", "a"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "models.toml").write_text("")
+    (tmp_path / "models.toml").write_text("")
+    assert registry_files(tmp_path) == [tmp_path / "a" / "models.toml", tmp_path / "b" / "models.toml"]
+
+
+# --- witnesses ---
+
+WITNESS = GOOD_MODEL.replace('spec = "tlc/Counter.tla"', 'spec = "tlc/MCCounter.tla"').replace(
+    'invariants = ["Small", "BelowThree"]\nexpect = "violates BelowThree"',
+    'invariants = ["WitnessThree"]\nexpect = "violates WitnessThree"\nwitness = true',
+)
+
+
+def witness_registry(tmp_path: Path, text: str) -> str:
+    path = registry(tmp_path, text)
+    (tmp_path / "tlc" / "MCCounter.tla").write_text(
+        "---- MODULE MCCounter ----\nEXTENDS Counter\nWitnessThree == BelowThree\nDebugThree == BelowThree\n====\n"
+    )
+    return path.read_text()
+
+
+def test_a_witness_invariant_is_named_as_one(tmp_path: Path) -> None:
+    witness_registry(tmp_path, WITNESS)
+    (model,) = load_registry(tmp_path / "models.toml").models
+    assert model.witness and model.shown_expect == "witness: WitnessThree"
+    assert model.shown("holds") == "holds"
+    load_registry(registry(tmp_path, WITNESS.replace("WitnessThree", "DebugThree")))  # CCF's convention
+
+
+def test_a_witness_named_as_a_guarantee_is_refused(tmp_path: Path) -> None:
+    witness_registry(tmp_path, WITNESS)
+    message = error_of(tmp_path, WITNESS.replace('"WitnessThree"', '"BelowThree"').replace("violates WitnessThree", "violates BelowThree"))
+    assert "model counter: a witness's invariant is named Witness... or Debug..." in message
+    assert "rename BelowThree in the spec and here, e.g. to WitnessBelowThree" in message
+
+
+def test_a_witness_invariant_in_a_model_not_marked_witness(tmp_path: Path) -> None:
+    witness_registry(tmp_path, WITNESS)
+    message = error_of(tmp_path, WITNESS.replace("witness = true\n", ""))
+    assert "model counter: WitnessThree is a witness (its name says so): add witness = true" in message

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -18,14 +19,14 @@ from rich.text import Text
 
 from trace_check.engines import tlc
 from trace_check.engines.runner import ENGINE_CHOICES, check_checkpointing, check_engine_available, resolve_engine, run_task
-from trace_check.errors import ResumeError
+from trace_check.errors import ResumeError, TxconformError, suggest
 from trace_check.models.counterexample import render_steps, to_mermaid
-from trace_check.models.registry import Model, default_registry_path, load_registry
+from trace_check.models.registry import Model, Registry, default_registry_files, load_registries, load_registry
 from trace_check.models.result import Checkpointing, CheckResult, Outcome, Progress
 from trace_check.values.itf import itf_json, write_itf
 
 EXIT_OK = 0
-EXIT_MISMATCH = 1  # some model's outcome differs from its expectation
+EXIT_MISMATCH = 1  # some model's outcome differs from its expectation, or its TLC state count from the pin
 
 
 @attrs.frozen
@@ -35,8 +36,17 @@ class ModelRun:
     workdir: Path
 
     @property
-    def ok(self) -> bool:
+    def outcome_ok(self) -> bool:
         return self.result.verdict == self.model.expect
+
+    @property
+    def pin_mismatch(self) -> Optional[str]:
+        """How TLC's counts differ from the registry's pins (with the fix), when the outcome is right."""
+        return self.model.pin_mismatch(self.result) if self.outcome_ok else None
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome_ok and self.pin_mismatch is None
 
 
 def _minutes(text: str) -> int:
@@ -50,13 +60,15 @@ def _minutes(text: str) -> int:
 
 
 def cmd_model_check(args: argparse.Namespace, out: Console, err: Console) -> int:
-    registry = load_registry(args.registry or default_registry_path())
+    registry = load_registry(args.registry) if args.registry else load_registries(default_registry_files())
     models = registry.select(args.names, args.tier)
     if args.list:
         out.print(models_table(models))
         return EXIT_OK
     if args.resume and (args.workdir is None or not args.names):
         raise ResumeError("--resume needs --workdir DIR and the NAMEs of the models to resume from DIR/NAME")
+    if args.example:
+        check_example(args.example, models, args.json)
     engine, why = resolve_engine(args.engine)
     check_engine_available(engine)
     checkpointing = Checkpointing(resume=args.resume, every_minutes=args.checkpoint)
@@ -73,10 +85,10 @@ def cmd_model_check(args: argparse.Namespace, out: Console, err: Console) -> int
     if args.out:
         write_outputs(runs, args.out)
     if args.json:
-        out.print_json(json.dumps(runs_json(runs, engine, registry.path)))
+        out.print_json(json.dumps(runs_json(runs, engine, registry)))
     else:
         for run in runs:
-            if run.result.counterexample is not None and (args.traces or not run.ok):
+            if run.result.counterexample is not None and (args.traces or not run.outcome_ok or run.model.name == args.example):
                 print_counterexample(run, out)
         for run in runs:
             if not run.ok:
@@ -89,10 +101,27 @@ def cmd_model_check(args: argparse.Namespace, out: Console, err: Console) -> int
         root.rmdir()
     failed = [run.model.name for run in runs if not run.ok]
     if failed:
-        err.print(Text(f"txconform: {len(failed)} of {len(runs)} model(s) differ from their expected outcome: {', '.join(failed)}"))
-        return EXIT_MISMATCH
-    err.print(f"txconform: all {len(runs)} model(s) as expected")
-    return EXIT_OK
+        err.print(Text(f"txconform: {len(failed)} of {len(runs)} model(s) differ from their expected outcome or pinned state count: "
+                       f"{', '.join(failed)}"))
+    else:
+        err.print(f"txconform: all {len(runs)} model(s) as expected")
+    if args.out:
+        written = sum(run.result.counterexample is not None for run in runs)
+        err.print(Text(f"txconform: {written} counterexample(s) in {args.out}{os.sep}: NAME.md (the steps and a Mermaid diagram) "
+                       "and NAME.itf.json (ITF) for each; `txconform model-check --traces NAME` prints one"))
+    return EXIT_MISMATCH if failed else EXIT_OK
+
+
+def check_example(name: str, models: list[Model], as_json: bool) -> None:
+    """Refuse an --example that could print nothing, before any model runs."""
+    if as_json:
+        raise TxconformError("--example prints a counterexample as text and --json prints JSON: drop one")
+    by_name = {m.name: m for m in models}
+    if name not in by_name:
+        raise TxconformError(f"--example {name}: not among the models to check{suggest(name, by_name)}")
+    if not by_name[name].expect.startswith("violates"):
+        raise TxconformError(f"--example {name}: its expected outcome is {by_name[name].expect}, so it has no counterexample: "
+                             "name a model expected to violate an invariant")
 
 
 def run_one(
@@ -126,11 +155,14 @@ def run_one(
     run = ModelRun(model=model, result=result, workdir=workdir)
     mark = "[green]ok[/green]  " if run.ok else "[red]FAIL[/red]"
     states = f"{result.distinct_states:,} distinct states" if result.distinct_states is not None else "no state count"
-    expected = "as expected" if run.ok else f"expected {model.expect}"
+    expected = "as expected" if run.outcome_ok else f"expected {model.shown_expect}"
     resumed = f" (resumed from TLC's checkpoint of {result.resumed_from})" if result.resumed_from else ""
+    if run.pin_mismatch:
+        states = f"but {run.pin_mismatch}"
     err.print(
-        f"{mark} {model.name}: {result.verdict} ({expected}); {states}; {result.wall_time:.1f} s{resumed}",
-        highlight=False,
+        Text.from_markup(mark).append(
+            f" {model.name}: {model.shown(result.verdict)} ({expected}); {states}; {result.wall_time:.1f} s{resumed}"
+        )
     )
     return run
 
@@ -142,7 +174,7 @@ def models_table(models: list[Model]) -> Table:
     for m in models:
         spec = f"{m.task.spec_file.parent.name}/{m.task.spec_file.name}"
         budget = f"{m.timeout:g} s" if m.tier == "ci" else f"{m.timeout:g} s ({m.tier})"
-        table.add_row(m.name, spec, m.expect, budget, m.note)
+        table.add_row(m.name, spec, m.shown_expect, budget, m.note)
     return table
 
 
@@ -161,14 +193,20 @@ def results_table(runs: list[ModelRun]) -> Table:
         table.add_column(col, justify=justify)
     for run in runs:
         r = run.result
-        got = r.verdict + (f" ({r.bound})" if r.bound else "")
+        got = run.model.shown(r.verdict) + (f" ({r.bound})" if r.bound else "")
+        states = f"{r.distinct_states:,}" if r.distinct_states is not None else "-"
+        depth = str(r.depth) if r.depth is not None else "-"
+        if run.pin_mismatch and r.distinct_states != run.model.distinct_states:
+            states += f" (pinned {run.model.distinct_states:,})"
+        if run.pin_mismatch and r.depth != run.model.depth and run.model.task.tlc.workers == 1:
+            depth += f" (pinned {run.model.depth})"
         table.add_row(
             run.model.name,
             r.engine,
-            run.model.expect,
+            run.model.shown_expect,
             got,
-            f"{r.distinct_states:,}" if r.distinct_states is not None else "-",
-            str(r.depth) if r.depth is not None else "-",
+            states,
+            depth,
             f"{r.wall_time:.1f} s",
             "[green]ok[/green]" if run.ok else "[red]FAIL[/red]",
         )
@@ -178,7 +216,7 @@ def results_table(runs: list[ModelRun]) -> Table:
 def print_counterexample(run: ModelRun, out: Console) -> None:
     cex = run.result.counterexample
     assert cex is not None
-    out.print(Text(f"\n{run.model.name}: {run.result.verdict} ({run.result.engine}, {len(cex.steps)} states)", style="bold"))
+    out.print(Text(f"\n{run.model.name}: {run.model.shown(run.result.verdict)} ({run.result.engine}, {len(cex.steps)} states)", style="bold"))
     out.print(Text(f"  {run.model.note}", style="italic"))
     for line in render_steps(cex, run.model.trace_hide):
         out.print(Text(line))
@@ -187,7 +225,10 @@ def print_counterexample(run: ModelRun, out: Console) -> None:
 
 def print_failure(run: ModelRun, out: Console, resume: Optional[str] = None) -> None:
     r = run.result
-    out.print(Text(f"{run.model.name}: expected {run.model.expect}, got {r.verdict}", style="bold red"))
+    if run.pin_mismatch:
+        out.print(Text(f"{run.model.name}: {run.model.shown(r.verdict)} as expected, but {run.pin_mismatch}", style="bold red"))
+        return
+    out.print(Text(f"{run.model.name}: expected {run.model.shown_expect}, got {r.verdict}", style="bold red"))
     if r.message:
         out.print(Text(f"  {r.message}"))
     if r.log_file is not None:
@@ -214,7 +255,9 @@ def write_outputs(runs: list[ModelRun], directory: Path) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     for run in runs:
         cex = run.result.counterexample
-        if cex is None:
+        if cex is None:  # a counterexample an earlier run wrote is no longer one
+            for stale in (directory / f"{run.model.name}.itf.json", directory / f"{run.model.name}.md"):
+                stale.unlink(missing_ok=True)
             continue
         write_itf(cex, directory / f"{run.model.name}.itf.json", itf_meta(run))
         (directory / f"{run.model.name}.md").write_text(counterexample_markdown(run), encoding="utf-8")
@@ -234,24 +277,28 @@ def counterexample_markdown(run: ModelRun) -> str:
     assert cex is not None
     steps = "\n".join(render_steps(cex, run.model.trace_hide))
     return (
-        f"# {run.model.name}: {run.result.verdict}\n\n{run.model.note}\n\n"
+        f"# {run.model.name}: {run.model.shown(run.result.verdict)}\n\n{run.model.note}\n\n"
         f"Found by {run.result.engine} in {run.result.wall_time:.1f} s.\n\n"
         f"```text\n{steps}\n```\n\n```mermaid\n{to_mermaid(cex, run.model.trace_hide)}```\n"
     )
 
 
-def runs_json(runs: list[ModelRun], engine: str, registry: Path) -> dict[str, Any]:
+def runs_json(runs: list[ModelRun], engine: str, registry: Registry) -> dict[str, Any]:
     return {
         "engine": engine,
-        "registry": str(registry),
+        "registries": [str(f) for f in registry.files],
         "ok": all(run.ok for run in runs),
         "models": [
             {
                 "name": run.model.name,
                 "spec": str(run.model.task.spec_file),
                 "expected": run.model.expect,
+                "witness": run.model.witness,
                 "got": run.result.verdict,
                 "ok": run.ok,
+                "pinned_distinct_states": run.model.distinct_states,
+                "pinned_depth": run.model.depth,
+                "pin_mismatch": run.pin_mismatch,
                 "outcome": run.result.outcome.value,
                 "invariant": run.result.invariant,
                 "bound": run.result.bound,
@@ -285,7 +332,10 @@ def add_parsers(sub: Any) -> None:
     mc.add_argument("--json", action="store_true", help="print the results as JSON on stdout (progress stays on stderr)")
     mc.add_argument("--out", type=Path, metavar="DIR", help="write each counterexample as DIR/NAME.itf.json and DIR/NAME.md (steps and a Mermaid diagram)")
     mc.add_argument("--traces", action="store_true", help="print every counterexample (those of unexpected outcomes are always printed)")
-    mc.add_argument("--registry", type=Path, metavar="FILE", help="models registry (default: specs/models.toml)")
+    mc.add_argument("--example", metavar="NAME",
+                    help="print the counterexample of model NAME as an example (with --out DIR, the others are in DIR)")
+    mc.add_argument("--registry", type=Path, metavar="FILE",
+                    help="one models registry (default: every specs/*/models.toml, of the current directory if it has any)")
     mc.add_argument("--workdir", type=Path, metavar="DIR", help="keep each run's files (model, engine log, states) in DIR/NAME")
     mc.add_argument("--resume", action="store_true",
                     help="continue each named model from the last checkpoint TLC wrote in DIR/NAME of --workdir "

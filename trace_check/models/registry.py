@@ -1,9 +1,14 @@
-"""The models registry (``specs/models.toml``): every model CI checks, with its expected outcome.
+"""The models registries (``specs/<protocol>/models.toml``): every model CI checks, with its
+expected outcome and its pinned state count.
 
-A model names a spec module, the constants to instantiate it with, the invariants to check, the
-bounds each engine needs, the outcome it must have (``holds`` or ``violates <Invariant>``), a time
-budget and a one-line teaching note. Everything is validated before any engine starts, and every
-problem is reported as one line naming the file, the model and the fix.
+Each spec folder has one registry. Its ``[base]`` table holds what the folder's models share (the
+spec module, constants, invariants, trace_hide, timeout, engine options); each ``[models.NAME]``
+gives only what differs: its constants and its ``tlc``/``apalache`` options are merged key by key
+over the base's, every other key replaces the base's. A model names the outcome it must have
+(``holds``, ``deadlock`` or ``violates <Invariant>``), a one-line teaching note and, in tier "ci",
+the distinct states and depth TLC reports for it, so that a reduction that silently stops reaching
+states fails as surely as a lost counterexample. Everything is validated before any engine starts,
+and every problem is reported as one line naming the file, the line, the model and the fix.
 """
 
 from __future__ import annotations
@@ -11,12 +16,12 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 import attrs
 
 from trace_check.errors import TxconformError, suggest
-from trace_check.models.result import ApalacheOptions, CheckTask, TlcOptions
+from trace_check.models.result import ApalacheOptions, CheckResult, CheckTask, TlcOptions
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -25,18 +30,26 @@ else:  # pragma: no cover
 
 
 class RegistryError(TxconformError):
-    """The registry file is wrong; the message names the file, the model and what to do."""
+    """A registry file is wrong; the message names the file, the line, the model and what to do."""
 
 
-MODEL_KEYS = {"spec", "constants", "invariants", "expect", "timeout", "note", "init", "next", "tlc", "apalache", "witness", "trace_hide",
-              "tier"}
+REGISTRY_NAME = "models.toml"  # specs/<protocol>/models.toml
+# What [base] may give every model of its registry.
+BASE_KEYS = {"spec", "constants", "invariants", "trace_hide", "timeout", "init", "next", "tlc", "apalache"}
+# Pins: TLC's counts for the model (distinct states found, and the depth of the search).
+PIN_KEYS = ("distinct_states", "depth")
+MODEL_KEYS = BASE_KEYS | {"expect", "note", "witness", "tier", *PIN_KEYS}
+MERGED_TABLES = ("constants", "tlc", "apalache")  # merged key by key over the base's
 # "ci": checked on every change (the default); "full": the same protocols at larger bounds, hours
 # rather than minutes, checked when asked for (`txconform model-check --tier full`).
 TIERS = ("ci", "full")
 REQUIRED_KEYS = ("spec", "invariants", "expect", "note")
 TLC_KEYS = {"constraints", "action_constraints", "symmetry", "view", "workers", "check_deadlock"}
 APALACHE_KEYS = {"length"}
-DEFAULT_KEYS = {"timeout", "workers"}
+# A witness model's invariant is meant to fail (its counterexample is an example run); its name
+# says so, as CCF's Debug... invariants do, so that no one reads it as a guarantee.
+WITNESS_PREFIXES = ("Witness", "Debug")
+DEFAULT_TIMEOUT = 300
 _EXPECT = re.compile(r"^(holds|deadlock|violates ([A-Za-z_][A-Za-z0-9_]*))$")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _HIDE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
@@ -55,16 +68,54 @@ class Model:
     # Variables the readable steps and diagrams leave out (ITF and JSON keep them).
     trace_hide: tuple[str, ...] = ()
     tier: str = "ci"
+    registry: Optional[Path] = None  # the file the model comes from
+    # TLC's counts for this model: distinct states, and the depth of the search (compared only
+    # with one TLC worker: with more, TLC reports depths that vary by one between runs).
+    distinct_states: Optional[int] = None
+    depth: Optional[int] = None
 
     @property
     def timeout(self) -> float:
         return self.task.timeout
 
+    @property
+    def shown_expect(self) -> str:
+        """The expected outcome as tables show it: a witness as a witness, not as a bug."""
+        return self.shown(self.expect)
+
+    def shown(self, verdict: str) -> str:
+        """An outcome as tables show it: the expected violation of a witness is ``witness: Inv``."""
+        if self.witness and verdict == self.expect:
+            return "witness: " + verdict.split(" ", 1)[1]
+        return verdict
+
+    def pin_mismatch(self, result: CheckResult) -> Optional[str]:
+        """How a TLC result's counts differ from the pins, with the fix; None if they match or are
+        not compared (no pin, another engine, or the depth of a run with several TLC workers)."""
+        if result.engine != "tlc" or self.distinct_states is None:
+            return None
+        found, keys = [], []
+        if result.distinct_states != self.distinct_states:
+            count = f"{result.distinct_states:,}" if result.distinct_states is not None else "no count of"
+            found.append(f"{count} distinct states where {self.distinct_states:,} are pinned")
+            keys.append("distinct_states")
+        if self.depth is not None and self.task.tlc.workers == 1 and result.depth != self.depth:
+            found.append(f"depth {result.depth if result.depth is not None else '-'} where {self.depth} is pinned")
+            keys.append("depth")
+        if not found:
+            return None
+        where = f"{self.registry}:{self.line}" if self.registry else "the registry"
+        return f"{', '.join(found)}: if the change is meant, update {' and '.join(keys)} in {where}"
+
 
 @attrs.frozen
 class Registry:
-    path: Path
+    files: tuple[Path, ...]
     models: tuple[Model, ...]
+
+    @property
+    def where(self) -> str:
+        return ", ".join(str(f) for f in self.files)
 
     def select(self, names: list[str], tier: str = "ci") -> list[Model]:
         """The named models in the order given (whatever their tier), or all models of ``tier``
@@ -75,55 +126,145 @@ class Registry:
         chosen = []
         for name in names:
             if name not in by_name:
-                raise RegistryError(f"{self.path}: no model named {name!r}{suggest(name, by_name)}; `txconform model-check --list` lists them")
+                raise RegistryError(f"{self.where}: no model named {name!r}{suggest(name, by_name)}; `txconform model-check --list` lists them")
             chosen.append(by_name[name])
         return chosen
 
 
-def default_registry_path() -> Path:
-    """``specs/models.toml`` of the current directory if there is one, else of this checkout."""
-    local = Path("specs") / "models.toml"
-    if local.is_file():
+def registry_files(specs_dir: Path) -> list[Path]:
+    """The registries of a specs folder: one ``models.toml`` per spec folder, in name order."""
+    return sorted(specs_dir.glob(f"*/{REGISTRY_NAME}"))
+
+
+def default_registry_files() -> list[Path]:
+    """Every ``specs/*/models.toml`` of the current directory if it has any, else of this checkout."""
+    local = registry_files(Path("specs"))
+    if local:
         return local
-    return Path(__file__).resolve().parents[2] / "specs" / "models.toml"
+    checkout = Path(__file__).resolve().parents[2] / "specs"
+    files = registry_files(checkout)
+    if not files:
+        raise RegistryError(f"no registry: neither specs/*/{REGISTRY_NAME} here nor {checkout}/*/{REGISTRY_NAME} exists; pass --registry FILE")
+    return files
+
+
+def load_registries(paths: Iterable[Path]) -> Registry:
+    """Several registries as one; a model name may be used only once across them."""
+    files: list[Path] = []
+    models: list[Model] = []
+    seen: dict[str, Model] = {}
+    for path in paths:
+        reg = load_registry(path)
+        files.append(path)
+        for model in reg.models:
+            if model.name in seen:
+                first = seen[model.name]
+                raise RegistryError(
+                    f"{path}:{model.line}: model {model.name}: the name is taken by {first.registry}:{first.line}: "
+                    "model names must be unique across the registries; rename one"
+                )
+            seen[model.name] = model
+            models.append(model)
+    if not files:
+        raise RegistryError("no registry given")
+    return Registry(files=tuple(files), models=tuple(models))
 
 
 def load_registry(path: Path) -> Registry:
-    if not path.is_file():
-        raise RegistryError(f"{path}: registry file not found: pass --registry FILE or run from the project root")
-    text = path.read_text(encoding="utf-8")
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise RegistryError(f"{path}: not valid TOML: {exc}") from None
-    _check_keys(path, "the top level", data, {"defaults", "models"}, line=1)
-    defaults = data.get("defaults", {})
-    _check_table(path, "[defaults]", defaults, 1)
-    _check_keys(path, "[defaults]", defaults, DEFAULT_KEYS, line=_table_line(text, "defaults"))
+    text, data = _read(path)
+    base = _load_base(path, text, data)
+    _check_keys(path, "the top level", data, {"base", "models"}, line=1)
     models_table = data.get("models", {})
     _check_table(path, "[models]", models_table, 1)
     if not models_table:
         raise RegistryError(f"{path}: no models: add a [models.NAME] table")
-    models = tuple(
-        _load_model(path, text, name, entry, defaults) for name, entry in models_table.items()
-    )
-    return Registry(path=path, models=models)
+    models = tuple(_load_model(path, text, name, entry, base) for name, entry in models_table.items())
+    return Registry(files=(path,), models=models)
 
 
-def _load_model(path: Path, text: str, name: str, entry: Any, defaults: Mapping[str, Any]) -> Model:
+def spec_invariants(registry_file: Path) -> tuple[str, ...]:
+    """The invariants of a registry's [base]: what every model of the spec checks unless it says
+    otherwise (the trace checker checks them along every trace)."""
+    text, data = _read(registry_file)
+    base = _load_base(registry_file, text, data)
+    if "invariants" not in base:
+        raise RegistryError(f"{registry_file}:{_table_line(text, 'base')}: [base] has no invariants: add invariants = [...]")
+    return tuple(base["invariants"])
+
+
+def _read(path: Path) -> tuple[str, dict[str, Any]]:
+    if not path.is_file():
+        raise RegistryError(f"{path}: registry file not found: pass --registry FILE or run from the project root")
+    text = path.read_text(encoding="utf-8")
+    try:
+        return text, tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise RegistryError(f"{path}: not valid TOML: {exc}") from None
+
+
+def _load_base(path: Path, text: str, data: Mapping[str, Any]) -> dict[str, Any]:
+    """The [base] table, checked on its own: keys, kinds, and the operators its spec must define."""
+    if "defaults" in data:
+        raise RegistryError(
+            f"{path}:{_table_line(text, 'defaults')}: [defaults] is now [base]: rename it, and write workers as tlc = {{ workers = N }}"
+        )
+    base = data.get("base", {})
+    line = _table_line(text, "base")
+    _check_table(path, "[base]", base, line)
+    _check_keys(path, "[base]", base, BASE_KEYS, line)
+    where = f"{path}:{line}: [base]"
+    for key in MERGED_TABLES:
+        _typed(where, key, base.get(key, {}), dict)
+    _check_keys(path, "[base] tlc", base.get("tlc", {}), TLC_KEYS, line)
+    _check_keys(path, "[base] apalache", base.get("apalache", {}), APALACHE_KEYS, line)
+    for cname, value in base.get("constants", {}).items():
+        _check_constant(where, cname, value)
+    if "invariants" in base:
+        _names(where, "invariants", base["invariants"])
+    if "spec" in base:
+        spec_file = _spec_file(path, where, base["spec"])
+        defined = defined_operators(spec_file)
+        for op in base.get("invariants", []):
+            if op not in defined:
+                raise RegistryError(f"{where}: invariant {op} is not defined in {base['spec']} or the modules it extends{suggest(op, defined)}")
+        declared = declared_constants(spec_file)
+        for cname in base.get("constants", {}):
+            if cname not in declared:
+                raise RegistryError(f"{where}: constant {cname} is not declared by {base['spec']}{suggest(cname, declared)}")
+    return dict(base)
+
+
+def _merge(base: Mapping[str, Any], entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A model's entry over the base: constants, tlc and apalache key by key, the rest replaced."""
+    merged = dict(base)
+    for key, value in entry.items():
+        if key in MERGED_TABLES and isinstance(value, dict):
+            merged[key] = {**base.get(key, {}), **value}
+        else:
+            merged[key] = value
+    return merged
+
+
+def _spec_file(path: Path, where: str, spec: Any) -> Path:
+    spec_file = (path.parent / _typed(where, "spec", spec, str)).resolve()
+    if not spec_file.is_file():
+        raise RegistryError(f"{where}: spec file {spec} not found (looked for {spec_file})")
+    return spec_file
+
+
+def _load_model(path: Path, text: str, name: str, own: Any, base: Mapping[str, Any]) -> Model:
     line = _table_line(text, f"models.{name}")
     where = f"{path}:{line}: model {name}"
     if not _NAME.match(name):
         raise RegistryError(f"{where}: a model name must be letters, digits and underscores")
-    _check_table(path, f"model {name}", entry, line)
-    _check_keys(path, f"model {name}", entry, MODEL_KEYS, line)
+    _check_table(path, f"model {name}", own, line)
+    _check_keys(path, f"model {name}", own, MODEL_KEYS, line)
+    entry = _merge(base, own)
     for key in REQUIRED_KEYS:
         if key not in entry:
-            raise RegistryError(f"{where}: missing key {key!r}")
+            raise RegistryError(f"{where}: missing key {key!r}" + (" (give it here or in [base])" if key in BASE_KEYS else ""))
 
-    spec_file = (path.parent / _typed(where, "spec", entry["spec"], str)).resolve()
-    if not spec_file.is_file():
-        raise RegistryError(f"{where}: spec file {entry['spec']} not found (looked for {spec_file})")
+    spec_file = _spec_file(path, where, entry["spec"])
 
     constants = _typed(where, "constants", entry.get("constants", {}), dict)
     for cname, value in constants.items():
@@ -134,8 +275,9 @@ def _load_model(path: Path, text: str, name: str, entry: Any, defaults: Mapping[
     match = _EXPECT.match(expect)
     if not match:
         raise RegistryError(f"{where}: expect = {expect!r}: write \"holds\", \"deadlock\" or \"violates <Invariant>\"")
-    if match.group(2) and match.group(2) not in invariants:
-        raise RegistryError(f"{where}: expects a violation of {match.group(2)}, which is not in its invariants list")
+    expected_inv = match.group(2)
+    if expected_inv and expected_inv not in invariants:
+        raise RegistryError(f"{where}: expects a violation of {expected_inv}, which is not in its invariants list")
 
     tlc_entry = _typed(where, "tlc", entry.get("tlc", {}), dict)
     _check_keys(path, f"model {name} [tlc]", tlc_entry, TLC_KEYS, line)
@@ -144,7 +286,7 @@ def _load_model(path: Path, text: str, name: str, entry: Any, defaults: Mapping[
         action_constraints=tuple(_names(where, "tlc.action_constraints", tlc_entry.get("action_constraints", []))),
         symmetry=_optional_name(where, "tlc.symmetry", tlc_entry.get("symmetry")),
         view=_optional_name(where, "tlc.view", tlc_entry.get("view")),
-        workers=_positive_int(where, "tlc.workers", tlc_entry.get("workers", defaults.get("workers", 1))),
+        workers=_positive_int(where, "tlc.workers", tlc_entry.get("workers", 1)),
         check_deadlock=_typed(where, "tlc.check_deadlock", tlc_entry.get("check_deadlock", True), bool),
     )
     apalache_entry = _typed(where, "apalache", entry.get("apalache", {}), dict)
@@ -153,7 +295,7 @@ def _load_model(path: Path, text: str, name: str, entry: Any, defaults: Mapping[
         raise RegistryError(f"{where}: missing apalache.length (the number of steps Apalache explores)")
     apalache = ApalacheOptions(length=_positive_int(where, "apalache.length", apalache_entry["length"]))
 
-    timeout = entry.get("timeout", defaults.get("timeout", 300))
+    timeout = entry.get("timeout", DEFAULT_TIMEOUT)
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
         raise RegistryError(f"{where}: timeout = {timeout!r}: give a positive number of seconds")
     init = _optional_name(where, "init", entry.get("init")) or "Init"
@@ -177,17 +319,38 @@ def _load_model(path: Path, text: str, name: str, entry: Any, defaults: Mapping[
         raise RegistryError(f"{where}: no value for constant(s) {', '.join(missing)}: add them to constants")
 
     witness = _typed(where, "witness", entry.get("witness", False), bool)
-    trace_hide = tuple(entry.get("trace_hide", []))
+    trace_hide = tuple(_typed(where, "trace_hide", entry.get("trace_hide", []), list))
     if not all(isinstance(h, str) and _HIDE.match(h) for h in trace_hide):
         raise RegistryError(f"{where}: trace_hide must list variables or var.field names, e.g. [\"net\", \"cl.req\"]")
-    if witness and not match.group(2):
+    if witness and not expected_inv:
         raise RegistryError(f"{where}: a witness model must expect \"violates <Witness>\": its trace is the example")
+    if witness and not expected_inv.startswith(WITNESS_PREFIXES):
+        raise RegistryError(
+            f"{where}: a witness's invariant is named Witness... or Debug..., so that no one takes it for a guarantee: "
+            f"rename {expected_inv} in the spec and here, e.g. to Witness{_unprefixed(expected_inv)}"
+        )
+    if expected_inv and expected_inv.startswith(WITNESS_PREFIXES) and not witness:
+        raise RegistryError(f"{where}: {expected_inv} is a witness (its name says so): add witness = true")
     tier = _typed(where, "tier", entry.get("tier", "ci"), str)
     if tier not in TIERS:
         raise RegistryError(f"{where}: tier = {tier!r}: write \"ci\" (checked on every change) or \"full\" (larger bounds, on demand)")
     note = _typed(where, "note", entry["note"], str).strip()
     if not note or "\n" in note:
         raise RegistryError(f"{where}: note must be one non-empty line")
+
+    pins = {key: _positive_int(where, key, entry[key]) for key in PIN_KEYS if key in entry}
+    if tier == "ci" and len(pins) < len(PIN_KEYS):
+        absent = " and ".join(k for k in PIN_KEYS if k not in pins)
+        raise RegistryError(
+            f"{where}: no pinned {absent}: every model of tier \"ci\" pins TLC's distinct_states and depth "
+            "(to measure them, pin any number, e.g. distinct_states = 1, depth = 1, and run "
+            f"`txconform model-check --engine tlc {name}`: the mismatch it reports gives both)"
+        )
+    if "distinct_states" in pins and expected_inv and tlc.workers > 1:
+        raise RegistryError(
+            f"{where}: distinct_states is pinned, but TLC stops at the first violation and with {tlc.workers} workers "
+            "how far it got varies from run to run: set tlc.workers = 1"
+        )
     task = CheckTask(
         name=name,
         spec_file=spec_file,
@@ -200,7 +363,12 @@ def _load_model(path: Path, text: str, name: str, entry: Any, defaults: Mapping[
         timeout=float(timeout),
     )
     return Model(name=name, task=task, expect=expect, note=note, line=line, witness=witness, trace_hide=trace_hide,
-                 tier=tier)
+                 tier=tier, registry=path, distinct_states=pins.get("distinct_states"), depth=pins.get("depth"))
+
+
+def _unprefixed(name: str) -> str:
+    """NoTransactionCommits -> TransactionCommits: the run a witness shows, for a suggested name."""
+    return name[2:] if name.startswith("No") and name[2:3].isupper() else name
 
 
 # --- what a spec defines, read statically so that typos are caught before an engine starts ---
