@@ -35,7 +35,7 @@ View == <<{m \in net : Live(m)}, cl, tc, tlog, cepoch, plog, pst, held, gc, hang
 \* A witness, not a guarantee: false once some transaction is complete and
 \* committed, so that its counterexample is the protocol's happy path,
 \* request by request.
-NoTransactionCommits ==
+WitnessTransactionCommits ==
     \A t \in TxnIds : \A k \in DOMAIN tlog[t] : tlog[t][k].st # "CompleteCommit"
 
 -----------------------------------------------------------------------------
