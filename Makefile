@@ -31,6 +31,8 @@ run: $(STAMP)
 	@echo "  make test                                       run the whole test suite"
 
 test: $(STAMP)
+	@$(BIN)/ruff check .
+	@$(BIN)/mypy
 	@$(BIN)/python -m pytest
 
 clean:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from trace_check.models.counterexample import label
 from trace_check.engines.runner import run_task
+from trace_check.models.counterexample import label
 from trace_check.models.registry import load_registries, registry_files
 
 REGISTRY = load_registries(registry_files(Path(__file__).resolve().parents[1] / "specs"))

@@ -25,7 +25,7 @@ from trace_check.engines.runner import run_task
 from trace_check.models.registry import Model, load_registry
 from trace_check.values.tlc import parse_state
 
-REGISTRY = load_registry(Path(__file__).resolve().parents[1] / "specs" / "models.toml")
+REGISTRY = load_registry(Path(__file__).resolve().parents[1] / "specs" / "kafka" / "models.toml")
 KAFKA = [m for m in REGISTRY.select([], "ci") if m.task.spec_file.name == "MCKafkaTxn.tla"]
 VIOLATING = [m for m in KAFKA if m.expect.startswith("violates")]
 

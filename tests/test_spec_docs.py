@@ -8,10 +8,10 @@ sentence. A new action or invariant without its line there fails here.
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 KAFKA_SPEC = ROOT / "specs" / "kafka" / "KafkaTxn.tla"

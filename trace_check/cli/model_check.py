@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 import attrs
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.progress import Progress as RichProgress
 from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -181,7 +181,7 @@ def models_table(models: list[Model]) -> Table:
 def results_table(runs: list[ModelRun]) -> Table:
     table = Table(title="Model-checking results", title_justify="left")
     table.add_column("model", no_wrap=True)
-    for col, justify in (
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("engine", "left"),
         ("expected", "left"),
         ("got", "left"),
@@ -189,7 +189,8 @@ def results_table(runs: list[ModelRun]) -> Table:
         ("depth", "right"),
         ("time", "right"),
         ("", "left"),
-    ):
+    )
+    for col, justify in columns:
         table.add_column(col, justify=justify)
     for run in runs:
         r = run.result

@@ -32,6 +32,7 @@ from typing import Any, Callable, Optional
 import attrs
 
 from trace_check.engines.runner import check_engine_available, resolve_engine, run_task
+from trace_check.models.registry import spec_invariants
 from trace_check.models.result import ApalacheOptions, CheckResult, CheckTask, Outcome, Progress, TlcOptions
 from trace_check.traces.protocol import Protocol
 from trace_check.traces.reader import Trace
@@ -74,7 +75,9 @@ class Verdict:
 
 
 def invariants_of(protocol: Protocol) -> tuple[str, ...]:
-    """The invariants a trace is checked against."""
+    """The invariants a trace is checked against: the base of the protocol's registry, if it has one."""
+    if protocol.registry is not None:
+        return spec_invariants(protocol.registry)
     return protocol.invariants
 
 
