@@ -191,7 +191,7 @@ def test_an_interrupted_run_leaves_no_tlc_behind(tmp_path: Path) -> None:
         (tmp_path / "tlc" / f.name).write_text(f.read_text())
     registry.write_text(
         '[models.huge]\nspec = "tlc/Counter.tla"\nconstants = { Limit = 4, Names = ["a"] }\n'
-        'invariants = ["Small"]\nexpect = "holds"\nnext = "Huge"\ntimeout = 120\nnote = "Big."\napalache = { length = 2 }\n'
+        'invariants = ["Small"]\nexpect = "holds"\nnext = "Huge"\ntimeout = 120\nnote = "Big."\napalache = { length = 2 }\ntier = "full"\n'
     )
     root = str(Path(__file__).resolve().parents[1])
     proc = subprocess.Popen([sys.executable, "-c", script % (root, str(registry), str(tmp_path / "work"))])

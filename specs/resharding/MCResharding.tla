@@ -1,7 +1,7 @@
 ---------------------------- MODULE MCResharding ----------------------------
 (***************************************************************************)
 (* Model of Resharding for the model checkers. Constants come from the     *)
-(* registry (specs/models.toml): TLC gets them in a generated .cfg,        *)
+(* registry (specs/resharding/models.toml): TLC gets them in a .cfg,     *)
 (* Apalache in a generated CInit operator.                                 *)
 (***************************************************************************)
 EXTENDS Resharding
