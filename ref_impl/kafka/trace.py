@@ -26,6 +26,8 @@ from trace_check.traces.protocol import (
     ProtocolInputError,
 )
 
+from .actions import ACTIONS as TABLE
+from .actions import INSTANCE, MESSAGE, TXN_ID, TXN_PARTITION
 from .constants import BUGS, LATE_REQUEST_TYPES
 from .messages import MESSAGE_TYPES
 from .states import ERRORS, TXN_STATES
@@ -61,19 +63,14 @@ STRING_COLUMNS = frozenset(
     {"action", "actor", "txn_id", "topic", "group", "type", "error", "result", "isolation", "client_state", "txn_state"}
 )
 
-CLIENT_ACTIONS = frozenset(
-    {"StartInstance", "BeginTxn", "SendRequest", "Retry", "ProduceTimeout", "ReInit", "Hang", "Resume",
-     "JoinGroup", "FetchOffset", "InputDone", "ClientReceive"}
-)
-MESSAGE_ACTIONS = frozenset(
-    {"ClientReceive", "DiscardStale", "Drop", "TcInitProducerId", "TcAddPartitionsToTxn", "TcAddOffsetsToTxn",
-     "TcVerify", "TcEndTxn", "TcMarkerAck", "GcOffsetFetch", "GcTxnOffsetCommit", "GcMarker", "LeaderProduce",
-     "LeaderVerified", "LeaderDiscardVerify", "LeaderMarker"}
-)
+# The action names and their kinds come from the broker's table of actions, which a test holds
+# to the spec's Next: a client's steps (and its receipt of an answer), the steps on a message in
+# flight, the coordinator's own steps.
+ACTIONS = frozenset(a.name for a in TABLE)
+MESSAGE_ACTIONS = frozenset(a.name for a in TABLE if a.over == MESSAGE)
+CLIENT_ACTIONS = frozenset(a.name for a in TABLE if a.over == INSTANCE) | {"ClientReceive"}
+COORDINATOR_ACTIONS = frozenset(a.name for a in TABLE if a.over in (TXN_ID, TXN_PARTITION))
 SENDING_ACTIONS = frozenset({"StartInstance", "SendRequest", "Retry", "ReInit", "FetchOffset"})
-COORDINATOR_ACTIONS = frozenset({"TcAppend", "TcComplete", "TcResendMarker"})
-ACTIONS = CLIENT_ACTIONS | MESSAGE_ACTIONS | COORDINATOR_ACTIONS | {"LeaderVerifyLost", "LeaderRestart", "Failover", "Fetch",
-                                                                    "OffsetCommit"}
 CLIENT_STATES = frozenset({"down", "init", "ready", "intxn", "fenced", "failed", "done"})
 ISOLATIONS = frozenset({"read_committed", "read_uncommitted"})
 
