@@ -103,3 +103,13 @@ def test_a_plugin_that_cannot_be_imported_is_named(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("TXCONFORM_PROTOCOLS", "no_such_module.protocol")
     with pytest.raises(TxconformError, match="protocol plug-in no_such_module.protocol cannot be imported"):
         protocols.get("kafka")
+
+
+def test_a_trace_of_a_plugin_that_cannot_be_imported_names_the_import_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from trace_check.traces.reader import read_trace
+
+    monkeypatch.setenv("TXCONFORM_PROTOCOLS", "no_such_module.protocol")
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"format": "txconform-trace", "version": 1, "protocol": "kafka", "constants": {}}\n')
+    with pytest.raises(TxconformError, match="protocol plug-in no_such_module.protocol cannot be imported"):
+        read_trace(path)

@@ -26,6 +26,10 @@ class ProtocolError(TxconformError):
     """A plug-in that cannot be loaded, or a protocol no plug-in provides."""
 
 
+class UnknownProtocol(ProtocolError):
+    """No plug-in provides the protocol asked for."""
+
+
 def _builtin_names() -> list[str]:
     try:
         package = importlib.import_module(BUILTIN_PACKAGE)
@@ -72,8 +76,8 @@ def get(name: Optional[str]) -> Protocol:
         return named[name]
     if name and name.isidentifier() and _builtin(name):
         return _load(f"{BUILTIN_PACKAGE}.{name}.protocol")
-    known = sorted(set(_builtin_names()) | set(named))
-    raise ProtocolError(f"no plug-in for protocol {name!r}{suggest(str(name), known)}; known: {', '.join(known) or 'none'}")
+    known = names()
+    raise UnknownProtocol(f"no plug-in for protocol {name!r}{suggest(str(name), known)}; known: {', '.join(known) or 'none'}")
 
 
 def names() -> list[str]:

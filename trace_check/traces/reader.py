@@ -61,7 +61,7 @@ def _check_header(path: Path, h: Any) -> tuple[dict[str, Any], Protocol]:
     name = h.get("protocol")
     try:
         protocol = protocols.get(name if isinstance(name, str) else None)
-    except protocols.ProtocolError:
+    except protocols.UnknownProtocol:  # a plug-in that fails to load says so itself
         raise _fail(path, 1, f'header: "protocol" {json.dumps(name)} has no plug-in; supported: '
                     + ", ".join(json.dumps(n) for n in protocols.names())) from None
     k = h.get("constants")
