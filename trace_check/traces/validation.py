@@ -34,7 +34,7 @@ import attrs
 from trace_check.engines.runner import check_engine_available, resolve_engine, run_task
 from trace_check.models.registry import spec_invariants
 from trace_check.models.result import ApalacheOptions, CheckResult, CheckTask, Outcome, Progress, TlcOptions
-from trace_check.traces.protocol import Protocol
+from trace_check.traces.protocol import BOOL, LIST, OFFSETS, STRING, Protocol
 from trace_check.traces.reader import Trace
 from trace_check.values.tla import format_value
 
@@ -185,7 +185,7 @@ def module_text(trace: Trace, every_step: bool, stuck: Optional[int] = None) -> 
 
 def _default(kind: str) -> Any:
     """The placeholder of a field an event does not log (never read: the field is not in ``logged``)."""
-    return {"string": "", "bool": False, "offsets": [], "list": []}.get(kind, 0)
+    return {STRING: "", BOOL: False, OFFSETS: [], LIST: []}.get(kind, 0)
 
 
 def event_record(protocol: Protocol, ev: dict[str, Any]) -> str:
