@@ -1,7 +1,7 @@
 ---------------------------- MODULE MCKafkaTxn ----------------------------
 (***************************************************************************)
 (* Model of KafkaTxn for the model checkers. Constants come from the       *)
-(* registry (specs/models.toml).                                           *)
+(* registry (specs/kafka/models.toml).                                     *)
 (***************************************************************************)
 EXTENDS KafkaTxn
 

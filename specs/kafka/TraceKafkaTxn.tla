@@ -27,7 +27,7 @@
 (* message and successor state, and the strings must be equal.             *)
 (* ToString is TLC's (module TLC); this module is for TLC.                 *)
 (*                                                                         *)
-(* The checker (trace_check/trace_validation.py) generates a module that   *)
+(* The checker (trace_check/traces/validation.py) generates a module that *)
 (* extends this one and defines the trace, and reads the result:           *)
 (*   a complete search of depth TraceLen + 1 -> accepted;                *)
 (*   a shallower one, of depth d            -> event d has no explanation; *)
