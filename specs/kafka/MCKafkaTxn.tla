@@ -30,7 +30,7 @@ Live(m) ==
 \* TLC: states that differ only in the history variable `action`, or in
 \* messages that can no longer have an effect (Live), are the same state of
 \* the protocol: each has the same futures, up to discarding those messages.
-View == <<{m \in net : Live(m)}, cl, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
+View == <<{m \in net : Live(m)}, clientVars, coordVars, leaderVars, groupVars, faultVars>>
 
 \* A witness, not a guarantee: false once some transaction is complete and
 \* committed, so that its counterexample is the protocol's happy path,
@@ -130,8 +130,7 @@ ValuesConcrete == net = net /\ cl = cl /\ tc = tc /\ tlog = tlog /\ plog = plog 
 
 ReducedView ==
     <<ValuesConcrete, {m \in net : Live(m)}, [i \in Instances |-> ClientView(i)], [t \in TxnIds |-> CoordView(t)],
-      [t \in TxnIds |-> TlogView(t)], cepoch, [p \in Parts |-> PlogView(p)], pst, held, gc,
-      hangs, retries, losses, failovers>>
+      [t \in TxnIds |-> TlogView(t)], cepoch, [p \in Parts |-> PlogView(p)], pst, held, gc, faultVars>>
 
 -----------------------------------------------------------------------------
 (* ReducedNext: Next with a partial-order reduction, for the holding       *)
