@@ -92,6 +92,13 @@
 (*                     group generation (complete only since Kafka 3.7).   *)
 (*   "restart_forgets_producers" a restarted leader does not rebuild its   *)
 (*                     producer state from the log (it starts empty).      *)
+(*                                                                         *)
+(* Modules: the invariants (what the protocol promises) are in             *)
+(* KafkaTxnProperties, which extends this module; the model checkers'      *)
+(* module MCKafkaTxn and the trace checkers TraceKafkaTxn and              *)
+(* TraceKafkaTxnRecords extend that. The variables are grouped by          *)
+(* component: netVars, clientVars, coordVars, leaderVars, groupVars,       *)
+(* faultVars.                                                              *)
 (***************************************************************************)
 EXTENDS Integers, Sequences, FiniteSets, TLC, KafkaTxnStates, KafkaLog
 
@@ -1077,99 +1084,5 @@ NextWithConsumers(G) ==
     \/ Next
     \/ \E p \in Parts, iso \in Isolations : \E from \in 0..Len(plog[p]) : Fetch(p, iso, from)
     \/ \E g \in G, p \in Parts : \E offset \in 0..Len(plog[p]) : OffsetCommit(g, p, offset)
-
------------------------------------------------------------------------------
-(* Invariants *)
-
-\* Only legal coordinator transitions reach __transaction_state, epochs
-\* never go back, and a transactional.id's log starts with Empty.
-TxnStateMachine ==
-    \A t \in TxnIds :
-        /\ tlog[t] # <<>> => tlog[t][1].st = "Empty"
-        /\ \A k \in 2..Len(tlog[t]) :
-            /\ LegalTransition(tlog[t][k - 1].st, tlog[t][k].st)
-            /\ tlog[t][k - 1].epoch <= tlog[t][k].epoch
-
-\* The data entries of every partition, as <<partition, index>>.
-DataEntries == UNION { {<<p, i>> : i \in {j \in DOMAIN plog[p] : IsData(plog[p], j)}} : p \in Parts }
-
-\* @type: (<<Int, Int>>) => Str;
-FateOf(e) == Fate(plog[e[1]], e[2])
-
-\* @type: (<<Int, Int>>) => $gtx;
-GtxOf(e) == plog[e[1]][e[2]].gtx
-
-\* No torn transaction: no client transaction has a record committed and
-\* another aborted, and once nothing is in flight, none has a record
-\* committed and another still open.
-Atomicity ==
-    \A e1, e2 \in DataEntries :
-        GtxOf(e1) = GtxOf(e2) /\ FateOf(e1) = "committed" =>
-            /\ FateOf(e2) # "aborted"
-            /\ Quiescent => FateOf(e2) = "committed"
-
-\* A read_committed fetch returns only records of committed transactions.
-ReadCommitted ==
-    \A p \in Parts : \A i \in ReadCommittedFetch(plog[p], Bug("lso_inclusive")) : Fate(plog[p], i) = "committed"
-
-\* A batch is appended at most once: a client transaction writes one batch
-\* per partition, so two entries of one transaction in one partition are a
-\* retried batch appended twice.
-NoDuplicates ==
-    \A p \in Parts : \A i, j \in DOMAIN plog[p] :
-        (i < j /\ IsData(plog[p], i) /\ IsData(plog[p], j)) => plog[p][i].gtx # plog[p][j].gtx
-
-\* Nothing written by a zombie (an instance whose epoch was superseded by
-\* another instance's InitProducerId) becomes committed.
-ZombieFenced ==
-    \A e \in DataEntries : plog[e[1]][e[2]].zombie => FateOf(e) # "committed"
-
-\* A partition's LSO is held only by a transaction the coordinator's log
-\* says is open and includes that partition.
-NoHangingTransaction ==
-    \A p \in Parts : \A i \in DOMAIN plog[p] :
-        (IsData(plog[p], i) /\ Fate(plog[p], i) = "open") =>
-            LET t == plog[p][i].pid
-            IN /\ tlog[t] # <<>>
-               /\ tlog[t][Len(tlog[t])].st \in {"Ongoing", "PrepareCommit", "PrepareAbort"}
-               /\ p \in tlog[t][Len(tlog[t])].parts
-
-\* A marker completes only the transaction whose records it covers: a
-\* COMMIT only at that transaction's own EndTxn, an ABORT at its own
-\* EndTxn or when the coordinator fenced it.
-MarkerSafety ==
-    \A p \in Parts : \A c \in DOMAIN plog[p] :
-        IsMarker(plog[p], c) =>
-            \A i \in ClosedBy(plog[p], c) :
-                \/ plog[p][i].gtx = plog[p][c].endBy
-                \/ /\ ~plog[p][c].commit
-                   /\ IsFence(plog[p][c].endBy)
-                   /\ plog[p][i].gtx = plog[p][c].gtx
-
-\* CTP: committed output records whose input record is p's offset o.
-\* @type: (Int, Int) => Int;
-CommittedCopies(p, o) ==
-    Cardinality({i \in DOMAIN plog[p] : IsData(plog[p], i) /\ plog[p][i].src = o /\ Fate(plog[p], i) = "committed"})
-
-\* Exactly-once consume-transform-produce: no input record has its output
-\* committed twice in any output partition, and once nothing is in flight,
-\* the committed output is exactly that of the input below the group's
-\* committed offset.
-ExactlyOnceCTP ==
-    \A p \in Parts, o \in 0..(InputSize - 1) :
-        /\ CommittedCopies(p, o) <= 1
-        /\ Quiescent => (CommittedCopies(p, o) = 1 <=> o < gc.committed)
-
-\* A leader's producer state is a function of its log: a restarted leader
-\* (LeaderRestart) rebuilds exactly what it had, so deduplication and
-\* fencing survive crashes.
-ProducerStateInLog ==
-    \A p \in Parts, t \in TxnIds : pst[p][t] = LoadedProducerState(plog[p], t)
-
-TypeOK ==
-    /\ \A i \in Instances : cl[i].st \in {"down", "init", "ready", "intxn", "fenced", "failed", "done"}
-    /\ \A t \in TxnIds : tc[t].st \in TxnStates
-    /\ \A m \in net : m.err \in Errors
-    /\ cepoch = failovers
 
 =============================================================================

@@ -1,9 +1,9 @@
 ---------------------------- MODULE MCKafkaTxn ----------------------------
 (***************************************************************************)
-(* Model of KafkaTxn for the model checkers. Constants come from the       *)
-(* registry (specs/models.toml).                                           *)
+(* Model of KafkaTxn, with its invariants (KafkaTxnProperties), for the    *)
+(* model checkers. Constants come from the registry (specs/models.toml).   *)
 (***************************************************************************)
-EXTENDS KafkaTxn
+EXTENDS KafkaTxnProperties
 
 \* The client-step (pc) that response m answers.
 \* @type: ($msg) => Int;

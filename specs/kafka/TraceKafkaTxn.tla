@@ -33,7 +33,7 @@
 (*   a shallower one, of depth d            -> event d has no explanation; *)
 (*   Diagnose* at l = d                     -> which part of event d fails.*)
 (***************************************************************************)
-EXTENDS KafkaTxn
+EXTENDS KafkaTxnProperties
 
 (*
   @typeAlias: event = <<Str, Int, Str, Int, Int, Str, Int, Str, Str, Str>>;

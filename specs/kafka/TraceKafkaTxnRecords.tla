@@ -11,7 +11,7 @@
 (* Apalache explores executions of a bounded length, so acceptance is the *)
 (* violation of TraceAccepted within Len(Trace) steps.                     *)
 (***************************************************************************)
-EXTENDS KafkaTxn
+EXTENDS KafkaTxnProperties
 
 (*
   @typeAlias: event = {action: Str, logged: Set(Str), txn_id: Str, instance: Int, partition: Int,
