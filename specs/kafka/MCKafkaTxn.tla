@@ -3,7 +3,7 @@
 (* Model of KafkaTxn, with its invariants (KafkaTxnProperties), for the    *)
 (* model checkers. Constants come from the registry (specs/models.toml).   *)
 (***************************************************************************)
-EXTENDS KafkaTxnProperties
+EXTENDS KafkaTxn, KafkaTxnProperties
 
 \* The client-step (pc) that response m answers.
 \* @type: ($msg) => Int;
