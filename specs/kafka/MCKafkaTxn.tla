@@ -3,6 +3,9 @@
 (* Model of KafkaTxn, with its invariants (KafkaTxnProperties), for the    *)
 (* model checkers. Constants come from the registry (specs/models.toml).   *)
 (***************************************************************************)
+\* KafkaTxn before KafkaTxnProperties: TLC orders strings and record fields by when it
+\* first reads them, and this keeps the order it had when the invariants were in KafkaTxn
+\* (specs/README.md).
 EXTENDS KafkaTxn, KafkaTxnProperties
 
 \* The client-step (pc) that response m answers.

@@ -34,6 +34,9 @@
 (*   a shallower one, of depth d            -> event d has no explanation; *)
 (*   Diagnose* at l = d                     -> which part of event d fails.*)
 (***************************************************************************)
+\* KafkaTxn before KafkaTxnProperties: TLC orders strings and record fields by when it
+\* first reads them, and this keeps the order it had when the invariants were in KafkaTxn
+\* (specs/README.md).
 EXTENDS TraceKafkaTxnDispatch, KafkaTxn, KafkaTxnProperties
 
 (*

@@ -12,6 +12,9 @@
 (* Apalache explores executions of a bounded length, so acceptance is the *)
 (* violation of TraceAccepted within Len(Trace) steps.                     *)
 (***************************************************************************)
+\* KafkaTxn before KafkaTxnProperties: TLC orders strings and record fields by when it
+\* first reads them, and this keeps the order it had when the invariants were in KafkaTxn
+\* (specs/README.md).
 EXTENDS TraceKafkaTxnDispatch, KafkaTxn, KafkaTxnProperties
 
 (*
