@@ -92,6 +92,13 @@
 (*                     group generation (complete only since Kafka 3.7).   *)
 (*   "restart_forgets_producers" a restarted leader does not rebuild its   *)
 (*                     producer state from the log (it starts empty).      *)
+(*                                                                         *)
+(* Modules: the invariants (what the protocol promises) are in             *)
+(* KafkaTxnProperties, which extends this module; the model checkers'      *)
+(* module MCKafkaTxn and the trace checkers TraceKafkaTxn and              *)
+(* TraceKafkaTxnRecords extend that. The variables are grouped by          *)
+(* component: netVars, clientVars, coordVars, leaderVars, groupVars,       *)
+(* faultVars.                                                              *)
 (***************************************************************************)
 EXTENDS Integers, Sequences, FiniteSets, TLC, KafkaTxnStates, KafkaLog
 
@@ -145,13 +152,19 @@ ASSUME Bugs \subseteq {"no_epoch_bump", "no_idempotence", "no_pending_check", "l
 *)
 KafkaTxn_typedefs == TRUE
 
+\* The variables, one group per component (the tuples below). An action
+\* names in UNCHANGED the groups it leaves alone, and single variables only
+\* of a group it changes in part.
 VARIABLES
+    \* -- netVars: the network --
     \* Messages in flight.
     \* @type: Set($msg);
     net,
+    \* -- clientVars: producer clients --
     \* Producer clients.
     \* @type: $inst -> $client;
     cl,
+    \* -- coordVars: the transaction coordinator --
     \* Coordinator, in memory, per transactional.id.
     \* @type: Str -> $coord;
     tc,
@@ -161,6 +174,7 @@ VARIABLES
     \* The coordinator epoch (bumped by every failover).
     \* @type: Int;
     cepoch,
+    \* -- leaderVars: partition leaders --
     \* Partition logs.
     \* @type: Int -> Seq($entry);
     plog,
@@ -170,13 +184,14 @@ VARIABLES
     \* TV2: batches a leader holds until the coordinator verified them.
     \* @type: Int -> Set($held);
     held,
+    \* -- groupVars: the group coordinator --
     \* The group coordinator of the application's consumer group: generation,
     \* the member that owns the input partition, the committed offset, and
     \* the pending transactional offset of each producer (-1: none); and the
     \* offsets standalone consumers committed in their own groups (groups).
     \* @type: $group;
     gc,
-    \* Fault budgets used so far: hangs, retries, lost messages, failovers.
+    \* -- faultVars: fault budgets used so far: hangs, retries, lost messages, failovers --
     \* @type: Int;
     hangs,
     \* @type: Int;
@@ -185,11 +200,18 @@ VARIABLES
     losses,
     \* @type: Int;
     failovers,
+    \* -- history --
     \* The last step, for readable traces (history only).
     \* @type: $action;
     action
 
-vars == <<net, cl, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers, action>>
+netVars == <<net>>
+clientVars == <<cl>>
+coordVars == <<tc, tlog, cepoch>>
+leaderVars == <<plog, pst, held>>
+groupVars == <<gc>>
+faultVars == <<hangs, retries, losses, failovers>>
+vars == <<netVars, clientVars, coordVars, leaderVars, groupVars, faultVars, action>>
 
 Parts == 1..NumPartitions
 \* The consumer-offsets partition of the application's group: a transaction
@@ -340,7 +362,7 @@ StartInstance(i) ==
        IN /\ cl' = [cl EXCEPT ![i].st = "init", ![i].out = TRUE, ![i].req = m]
           /\ net' = net \cup {m}
     /\ action' = Act("StartInstance", InstName(i), "instance" :> i[2])
-    /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<coordVars, leaderVars, groupVars, faultVars>>
 
 \* CTP: does instance i own the input partition in the group's current
 \* generation (as its last poll told it)?
@@ -356,7 +378,7 @@ BeginTxn(i) ==
     /\ CTP => OwnsInput(i) /\ cl[i].pos \in 0..(InputSize - 1)
     /\ cl' = [cl EXCEPT ![i].st = "intxn", ![i].txn = @ + 1, ![i].pc = FirstPc, ![i].commit = TRUE]
     /\ action' = Act("BeginTxn", InstName(i), "instance" :> i[2] @@ "txn" :> cl[i].txn + 1)
-    /\ UNCHANGED <<net, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<netVars, coordVars, leaderVars, groupVars, faultVars>>
 
 \* The request for the client's next step.
 \* @type: ($inst, Bool) => $msg;
@@ -381,7 +403,7 @@ SendRequest(i) ==
         IN /\ cl' = [cl EXCEPT ![i].out = TRUE, ![i].req = m, ![i].commit = commit]
            /\ net' = net \cup {m}
            /\ action' = Act(m.type, InstName(i), RequestArgs(m))
-    /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<coordVars, leaderVars, groupVars, faultVars>>
 
 \* No answer in time: the client sends its request again. A request that
 \* is lost (nothing of it in flight) is re-sent freely, as Kafka's client
@@ -400,9 +422,9 @@ Retry(i) ==
                IN /\ net' = net \cup {m}
                   /\ cl' = [cl EXCEPT ![i].req = m]
        ELSE /\ net' = net \cup {cl[i].req}
-            /\ UNCHANGED <<cl, retries>>
+            /\ UNCHANGED <<clientVars, retries>>
     /\ action' = Act("Retry", InstName(i), "instance" :> i[2] @@ "txn" :> cl[i].txn @@ "part" :> cl[i].req.part)
-    /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, gc, hangs, losses, failovers>>
+    /\ UNCHANGED <<coordVars, leaderVars, groupVars, hangs, losses, failovers>>
 
 \* A produce request times out (delivery.timeout.ms): the batch is failed,
 \* which is an abortable error, so the transaction goes on to abort. The
@@ -417,7 +439,7 @@ ProduceTimeout(i) ==
     /\ retries' = retries + 1
     /\ cl' = [cl EXCEPT ![i].out = FALSE, ![i].pc = EndPc, ![i].commit = FALSE]
     /\ action' = Act("ProduceTimeout", InstName(i), "instance" :> i[2] @@ "txn" :> cl[i].txn @@ "part" :> cl[i].req.part)
-    /\ UNCHANGED <<net, tc, tlog, cepoch, plog, pst, held, gc, hangs, losses, failovers>>
+    /\ UNCHANGED <<netVars, coordVars, leaderVars, groupVars, hangs, losses, failovers>>
 
 \* Does response m answer instance i's outstanding request?
 \* @type: ($inst, $msg) => Bool;
@@ -465,7 +487,7 @@ ClientReceive(i, m) ==
                          @@ (IF m.type \in {"InitProducerIdResp", "EndTxnResp"} THEN "epoch" :> m.epoch ELSE NoArgs)
                          @@ (IF m.type = "OffsetFetchResp" THEN "offset" :> m.val ELSE NoArgs),
                          m.err)
-    /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<coordVars, leaderVars, groupVars, faultVars>>
 
 \* After CONCURRENT_TRANSACTIONS on InitProducerId the client asks again.
 \* @type: ($inst) => Bool;
@@ -475,7 +497,7 @@ ReInit(i) ==
        IN /\ cl' = [cl EXCEPT ![i].out = TRUE, ![i].req = m]
           /\ net' = net \cup {m}
     /\ action' = Act("InitProducerId", InstName(i), "instance" :> i[2])
-    /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<coordVars, leaderVars, groupVars, faultVars>>
 
 \* A response nobody waits for any more (an answer to an earlier copy).
 \* @type: ($msg) => Bool;
@@ -486,7 +508,7 @@ DiscardStale(m) ==
     /\ ~Answers(<<m.tid, m.inst>>, m)
     /\ net' = net \ {m}
     /\ action' = On(m.tid, Act("DiscardStale", "network", "instance" :> m.inst))
-    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<clientVars, coordVars, leaderVars, groupVars, faultVars>>
 
 \* Instance i hangs (GC pause, VM freeze). Only an instance that has a
 \* successor hangs: its successor starts in its place.
@@ -499,7 +521,7 @@ Hang(i) ==
     /\ cl' = [cl EXCEPT ![i].hung = TRUE]
     /\ hangs' = hangs + 1
     /\ action' = Act("Hang", InstName(i), "instance" :> i[2])
-    /\ UNCHANGED <<net, tc, tlog, cepoch, plog, pst, held, gc, retries, losses, failovers>>
+    /\ UNCHANGED <<netVars, coordVars, leaderVars, groupVars, retries, losses, failovers>>
 
 \* A hung instance resumes. If it was replaced meanwhile (a successor
 \* started, or the group gave its input away), it does not know: a zombie.
@@ -508,7 +530,7 @@ Resume(i) ==
     /\ cl[i].hung
     /\ cl' = [cl EXCEPT ![i].hung = FALSE]
     /\ action' = Act("Resume", InstName(i), "instance" :> i[2])
-    /\ UNCHANGED <<net, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<netVars, coordVars, leaderVars, groupVars, faultVars>>
 
 \* CTP: the group gives the input partition to instance i: no member has
 \* it yet, or its owner stopped heartbeating (hung: session timeout) or
@@ -523,7 +545,7 @@ JoinGroup(i) ==
     /\ gc' = [gc EXCEPT !.gen = @ + 1, !.owner = i]
     /\ cl' = [cl EXCEPT ![i].gen = gc.gen + 1, ![i].pos = -1]
     /\ action' = Act("JoinGroup", InstName(i), "instance" :> i[2] @@ "generation" :> gc.gen + 1)
-    /\ UNCHANGED <<net, tc, tlog, cepoch, plog, pst, held, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<netVars, coordVars, leaderVars, faultVars>>
 
 \* CTP: the owner asks for the committed offset (OffsetFetch with
 \* require_stable: UNSTABLE_OFFSET_COMMIT while transactional offsets are pending).
@@ -536,7 +558,7 @@ FetchOffset(i) ==
        IN /\ cl' = [cl EXCEPT ![i].out = TRUE, ![i].req = m]
           /\ net' = net \cup {m}
     /\ action' = Act("OffsetFetch", InstName(i), "instance" :> i[2])
-    /\ UNCHANGED <<tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<coordVars, leaderVars, groupVars, faultVars>>
 
 \* CTP: the owner has processed the whole input.
 \* @type: ($inst) => Bool;
@@ -546,7 +568,7 @@ InputDone(i) ==
     /\ OwnsInput(i) /\ cl[i].pos = InputSize
     /\ cl' = [cl EXCEPT ![i].st = "done"]
     /\ action' = Act("InputDone", InstName(i), "instance" :> i[2])
-    /\ UNCHANGED <<net, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<netVars, coordVars, leaderVars, groupVars, faultVars>>
 
 -----------------------------------------------------------------------------
 (* Group coordinator (CTP) *)
@@ -559,7 +581,7 @@ GcOffsetFetch(m) ==
              THEN Reply(m, "UNSTABLE_OFFSET_COMMIT")
              ELSE [Reply(m, "NONE") EXCEPT !.val = gc.committed]}
     /\ action' = On(m.tid, Act("GcOffsetFetch", "group", "instance" :> m.inst @@ "committed" :> gc.committed))
-    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<clientVars, coordVars, leaderVars, groupVars, faultVars>>
 
 \* TxnOffsetCommit (KIP-447): the member must belong to the current
 \* generation (ILLEGAL_GENERATION otherwise); the offset is kept pending
@@ -571,7 +593,7 @@ GcTxnOffsetCommit(m) ==
        IN /\ gc' = IF ok THEN [gc EXCEPT !.pending[m.tid] = m.val] ELSE gc
           /\ net' = (net \ {m}) \cup {Reply(m, IF ok THEN "NONE" ELSE "ILLEGAL_GENERATION")}
     /\ action' = On(m.tid, Act("GcTxnOffsetCommit", "group", "instance" :> m.inst @@ "offset" :> m.val @@ "generation" :> m.gen))
-    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<clientVars, coordVars, leaderVars, faultVars>>
 
 \* Whether partition-side producer state s accepts marker m: a marker from
 \* an older coordinator epoch, or for an older producer epoch, is refused
@@ -594,10 +616,10 @@ GcMarker(m) ==
              THEN /\ gc' = [gc EXCEPT !.committed = IF m.commit /\ gc.pending[m.tid] # -1 THEN gc.pending[m.tid] ELSE @,
                                       !.pending[m.tid] = -1]
                   /\ pst' = [pst EXCEPT ![OffsetsPart][m.tid].epoch = m.epoch, ![OffsetsPart][m.tid].cepoch = m.cepoch]
-             ELSE UNCHANGED <<gc, pst>>
+             ELSE UNCHANGED <<pst, groupVars>>
           /\ net' = (net \ {m}) \cup {Reply(m, err)}
     /\ action' = On(m.tid, Act("GcMarker", "group", "epoch" :> m.epoch @@ "commit" :> (IF m.commit THEN 1 ELSE 0)))
-    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, held, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<clientVars, coordVars, plog, held, faultVars>>
 
 -----------------------------------------------------------------------------
 (* Transaction coordinator *)
@@ -644,7 +666,7 @@ TcInitProducerId(m) ==
                                                     {[Reply(m, "NONE") EXCEPT !.epoch = bumped]})]
                  /\ net' = net \ {m}
     /\ action' = On(m.tid, Act("TcInitProducerId", "coordinator", "instance" :> m.inst))
-    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<clientVars, tlog, cepoch, leaderVars, groupVars, faultVars>>
 
 \* AddPartitionsToTxn for partitions `parts`: from the client (TV1), or from
 \* a leader on the client's behalf (TV2, `reply` goes to the leader).
@@ -669,7 +691,7 @@ TcAddPartitionsToTxn(m) ==
     /\ m \in net /\ m.type = "AddPartitionsToTxn"
     /\ TcAddPartitions(m, Parts, Reply(m, "NONE"))
     /\ action' = On(m.tid, Act("TcAddPartitionsToTxn", "coordinator", "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "epoch" :> m.epoch))
-    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<clientVars, tlog, cepoch, leaderVars, groupVars, faultVars>>
 
 \* AddOffsetsToTxn: adds the group's offsets partition to the transaction.
 \* @type: ($msg) => Bool;
@@ -677,7 +699,7 @@ TcAddOffsetsToTxn(m) ==
     /\ m \in net /\ m.type = "AddOffsetsToTxn"
     /\ TcAddPartitions(m, {OffsetsPart}, Reply(m, "NONE"))
     /\ action' = On(m.tid, Act("TcAddOffsetsToTxn", "coordinator", "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "epoch" :> m.epoch))
-    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<clientVars, tlog, cepoch, leaderVars, groupVars, faultVars>>
 
 \* TV2: a leader asks to add partition m.part before appending m's batch.
 \* @type: ($msg) => Bool;
@@ -685,7 +707,7 @@ TcVerify(m) ==
     /\ m \in net /\ m.type = "Verify"
     /\ TcAddPartitions(m, {m.part}, Reply(m, "NONE"))
     /\ action' = On(m.tid, Act("TcVerify", "coordinator", "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "part" :> m.part @@ "epoch" :> m.epoch))
-    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<clientVars, tlog, cepoch, leaderVars, groupVars, faultVars>>
 
 \* Is an EndTxn with epoch e a valid request in state s (TransactionCoordinator.endTransaction)?
 \* TV1: the epoch must be the current one. TV2: every EndTxn bumped the
@@ -723,7 +745,7 @@ TcEndTxn(m) ==
                  TcReplyNow(m, Reply(m, "INVALID_TXN_STATE"))
     /\ action' = On(m.tid, Act("TcEndTxn", "coordinator", "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "epoch" :> m.epoch
                                        @@ "commit" :> (IF m.commit THEN 1 ELSE 0)))
-    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<clientVars, tlog, cepoch, leaderVars, groupVars, faultVars>>
 
 \* The markers for the transaction described by `entry`, one per partition.
 \* @type: (Str, $tentry, Int) => Set($msg);
@@ -745,7 +767,7 @@ TcAppend(t) ==
                                       pending |-> Tail(tc[t].pending)]]
           /\ net' = net \cup Head(tc[t].pending).replies \cup (IF prepared THEN Markers(t, e, cepoch) ELSE {})
           /\ action' = On(t, Act("TcAppend", "coordinator", "epoch" :> e.epoch))
-    /\ UNCHANGED <<cl, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<clientVars, cepoch, leaderVars, groupVars, faultVars>>
 
 \* A partition acknowledged its marker.
 \* @type: ($msg) => Bool;
@@ -756,7 +778,7 @@ TcMarkerAck(m) ==
              THEN [tc EXCEPT ![m.tid].todo = @ \ {m.part}]
              ELSE tc   \* an answer to an earlier coordinator epoch or transaction: ignored
     /\ action' = On(m.tid, Act("TcMarkerAck", "coordinator", "part" :> m.part @@ "cepoch" :> m.cepoch))
-    /\ UNCHANGED <<cl, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<clientVars, tlog, cepoch, leaderVars, groupVars, faultVars>>
 
 \* Every marker is written: log CompleteCommit / CompleteAbort.
 \* @type: (Str) => Bool;
@@ -768,7 +790,7 @@ TcComplete(t) ==
                                            epoch |-> tc[t].epoch, parts |-> {}, gtx |-> tc[t].gtx, endBy |-> tc[t].endBy],
                                        {})]
     /\ action' = On(t, Act("TcComplete", "coordinator", NoArgs))
-    /\ UNCHANGED <<net, cl, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<netVars, clientVars, tlog, cepoch, leaderVars, groupVars, faultVars>>
 
 \* The coordinator fails over: a new one (coordinator epoch + 1) loads
 \* __transaction_state; in-memory state and pending appends are lost; the
@@ -786,7 +808,7 @@ Failover ==
     /\ net' = net \cup UNION { IF tlog[t] # <<>> /\ tlog[t][Len(tlog[t])].st \in {"PrepareCommit", "PrepareAbort"}
                                 THEN Markers(t, tlog[t][Len(tlog[t])], cepoch + 1) ELSE {} : t \in TxnIds }
     /\ action' = Act("Failover", "coordinator", "cepoch" :> cepoch + 1)
-    /\ UNCHANGED <<cl, tlog, plog, pst, held, gc, hangs, retries, losses>>
+    /\ UNCHANGED <<clientVars, tlog, leaderVars, groupVars, hangs, retries, losses>>
 
 -----------------------------------------------------------------------------
 (* Partition leaders *)
@@ -843,7 +865,7 @@ LeaderProduce(m) ==
                /\ UNCHANGED held
     /\ action' = On(m.tid, Act("LeaderProduce", "leader", "part" :> m.part @@ "instance" :> m.inst @@ "txn" :> m.gtx[3]
                                             @@ "epoch" :> m.epoch @@ "seq" :> m.seq))
-    /\ UNCHANGED <<cl, tc, tlog, cepoch, gc, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<clientVars, coordVars, groupVars, faultVars>>
 
 \* TV2: the coordinator answered the verification of a held batch. Append
 \* it, unless a marker for its producer arrived meanwhile (Kafka's
@@ -870,7 +892,7 @@ LeaderVerified(r) ==
                 /\ UNCHANGED <<plog, pst>>
         /\ action' = On(r.tid, Act("LeaderVerified", "leader", "part" :> r.part @@ "txn" :> r.gtx[3]
                                                  @@ "ok" :> (IF r.err = "NONE" /\ ~h.void THEN 1 ELSE 0)))
-    /\ UNCHANGED <<cl, tc, tlog, cepoch, gc, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<clientVars, coordVars, groupVars, faultVars>>
 
 \* TV2: a coordinator failover lost the verification of held batch h (its
 \* pending answer died with the old coordinator): the produce fails with a
@@ -886,7 +908,7 @@ LeaderVerifyLost(p) ==
         /\ held' = [held EXCEPT ![p] = @ \ {h}]
         /\ net' = net \cup {Reply(h.m, "NOT_ENOUGH_REPLICAS")}
         /\ action' = On(h.m.tid, ActNote("LeaderVerifyLost", "leader", "part" :> p @@ "txn" :> h.m.gtx[3], "NOT_ENOUGH_REPLICAS"))
-    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, gc, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<clientVars, coordVars, plog, pst, groupVars, faultVars>>
 
 \* An answer to a verification whose batch was already dealt with (a
 \* retried produce asked twice): nothing waits for it.
@@ -896,7 +918,7 @@ LeaderDiscardVerify(r) ==
     /\ ~\E h \in held[r.part] : h.m.tid = r.tid /\ h.m.inst = r.inst /\ h.m.gtx = r.gtx /\ h.m.seq = r.seq /\ h.m.epoch = r.epoch /\ h.m.att = r.att
     /\ net' = net \ {r}
     /\ action' = On(r.tid, Act("LeaderDiscardVerify", "leader", "part" :> r.part @@ "txn" :> r.gtx[3]))
-    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<clientVars, coordVars, leaderVars, groupVars, faultVars>>
 
 \* A WriteTxnMarkers request reaches the leader of its partition: a marker
 \* from an older coordinator epoch, or for an older producer epoch, is
@@ -917,11 +939,11 @@ LeaderMarker(m) ==
                                  lastSeq |-> IF m.epoch > s.epoch THEN -1 ELSE s.lastSeq,
                                  seqs |-> IF m.epoch > s.epoch THEN {} ELSE s.seqs]]
                   /\ held' = [held EXCEPT ![p] = {IF h.m.tid = m.tid THEN [h EXCEPT !.void = TRUE] ELSE h : h \in @}]
-             ELSE UNCHANGED <<plog, pst, held>>
+             ELSE UNCHANGED leaderVars
           /\ net' = (net \ {m}) \cup {Reply(m, err)}
     /\ action' = On(m.tid, Act("LeaderMarker", "leader", "part" :> m.part @@ "epoch" :> m.epoch @@ "cepoch" :> m.cepoch
                                            @@ "commit" :> (IF m.commit THEN 1 ELSE 0)))
-    /\ UNCHANGED <<cl, tc, tlog, cepoch, gc, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<clientVars, coordVars, groupVars, faultVars>>
 
 \* The producer state of t that a leader rebuilds from `log` when it loads
 \* the partition (ProducerStateManager: snapshot plus replay of the log):
@@ -956,7 +978,7 @@ LeaderRestart(p) ==
                                                    ELSE LoadedProducerState(plog[p], t)]]
     /\ held' = [held EXCEPT ![p] = {}]
     /\ action' = Act("LeaderRestart", "leader", "part" :> p)
-    /\ UNCHANGED <<net, cl, tc, tlog, cepoch, plog, gc, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<netVars, clientVars, coordVars, plog, groupVars, faultVars>>
 
 \* The coordinator's marker channel re-sends a marker that got lost.
 \* @type: (Str, Int) => Bool;
@@ -966,7 +988,7 @@ TcResendMarker(t, p) ==
        IN /\ ~\E n \in net : n.type \in {"WriteTxnMarkers", "WriteTxnMarkersResp"} /\ n.tid = t /\ n.part = p /\ n.cepoch = cepoch
           /\ net' = net \cup ms
     /\ action' = On(t, Act("TcResendMarker", "coordinator", "part" :> p))
-    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<clientVars, coordVars, leaderVars, groupVars, faultVars>>
 
 -----------------------------------------------------------------------------
 (* Consumers. A fetch changes no state, and the offsets that standalone    *)
@@ -995,7 +1017,7 @@ LastStableOffset(p) == LSO(plog[p]) - 1
 Fetch(p, isolation, from) ==
     /\ isolation \in Isolations
     /\ action' = ActNote("Fetch", "consumer", "part" :> p @@ "from" :> from, isolation)
-    /\ UNCHANGED <<net, cl, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<netVars, clientVars, coordVars, leaderVars, groupVars, faultVars>>
 
 \* A standalone consumer (assign(), not a member of any generation) of
 \* group g commits its position `offset` on partition p (OffsetCommit with
@@ -1007,7 +1029,7 @@ OffsetCommit(g, p, offset) ==
     /\ gc' = [gc EXCEPT !.groups =
                 (g :> ((p :> offset) @@ (IF g \in DOMAIN @ THEN @[g] ELSE [q \in {} |-> 0]))) @@ @]
     /\ action' = Act("OffsetCommit", "consumer", "part" :> p @@ "offset" :> offset)
-    /\ UNCHANGED <<net, cl, tc, tlog, cepoch, plog, pst, held, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<netVars, clientVars, coordVars, leaderVars, faultVars>>
 
 -----------------------------------------------------------------------------
 (* The network *)
@@ -1020,7 +1042,7 @@ Drop(m) ==
     /\ net' = net \ {m}
     /\ losses' = losses + 1
     /\ action' = On(m.tid, Act("Drop", "network", "instance" :> m.inst @@ "part" :> m.part @@ "txn" :> m.gtx[3]))
-    /\ UNCHANGED <<cl, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, failovers>>
+    /\ UNCHANGED <<clientVars, coordVars, leaderVars, groupVars, hangs, retries, failovers>>
 
 \* Nothing left in flight and no transaction between prepare and complete.
 Quiescent ==
@@ -1062,99 +1084,5 @@ NextWithConsumers(G) ==
     \/ Next
     \/ \E p \in Parts, iso \in Isolations : \E from \in 0..Len(plog[p]) : Fetch(p, iso, from)
     \/ \E g \in G, p \in Parts : \E offset \in 0..Len(plog[p]) : OffsetCommit(g, p, offset)
-
------------------------------------------------------------------------------
-(* Invariants *)
-
-\* Only legal coordinator transitions reach __transaction_state, epochs
-\* never go back, and a transactional.id's log starts with Empty.
-TxnStateMachine ==
-    \A t \in TxnIds :
-        /\ tlog[t] # <<>> => tlog[t][1].st = "Empty"
-        /\ \A k \in 2..Len(tlog[t]) :
-            /\ LegalTransition(tlog[t][k - 1].st, tlog[t][k].st)
-            /\ tlog[t][k - 1].epoch <= tlog[t][k].epoch
-
-\* The data entries of every partition, as <<partition, index>>.
-DataEntries == UNION { {<<p, i>> : i \in {j \in DOMAIN plog[p] : IsData(plog[p], j)}} : p \in Parts }
-
-\* @type: (<<Int, Int>>) => Str;
-FateOf(e) == Fate(plog[e[1]], e[2])
-
-\* @type: (<<Int, Int>>) => $gtx;
-GtxOf(e) == plog[e[1]][e[2]].gtx
-
-\* No torn transaction: no client transaction has a record committed and
-\* another aborted, and once nothing is in flight, none has a record
-\* committed and another still open.
-Atomicity ==
-    \A e1, e2 \in DataEntries :
-        GtxOf(e1) = GtxOf(e2) /\ FateOf(e1) = "committed" =>
-            /\ FateOf(e2) # "aborted"
-            /\ Quiescent => FateOf(e2) = "committed"
-
-\* A read_committed fetch returns only records of committed transactions.
-ReadCommitted ==
-    \A p \in Parts : \A i \in ReadCommittedFetch(plog[p], Bug("lso_inclusive")) : Fate(plog[p], i) = "committed"
-
-\* A batch is appended at most once: a client transaction writes one batch
-\* per partition, so two entries of one transaction in one partition are a
-\* retried batch appended twice.
-NoDuplicates ==
-    \A p \in Parts : \A i, j \in DOMAIN plog[p] :
-        (i < j /\ IsData(plog[p], i) /\ IsData(plog[p], j)) => plog[p][i].gtx # plog[p][j].gtx
-
-\* Nothing written by a zombie (an instance whose epoch was superseded by
-\* another instance's InitProducerId) becomes committed.
-ZombieFenced ==
-    \A e \in DataEntries : plog[e[1]][e[2]].zombie => FateOf(e) # "committed"
-
-\* A partition's LSO is held only by a transaction the coordinator's log
-\* says is open and includes that partition.
-NoHangingTransaction ==
-    \A p \in Parts : \A i \in DOMAIN plog[p] :
-        (IsData(plog[p], i) /\ Fate(plog[p], i) = "open") =>
-            LET t == plog[p][i].pid
-            IN /\ tlog[t] # <<>>
-               /\ tlog[t][Len(tlog[t])].st \in {"Ongoing", "PrepareCommit", "PrepareAbort"}
-               /\ p \in tlog[t][Len(tlog[t])].parts
-
-\* A marker completes only the transaction whose records it covers: a
-\* COMMIT only at that transaction's own EndTxn, an ABORT at its own
-\* EndTxn or when the coordinator fenced it.
-MarkerSafety ==
-    \A p \in Parts : \A c \in DOMAIN plog[p] :
-        IsMarker(plog[p], c) =>
-            \A i \in ClosedBy(plog[p], c) :
-                \/ plog[p][i].gtx = plog[p][c].endBy
-                \/ /\ ~plog[p][c].commit
-                   /\ IsFence(plog[p][c].endBy)
-                   /\ plog[p][i].gtx = plog[p][c].gtx
-
-\* CTP: committed output records whose input record is p's offset o.
-\* @type: (Int, Int) => Int;
-CommittedCopies(p, o) ==
-    Cardinality({i \in DOMAIN plog[p] : IsData(plog[p], i) /\ plog[p][i].src = o /\ Fate(plog[p], i) = "committed"})
-
-\* Exactly-once consume-transform-produce: no input record has its output
-\* committed twice in any output partition, and once nothing is in flight,
-\* the committed output is exactly that of the input below the group's
-\* committed offset.
-ExactlyOnceCTP ==
-    \A p \in Parts, o \in 0..(InputSize - 1) :
-        /\ CommittedCopies(p, o) <= 1
-        /\ Quiescent => (CommittedCopies(p, o) = 1 <=> o < gc.committed)
-
-\* A leader's producer state is a function of its log: a restarted leader
-\* (LeaderRestart) rebuilds exactly what it had, so deduplication and
-\* fencing survive crashes.
-ProducerStateInLog ==
-    \A p \in Parts, t \in TxnIds : pst[p][t] = LoadedProducerState(plog[p], t)
-
-TypeOK ==
-    /\ \A i \in Instances : cl[i].st \in {"down", "init", "ready", "intxn", "fenced", "failed", "done"}
-    /\ \A t \in TxnIds : tc[t].st \in TxnStates
-    /\ \A m \in net : m.err \in Errors
-    /\ cepoch = failovers
 
 =============================================================================

@@ -1,9 +1,12 @@
 ---------------------------- MODULE MCKafkaTxn ----------------------------
 (***************************************************************************)
-(* Model of KafkaTxn for the model checkers. Constants come from the       *)
-(* registry (specs/kafka/models.toml).                                     *)
+(* Model of KafkaTxn, with its invariants (KafkaTxnProperties), for the    *)
+(* model checkers. Constants come from specs/kafka/models.toml.            *)
 (***************************************************************************)
-EXTENDS KafkaTxn
+\* KafkaTxn before KafkaTxnProperties: TLC orders strings and record fields by when it
+\* first reads them, and this keeps the order it had when the invariants were in KafkaTxn
+\* (specs/README.md).
+EXTENDS KafkaTxn, KafkaTxnProperties
 
 \* The client-step (pc) that response m answers.
 \* @type: ($msg) => Int;
@@ -30,7 +33,7 @@ Live(m) ==
 \* TLC: states that differ only in the history variable `action`, or in
 \* messages that can no longer have an effect (Live), are the same state of
 \* the protocol: each has the same futures, up to discarding those messages.
-View == <<{m \in net : Live(m)}, cl, tc, tlog, cepoch, plog, pst, held, gc, hangs, retries, losses, failovers>>
+View == <<{m \in net : Live(m)}, clientVars, coordVars, leaderVars, groupVars, faultVars>>
 
 \* A witness, not a guarantee: false once some transaction is complete and
 \* committed, so that its counterexample is the protocol's happy path,
@@ -130,8 +133,7 @@ ValuesConcrete == net = net /\ cl = cl /\ tc = tc /\ tlog = tlog /\ plog = plog 
 
 ReducedView ==
     <<ValuesConcrete, {m \in net : Live(m)}, [i \in Instances |-> ClientView(i)], [t \in TxnIds |-> CoordView(t)],
-      [t \in TxnIds |-> TlogView(t)], cepoch, [p \in Parts |-> PlogView(p)], pst, held, gc,
-      hangs, retries, losses, failovers>>
+      [t \in TxnIds |-> TlogView(t)], cepoch, [p \in Parts |-> PlogView(p)], pst, held, gc, faultVars>>
 
 -----------------------------------------------------------------------------
 (* ReducedNext: Next with a partial-order reduction, for the holding       *)

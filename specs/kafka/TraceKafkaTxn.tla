@@ -8,10 +8,11 @@
 (* trace-format.md). Event l names the spec action it implements and       *)
 (* carries that action's parameters, the message it consumed or sent, and  *)
 (* some of the variables it changed. TraceNext takes event l: it finds the *)
-(* spec action with those parameters (a message is looked up in flight by  *)
-(* the fields the event logged) and requires the logged post-state. What   *)
-(* the event does not log is left free: the spec decides it, and when it   *)
-(* can decide it in several ways, all are explored.                        *)
+(* spec action with those parameters (Dispatch, in TraceKafkaTxnDispatch;  *)
+(* a message is looked up in flight by the fields the event logged) and    *)
+(* requires the logged post-state. What the event does not log is left     *)
+(* free: the spec decides it, and when it can decide it in several ways,   *)
+(* all are explored.                                                       *)
 (*                                                                         *)
 (* Encoding. SANY's time grows with the number of tokens in the trace, so  *)
 (* an event is a short tuple:                                              *)
@@ -33,7 +34,10 @@
 (*   a shallower one, of depth d            -> event d has no explanation; *)
 (*   Diagnose* at l = d                     -> which part of event d fails.*)
 (***************************************************************************)
-EXTENDS KafkaTxn
+\* KafkaTxn before KafkaTxnProperties: TLC orders strings and record fields by when it
+\* first reads them, and this keeps the order it had when the invariants were in KafkaTxn
+\* (specs/README.md).
+EXTENDS TraceKafkaTxnDispatch, KafkaTxn, KafkaTxnProperties
 
 (*
   @typeAlias: event = <<Str, Int, Str, Int, Int, Str, Int, Str, Str, Str>>;
@@ -50,11 +54,6 @@ CONSTANTS
     \* The field lists: Shapes[k] = <<message fields, post-state fields>>.
     \* @type: Seq(<<Seq(Str), Seq(Str)>>);
     Shapes
-
-VARIABLE
-    \* The index of the next event to explain.
-    \* @type: Int;
-    l
 
 \* The number of events.
 TraceLen ==
@@ -121,93 +120,29 @@ PostVal(f) ==
 
 PostMatches == ToString([k \in DOMAIN PostCols |-> PostVal(PostCols[k])]) = EPost
 
-\* @type: ($coord) => Set($msg);
-PendingReplies(c) == UNION {c.pending[k].replies : k \in DOMAIN c.pending}
-
-\* The type of the answer the event's step produces.
-\* @type: ($msg) => Str;
-ReplyType(m) == IF EAction \in {"LeaderVerified", "LeaderVerifyLost"} THEN "ProduceResp" ELSE m.type \o "Resp"
-
 \* After the step, an answer to m with the event's result is in flight, or
 \* queued behind a pending append. (Present, not new: the network is a set,
 \* so an identical answer to an earlier copy may already be there.)
 \* @type: ($msg) => Bool;
 ResultHolds(m) ==
     \E r \in net' \cup (IF m.tid \in TxnIds THEN PendingReplies(tc'[m.tid]) ELSE {}) :
-        /\ r.type = ReplyType(m)
+        /\ r.type = AnswerType(EAction, m.type)
         /\ r.err = EResult
         /\ r.tid = m.tid /\ r.inst = m.inst /\ r.gtx = m.gtx /\ r.part = m.part
 
-\* LeaderVerifyLost answers a held batch that no message names.
-ResultOfLostVerify ==
-    \E r \in net' \ net : r.type = "ProduceResp" /\ r.err = EResult /\ r.part = EPartition
-
-\* A message step: the action on a message in flight that the event names,
-\* answering with the event's result (when `result` is TRUE).
-\* @type: (($msg) => Bool, Bool) => Bool;
-OnMessage(A(_), result) ==
-    \E m \in net :
-        /\ MsgMatches(m)
-        /\ A(m)
-        /\ result /\ EResult # "" => ResultHolds(m)
-
-\* The spec action event E names, with E's parameters.
+\* The spec action event E names, with E's parameters; when `result` is
+\* TRUE, a message step must answer with the event's result.
 \* @type: (Bool) => Bool;
 StepWith(result) ==
-    CASE EAction = "StartInstance"       -> StartInstance(Inst)
-      [] EAction = "BeginTxn"            -> BeginTxn(Inst)
-      [] EAction = "SendRequest"         -> SendRequest(Inst)
-      [] EAction = "Retry"               -> Retry(Inst)
-      [] EAction = "ProduceTimeout"      -> ProduceTimeout(Inst)
-      [] EAction = "ReInit"              -> ReInit(Inst)
-      [] EAction = "Hang"                -> Hang(Inst)
-      [] EAction = "Resume"              -> Resume(Inst)
-      [] EAction = "JoinGroup"           -> JoinGroup(Inst)
-      [] EAction = "FetchOffset"         -> FetchOffset(Inst)
-      [] EAction = "InputDone"           -> InputDone(Inst)
-      [] EAction = "ClientReceive"       -> OnMessage(LAMBDA m : ClientReceive(Inst, m), result)
-      [] EAction = "DiscardStale"        -> OnMessage(DiscardStale, result)
-      [] EAction = "Drop"                -> OnMessage(Drop, result)
-      [] EAction = "TcInitProducerId"    -> OnMessage(TcInitProducerId, result)
-      [] EAction = "TcAddPartitionsToTxn" -> OnMessage(TcAddPartitionsToTxn, result)
-      [] EAction = "TcAddOffsetsToTxn"   -> OnMessage(TcAddOffsetsToTxn, result)
-      [] EAction = "TcVerify"            -> OnMessage(TcVerify, result)
-      [] EAction = "TcEndTxn"            -> OnMessage(TcEndTxn, result)
-      [] EAction = "TcMarkerAck"         -> OnMessage(TcMarkerAck, result)
-      [] EAction = "GcOffsetFetch"       -> OnMessage(GcOffsetFetch, result)
-      [] EAction = "GcTxnOffsetCommit"   -> OnMessage(GcTxnOffsetCommit, result)
-      [] EAction = "GcMarker"            -> OnMessage(GcMarker, result)
-      [] EAction = "LeaderProduce"       -> OnMessage(LeaderProduce, result)
-      [] EAction = "LeaderVerified"      -> OnMessage(LeaderVerified, result)
-      [] EAction = "LeaderDiscardVerify" -> OnMessage(LeaderDiscardVerify, result)
-      [] EAction = "LeaderMarker"        -> OnMessage(LeaderMarker, result)
-      [] EAction = "TcAppend"            -> TcAppend(ETxnId)
-      [] EAction = "TcComplete"          -> TcComplete(ETxnId)
-      [] EAction = "TcResendMarker"      -> TcResendMarker(ETxnId, EPartition)
-      [] EAction = "LeaderVerifyLost"    -> LeaderVerifyLost(EPartition) /\ (result /\ EResult # "" => ResultOfLostVerify)
-      [] EAction = "Failover"            -> Failover
-      [] EAction = "LeaderRestart"       -> /\ EPartition \in Parts
-                                            /\ LeaderRestart(EPartition)
-      [] EAction = "OffsetCommit"        -> OffsetCommit(EGroup, EPartition, ECommittedOffset)
-      [] EAction = "Fetch"               -> /\ EPartition \in Parts
-                                            /\ Fetch(EPartition, EIsolation, EFrom)
+    Dispatch(EAction, ETxnId, EInstance, EPartition, EGroup, EIsolation, EFrom, ECommittedOffset,
+             MsgMatches,
+             LAMBDA m : result /\ EResult # "" => ResultHolds(m),
+             result /\ EResult # "" => LostVerifyAnswered(EResult, EPartition))
 
 Step == StepWith(TRUE)
 
-\* Actions whose event names a message in flight.
-MessageActions == {"ClientReceive", "DiscardStale", "Drop", "TcInitProducerId", "TcAddPartitionsToTxn",
-                   "TcAddOffsetsToTxn", "TcVerify", "TcEndTxn", "TcMarkerAck", "GcOffsetFetch",
-                   "GcTxnOffsetCommit", "GcMarker", "LeaderProduce", "LeaderVerified",
-                   "LeaderDiscardVerify", "LeaderMarker"}
-\* Client actions that send a request; their message fields describe it.
-SendingActions == {"StartInstance", "SendRequest", "Retry", "ReInit", "FetchOffset"}
-
 \* A sending action's message fields describe the request it sent.
-SentMatches == EAction \in SendingActions => MsgMatches(cl'[Inst].req)
-
-TraceInit ==
-    /\ Init
-    /\ l = 1
+SentMatches == EAction \in SendingActions => MsgMatches(SentRequest(Inst))
 
 TraceNext ==
     /\ l <= TraceLen

@@ -6,12 +6,16 @@
 (* well-typed sequence). TraceKafkaTxn compares logged fields through     *)
 (* TLC's ToString, which Apalache does not have; this module compares     *)
 (* them field by field. It parses more slowly (a record per event), so    *)
-(* TLC uses TraceKafkaTxn.                                                 *)
+(* TLC uses TraceKafkaTxn. Both take an event's action from the same       *)
+(* Dispatch (TraceKafkaTxnDispatch).                                       *)
 (*                                                                         *)
 (* Apalache explores executions of a bounded length, so acceptance is the *)
 (* violation of TraceAccepted within Len(Trace) steps.                     *)
 (***************************************************************************)
-EXTENDS KafkaTxn
+\* KafkaTxn before KafkaTxnProperties: TLC orders strings and record fields by when it
+\* first reads them, and this keeps the order it had when the invariants were in KafkaTxn
+\* (specs/README.md).
+EXTENDS TraceKafkaTxnDispatch, KafkaTxn, KafkaTxnProperties
 
 (*
   @typeAlias: event = {action: Str, logged: Set(Str), txn_id: Str, instance: Int, partition: Int,
@@ -27,11 +31,6 @@ TraceKafkaTxn_typedefs == TRUE
 CONSTANT
     \* @type: Seq($event);
     Trace
-
-VARIABLE
-    \* The index of the next event to explain.
-    \* @type: Int;
-    l
 
 E == Trace[l]
 
@@ -57,71 +56,27 @@ MsgMatches(m) ==
     /\ Has("offset") => m.val = E.offset
     /\ Has("generation") => m.gen = E.generation
 
-\* @type: ($coord) => Set($msg);
-PendingReplies(c) == UNION {c.pending[k].replies : k \in DOMAIN c.pending}
-
-\* The type of the answer the event's step produces.
-ReplyType == IF E.action \in {"LeaderVerified", "LeaderVerifyLost"} THEN "ProduceResp" ELSE E.type \o "Resp"
-
 \* After the step, an answer with the event's result is in flight, or queued
 \* behind a pending append. (Present, not new: the network is a set, so an
 \* identical answer to an earlier copy may already be there.)
 ResultHolds ==
     \E r \in net' \cup (IF E.txn_id \in TxnIds THEN PendingReplies(tc'[E.txn_id]) ELSE {}) :
-        /\ r.type = ReplyType
+        /\ r.type = AnswerType(E.action, E.type)
         /\ r.err = E.result
         /\ Has("txn_id") => r.tid = E.txn_id
         /\ Has("instance") => r.inst = E.instance
         /\ Has("txn") => r.gtx[3] = E.txn
         /\ Has("partition") => r.part = E.partition
 
+\* A message step's answer is checked with the post-state (ResultHolds),
+\* not by Dispatch.
+\* @type: ($msg) => Bool;
+AnyAnswer(m) == TRUE
+
 \* The spec action event E names, with E's parameters.
 Step ==
-    CASE E.action = "StartInstance"       -> StartInstance(Inst)
-      [] E.action = "BeginTxn"            -> BeginTxn(Inst)
-      [] E.action = "SendRequest"         -> SendRequest(Inst)
-      [] E.action = "Retry"               -> Retry(Inst)
-      [] E.action = "ProduceTimeout"      -> ProduceTimeout(Inst)
-      [] E.action = "ReInit"              -> ReInit(Inst)
-      [] E.action = "Hang"                -> Hang(Inst)
-      [] E.action = "Resume"              -> Resume(Inst)
-      [] E.action = "JoinGroup"           -> JoinGroup(Inst)
-      [] E.action = "FetchOffset"         -> FetchOffset(Inst)
-      [] E.action = "InputDone"           -> InputDone(Inst)
-      [] E.action = "ClientReceive"       -> \E m \in net : MsgMatches(m) /\ ClientReceive(Inst, m)
-      [] E.action = "DiscardStale"        -> \E m \in net : MsgMatches(m) /\ DiscardStale(m)
-      [] E.action = "Drop"                -> \E m \in net : MsgMatches(m) /\ Drop(m)
-      [] E.action = "TcInitProducerId"    -> \E m \in net : MsgMatches(m) /\ TcInitProducerId(m)
-      [] E.action = "TcAddPartitionsToTxn" -> \E m \in net : MsgMatches(m) /\ TcAddPartitionsToTxn(m)
-      [] E.action = "TcAddOffsetsToTxn"   -> \E m \in net : MsgMatches(m) /\ TcAddOffsetsToTxn(m)
-      [] E.action = "TcVerify"            -> \E m \in net : MsgMatches(m) /\ TcVerify(m)
-      [] E.action = "TcEndTxn"            -> \E m \in net : MsgMatches(m) /\ TcEndTxn(m)
-      [] E.action = "TcMarkerAck"         -> \E m \in net : MsgMatches(m) /\ TcMarkerAck(m)
-      [] E.action = "GcOffsetFetch"       -> \E m \in net : MsgMatches(m) /\ GcOffsetFetch(m)
-      [] E.action = "GcTxnOffsetCommit"   -> \E m \in net : MsgMatches(m) /\ GcTxnOffsetCommit(m)
-      [] E.action = "GcMarker"            -> \E m \in net : MsgMatches(m) /\ GcMarker(m)
-      [] E.action = "LeaderProduce"       -> \E m \in net : MsgMatches(m) /\ LeaderProduce(m)
-      [] E.action = "LeaderVerified"      -> \E m \in net : MsgMatches(m) /\ LeaderVerified(m)
-      [] E.action = "LeaderDiscardVerify" -> \E m \in net : MsgMatches(m) /\ LeaderDiscardVerify(m)
-      [] E.action = "LeaderMarker"        -> \E m \in net : MsgMatches(m) /\ LeaderMarker(m)
-      [] E.action = "TcAppend"            -> TcAppend(E.txn_id)
-      [] E.action = "TcComplete"          -> TcComplete(E.txn_id)
-      [] E.action = "TcResendMarker"      -> TcResendMarker(E.txn_id, E.partition)
-      [] E.action = "LeaderVerifyLost"    -> LeaderVerifyLost(E.partition)
-      [] E.action = "Failover"            -> Failover
-      [] E.action = "LeaderRestart"       -> /\ E.partition \in Parts
-                                             /\ LeaderRestart(E.partition)
-      [] E.action = "OffsetCommit"        -> OffsetCommit(E.group, E.partition, E.committed_offset)
-      [] E.action = "Fetch"               -> /\ E.partition \in Parts
-                                             /\ Fetch(E.partition, E.isolation, E.from)
-
-\* Actions whose event names a message in flight.
-MessageActions == {"ClientReceive", "DiscardStale", "Drop", "TcInitProducerId", "TcAddPartitionsToTxn",
-                   "TcAddOffsetsToTxn", "TcVerify", "TcEndTxn", "TcMarkerAck", "GcOffsetFetch",
-                   "GcTxnOffsetCommit", "GcMarker", "LeaderProduce", "LeaderVerified",
-                   "LeaderDiscardVerify", "LeaderMarker"}
-\* Client actions that send a request; their message fields describe it.
-SendingActions == {"StartInstance", "SendRequest", "Retry", "ReInit", "FetchOffset"}
+    Dispatch(E.action, E.txn_id, E.instance, E.partition, E.group, E.isolation, E.from, E.committed_offset,
+             MsgMatches, AnyAnswer, TRUE)
 
 \* The logged post-state, one named check per field.
 \* @type: (Str) => Bool;
@@ -138,7 +93,7 @@ PostHolds(f) ==
       [] f = "result"           -> ResultHolds
       [] f = "records"          -> FetchResult(E.partition, E.isolation, E.from) = E.records
       [] f = "lso"              -> LastStableOffset(E.partition) = E.lso
-      [] f = "sent"             -> MsgMatches(cl'[Inst].req)
+      [] f = "sent"             -> MsgMatches(SentRequest(Inst))
       [] OTHER                  -> TRUE
 
 PostFields == {"client_state", "client_epoch", "client_txn", "txn_state", "txn_epoch", "pending", "log_end",
@@ -151,10 +106,6 @@ Checked(f) ==
     \/ f = "sent" /\ E.action \in SendingActions /\ Has("type")
 
 Post == \A f \in PostFields \cup {"sent"} : Checked(f) => PostHolds(f)
-
-TraceInit ==
-    /\ Init
-    /\ l = 1
 
 TraceNext ==
     /\ l <= Len(Trace)

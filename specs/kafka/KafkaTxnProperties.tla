@@ -1,0 +1,141 @@
+-------------------------- MODULE KafkaTxnProperties --------------------------
+(***************************************************************************)
+(* What KafkaTxn promises: the invariants the models check (specs/        *)
+(* models.toml names them) and the trace checker checks on every trace.   *)
+(* Each starts with an INV banner and says, in a sentence or two, what a  *)
+(* user of Kafka transactions is promised; the models that are expected  *)
+(* to violate it are the bugs and naive designs that break the promise.   *)
+(* The spec itself (variables, actions, Next) is KafkaTxn; what a log     *)
+(* means (Fate, LSO, read_committed) is KafkaLog.                         *)
+(***************************************************************************)
+EXTENDS KafkaTxn
+
+-----------------------------------------------------------------------------
+\* INV: TypeOK
+\* Every variable holds a value of the expected shape: clients and the
+\* coordinator are in known states, every message carries a known error
+\* code, and the coordinator epoch counts the failovers.
+TypeOK ==
+    /\ \A i \in Instances : cl[i].st \in {"down", "init", "ready", "intxn", "fenced", "failed", "done"}
+    /\ \A t \in TxnIds : tc[t].st \in TxnStates
+    /\ \A m \in net : m.err \in Errors
+    /\ cepoch = failovers
+
+-----------------------------------------------------------------------------
+\* INV: TxnStateMachine
+\* __transaction_state records only legal transitions (Kafka's
+\* validPreviousStates, TransactionMetadata.scala; see KafkaTxnStates), a
+\* transactional.id's log starts with Empty, and epochs never go back.
+TxnStateMachine ==
+    \A t \in TxnIds :
+        /\ tlog[t] # <<>> => tlog[t][1].st = "Empty"
+        /\ \A k \in 2..Len(tlog[t]) :
+            /\ LegalTransition(tlog[t][k - 1].st, tlog[t][k].st)
+            /\ tlog[t][k - 1].epoch <= tlog[t][k].epoch
+
+-----------------------------------------------------------------------------
+(* Helpers: the data records of the partition logs *)
+
+\* The data entries of every partition, as <<partition, index>>.
+DataEntries == UNION { {<<p, i>> : i \in {j \in DOMAIN plog[p] : IsData(plog[p], j)}} : p \in Parts }
+
+\* @type: (<<Int, Int>>) => Str;
+FateOf(e) == Fate(plog[e[1]], e[2])
+
+\* @type: (<<Int, Int>>) => $gtx;
+GtxOf(e) == plog[e[1]][e[2]].gtx
+
+-----------------------------------------------------------------------------
+\* INV: Atomicity
+\* A transaction is all or nothing: no client transaction has one record
+\* committed and another aborted, and once nothing is in flight, none has a
+\* record committed and another still open. (KAFKA-17754, a late EndTxn
+\* under TV1, tears a transaction: model kafka_tv1_late_endtxn_torn.)
+Atomicity ==
+    \A e1, e2 \in DataEntries :
+        GtxOf(e1) = GtxOf(e2) /\ FateOf(e1) = "committed" =>
+            /\ FateOf(e2) # "aborted"
+            /\ Quiescent => FateOf(e2) = "committed"
+
+-----------------------------------------------------------------------------
+\* INV: ReadCommitted
+\* A read_committed consumer is given only records of committed
+\* transactions (KafkaLog's ReadCommittedFetch: below the LSO, without
+\* aborted ranges). Redpanda's 2022 inclusive LSO breaks it ("lso_inclusive").
+ReadCommitted ==
+    \A p \in Parts : \A i \in ReadCommittedFetch(plog[p], Bug("lso_inclusive")) : Fate(plog[p], i) = "committed"
+
+-----------------------------------------------------------------------------
+\* INV: NoDuplicates
+\* A batch is appended at most once, however often the producer retried it
+\* (the leader's sequence checks, ProducerAppendInfo). A client transaction
+\* writes one batch per partition, so two entries of one transaction in one
+\* partition are a retried batch appended twice.
+NoDuplicates ==
+    \A p \in Parts : \A i, j \in DOMAIN plog[p] :
+        (i < j /\ IsData(plog[p], i) /\ IsData(plog[p], j)) => plog[p][i].gtx # plog[p][j].gtx
+
+-----------------------------------------------------------------------------
+\* INV: ZombieFenced
+\* Nothing written by a zombie becomes committed: once another instance's
+\* InitProducerId bumped the epoch (TransactionCoordinator.
+\* handleInitProducerId), the old instance's records are aborted or refused.
+ZombieFenced ==
+    \A e \in DataEntries : plog[e[1]][e[2]].zombie => FateOf(e) # "committed"
+
+-----------------------------------------------------------------------------
+\* INV: NoHangingTransaction
+\* A partition's LSO is held back only by a transaction that the
+\* coordinator's log says is open and includes that partition, so the LSO
+\* (and read_committed consumers) are never stuck for good. Under TV1 a late
+\* produce breaks it; TV2 (KIP-890) fixes it.
+NoHangingTransaction ==
+    \A p \in Parts : \A i \in DOMAIN plog[p] :
+        (IsData(plog[p], i) /\ Fate(plog[p], i) = "open") =>
+            LET t == plog[p][i].pid
+            IN /\ tlog[t] # <<>>
+               /\ tlog[t][Len(tlog[t])].st \in {"Ongoing", "PrepareCommit", "PrepareAbort"}
+               /\ p \in tlog[t][Len(tlog[t])].parts
+
+-----------------------------------------------------------------------------
+\* INV: MarkerSafety
+\* A marker completes only the transaction whose records it covers: a
+\* COMMIT only at that transaction's own EndTxn, an ABORT at its own EndTxn
+\* or when the coordinator fenced it. KAFKA-17754 (TV1) breaks it; TV2
+\* (KIP-890) bumps the epoch at every EndTxn.
+MarkerSafety ==
+    \A p \in Parts : \A c \in DOMAIN plog[p] :
+        IsMarker(plog[p], c) =>
+            \A i \in ClosedBy(plog[p], c) :
+                \/ plog[p][i].gtx = plog[p][c].endBy
+                \/ /\ ~plog[p][c].commit
+                   /\ IsFence(plog[p][c].endBy)
+                   /\ plog[p][i].gtx = plog[p][c].gtx
+
+-----------------------------------------------------------------------------
+\* CTP: committed output records whose input record is p's offset o.
+\* @type: (Int, Int) => Int;
+CommittedCopies(p, o) ==
+    Cardinality({i \in DOMAIN plog[p] : IsData(plog[p], i) /\ plog[p][i].src = o /\ Fate(plog[p], i) = "committed"})
+
+\* INV: ExactlyOnceCTP
+\* Consume-transform-produce is exactly once: no input record has its
+\* output committed twice in any output partition, and once nothing is in
+\* flight, the committed output is exactly that of the input below the
+\* group's committed offset. It rests on the generation check of
+\* TxnOffsetCommit (KIP-447).
+ExactlyOnceCTP ==
+    \A p \in Parts, o \in 0..(InputSize - 1) :
+        /\ CommittedCopies(p, o) <= 1
+        /\ Quiescent => (CommittedCopies(p, o) = 1 <=> o < gc.committed)
+
+-----------------------------------------------------------------------------
+\* INV: ProducerStateInLog
+\* A leader loses nothing when it restarts: its producer state (epoch,
+\* sequences, open transaction, coordinator epoch) is what it rebuilds from
+\* its log (LoadedProducerState, as ProducerStateManager does), so
+\* deduplication and fencing survive a crash (LeaderRestart).
+ProducerStateInLog ==
+    \A p \in Parts, t \in TxnIds : pst[p][t] = LoadedProducerState(plog[p], t)
+
+=============================================================================
