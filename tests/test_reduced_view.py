@@ -155,3 +155,29 @@ def test_reduced_next_reaches_every_visible_state(bounds: dict, tmp_path: Path) 
     reduced = visible_values(model, "ReducedNext", tmp_path / "reduced")
     assert len(full) > 50
     assert reduced == full, f"only under Next: {len(full - reduced)}, only under ReducedNext: {len(reduced - full)}"
+
+
+def test_a_reduction_that_loses_states_fails_its_pin(tmp_path: Path) -> None:
+    """The pins are what catches a reduction gone wrong: the same model with a view that forgets
+    which partitions are held (so TLC merges states that differ) still holds every invariant, and
+    only the pinned count of distinct states says that it stopped reaching states."""
+    model = next(m for m in KAFKA if m.name == "kafka_tv2_hanging")
+    spec = tmp_path / "spec"
+    spec.mkdir()
+    for module in model.task.spec_file.parent.glob("*.tla"):
+        (spec / module.name).write_text(module.read_text())
+    mc = spec / model.task.spec_file.name
+    text = mc.read_text()
+    found = re.search(r"^ReducedView ==(.*?), held, gc, faultVars>>$", text, flags=re.S | re.M)
+    assert found, "ReducedView's definition moved: update this test"
+    lossy = f"LossyView =={found.group(1)}, gc, faultVars>>\n\n"
+    end = re.search(r"^={4,}\s*$", text, flags=re.M)
+    assert end
+    mc.write_text(text[:end.start()] + lossy + text[end.start():])
+    lossy_model = with_view(attrs.evolve(model, task=attrs.evolve(model.task, spec_file=mc)), "LossyView")
+    result = run_task("tlc", lossy_model.task, tmp_path / "run")
+    assert result.verdict == "holds", result.message
+    assert result.distinct_states is not None and model.distinct_states is not None
+    assert result.distinct_states < model.distinct_states
+    mismatch = lossy_model.pin_mismatch(result)
+    assert mismatch is not None and "distinct states where" in mismatch and "are pinned" in mismatch
