@@ -1,0 +1,952 @@
+------------------------------ MODULE YdbTopics ------------------------------
+(***************************************************************************)
+(* YDB Topics transactions: a worker reads a batch [b, e) from topic A as  *)
+(* consumer c, writes it to topic B (and a row to a table), and commits    *)
+(* the read offsets, the writes and the row in one distributed            *)
+(* transaction. This is the mechanism of the YDB server and SDK, not a     *)
+(* two-phase-commit cartoon. Seeds: 000 (the YDB-vs-Kafka talk: the        *)
+(* resharding example, tablets as key-value state machines, deterministic  *)
+(* transactions with a coordinator, uncommitted writes under special keys  *)
+(* published by renaming, read offsets committed as ranges with conflict  *)
+(* detection, "6 sequential disk writes") and 004 (the SDK's transactional *)
+(* writer and reader). Sources in ydb-platform/ydb:                        *)
+(*   [pq]    ydb/core/persqueue/pqtablet/pq_impl.cpp                       *)
+(*   [tx]    ydb/core/persqueue/pqtablet/transaction.cpp                   *)
+(*   [part]  ydb/core/persqueue/pqtablet/partition/partition.cpp           *)
+(*   [fix]   ydb/core/persqueue/pqtablet/fix_transaction_states.cpp        *)
+(*   [proto] ydb/core/protos/pqdata_transaction.proto                      *)
+(*   [kqpt]  ydb/core/kqp/topics/kqp_topics.cpp                            *)
+(*   [dtx]   ydb/docs/en/core/contributor/datashard-distributed-txs.md     *)
+(*   [gosdk] ydb-go-sdk internal/topic/topicwriterinternal/                *)
+(*           writer_transaction.go (flush before commit)                   *)
+(*                                                                         *)
+(* Actors and what they keep:                                              *)
+(*   - workers (SDK): a topic reader with its read position, a writer      *)
+(*     bound to the transaction, the transaction object (cl);              *)
+(*   - the KQP session: the transaction's topic operations (the read      *)
+(*     range of consumer c on a partition of A, the partitions of B it     *)
+(*     writes to under WriteId = the transaction's id), its table row, and *)
+(*     the LongTxService lock that dies with the session (kqp);            *)
+(*   - PQ tablets "A" and "B" (one per topic: a tablet hosting all of its  *)
+(*     topic's partitions is an abstraction) and datashard "DS":           *)
+(*     the durable key-value records of each transaction (pdur: the        *)
+(*     tablet's tx_<TxId> key and the partitions' tx_<TxId>_<p> keys) and  *)
+(*     their volatile state (ptx), the supportive partitions per WriteId   *)
+(*     (sup: durable, invisible), the main partitions (committed offsets   *)
+(*     of A, the log of B) and each partition's last applied (step, txid)  *)
+(*     (meta);                                                             *)
+(*   - the coordinator and mediator: plan steps, persisted, delivered to   *)
+(*     each participant until it acknowledges (plan, pending).            *)
+(*                                                                         *)
+(* A transaction's life at a participant, with YDB's state names [proto]:  *)
+(*   PqPropose      validate and persist PREPARED (PREPARING is the       *)
+(*                  instant between the request and the write)            *)
+(*   CoordPlan      the coordinator picks the next plan step and persists *)
+(*                  it (the KQP executer asking for a plan is folded in)   *)
+(*   PqPlanStep     the step arrives in order: PLANNED (persisted only in *)
+(*                  Version "v25")                                         *)
+(*   PqCalc         at the head of the queue, each partition computes its  *)
+(*                  predicate (CALCULATING, CALCULATED) and the tablet     *)
+(*                  sends its decision to every peer as a read set        *)
+(*                  (WAIT_RS; the decision persisted only in "v25")        *)
+(*   PqReadSet      a peer's read set is stored (volatile); its           *)
+(*                  acknowledgement waits until EXECUTED is durable        *)
+(*                  (the fix of ydb issue 17843, PR 17842)                 *)
+(*   PqExecute      all read sets in: decision = own AND every peer's       *)
+(*                  (EXECUTING)                                            *)
+(*   PartitionCommit / PartitionRollback  one atomic write per partition: *)
+(*                  the supportive data renamed to the end of the log, the *)
+(*                  committed offset set, (step, txid) recorded as applied *)
+(*                  and the partition's tx_<TxId>_<p> key written [part]    *)
+(*   PqTxDone       EXECUTED: reply to KQP, acknowledge the plan step and  *)
+(*                  the read sets received (WAIT_RS_ACKS)                  *)
+(*   PqDelete       every peer acknowledged: the record is deleted         *)
+(*                  (DELETING)                                             *)
+(*   Expire         a proposal never planned before its MaxStep (or        *)
+(*                  cancelled by KQP) expires (EXPIRED/CANCELED)           *)
+(*                                                                         *)
+(* The read predicate at CALCULATING [part]: the consumer's committed      *)
+(* offset equals b (else "Gap"), b <= e <= end of the partition; a         *)
+(* transaction already calculated and not yet executed on the same         *)
+(* consumer and partition blocks the next one. The write predicate: every  *)
+(* supportive partition of the WriteId exists and is not deleted; it is    *)
+(* closed, so no later write can enter it. The table's: the lock holds.    *)
+(*                                                                         *)
+(* Durable-write depth (a ghost): a durable write's depth is one more than *)
+(* the deepest durable write it waited for; writes made in parallel count *)
+(* once. The client's COMMITTED answer carries the depth of the deepest    *)
+(* write before it. Which writes the commit path makes is where versions   *)
+(* differ: in "v25" the tablet persists PLANNED and the calculated          *)
+(* decision (WAIT_RS) before the commit ("the last step takes three        *)
+(* saves", seed 000); in "v26" only PREPARED, and each partition writes    *)
+(* its EXECUTED key inside its commit write ([fix]; ydb PR 32125). Where   *)
+(* the seed and the code are silent (which writes v25 made exactly) this  *)
+(* is our reading, marked as such in docs/ydb.md.                          *)
+(*                                                                         *)
+(* Faults: a worker hangs and resumes; while it hangs the group gives its *)
+(* partition to another worker (TakeOver) and the hung one resumes as a   *)
+(* zombie; a lock dies (LockLost: session death or the lock service), and *)
+(* tablet B then deletes the WriteId's supportive partitions (PqLockLost); *)
+(* a tablet restarts (TabletRestart: volatile state lost, recovery from    *)
+(* the durable keys as [fix] does, read sets resent; plan steps are        *)
+(* resent by the mediator because they are unacknowledged); a read set or *)
+(* write is lost in the network (Lose) and read sets are resent until      *)
+(* acknowledged (PqResendReadSet); a proposal's deadline passes before it  *)
+(* is planned (PlanDeadline).                                              *)
+(*                                                                         *)
+(* Abstractions (each said where it is made): one consumer c; a message is *)
+(* identified by its partition and offset and routed by key (as in         *)
+(* Resharding.tla); GetWriteId, GetOwnership and the creation of a         *)
+(* supportive partition are folded into the first write of a WriteId to a *)
+(* partition (PqWrite); KQP talks to tablets over reliable pipes (its      *)
+(* requests and their answers are part of the steps that take them); the  *)
+(* SDK sees a write's acknowledgement when the tablet stores it; producers *)
+(* have no source ids, so the MinSeqNo check is left out; the datashard   *)
+(* goes through the same states as a PQ tablet with one "partition"        *)
+(* (datashard-distributed-txs.md describes the same propose / plan /       *)
+(* read-set protocol); time is not a variable: MaxStep passing is the      *)
+(* PlanDeadline step.                                                      *)
+(*                                                                         *)
+(* Bugs (constant Bugs) are the naive designs and real bugs the models     *)
+(* must keep violating a named invariant; see specs/ydb/models.toml.       *)
+(***************************************************************************)
+EXTENDS Integers, Sequences, FiniteSets, TLC
+
+CONSTANTS
+    \* @type: Set(Str);
+    Workers,
+    \* @type: Int;
+    NumSrc,
+    \* @type: Int;
+    NumDst,
+    \* @type: Int;
+    MsgsPerSrc,
+    \* The largest batch a read returns.
+    \* @type: Int;
+    BatchMax,
+    \* How many transactions the workers may begin in all.
+    \* @type: Int;
+    MaxTxns,
+    \* Whether each transaction also upserts a row of a table (datashard DS).
+    \* @type: Bool;
+    Table,
+    \* "v25" or "v26": which durable writes the commit path makes (header).
+    \* @type: Str;
+    Version,
+    \* @type: Int;
+    MaxHangs,
+    \* @type: Int;
+    MaxRestarts,
+    \* @type: Int;
+    MaxLoss,
+    \* @type: Int;
+    MaxLockLosses,
+    \* @type: Int;
+    MaxDeadlines,
+    \* @type: Set(Str);
+    Bugs
+
+BugNames == {
+    "no_offset_check",        \* the read predicate is skipped: zombies commit
+    "overlap_check",          \* a range that merely intersects the committed offset passes
+    "no_gap_check",           \* committed < b passes (the messages in between are lost)
+    "no_reread",              \* the SDK keeps its read position after an abort (ydb-python-sdk PR 834)
+    "no_consumer_block",      \* two transactions in flight on one consumer both pass the check
+    "visible_before_commit",  \* writes go straight to the main partition
+    "independent_decision",   \* each participant executes on its own predicate, no read sets
+    "partition_reapply",      \* a partition ignores the (step, txid) it already applied
+    "lock_race",              \* a write after the lock loss creates a new supportive partition (ydb PR 4758)
+    "ack_rs_before_persist",  \* a read set is acknowledged on receipt (ydb issue 17843)
+    "ack_plan_on_receipt",    \* a plan step is acknowledged on receipt, not once EXECUTED
+    "no_flush"                \* the SDK commits with writes unacknowledged
+}
+
+ASSUME /\ Workers # {}
+       /\ NumSrc \in Nat \ {0} /\ NumDst \in Nat \ {0} /\ MsgsPerSrc \in Nat
+       /\ BatchMax \in Nat \ {0} /\ MaxTxns \in Nat
+       /\ Table \in BOOLEAN /\ Version \in {"v25", "v26"}
+       /\ MaxHangs \in Nat /\ MaxRestarts \in Nat /\ MaxLoss \in Nat
+       /\ MaxLockLosses \in Nat /\ MaxDeadlines \in Nat
+       /\ Bugs \subseteq BugNames
+
+Bug(b) == b \in Bugs
+
+(*
+  @typeAlias: msg = {src: Int, off: Int};
+  @typeAlias: worker = {phase: Str, tx: Int, src: Int, b: Int, e: Int, sent: Int, row: Bool, hung: Bool, pos: Int -> Int};
+  @typeAlias: session = {st: Str, w: Str, src: Int, b: Int, e: Int, dsts: Set(Int), lock: Str, prepared: Set(Str), refused: Bool, results: Set(Str), aborted: Bool, depth: Int, pdepth: Int};
+  @typeAlias: sup = {st: Str, data: Seq($msg)};
+  @typeAlias: durable = {st: Str, step: Int, dec: Str, done: Set(Int), depth: Int};
+  @typeAlias: volatile = {st: Str, step: Int, own: Str, dec: Str, rs: Set(Str), abortSeen: Bool, acked: Set(Str), done: Set(Int), depth: Int, rsdepth: Int};
+  @typeAlias: net = {type: Str, tx: Int, from: Str, to: Str, dst: Int, m: $msg, dec: Str, depth: Int};
+  @typeAlias: action = {name: Str, actor: Str, args: Str -> Int};
+*)
+YdbTopics_typedefs == TRUE
+
+VARIABLES
+    \* The group's assignment of A's partitions to workers.
+    \* @type: Int -> Str;
+    owner,
+    \* Each worker: its SDK transaction, reader position per partition (-1:
+    \* read from the committed offset), writes sent, and whether it hangs.
+    \* @type: Str -> $worker;
+    cl,
+    \* The KQP session's view of each transaction.
+    \* @type: Int -> $session;
+    kqp,
+    \* The next transaction id (KQP TxId, also the WriteId).
+    \* @type: Int;
+    nextTx,
+    \* Messages in flight: writes to tablet B, read sets, read-set acks.
+    \* @type: Set($net);
+    net,
+    \* Supportive partitions of tablet B per WriteId and partition of B.
+    \* @type: Int -> (Int -> $sup);
+    sup,
+    \* Consumer c's committed offset of each partition of A (durable).
+    \* @type: Int -> Int;
+    committed,
+    \* The main partitions of B: what readers see.
+    \* @type: Int -> Seq($msg);
+    target,
+    \* The table's committed rows: the transactions that wrote them.
+    \* @type: Seq(Int);
+    rows,
+    \* Rows written under a transaction's lock, not yet committed.
+    \* @type: Int -> Bool;
+    urows,
+    \* Per participant and partition: the last applied <<step, txid>> (durable).
+    \* @type: Str -> (Int -> <<Int, Int>>);
+    meta,
+    \* Per participant and transaction: the durable keys.
+    \* @type: Str -> (Int -> $durable);
+    pdur,
+    \* Per participant and transaction: the volatile state.
+    \* @type: Str -> (Int -> $volatile);
+    ptx,
+    \* The coordinator's plan: the step of each planned transaction (0: none).
+    \* @type: Int -> Int;
+    plan,
+    \* The mediator's unacknowledged plan steps per participant.
+    \* @type: Str -> Set(<<Int, Int>>);
+    pending,
+    \* @type: Int;
+    nextStep,
+    \* A transaction that can no longer be planned (MaxStep passed, or KQP cancelled it).
+    \* @type: Int -> Bool;
+    expired,
+    \* Ghost: what each participant applied ("none", "commit", "abort").
+    \* @type: Str -> (Int -> Str);
+    applied,
+    \* Ghost: each participant's predicate ("none", "commit", "abort").
+    \* @type: Str -> (Int -> Str);
+    votes,
+    \* Ghost: the messages the SDK saw acknowledged as written in the transaction.
+    \* @type: Int -> Set($msg);
+    wacked,
+    \* Ghost: what the client was told, and the durable-write depth behind a COMMITTED.
+    \* @type: Int -> Str;
+    told,
+    \* @type: Int -> Int;
+    toldDepth,
+    \* Ghost: an offset commit applied with committed # b, or a (step, txid) applied
+    \* at or below one applied before.
+    \* @type: Bool;
+    rangeBad,
+    \* @type: Bool;
+    orderBad,
+    \* Faults so far.
+    \* @type: Int;
+    hangs,
+    \* @type: Int;
+    restarts,
+    \* @type: Int;
+    losses,
+    \* @type: Int;
+    lockLosses,
+    \* @type: Int;
+    deadlines,
+    \* The last step, for readable traces (history only).
+    \* @type: $action;
+    action
+
+\* Variable groups (as etcd raft's serverVars): UNCHANGED names the groups a step leaves alone.
+clientVars == <<owner, cl>>
+kqpVars == <<kqp, nextTx>>
+dataVars == <<sup, committed, target, rows, urows, meta>>
+tabletVars == <<pdur, ptx>>
+coordVars == <<plan, pending, nextStep, expired>>
+ghostVars == <<applied, votes, wacked, told, toldDepth, rangeBad, orderBad>>
+faultVars == <<hangs, restarts, losses, lockLosses, deadlines>>
+vars == <<clientVars, kqpVars, net, dataVars, tabletVars, coordVars, ghostVars, faultVars, action>>
+
+SrcParts == 1..NumSrc
+DstParts == 1..NumDst
+Offsets == 0..(MsgsPerSrc - 1)
+Txns == 1..MaxTxns
+PartIds == 1..(IF NumSrc > NumDst THEN NumSrc ELSE NumDst)
+Tablets == IF Table THEN {"A", "B", "DS"} ELSE {"A", "B"}
+
+\* @type: (Int, Int) => $msg;
+Msg(p, o) == [src |-> p, off |-> o]
+Messages == [src: SrcParts, off: Offsets]
+
+\* Routing by key, as in Resharding.tla.
+\* @type: (Int, Int) => Int;
+KeyOf(p, o) == p + o
+\* @type: (Int, Int) => Int;
+Dest(p, o) == (KeyOf(p, o) % NumDst) + 1
+
+\* @type: (Int, Int) => Int;
+Max2(a, b) == IF a > b THEN a ELSE b
+\* @type: (Int, Int) => Int;
+Min2(a, b) == IF a < b THEN a ELSE b
+\* @type: (<<Int, Int>>, <<Int, Int>>) => Bool;
+LessEq(x, y) == x[1] < y[1] \/ (x[1] = y[1] /\ x[2] <= y[2])
+
+\* @type: Str -> Int;
+NoArgs == [k \in {} |-> 0]
+\* @type: (Str, Str, Str -> Int) => $action;
+Act(name, actor, args) == [name |-> name, actor |-> actor, args |-> args]
+
+\* @type: $worker;
+IdleWorker == [phase |-> "idle", tx |-> 0, src |-> 0, b |-> 0, e |-> 0, sent |-> 0, row |-> FALSE,
+               hung |-> FALSE, pos |-> [p \in SrcParts |-> -1]]
+\* @type: $session;
+NoSession == [st |-> "none", w |-> "", src |-> 0, b |-> 0, e |-> 0, dsts |-> {}, lock |-> "alive",
+              prepared |-> {}, refused |-> FALSE, results |-> {}, aborted |-> FALSE, depth |-> 0, pdepth |-> 0]
+\* @type: $sup;
+NoSup == [st |-> "none", data |-> <<>>]
+\* @type: $sup;
+NoSupDone == [st |-> "done", data |-> <<>>]
+\* @type: $durable;
+NoDurable == [st |-> "NONE", step |-> 0, dec |-> "none", done |-> {}, depth |-> 0]
+\* @type: $volatile;
+NoVolatile == [st |-> "NONE", step |-> 0, own |-> "none", dec |-> "none", rs |-> {}, abortSeen |-> FALSE,
+               acked |-> {}, done |-> {}, depth |-> 0, rsdepth |-> 0]
+
+\* The participants of transaction tx: tablet A (the read range), tablet B (the writes),
+\* the table's shard. Every batch writes at least one message, so B always takes part.
+\* @type: (Int) => Set(Str);
+Participants(tx) == Tablets
+\* @type: (Str, Int) => Set(Str);
+Peers(t, tx) == Participants(tx) \ {t}
+\* The partitions of participant t that transaction tx touches.
+\* @type: (Str, Int) => Set(Int);
+PartsOf(t, tx) == CASE t = "A" -> {kqp[tx].src}
+                    [] t = "B" -> kqp[tx].dsts
+                    [] OTHER -> {1}
+
+\* The messages of transaction tx's batch.
+\* @type: (Int) => Set($msg);
+Batch(tx) == {Msg(kqp[tx].src, o) : o \in kqp[tx].b..(kqp[tx].e - 1)}
+
+\* Depth of the durable writes a commit waits for: the data written in the transaction.
+\* @type: (Int) => Int;
+DataDepth(tx) == IF wacked[tx] # {} THEN 1 ELSE 0
+
+\* @type: (Str, Str, Int, Str, Int) => $net;
+ReadSet(from, to, tx, dec, depth) ==
+    [type |-> "RS", tx |-> tx, from |-> from, to |-> to, dst |-> 0, m |-> Msg(0, 0), dec |-> dec, depth |-> depth]
+\* @type: (Str, Str, Int) => $net;
+ReadSetAck(from, to, tx) ==
+    [type |-> "RSAck", tx |-> tx, from |-> from, to |-> to, dst |-> 0, m |-> Msg(0, 0), dec |-> "none", depth |-> 0]
+\* @type: (Int, Int, $msg) => $net;
+WriteMsg(tx, d, m) ==
+    [type |-> "Write", tx |-> tx, from |-> "", to |-> "B", dst |-> d, m |-> m, dec |-> "none", depth |-> 0]
+
+-----------------------------------------------------------------------------
+(* Initial state *)
+
+Init ==
+    /\ owner \in [SrcParts -> Workers]
+    /\ cl = [w \in Workers |-> IdleWorker]
+    /\ kqp = [tx \in Txns |-> NoSession]
+    /\ nextTx = 1
+    /\ net = {}
+    /\ sup = [tx \in Txns |-> [d \in DstParts |-> NoSup]]
+    /\ committed = [p \in SrcParts |-> 0]
+    /\ target = [d \in DstParts |-> <<>>]
+    /\ rows = <<>>
+    /\ urows = [tx \in Txns |-> FALSE]
+    /\ meta = [t \in Tablets |-> [k \in PartIds |-> <<0, 0>>]]
+    /\ pdur = [t \in Tablets |-> [tx \in Txns |-> NoDurable]]
+    /\ ptx = [t \in Tablets |-> [tx \in Txns |-> NoVolatile]]
+    /\ plan = [tx \in Txns |-> 0]
+    /\ pending = [t \in Tablets |-> {}]
+    /\ nextStep = 1
+    /\ expired = [tx \in Txns |-> FALSE]
+    /\ applied = [t \in Tablets |-> [tx \in Txns |-> "none"]]
+    /\ votes = [t \in Tablets |-> [tx \in Txns |-> "none"]]
+    /\ wacked = [tx \in Txns |-> {}]
+    /\ told = [tx \in Txns |-> "none"]
+    /\ toldDepth = [tx \in Txns |-> 0]
+    /\ rangeBad = FALSE
+    /\ orderBad = FALSE
+    /\ hangs = 0 /\ restarts = 0 /\ losses = 0 /\ lockLosses = 0 /\ deadlines = 0
+    /\ action = Act("Init", "", NoArgs)
+
+-----------------------------------------------------------------------------
+(* The worker and its SDK *)
+
+\* Worker w begins a transaction and reads a batch [b, e) of partition p as consumer c,
+\* and the read range joins the transaction (BeginTx, the read, and the SDK's
+\* UpdateOffsetsInTransaction folded into one step). A new partition session reads from
+\* the committed offset; otherwise the reader goes on from where it is.
+\* @type: (Str, Int, Int) => Bool;
+ReadBatch(w, p, e) ==
+    /\ ~cl[w].hung
+    /\ cl[w].phase = "idle"
+    /\ owner[p] = w
+    /\ nextTx <= MaxTxns
+    /\ LET b == IF cl[w].pos[p] = -1 THEN committed[p] ELSE cl[w].pos[p]
+           tx == nextTx
+       IN /\ b < MsgsPerSrc
+          /\ e \in (b + 1)..Min2(b + BatchMax, MsgsPerSrc)
+          /\ kqp' = [kqp EXCEPT ![tx] = [NoSession EXCEPT !.st = "open", !.w = w, !.src = p, !.b = b, !.e = e]]
+          /\ cl' = [cl EXCEPT ![w] = [IdleWorker EXCEPT !.phase = "open", !.tx = tx, !.src = p, !.b = b, !.e = e,
+                                                        !.pos = [cl[w].pos EXCEPT ![p] = e]]]
+          /\ action' = Act("ReadBatch", w, "txn_id" :> tx @@ "partition" :> p @@ "b" :> b @@ "e" :> e)
+    /\ nextTx' = nextTx + 1
+    /\ UNCHANGED <<owner, net, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
+
+\* The transactional writer sends the batch's next message to the partition of B its key
+\* routes to; the partition joins the transaction's write operations (GetOwnership: the
+\* writer reports the supportive partition to KQP, [kqpt]).
+\* @type: (Str) => Bool;
+TxWrite(w) ==
+    /\ ~cl[w].hung
+    /\ cl[w].phase = "open"
+    /\ cl[w].sent < cl[w].e - cl[w].b
+    /\ LET tx == cl[w].tx
+           o == cl[w].b + cl[w].sent
+           d == Dest(cl[w].src, o)
+       IN /\ net' = net \cup {WriteMsg(tx, d, Msg(cl[w].src, o))}
+          /\ kqp' = [kqp EXCEPT ![tx].dsts = @ \cup {d}]
+          /\ action' = Act("TxWrite", w, "txn_id" :> tx @@ "partition" :> d @@ "off" :> o)
+    /\ cl' = [cl EXCEPT ![w].sent = @ + 1]
+    /\ UNCHANGED <<owner, nextTx, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
+
+\* The worker upserts its row in the table, under the transaction's lock.
+\* @type: (Str) => Bool;
+TableWrite(w) ==
+    /\ Table
+    /\ ~cl[w].hung
+    /\ cl[w].phase = "open"
+    /\ ~cl[w].row
+    /\ cl' = [cl EXCEPT ![w].row = TRUE]
+    /\ urows' = [urows EXCEPT ![cl[w].tx] = TRUE]
+    /\ action' = Act("TableWrite", w, "txn_id" :> cl[w].tx)
+    /\ UNCHANGED <<owner, kqpVars, net, sup, committed, target, rows, meta, tabletVars, coordVars, ghostVars, faultVars>>
+
+\* The SDK's flush before commit [gosdk]: every write of the transaction acknowledged.
+\* With no_flush, the SDK goes on as soon as every write is sent.
+\* @type: (Str) => Bool;
+Flush(w) ==
+    /\ ~cl[w].hung
+    /\ cl[w].phase = "open"
+    /\ cl[w].sent = cl[w].e - cl[w].b
+    /\ Table => cl[w].row
+    /\ Bug("no_flush") \/ Cardinality(wacked[cl[w].tx]) = cl[w].e - cl[w].b
+    /\ cl' = [cl EXCEPT ![w].phase = "flushed"]
+    /\ action' = Act("Flush", w, "txn_id" :> cl[w].tx)
+    /\ UNCHANGED <<owner, kqpVars, net, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
+
+\* tx.commit(): KQP proposes the transaction to every participant.
+\* @type: (Str) => Bool;
+CommitTx(w) ==
+    /\ ~cl[w].hung
+    /\ cl[w].phase = "flushed"
+    /\ LET tx == cl[w].tx
+       IN /\ kqp' = [kqp EXCEPT ![tx].st = "proposing", ![tx].depth = DataDepth(tx)]
+          /\ action' = Act("CommitTx", w, "txn_id" :> tx)
+    /\ cl' = [cl EXCEPT ![w].phase = "committing"]
+    /\ UNCHANGED <<owner, nextTx, net, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
+
+\* The KQP session answers the client: COMMITTED once every participant executed the
+\* commit, ABORTED once one refused the proposal, the proposal expired, or a participant
+\* executed a rollback. After an abort the reader re-reads from the committed offset.
+\* @type: (Int) => Bool;
+KqpResult(tx) ==
+    LET w == kqp[tx].w
+        done == kqp[tx].st = "planned" /\ kqp[tx].results = Participants(tx)
+        early == kqp[tx].st = "proposing" /\ (kqp[tx].refused \/ expired[tx])
+        ok == done /\ ~kqp[tx].aborted
+    IN /\ done \/ early
+       /\ ~cl[w].hung
+       /\ cl[w].phase = "committing" /\ cl[w].tx = tx
+       /\ kqp' = [kqp EXCEPT ![tx].st = "done"]
+       /\ told' = [told EXCEPT ![tx] = IF ok THEN "COMMITTED" ELSE "ABORTED"]
+       /\ toldDepth' = [toldDepth EXCEPT ![tx] = IF ok THEN kqp[tx].depth ELSE 0]
+       /\ expired' = IF early THEN [expired EXCEPT ![tx] = TRUE] ELSE expired   \* CancelProposal
+       /\ cl' = [cl EXCEPT ![w] = [IdleWorker EXCEPT !.pos =
+                    IF ok \/ Bug("no_reread") THEN cl[w].pos ELSE [cl[w].pos EXCEPT ![kqp[tx].src] = -1]]]
+       /\ action' = Act("KqpResult", w, "txn_id" :> tx @@ "committed" :> IF ok THEN 1 ELSE 0)
+       /\ UNCHANGED <<owner, nextTx, net, dataVars, tabletVars, plan, pending, nextStep,
+                      applied, votes, wacked, rangeBad, orderBad, faultVars>>
+
+\* The writer failed (a write was refused or lost, so it can never be acknowledged):
+\* the application rolls the transaction back; the lock is released, which tablet B
+\* learns as a lock loss.
+\* @type: (Str) => Bool;
+RollbackTx(w) ==
+    /\ ~cl[w].hung
+    /\ cl[w].phase = "open"
+    /\ cl[w].sent = cl[w].e - cl[w].b
+    /\ LET tx == cl[w].tx
+       IN /\ Cardinality(wacked[tx]) < cl[w].e - cl[w].b
+          /\ ~\E m \in net : m.type = "Write" /\ m.tx = tx
+          /\ kqp' = [kqp EXCEPT ![tx].st = "done", ![tx].lock = "lost"]
+          /\ told' = [told EXCEPT ![tx] = "ABORTED"]
+          /\ cl' = [cl EXCEPT ![w] = [IdleWorker EXCEPT !.pos =
+                       IF Bug("no_reread") THEN cl[w].pos ELSE [cl[w].pos EXCEPT ![cl[w].src] = -1]]]
+          /\ action' = Act("RollbackTx", w, "txn_id" :> tx)
+    /\ UNCHANGED <<owner, nextTx, net, dataVars, tabletVars, coordVars, applied, votes, wacked, toldDepth,
+                   rangeBad, orderBad, faultVars>>
+
+-----------------------------------------------------------------------------
+(* Tablet B: writes into supportive partitions *)
+
+\* Tablet B stores a write of WriteId tx durably, invisibly, in the supportive partition of
+\* (tx, partition), creating it on the first write, and the SDK sees it acknowledged
+\* (WrittenInTx, no offset: seed 004). A write to a supportive partition that is closed
+\* (the transaction is being committed: "forbidden to write after a commit") or deleted
+\* (the lock was lost: "lost messages") is refused [pq].
+\* @type: ($net) => Bool;
+PqWrite(m) ==
+    /\ m \in net /\ m.type = "Write"
+    \* the writer's session is a stream: a partition gets a transaction's writes in order
+    /\ ~\E m2 \in net : m2.type = "Write" /\ m2.tx = m.tx /\ m2.dst = m.dst /\ m2.m.off < m.m.off
+    /\ LET tx == m.tx
+           d == m.dst
+           s == sup[tx][d]
+           accept == s.st \in {"none", "open"} \/ (Bug("lock_race") /\ s.st = "deleted")
+       IN /\ IF accept /\ Bug("visible_before_commit")
+                THEN /\ target' = [target EXCEPT ![d] = Append(@, m.m)]
+                     /\ sup' = [sup EXCEPT ![tx][d] = [st |-> "open", data |-> <<>>]]
+                ELSE IF accept
+                THEN /\ sup' = [sup EXCEPT ![tx][d] = [st |-> "open",
+                                                         data |-> IF s.st = "deleted" THEN <<m.m>> ELSE Append(s.data, m.m)]]
+                     /\ UNCHANGED target
+                ELSE UNCHANGED <<sup, target>>
+          /\ wacked' = IF accept THEN [wacked EXCEPT ![tx] = @ \cup {m.m}] ELSE wacked
+          /\ action' = Act(IF accept THEN "PqWrite" ELSE "PqWriteRefused", "B",
+                           "txn_id" :> tx @@ "partition" :> d @@ "off" :> m.m.off)
+    /\ net' = net \ {m}
+    /\ UNCHANGED <<clientVars, kqpVars, committed, rows, urows, meta, tabletVars, coordVars,
+                   applied, votes, told, toldDepth, rangeBad, orderBad, faultVars>>
+
+\* Tablet B learns that WriteId tx's lock is gone (LockStatus) and deletes its supportive
+\* partitions, unless the transaction was already proposed [pq].
+\* @type: (Int) => Bool;
+PqLockLost(tx) ==
+    /\ kqp[tx].st # "none"
+    /\ kqp[tx].lock = "lost"
+    /\ pdur["B"][tx].st = "NONE"
+    /\ \E d \in DstParts : sup[tx][d].st \in {"none", "open"}
+    /\ sup' = [sup EXCEPT ![tx] = [d \in DstParts |-> IF @[d].st \in {"none", "open"}
+                                                        THEN [st |-> "deleted", data |-> <<>>] ELSE @[d]]]
+    /\ action' = Act("PqLockLost", "B", "txn_id" :> tx)
+    /\ UNCHANGED <<clientVars, kqpVars, net, committed, target, rows, urows, meta, tabletVars, coordVars,
+                   ghostVars, faultVars>>
+
+-----------------------------------------------------------------------------
+(* Proposal and plan *)
+
+\* Participant t validates the proposal and persists PREPARED (tx_<TxId> [pq]). Tablet B
+\* refuses a WriteId whose supportive partitions are deleted or missing; the datashard
+\* refuses a transaction whose lock is broken or whose row is missing.
+\* @type: (Str, Int) => Bool;
+PqPropose(t, tx) ==
+    /\ kqp[tx].st = "proposing"
+    /\ ~expired[tx]
+    /\ t \in Participants(tx) \ kqp[tx].prepared
+    /\ ~kqp[tx].refused
+    /\ pdur[t][tx].st = "NONE"
+    /\ LET ok == CASE t = "B" -> \A d \in kqp[tx].dsts : sup[tx][d].st = "open"
+                   [] t = "DS" -> urows[tx] /\ kqp[tx].lock = "alive"
+                   [] OTHER -> TRUE
+           depth == kqp[tx].depth + 1
+       IN IF ok
+          THEN /\ pdur' = [pdur EXCEPT ![t][tx] = [NoDurable EXCEPT !.st = "PREPARED", !.depth = depth]]
+               /\ ptx' = [ptx EXCEPT ![t][tx] = [NoVolatile EXCEPT !.st = "PREPARED", !.depth = depth]]
+               /\ kqp' = [kqp EXCEPT ![tx].prepared = @ \cup {t}]
+               /\ action' = Act("PqPropose", t, "txn_id" :> tx @@ "prepared" :> 1)
+          ELSE /\ kqp' = [kqp EXCEPT ![tx].refused = TRUE]
+               /\ UNCHANGED tabletVars
+               /\ action' = Act("PqPropose", t, "txn_id" :> tx @@ "prepared" :> 0)
+    /\ UNCHANGED <<clientVars, nextTx, net, dataVars, coordVars, ghostVars, faultVars>>
+
+\* Every participant is PREPARED: the coordinator picks the next plan step (within every
+\* MinStep..MaxStep: the proposal has not expired), persists it, and the mediator starts
+\* delivering it to each participant [dtx].
+\* @type: (Int) => Bool;
+CoordPlan(tx) ==
+    /\ kqp[tx].st = "proposing"
+    /\ kqp[tx].prepared = Participants(tx)
+    /\ ~expired[tx]
+    /\ plan[tx] = 0
+    /\ plan' = [plan EXCEPT ![tx] = nextStep]
+    /\ pending' = [t \in Tablets |-> IF t \in Participants(tx) THEN pending[t] \cup {<<nextStep, tx>>} ELSE pending[t]]
+    /\ nextStep' = nextStep + 1
+    /\ LET depth == 1 + kqp[tx].depth + 1   \* after the PREPARED writes, made in parallel
+       IN kqp' = [kqp EXCEPT ![tx].st = "planned", ![tx].depth = depth, ![tx].pdepth = depth]
+    /\ action' = Act("CoordPlan", "coordinator", "txn_id" :> tx @@ "step" :> nextStep)
+    /\ UNCHANGED <<clientVars, nextTx, net, dataVars, tabletVars, expired, ghostVars, faultVars>>
+
+\* MaxStep passes before the transaction was planned (the mediator's time moved on).
+\* @type: (Int) => Bool;
+PlanDeadline(tx) ==
+    /\ deadlines < MaxDeadlines
+    /\ kqp[tx].st = "proposing"
+    /\ plan[tx] = 0
+    /\ ~expired[tx]
+    /\ expired' = [expired EXCEPT ![tx] = TRUE]
+    /\ deadlines' = deadlines + 1
+    /\ action' = Act("PlanDeadline", "coordinator", "txn_id" :> tx)
+    /\ UNCHANGED <<clientVars, kqpVars, net, dataVars, tabletVars, plan, pending, nextStep, ghostVars,
+                   hangs, restarts, losses, lockLosses>>
+
+\* A proposal still PREPARED when the mediator's time passed its MaxStep expires [pq]:
+\* either it was never planned, or (only if its plan step was acknowledged without being
+\* executed: ack_plan_on_receipt) the tablet lost the step in a restart and the mediator
+\* has moved past it. Tablet B drops the WriteId's supportive data.
+\* @type: (Str, Int) => Bool;
+Expire(t, tx) ==
+    /\ ptx[t][tx].st = "PREPARED"
+    /\ \/ expired[tx] /\ plan[tx] = 0
+       \/ plan[tx] # 0 /\ <<plan[tx], tx>> \notin pending[t]
+    /\ ptx' = [ptx EXCEPT ![t][tx].st = "EXPIRED"]
+    /\ pdur' = [pdur EXCEPT ![t][tx].st = "EXPIRED"]
+    /\ sup' = IF t = "B" THEN [sup EXCEPT ![tx] = [d \in DstParts |-> NoSupDone]] ELSE sup
+    /\ action' = Act("Expire", t, "txn_id" :> tx)
+    /\ UNCHANGED <<clientVars, kqpVars, net, committed, target, rows, urows, meta, coordVars, ghostVars, faultVars>>
+
+\* The mediator delivers participant t's next plan step, in step order; the tablet takes
+\* it if the transaction is still PREPARED in its memory (a resent step is ignored).
+\* In v25 the tablet persists PLANNED.
+\* @type: (Str) => Bool;
+PqPlanStep(t) ==
+    \E s \in pending[t] :
+        LET tx == s[2]
+        IN /\ ptx[t][tx].st = "PREPARED"
+           /\ \A x \in pending[t] : ptx[t][x[2]].st = "PREPARED" => s[1] <= x[1]
+           /\ LET depth == IF Version = "v25" THEN kqp[tx].pdepth + 1 ELSE kqp[tx].pdepth
+              IN /\ ptx' = [ptx EXCEPT ![t][tx].st = "PLANNED", ![t][tx].step = s[1], ![t][tx].depth = depth]
+                 /\ pdur' = IF Version = "v25"
+                            THEN [pdur EXCEPT ![t][tx].st = "PLANNED", ![t][tx].step = s[1], ![t][tx].depth = depth]
+                            ELSE pdur
+           /\ pending' = IF Bug("ack_plan_on_receipt") THEN [pending EXCEPT ![t] = @ \ {s}] ELSE pending
+           /\ action' = Act("PqPlanStep", t, "txn_id" :> tx @@ "step" :> s[1])
+    /\ UNCHANGED <<clientVars, kqpVars, net, dataVars, plan, nextStep, expired, ghostVars, faultVars>>
+
+-----------------------------------------------------------------------------
+(* Calculation, read sets, execution *)
+
+\* Has partition k of participant t already applied transaction tx (its (step, txid) is at
+\* or below the partition's last applied one)?
+\* @type: (Str, Int, Int) => Bool;
+AppliedAt(t, k, tx) == LessEq(<<ptx[t][tx].step, tx>>, meta[t][k])
+
+\* The read predicate on A's partition [part]: the committed offset is b ("Gap" if it is
+\* behind, a conflict if ahead), b <= e <= the end of the partition.
+\* @type: (Int) => Bool;
+ReadPredicate(tx) ==
+    LET c == committed[kqp[tx].src]
+        b == kqp[tx].b
+        e == kqp[tx].e
+    IN \/ AppliedAt("A", kqp[tx].src, tx)
+       \/ Bug("no_offset_check")
+       \/ (Bug("overlap_check") /\ b <= c /\ c < e)
+       \/ (Bug("no_gap_check") /\ c <= b /\ e <= MsgsPerSrc)
+       \/ (c = b /\ b <= e /\ e <= MsgsPerSrc)
+
+\* The write predicate on B [pq]: every supportive partition of the WriteId is there.
+\* @type: (Int) => Bool;
+WritePredicate(tx) ==
+    \A d \in kqp[tx].dsts : AppliedAt("B", d, tx) \/ sup[tx][d].st \in {"open", "closed"}
+
+\* @type: (Str, Int) => Bool;
+Predicate(t, tx) ==
+    CASE t = "A" -> ReadPredicate(tx)
+      [] t = "B" -> WritePredicate(tx)
+      [] OTHER -> urows[tx] /\ kqp[tx].lock = "alive"
+
+\* Transactions in t's queue that are planned and not yet executed.
+\* @type: (Str) => Set(Int);
+InQueue(t) == {x \in Txns : ptx[t][x].st \in {"PLANNED", "WAIT_RS", "EXECUTING"}}
+
+\* Transaction tx is calculated and not yet executed on the same consumer and partition.
+\* @type: (Int, Int) => Bool;
+BlocksConsumer(x, tx) ==
+    /\ x # tx
+    /\ ptx["A"][x].st \in {"WAIT_RS", "EXECUTING"}
+    /\ kqp[x].src = kqp[tx].src
+
+\* At the head of the planned transactions, participant t computes its predicate
+\* (CALCULATING, CALCULATED), closes the supportive partitions, and sends its decision to
+\* every peer as a read set (WAIT_RS; persisted in v25). A read operation waits while
+\* another transaction is in flight on the same consumer (unless no_consumer_block).
+\* @type: (Str, Int) => Bool;
+PqCalc(t, tx) ==
+    /\ ptx[t][tx].st = "PLANNED"
+    /\ \A x \in Txns : ptx[t][x].st = "PLANNED" => ptx[t][tx].step <= ptx[t][x].step
+    /\ (t = "A" /\ ~Bug("no_consumer_block")) => ~\E x \in Txns : BlocksConsumer(x, tx)
+    /\ LET own == IF Predicate(t, tx) THEN "commit" ELSE "abort"
+           depth == IF Version = "v25" THEN ptx[t][tx].depth + 1 ELSE ptx[t][tx].depth
+           solo == Bug("independent_decision")
+       IN /\ ptx' = [ptx EXCEPT ![t][tx].st = IF solo THEN "EXECUTING" ELSE "WAIT_RS", ![t][tx].own = own,
+                                ![t][tx].dec = IF solo THEN own ELSE "none", ![t][tx].depth = depth]
+          /\ pdur' = IF Version = "v25"
+                     THEN [pdur EXCEPT ![t][tx].st = "WAIT_RS", ![t][tx].dec = own, ![t][tx].depth = depth]
+                     ELSE pdur
+          /\ net' = IF solo THEN net ELSE net \cup {ReadSet(t, q, tx, own, depth) : q \in Peers(t, tx)}
+          /\ votes' = [votes EXCEPT ![t][tx] = own]
+          /\ sup' = IF t = "B" THEN [sup EXCEPT ![tx] = [d \in DstParts |->
+                                        IF @[d].st = "open" THEN [@[d] EXCEPT !.st = "closed"] ELSE @[d]]]
+                    ELSE sup
+          /\ action' = Act("PqCalc", t, "txn_id" :> tx @@ "step" :> ptx[t][tx].step @@ "commit" :> IF own = "commit" THEN 1 ELSE 0)
+    /\ UNCHANGED <<clientVars, kqpVars, committed, target, rows, urows, meta, coordVars,
+                   applied, wacked, told, toldDepth, rangeBad, orderBad, faultVars>>
+
+\* Participant t receives a peer's read set. It keeps the decision in memory and
+\* acknowledges it once its own EXECUTED is durable (PqTxDone); a read set for a
+\* transaction it has already executed durably, or deleted, is acknowledged at once.
+\* With ack_rs_before_persist it is acknowledged on receipt.
+\* @type: ($net) => Bool;
+PqReadSet(m) ==
+    /\ m \in net /\ m.type = "RS"
+    /\ LET t == m.to
+           tx == m.tx
+           v == ptx[t][tx]
+           waiting == v.st \in {"PREPARED", "PLANNED", "WAIT_RS"}
+           executing == v.st = "EXECUTING"
+       IN /\ ptx' = IF waiting
+                    THEN [ptx EXCEPT ![t][tx].rs = @ \cup {m.from}, ![t][tx].abortSeen = @ \/ m.dec = "abort",
+                                     ![t][tx].rsdepth = Max2(@, m.depth)]
+                    ELSE IF executing THEN [ptx EXCEPT ![t][tx].rs = @ \cup {m.from}]
+                    ELSE ptx
+          /\ net' = IF (~waiting /\ ~executing) \/ Bug("ack_rs_before_persist")
+                    THEN (net \ {m}) \cup {ReadSetAck(t, m.from, tx)}
+                    ELSE net \ {m}
+          /\ action' = Act("PqReadSet", t, "txn_id" :> tx @@ "commit" :> IF m.dec = "commit" THEN 1 ELSE 0)
+    /\ UNCHANGED <<clientVars, kqpVars, dataVars, pdur, coordVars, ghostVars, faultVars>>
+
+\* Every peer's read set is in (and the transactions planned before it are executed):
+\* the decision is the own predicate and every peer's (EXECUTING).
+\* @type: (Str, Int) => Bool;
+PqExecute(t, tx) ==
+    /\ ptx[t][tx].st = "WAIT_RS"
+    /\ ptx[t][tx].rs = Peers(t, tx)
+    /\ \A x \in InQueue(t) : ptx[t][tx].step <= ptx[t][x].step
+    /\ LET dec == IF ptx[t][tx].own = "commit" /\ ~ptx[t][tx].abortSeen THEN "commit" ELSE "abort"
+       IN /\ ptx' = [ptx EXCEPT ![t][tx].st = "EXECUTING", ![t][tx].dec = dec]
+          /\ action' = Act("PqExecute", t, "txn_id" :> tx @@ "commit" :> IF dec = "commit" THEN 1 ELSE 0)
+    /\ UNCHANGED <<clientVars, kqpVars, net, dataVars, pdur, coordVars, ghostVars, faultVars>>
+
+\* The effect of applying transaction tx's decision on partition k of participant t.
+\* @type: (Str, Int, Int, Bool) => Bool;
+ApplyData(t, k, tx, commit) ==
+    CASE t = "A" -> /\ committed' = IF commit THEN [committed EXCEPT ![k] = kqp[tx].e] ELSE committed
+                    /\ rangeBad' = (rangeBad \/ (commit /\ committed[k] # kqp[tx].b))
+                    /\ UNCHANGED <<sup, target, rows>>
+      [] t = "B" -> /\ target' = IF commit THEN [target EXCEPT ![k] = @ \o sup[tx][k].data] ELSE target
+                    /\ sup' = [sup EXCEPT ![tx][k].st = "done"]
+                    /\ UNCHANGED <<committed, rows, rangeBad>>
+      [] OTHER -> /\ rows' = IF commit THEN Append(rows, tx) ELSE rows
+                  /\ UNCHANGED <<sup, committed, target, rangeBad>>
+
+\* Partition k of participant t applies the decision in one atomic write [part]: B's
+\* supportive data is renamed to the end of the log (its offsets are assigned now), A's
+\* committed offset moves to e, the table's row is committed; (step, txid) is recorded as
+\* applied and the partition's tx_<TxId>_<p> key written. A partition that has already
+\* applied tx skips it (unless partition_reapply).
+\* @type: (Str, Int, Int) => Bool;
+PartitionApply(t, tx, k) ==
+    LET v == ptx[t][tx]
+        commit == v.dec = "commit"
+        skip == AppliedAt(t, k, tx) /\ ~Bug("partition_reapply")
+        depth == Max2(v.depth, v.rsdepth) + 1   \* partitions write in parallel: counted once
+    IN /\ v.st = "EXECUTING"
+       /\ k \in PartsOf(t, tx) \ v.done
+       /\ IF skip
+          THEN UNCHANGED <<sup, committed, target, rows, meta, rangeBad, orderBad>>
+          ELSE /\ ApplyData(t, k, tx, commit)
+               /\ orderBad' = (orderBad \/ LessEq(<<v.step, tx>>, meta[t][k]))
+               /\ meta' = [meta EXCEPT ![t][k] = <<v.step, tx>>]
+       /\ ptx' = [ptx EXCEPT ![t][tx].done = @ \cup {k}]
+       /\ pdur' = [pdur EXCEPT ![t][tx].done = @ \cup {k}, ![t][tx].dec = v.dec, ![t][tx].step = v.step,
+                               ![t][tx].depth = depth]
+       /\ applied' = [applied EXCEPT ![t][tx] = v.dec]
+       /\ action' = Act(IF commit THEN "PartitionCommit" ELSE "PartitionRollback", t,
+                        "txn_id" :> tx @@ "partition" :> k @@ "step" :> v.step)
+       /\ UNCHANGED <<clientVars, kqpVars, net, urows, coordVars, votes, wacked, told, toldDepth, faultVars>>
+
+\* Every partition applied: EXECUTED. The tablet answers KQP (COMPLETE or ABORTED),
+\* acknowledges the plan step, acknowledges the read sets it received, and drops the
+\* WriteId's supportive partitions (WAIT_RS_ACKS).
+\* @type: (Str, Int) => Bool;
+PqTxDone(t, tx) ==
+    LET v == ptx[t][tx]
+    IN /\ v.st = "EXECUTING"
+       /\ v.done = PartsOf(t, tx)
+       /\ ptx' = [ptx EXCEPT ![t][tx].st = "WAIT_RS_ACKS"]
+       /\ pdur' = [pdur EXCEPT ![t][tx].st = "EXECUTED"]
+       /\ kqp' = [kqp EXCEPT ![tx].results = @ \cup {t}, ![tx].aborted = @ \/ v.dec = "abort",
+                             ![tx].depth = Max2(@, Max2(v.depth, v.rsdepth) + 1)]   \* after the partitions' commit writes
+       /\ pending' = [pending EXCEPT ![t] = @ \ {<<v.step, tx>>}]
+       /\ net' = IF Bug("ack_rs_before_persist") THEN net ELSE net \cup {ReadSetAck(t, q, tx) : q \in v.rs}
+       /\ sup' = IF t = "B" THEN [sup EXCEPT ![tx] = [d \in DstParts |-> IF d \in v.done THEN NoSupDone ELSE @[d]]] ELSE sup
+       /\ action' = Act("PqTxDone", t, "txn_id" :> tx @@ "commit" :> IF v.dec = "commit" THEN 1 ELSE 0)
+       /\ UNCHANGED <<clientVars, nextTx, committed, target, rows, urows, meta, plan, nextStep, expired, ghostVars, faultVars>>
+
+\* A peer acknowledged t's read set.
+\* @type: ($net) => Bool;
+PqReadSetAck(m) ==
+    /\ m \in net /\ m.type = "RSAck"
+    /\ ptx' = IF ptx[m.to][m.tx].st \in {"WAIT_RS", "EXECUTING", "WAIT_RS_ACKS"}
+              THEN [ptx EXCEPT ![m.to][m.tx].acked = @ \cup {m.from}] ELSE ptx
+    /\ net' = net \ {m}
+    /\ action' = Act("PqReadSetAck", m.to, "txn_id" :> m.tx)
+    /\ UNCHANGED <<clientVars, kqpVars, dataVars, pdur, coordVars, ghostVars, faultVars>>
+
+\* Every peer acknowledged t's read set: the transaction's keys are deleted (DELETING).
+\* @type: (Str, Int) => Bool;
+PqDelete(t, tx) ==
+    /\ ptx[t][tx].st = "WAIT_RS_ACKS"
+    /\ Bug("independent_decision") \/ ptx[t][tx].acked = Peers(t, tx)
+    /\ ptx' = [ptx EXCEPT ![t][tx].st = "DELETED"]
+    /\ pdur' = [pdur EXCEPT ![t][tx].st = "DELETED"]
+    /\ action' = Act("PqDelete", t, "txn_id" :> tx)
+    /\ UNCHANGED <<clientVars, kqpVars, net, dataVars, coordVars, ghostVars, faultVars>>
+
+\* A read set from t to q went missing (lost, or q restarted): t sends it again, until q
+\* acknowledges it. (The pipe's reconnect is abstracted as: q does not have it.)
+\* @type: (Str, Int, Str) => Bool;
+PqResendReadSet(t, tx, q) ==
+    /\ ~Bug("independent_decision")
+    /\ ptx[t][tx].st \in {"WAIT_RS", "EXECUTING", "WAIT_RS_ACKS"}
+    /\ q \in Peers(t, tx) \ ptx[t][tx].acked
+    /\ ptx[q][tx].st # "NONE"
+    /\ t \notin ptx[q][tx].rs
+    /\ ~\E m \in net : m.type = "RS" /\ m.tx = tx /\ m.from = t /\ m.to = q
+    /\ net' = net \cup {ReadSet(t, q, tx, ptx[t][tx].own, ptx[t][tx].depth)}
+    /\ action' = Act("PqResendReadSet", t, "txn_id" :> tx)
+    /\ UNCHANGED <<clientVars, kqpVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
+
+-----------------------------------------------------------------------------
+(* Faults *)
+
+\* Worker w hangs mid-transaction (a GC pause, a stalled VM).
+\* @type: (Str) => Bool;
+Hang(w) ==
+    /\ hangs < MaxHangs
+    /\ ~cl[w].hung
+    /\ cl[w].phase # "idle"
+    /\ hangs' = hangs + 1
+    /\ cl' = [cl EXCEPT ![w].hung = TRUE]
+    /\ action' = Act("Hang", w, NoArgs)
+    /\ UNCHANGED <<owner, kqpVars, net, dataVars, tabletVars, coordVars, ghostVars, restarts, losses, lockLosses, deadlines>>
+
+\* The group gives partition p of a hung worker to w; w's new partition session reads
+\* from the committed offset.
+\* @type: (Str, Int) => Bool;
+TakeOver(w, p) ==
+    /\ owner[p] # w
+    /\ cl[owner[p]].hung
+    /\ ~cl[w].hung
+    /\ owner' = [owner EXCEPT ![p] = w]
+    /\ cl' = [cl EXCEPT ![w].pos[p] = -1]
+    /\ action' = Act("TakeOver", w, "partition" :> p)
+    /\ UNCHANGED <<kqpVars, net, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
+
+\* A hung worker resumes where it stopped: a zombie until it next asks the group.
+\* @type: (Str) => Bool;
+Resume(w) ==
+    /\ cl[w].hung
+    /\ cl' = [cl EXCEPT ![w].hung = FALSE]
+    /\ action' = Act("Resume", w, NoArgs)
+    /\ UNCHANGED <<owner, kqpVars, net, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
+
+\* The transaction's lock dies (the session died, or the lock service lost it) before it
+\* was proposed.
+\* @type: (Int) => Bool;
+LockLost(tx) ==
+    /\ lockLosses < MaxLockLosses
+    /\ kqp[tx].st = "open"
+    /\ kqp[tx].lock = "alive"
+    /\ kqp' = [kqp EXCEPT ![tx].lock = "lost"]
+    /\ lockLosses' = lockLosses + 1
+    /\ action' = Act("LockLost", "session", "txn_id" :> tx)
+    /\ UNCHANGED <<clientVars, nextTx, net, dataVars, tabletVars, coordVars, ghostVars, hangs, restarts, losses, deadlines>>
+
+\* What participant t recovers of transaction tx from its durable keys [fix]: EXECUTED ->
+\* EXECUTED (it waits for the read-set acks again); every partition key written ->
+\* EXECUTING with the decision they record (PqTxDone follows); some ->
+\* PLANNED (calculated again; the partitions that applied it skip it); the calculated
+\* decision (v25) -> WAIT_RS with no peer read set (volatile); PLANNED (v25) and
+\* PREPARED as they were (the mediator resends the unacknowledged plan step).
+\* @type: (Str, Int) => $volatile;
+Recover(t, tx) ==
+    LET d == pdur[t][tx]
+    IN CASE d.st \in {"NONE", "DELETED", "EXPIRED"} -> [NoVolatile EXCEPT !.st = d.st]
+         [] d.st = "EXECUTED" ->
+                [NoVolatile EXCEPT !.st = "WAIT_RS_ACKS", !.step = d.step, !.own = d.dec, !.dec = d.dec,
+                                   !.done = d.done, !.depth = d.depth - 1]
+         [] d.done # {} /\ d.done = PartsOf(t, tx) ->
+                [NoVolatile EXCEPT !.st = "EXECUTING", !.step = d.step, !.own = d.dec, !.dec = d.dec,
+                                   !.done = d.done, !.depth = d.depth - 1]
+         [] d.done # {} -> [NoVolatile EXCEPT !.st = "PLANNED", !.step = d.step, !.depth = d.depth - 1]
+         [] d.st = "WAIT_RS" -> [NoVolatile EXCEPT !.st = "WAIT_RS", !.step = d.step, !.own = d.dec, !.depth = d.depth]
+         [] d.st = "PLANNED" -> [NoVolatile EXCEPT !.st = "PLANNED", !.step = d.step, !.depth = d.depth]
+         [] OTHER -> [NoVolatile EXCEPT !.st = "PREPARED", !.depth = d.depth]
+
+\* Participant t restarts: its volatile state is lost and rebuilt from the durable keys;
+\* it resends its read sets for the transactions whose decision it recovered.
+\* @type: (Str) => Bool;
+TabletRestart(t) ==
+    /\ restarts < MaxRestarts
+    /\ \E tx \in Txns : ptx[t][tx].st \notin {"NONE", "DELETED", "EXPIRED"}
+    /\ ptx' = [ptx EXCEPT ![t] = [tx \in Txns |-> Recover(t, tx)]]
+    /\ net' = net \cup UNION {{ReadSet(t, q, tx, Recover(t, tx).own, Recover(t, tx).depth) : q \in Peers(t, tx)} :
+                                tx \in {x \in Txns : Recover(t, x).st \in {"WAIT_RS", "EXECUTING", "WAIT_RS_ACKS"}}}
+    /\ restarts' = restarts + 1
+    /\ action' = Act("TabletRestart", t, NoArgs)
+    /\ UNCHANGED <<clientVars, kqpVars, dataVars, pdur, coordVars, ghostVars, hangs, losses, lockLosses, deadlines>>
+
+\* The network loses a message (a write, a read set or an acknowledgement).
+\* @type: ($net) => Bool;
+Lose(m) ==
+    /\ losses < MaxLoss
+    /\ m \in net
+    /\ net' = net \ {m}
+    /\ losses' = losses + 1
+    /\ action' = Act("Lose", "network", "txn_id" :> m.tx)
+    /\ UNCHANGED <<clientVars, kqpVars, dataVars, tabletVars, coordVars, ghostVars, hangs, restarts, lockLosses, deadlines>>
+
+\* Nothing left to do: every transaction ended and every worker is idle (or out of
+\* transactions to begin). An explicit terminal step keeps TLC's deadlock check meaningful.
+Finished ==
+    /\ \A w \in Workers : cl[w].phase = "idle" \/ cl[w].hung
+    /\ \A tx \in Txns : kqp[tx].st \in {"none", "done"}
+    /\ UNCHANGED vars
+
+Next ==
+    \/ \E w \in Workers, p \in SrcParts : \E e \in 1..MsgsPerSrc : ReadBatch(w, p, e)
+    \/ \E w \in Workers, p \in SrcParts : TakeOver(w, p)
+    \/ \E w \in Workers : TxWrite(w) \/ TableWrite(w) \/ Flush(w) \/ CommitTx(w) \/ RollbackTx(w) \/ Hang(w) \/ Resume(w)
+    \/ \E tx \in Txns : KqpResult(tx) \/ CoordPlan(tx) \/ PlanDeadline(tx) \/ PqLockLost(tx) \/ LockLost(tx)
+    \/ \E m \in net : PqWrite(m) \/ PqReadSet(m) \/ PqReadSetAck(m) \/ Lose(m)
+    \/ \E t \in Tablets :
+        \/ PqPlanStep(t)
+        \/ TabletRestart(t)
+        \/ \E tx \in Txns :
+            \/ PqPropose(t, tx) \/ Expire(t, tx) \/ PqCalc(t, tx) \/ PqExecute(t, tx) \/ PqTxDone(t, tx)
+            \/ PqDelete(t, tx)
+            \/ \E k \in PartIds : PartitionApply(t, tx, k)
+            \/ \E q \in Tablets : PqResendReadSet(t, tx, q)
+    \/ Finished
+
+Spec == Init /\ [][Next]_vars
+
+=============================================================================
