@@ -54,46 +54,65 @@ VARIABLE
 
 \* The number of events.
 TraceLen ==
-    IF TraceChunks = <<>> THEN 0
-    ELSE (Len(TraceChunks) - 1) * ChunkSize + Len(TraceChunks[Len(TraceChunks)])
+    LET n == Len(TraceChunks)
+    IN IF n = 0 THEN 0 ELSE (n - 1) * ChunkSize + Len(TraceChunks[n])
 
 \* Event i (1-based).
 \* @type: (Int) => $event;
 EventAt(i) == TraceChunks[((i - 1) \div ChunkSize) + 1][((i - 1) % ChunkSize) + 1]
 
-E == EventAt(l)
-EAction == E[1]
-Cols == Shapes[E[2]][1]
-EWorker == E[3]
-ETablet == E[4]
-ETx == E[5]
-EPart == E[6]
-EPeer == E[7]
-EOff == E[8]
-EEnd == E[9]
-EMessage == E[10]
-EDecision == E[11]
-ECompared == E[12]
+\* The fields of event ev. Every operator below takes the event as a parameter:
+\* a definition without parameters that reads the trace makes TLC walk the whole
+\* trace at startup (to learn its level), once per such reference.
+\* @type: ($event) => Str;
+EAction(ev) == ev[1]
+\* @type: ($event) => Seq(Str);
+Cols(ev) == Shapes[ev[2]][1]
+\* @type: ($event) => Str;
+EWorker(ev) == ev[3]
+\* @type: ($event) => Str;
+ETablet(ev) == ev[4]
+\* @type: ($event) => Int;
+ETx(ev) == ev[5]
+\* @type: ($event) => Int;
+EPart(ev) == ev[6]
+\* @type: ($event) => Str;
+EPeer(ev) == ev[7]
+\* @type: ($event) => Int;
+EOff(ev) == ev[8]
+\* @type: ($event) => Int;
+EEnd(ev) == ev[9]
+\* @type: ($event) => Str;
+EMessage(ev) == ev[10]
+\* @type: ($event) => Str;
+EDecision(ev) == ev[11]
+\* @type: ($event) => Str;
+ECompared(ev) == ev[12]
 
 \* The values a parameter ranges over: the logged one, or every one.
-WorkerSet == IF EWorker = "" THEN Workers ELSE {EWorker}
-TabletSet == IF ETablet = "" THEN Tablets ELSE {ETablet}
-TxSet == IF ETx = -1 THEN Txns ELSE {ETx}
-PeerSet == IF EPeer = "" THEN Tablets ELSE {EPeer}
-EndSet == IF EEnd = -1 THEN 1..MsgsPerSrc ELSE {EEnd}
-\* @type: (Set(Int)) => Set(Int);
-PartSet(S) == IF EPart = -1 THEN S ELSE {EPart}
+\* @type: ($event) => Set(Str);
+WorkerSet(ev) == IF EWorker(ev) = "" THEN Workers ELSE {EWorker(ev)}
+\* @type: ($event) => Set(Str);
+TabletSet(ev) == IF ETablet(ev) = "" THEN Tablets ELSE {ETablet(ev)}
+\* @type: ($event) => Set(Int);
+TxSet(ev) == IF ETx(ev) = -1 THEN Txns ELSE {ETx(ev)}
+\* @type: ($event) => Set(Str);
+PeerSet(ev) == IF EPeer(ev) = "" THEN Tablets ELSE {EPeer(ev)}
+\* @type: ($event) => Set(Int);
+EndSet(ev) == IF EEnd(ev) = -1 THEN 1..MsgsPerSrc ELSE {EEnd(ev)}
+\* @type: ($event, Set(Int)) => Set(Int);
+PartSet(ev, S) == IF EPart(ev) = -1 THEN S ELSE {EPart(ev)}
 
-\* Does message m in flight agree with the event's logged fields?
-\* @type: ($net) => Bool;
-MsgMatches(m) ==
-    /\ ETx = -1 \/ m.tx = ETx
-    /\ EMessage = "" \/ m.type = EMessage
-    /\ ETablet = "" \/ m.to = ETablet
-    /\ EPeer = "" \/ m.from = EPeer
-    /\ EPart = -1 \/ m.dst = EPart
-    /\ EOff = -1 \/ m.m.off = EOff
-    /\ EDecision = "" \/ m.type # "RS" \/ m.dec = EDecision
+\* Does message m in flight agree with event ev's logged fields?
+\* @type: ($event, $net) => Bool;
+MsgMatches(ev, m) ==
+    /\ ETx(ev) = -1 \/ m.tx = ETx(ev)
+    /\ EMessage(ev) = "" \/ m.type = EMessage(ev)
+    /\ ETablet(ev) = "" \/ m.to = ETablet(ev)
+    /\ EPeer(ev) = "" \/ m.from = EPeer(ev)
+    /\ EPart(ev) = -1 \/ m.dst = EPart(ev)
+    /\ EOff(ev) = -1 \/ m.m.off = EOff(ev)
+    /\ EDecision(ev) = "" \/ m.type # "RS" \/ m.dec = EDecision(ev)
 
 \* The type of the message an event of action a takes ("": any, for Lose).
 \* @type: (Str) => Str;
@@ -105,46 +124,52 @@ MessageType(a) ==
 
 MessageActions == {"PqWrite", "PqWriteRefused", "PqReadSet", "PqReadSetAck", "Lose"}
 
-\* @type: ($net) => Bool;
-Takes(m) == (MessageType(EAction) = "" \/ m.type = MessageType(EAction)) /\ MsgMatches(m)
+\* Is m a message event ev's step may take?
+\* @type: ($event, $net) => Bool;
+Takes(ev, m) == (MessageType(EAction(ev)) = "" \/ m.type = MessageType(EAction(ev))) /\ MsgMatches(ev, m)
 
-\* The spec action that event action a stands for, with the event's parameters.
-\* @type: (Str) => Bool;
-Bound(a) ==
-    CASE a = "ReadBatch"       -> \E w \in WorkerSet, p \in PartSet(SrcParts), e \in EndSet : ReadBatch(w, p, e)
-      [] a = "TakeOver"        -> \E w \in WorkerSet, p \in PartSet(SrcParts) : TakeOver(w, p)
-      [] a = "TxWrite"         -> \E w \in WorkerSet : TxWrite(w)
-      [] a = "TableWrite"      -> \E w \in WorkerSet : TableWrite(w)
-      [] a = "Flush"           -> \E w \in WorkerSet : Flush(w)
-      [] a = "CommitTx"        -> \E w \in WorkerSet : CommitTx(w)
-      [] a = "RollbackTx"      -> \E w \in WorkerSet : RollbackTx(w)
-      [] a = "Hang"            -> \E w \in WorkerSet : Hang(w)
-      [] a = "Resume"          -> \E w \in WorkerSet : Resume(w)
-      [] a = "KqpResult"       -> \E tx \in TxSet : KqpResult(tx)
-      [] a = "CoordPlan"       -> \E tx \in TxSet : CoordPlan(tx)
-      [] a = "PlanDeadline"    -> \E tx \in TxSet : PlanDeadline(tx)
-      [] a = "PqLockLost"      -> \E tx \in TxSet : PqLockLost(tx)
-      [] a = "LockLost"        -> \E tx \in TxSet : LockLost(tx)
-      [] a = "PqWrite"         -> \E m \in net : Takes(m) /\ PqWrite(m)
-      [] a = "PqWriteRefused"  -> \E m \in net : Takes(m) /\ PqWrite(m)
-      [] a = "PqReadSet"       -> \E m \in net : Takes(m) /\ PqReadSet(m)
-      [] a = "PqReadSetAck"    -> \E m \in net : Takes(m) /\ PqReadSetAck(m)
-      [] a = "Lose"            -> \E m \in net : Takes(m) /\ Lose(m)
-      [] a = "PqPlanStep"      -> \E t \in TabletSet : PqPlanStep(t)
-      [] a = "TabletRestart"   -> \E t \in TabletSet : TabletRestart(t)
-      [] a = "PqPropose"       -> \E t \in TabletSet, tx \in TxSet : PqPropose(t, tx)
-      [] a = "Expire"          -> \E t \in TabletSet, tx \in TxSet : Expire(t, tx)
-      [] a = "PqCalc"          -> \E t \in TabletSet, tx \in TxSet : PqCalc(t, tx)
-      [] a = "PqExecute"       -> \E t \in TabletSet, tx \in TxSet : PqExecute(t, tx)
-      [] a = "PqTxDone"        -> \E t \in TabletSet, tx \in TxSet : PqTxDone(t, tx)
-      [] a = "PqDelete"        -> \E t \in TabletSet, tx \in TxSet : PqDelete(t, tx)
-      [] a = "PartitionCommit" -> \E t \in TabletSet, tx \in TxSet, k \in PartSet(PartIds) : PartitionApply(t, tx, k)
-      [] a = "PartitionRollback" -> \E t \in TabletSet, tx \in TxSet, k \in PartSet(PartIds) : PartitionApply(t, tx, k)
-      [] a = "PqResendReadSet" -> \E t \in TabletSet, tx \in TxSet, q \in PeerSet : PqResendReadSet(t, tx, q)
-      [] OTHER                 -> FALSE
+\* The spec action that event ev's action stands for, with the event's parameters.
+\* @type: ($event) => Bool;
+Bound(ev) ==
+    LET a == EAction(ev)
+        W == WorkerSet(ev)
+        T == TabletSet(ev)
+        X == TxSet(ev)
+    IN CASE a = "ReadBatch"       -> \E w \in W, p \in PartSet(ev, SrcParts), e \in EndSet(ev) : ReadBatch(w, p, e)
+         [] a = "TakeOver"        -> \E w \in W, p \in PartSet(ev, SrcParts) : TakeOver(w, p)
+         [] a = "TxWrite"         -> \E w \in W : TxWrite(w)
+         [] a = "TableWrite"      -> \E w \in W : TableWrite(w)
+         [] a = "Flush"           -> \E w \in W : Flush(w)
+         [] a = "CommitTx"        -> \E w \in W : CommitTx(w)
+         [] a = "RollbackTx"      -> \E w \in W : RollbackTx(w)
+         [] a = "Hang"            -> \E w \in W : Hang(w)
+         [] a = "Resume"          -> \E w \in W : Resume(w)
+         [] a = "KqpResult"       -> \E tx \in X : KqpResult(tx)
+         [] a = "CoordPlan"       -> \E tx \in X : CoordPlan(tx)
+         [] a = "PlanDeadline"    -> \E tx \in X : PlanDeadline(tx)
+         [] a = "PqLockLost"      -> \E tx \in X : PqLockLost(tx)
+         [] a = "LockLost"        -> \E tx \in X : LockLost(tx)
+         [] a = "PqWrite"         -> \E m \in net : Takes(ev, m) /\ PqWrite(m)
+         [] a = "PqWriteRefused"  -> \E m \in net : Takes(ev, m) /\ PqWrite(m)
+         [] a = "PqReadSet"       -> \E m \in net : Takes(ev, m) /\ PqReadSet(m)
+         [] a = "PqReadSetAck"    -> \E m \in net : Takes(ev, m) /\ PqReadSetAck(m)
+         [] a = "Lose"            -> \E m \in net : Takes(ev, m) /\ Lose(m)
+         [] a = "PqPlanStep"      -> \E t \in T : PqPlanStep(t)
+         [] a = "TabletRestart"   -> \E t \in T : TabletRestart(t)
+         [] a = "PqPropose"       -> \E t \in T, tx \in X : PqPropose(t, tx)
+         [] a = "Expire"          -> \E t \in T, tx \in X : Expire(t, tx)
+         [] a = "PqCalc"          -> \E t \in T, tx \in X : PqCalc(t, tx)
+         [] a = "PqExecute"       -> \E t \in T, tx \in X : PqExecute(t, tx)
+         [] a = "PqTxDone"        -> \E t \in T, tx \in X : PqTxDone(t, tx)
+         [] a = "PqDelete"        -> \E t \in T, tx \in X : PqDelete(t, tx)
+         [] a = "PartitionCommit" -> \E t \in T, tx \in X, k \in PartSet(ev, PartIds) : PartitionApply(t, tx, k)
+         [] a = "PartitionRollback" -> \E t \in T, tx \in X, k \in PartSet(ev, PartIds) : PartitionApply(t, tx, k)
+         [] a = "PqResendReadSet" -> \E t \in T, tx \in X, q \in PeerSet(ev) : PqResendReadSet(t, tx, q)
+         [] OTHER                 -> FALSE
 
-\* The step the event names: its spec action, and the name `action` gives the step.
-Step == Bound(EAction) /\ action'.name = EAction
+\* The step event ev names: its spec action, and the name `action` gives the step.
+\* @type: ($event) => Bool;
+Step(ev) == Bound(ev) /\ action'.name = EAction(ev)
 
 -----------------------------------------------------------------------------
 (* The compared columns: the spec's value of each, for the step just taken *)
@@ -170,26 +195,26 @@ Reason(t, tx) ==
                     THEN "WriteIdDeleted" ELSE "WriteIdMissing"
       [] OTHER  -> "LocksBroken"
 
-\* A logged column: the spec's value for the step.
-\* @type: (Str) => a;
-PostVal(f) ==
+\* A logged column of an event of action a: the spec's value for the step.
+\* @type: (Str, Str) => a;
+PostVal(a, f) ==
     CASE f = "worker"           -> Actor
-      [] f = "tablet"           -> IF EAction = "Lose" THEN Taken.to ELSE Actor
-      [] f = "peer"             -> IF EAction = "PqResendReadSet" THEN Sent.to ELSE Taken.from
+      [] f = "tablet"           -> IF a = "Lose" THEN Taken.to ELSE Actor
+      [] f = "peer"             -> IF a = "PqResendReadSet" THEN Sent.to ELSE Taken.from
       [] f = "txn_id"           -> IF "txn_id" \in DOMAIN action'.args THEN ArgTx ELSE cl'[Actor].tx
-      [] f = "partition"        -> IF EAction = "Lose" THEN Taken.dst ELSE Arg("partition")
+      [] f = "partition"        -> IF a = "Lose" THEN Taken.dst ELSE Arg("partition")
       [] f = "step"             -> Arg("step")
-      [] f = "offset"           -> IF EAction = "Lose" THEN Taken.m.off ELSE Arg("off")
+      [] f = "offset"           -> IF a = "Lose" THEN Taken.m.off ELSE Arg("off")
       [] f = "offsets_begin"    -> Arg("b")
       [] f = "offsets_end"      -> Arg("e")
       [] f = "message"          -> Taken.type
-      [] f = "result"           -> IF EAction = "PqPropose"
+      [] f = "result"           -> IF a = "PqPropose"
                                    THEN IF Arg("prepared") = 1 THEN "PREPARED" ELSE "REFUSED"
                                    ELSE told'[ArgTx]
-      [] f = "reason"           -> IF (EAction = "PqCalc" /\ Arg("commit") = 1) \/ (EAction = "PqPropose" /\ Arg("prepared") = 1)
+      [] f = "reason"           -> IF (a = "PqCalc" /\ Arg("commit") = 1) \/ (a = "PqPropose" /\ Arg("prepared") = 1)
                                    THEN "" ELSE Reason(Actor, ArgTx)
-      [] f = "decision"         -> CASE EAction = "Lose"            -> Taken.dec
-                                     [] EAction = "PqResendReadSet" -> Sent.dec
+      [] f = "decision"         -> CASE a = "Lose"            -> Taken.dec
+                                     [] a = "PqResendReadSet" -> Sent.dec
                                      [] OTHER -> IF Arg("commit") = 1 THEN "commit" ELSE "abort"
       [] f = "phase"            -> cl'[Actor].phase
       [] f = "kqp_state"        -> kqp'[ArgTx].st
@@ -197,7 +222,13 @@ PostVal(f) ==
       [] f = "committed_offset" -> committed'[IF "partition" \in DOMAIN action'.args THEN Arg("partition") ELSE kqp[ArgTx].src]
       [] f = "log_end"          -> Len(target'[Arg("partition")])
 
-PostMatches == ToString([k \in DOMAIN Cols |-> PostVal(Cols[k])]) = ECompared
+\* Every compared column of event ev equals the spec's value.
+\* @type: ($event) => Bool;
+PostMatches(ev) == ToString([k \in DOMAIN Cols(ev) |-> PostVal(EAction(ev), Cols(ev)[k])]) = ECompared(ev)
+
+\* Event ev is explained by a step of the spec.
+\* @type: ($event) => Bool;
+Explains(ev) == Step(ev) /\ PostMatches(ev)
 
 TraceInit ==
     /\ Init
@@ -205,8 +236,7 @@ TraceInit ==
 
 TraceNext ==
     /\ l <= TraceLen
-    /\ Step
-    /\ PostMatches
+    /\ Explains(EventAt(l))
     /\ l' = l + 1
 
 TraceSpec == TraceInit /\ [][TraceNext]_<<vars, l>>
@@ -226,14 +256,16 @@ AtEnd(inv) == l > TraceLen => inv
 \* explained (the checker learns it from a first run). The first of these to
 \* fail names the failing part; its trace ends in the state before the event.
 \* @type: (Int) => Bool;
-DiagnoseMessage(stuck) == l = stuck /\ EAction \in MessageActions => \E m \in net : Takes(m)
+DiagnoseMessage(stuck) ==
+    l = stuck /\ EAction(EventAt(stuck)) \in MessageActions => \E m \in net : Takes(EventAt(stuck), m)
 \* @type: (Int) => Bool;
-DiagnoseEnabled(stuck) == l = stuck => ENABLED Bound(EAction)
+DiagnoseEnabled(stuck) == l = stuck => ENABLED Bound(EventAt(stuck))
 \* @type: (Int) => Bool;
-DiagnoseOutcome(stuck) == l = stuck => ENABLED Step
+DiagnoseOutcome(stuck) == l = stuck => ENABLED Step(EventAt(stuck))
 \* The compared column f, whose logged value renders as `rendered`.
 \* @type: (Int, Str, Str) => Bool;
-DiagnoseField(stuck, f, rendered) == l = stuck => ENABLED (Step /\ ToString(PostVal(f)) = rendered)
+DiagnoseField(stuck, f, rendered) ==
+    l = stuck => ENABLED (Step(EventAt(stuck)) /\ ToString(PostVal(EAction(EventAt(stuck)), f)) = rendered)
 \* @type: (Int) => Bool;
 DiagnoseReached(stuck) == l < stuck
 
