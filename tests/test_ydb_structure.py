@@ -8,9 +8,15 @@ from __future__ import annotations
 import ast
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 from test_ref_impl_structure import import_graph, next_actions, snake
 
 from ref_impl.ydb import trace as ydb_trace
@@ -144,3 +150,10 @@ def test_the_spec_names_every_bug_of_the_zoo() -> None:
     names = set(re.findall(r'^\s+"(\w+)",?\s+\\\*', block, flags=re.M))
     assert len(names) == 12
     assert names == {z.name for z in ZOO} == set(BUGS)
+
+
+def test_each_zoo_bug_names_the_registry_model_of_the_same_bug() -> None:
+    models = tomllib.loads((ROOT / "specs" / "ydb" / "models.toml").read_text())["models"]
+    for bug in ZOO:
+        assert bug.model in models, bug.name
+        assert set(models[bug.model]["constants"]["Bugs"]) == set(bug.bugs), bug.name
