@@ -20,11 +20,11 @@ from trace_check.traces.protocol import SimulateOptions
 
 ROOT = Path(__file__).resolve().parents[1]
 PINNED = [
-    (1, "copy", "none", "", 78, 
+    (1, "copy", "none", "", 78,
      "f24d5ee98711e75544261b8e1058ef4038e11914a576cb97bad57ad950cfd1e5"),
-    (7, "copy:table=true,version=v25", "all", "", 200, 
+    (7, "copy:table=true,version=v25", "all", "", 200,
      "91fb9188b8d300887b4dbed086422ce1ee17119446c4ba2acc4389e7636ed064"),
-    (3, "copy:workers=3,src=2,dst=3,msgs=5,txns=8", "hangs=1,loss=1,restarts=1", "", 218, 
+    (3, "copy:workers=3,src=2,dst=3,msgs=5,txns=8", "hangs=1,loss=1,restarts=1", "", 218,
      "9951fc837a5487e52eb903152c0efd35f759f121f5de087d80faa03043882d11"),
 ]
 
