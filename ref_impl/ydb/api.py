@@ -86,8 +86,9 @@ class Batch:
 App = Generator[Call, Any, None]
 
 
-class Client:
-    """One worker's driver: its topic reader and writers, and its transactions."""
+class Driver:
+    """One worker's connection (the SDK's ydb.Driver with its topic and query clients): its topic
+    reader, its transactions and their writers."""
 
     def __init__(self, engine: Engine, worker: str) -> None:
         if worker not in engine.cl:
@@ -113,12 +114,12 @@ class TopicReader:
     """Consumer c's reader of topic A: it reads from its position in each partition the group
     gave its worker, or from the committed offset in a new partition session and after an abort."""
 
-    def __init__(self, client: Client) -> None:
-        self.client = client
+    def __init__(self, driver: Driver) -> None:
+        self.driver = driver
         self.last = 0  # the partition read last: the reader takes its partitions in turn
 
     def _choice(self, max_messages: int) -> Optional[tuple[str, int, int]]:
-        e, w = self.client.engine, self.client.worker
+        e, w = self.driver.engine, self.driver.worker
         owned = [p for p in e.k.src_parts if e.owner[p] == w and e.read_begin(w, p) < e.k.msgs_per_src]
         if not owned:
             return None
@@ -127,11 +128,11 @@ class TopicReader:
         return (w, p, min(b + max_messages, e.k.msgs_per_src))
 
     def receive_batch_with_tx(self, tx: "Tx", max_messages: int) -> Call:
-        if tx.client is not self.client or tx.id:
+        if tx.driver is not self.driver or tx.id:
             raise IllegalStateError("receive_batch_with_tx: a new transaction of this worker reads once")
-        if not 1 <= max_messages <= self.client.engine.k.batch_max:
-            raise IllegalStateError(f"max_messages must be in 1..{self.client.engine.k.batch_max} (BatchMax)")
-        e, w = self.client.engine, self.client.worker
+        if not 1 <= max_messages <= self.driver.engine.k.batch_max:
+            raise IllegalStateError(f"max_messages must be in 1..{self.driver.engine.k.batch_max} (BatchMax)")
+        e, w = self.driver.engine, self.driver.worker
 
         def outcome() -> Batch:
             c = e.cl[w]
@@ -144,13 +145,13 @@ class TopicReader:
 class Tx:
     """A transaction of the SDK: its topic writer, its table upsert, commit and rollback."""
 
-    def __init__(self, client: Client) -> None:
-        self.client = client
+    def __init__(self, driver: Driver) -> None:
+        self.driver = driver
         self.id = 0  # KQP's TxId, also the WriteId; known once the transaction has read
         self._writer: Optional[TxWriter] = None
 
     def _open(self, what: str) -> None:
-        c = self.client.engine.cl[self.client.worker]
+        c = self.driver.engine.cl[self.driver.worker]
         if not self.id or c.tx != self.id or c.phase not in ("open", "flushed"):
             raise IllegalStateError(f"{what}: the transaction is not open")
 
@@ -163,20 +164,20 @@ class Tx:
         return self._writer
 
     def upsert(self, table: str, row: dict[str, Any]) -> Call:
-        if not self.client.has_table:
+        if not self.driver.has_table:
             raise IllegalStateError("upsert: this run has no table (Table is false)")
         self._open("upsert")
-        return Call([("TableWrite", lambda: self.client.worker)])
+        return Call([("TableWrite", lambda: self.driver.worker)])
 
     def _flush_failed(self) -> Optional[YdbError]:
-        if self.client.engine.rollback_tx_enabled(self.client.worker):
+        if self.driver.engine.rollback_tx_enabled(self.driver.worker):
             return TopicWriteError(f"transaction {self.id}: a write was refused or lost")
         return None
 
     def commit(self) -> Call:
         """Flush the writers, then commit; COMMITTED, or raises TransactionAborted."""
         self._open("commit")
-        e, w, tx = self.client.engine, self.client.worker, self.id
+        e, w, tx = self.driver.engine, self.driver.worker, self.id
         steps = [("Flush", lambda: w)] if e.cl[w].phase == "open" else []
         steps.append(("CommitTx", lambda: w))
 
@@ -189,7 +190,7 @@ class Tx:
 
     def rollback(self) -> Call:
         self._open("rollback")
-        return Call([("RollbackTx", lambda: self.client.worker)])
+        return Call([("RollbackTx", lambda: self.driver.worker)])
 
 
 class TxWriter:
@@ -201,7 +202,7 @@ class TxWriter:
 
     def write(self, message: Msg) -> Call:
         self.tx._open("write")
-        e, w = self.tx.client.engine, self.tx.client.worker
+        e, w = self.tx.driver.engine, self.tx.driver.worker
         c = e.cl[w]
         if message != Msg(c.src, c.b + c.sent):
             raise IllegalStateError(f"write: the writer sends the batch in order; next is {Msg(c.src, c.b + c.sent)}")
@@ -210,20 +211,20 @@ class TxWriter:
     def flush(self) -> Call:
         """Done when every write of the transaction is acknowledged; TopicWriteError if one never will be."""
         self.tx._open("flush")
-        return Call([("Flush", lambda: self.tx.client.worker)], fails=self.tx._flush_failed)
+        return Call([("Flush", lambda: self.tx.driver.worker)], fails=self.tx._flush_failed)
 
 
-def copy_app(client: Client, batch_sizes: Callable[[], int]) -> App:
+def copy_app(driver: Driver, batch_sizes: Callable[[], int]) -> App:
     """The workload: read a batch of topic A, write it to topic B (and a row to the table), and
     commit the read offsets, the writes and the row in one transaction; again and again."""
-    reader = client.reader("A", CONSUMER)
+    reader = driver.reader("A", CONSUMER)
     while True:
-        tx = client.begin_transaction()
+        tx = driver.begin_transaction()
         batch = yield reader.receive_batch_with_tx(tx, batch_sizes())
         writer = tx.writer("B")
         for m in batch.messages:
             yield writer.write(m)
-        if client.has_table:
+        if driver.has_table:
             yield tx.upsert("rows", {"tx": tx.id, "partition": batch.partition})
         try:
             yield tx.commit()

@@ -186,7 +186,7 @@ class Simulation:
         self.max_events = max_events
         self.prune = prune
         self.quiet: set[int] = set()  # transactions no step can touch any more
-        self.apps = [AppRunner(w, api.copy_app(api.Client(self.engine, w), self._batch_size)) for w in self.k.workers]
+        self.apps = [AppRunner(w, api.copy_app(api.Driver(self.engine, w), self._batch_size)) for w in self.k.workers]
 
     def _batch_size(self) -> int:
         return self.app_rng.randint(1, self.k.batch_max)
