@@ -24,7 +24,6 @@ from typing import Any, Callable, Generator, Optional
 
 import attrs
 
-from .actions import ACTION
 from .engine import Engine
 from .state import CONSUMER, Msg
 
@@ -233,7 +232,3 @@ def copy_app(driver: Driver, batch_sizes: Callable[[], int]) -> App:
         except TransactionAborted:
             pass  # the reader re-reads the batch from the committed offset
 
-
-def take_step(engine: Engine, name: str, arg: Any) -> bool:
-    """A call's step, through the table."""
-    return arg is not None and ACTION[name].run(engine, arg)
