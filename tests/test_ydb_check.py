@@ -49,7 +49,7 @@ def faults(draw: Any) -> str:
 
 @pytest.mark.tlc
 def test_generated_runs_of_the_correct_engine_are_accepted(tmp_path_factory: pytest.TempPathFactory) -> None:
-    @settings(max_examples=3, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=5, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
     @given(w=workloads(), f=faults(), seed=st.integers(0, 10**6))
     def run(w: str, f: str, seed: int) -> None:
         path = simulate(tmp_path_factory.mktemp("run") / "t.jsonl", seed, w, f)
