@@ -35,11 +35,15 @@ def add_parsers(sub: Any) -> None:
                      help="the protocol plug-in (default kafka; see docs/architecture.md for adding one)")
     sim.add_argument("--seed", type=int, default=0, help="the scheduler's seed (default 0)")
     sim.add_argument("--workload", default="", metavar="W",
-                     help="the protocol's workload; kafka: transfer (default) or ctp, with settings: "
-                     "e.g. transfer:txns=3,partitions=2,instances=2,aborts=true,version=TV1")
+                     help="the protocol's workload, parsed by its plug-in; kafka: transfer (default) or ctp, with settings: "
+                     "e.g. transfer:txns=3,partitions=2,instances=2,aborts=true,version=TV1; "
+                     "ydb: copy, e.g. copy:workers=2,src=1,dst=2,msgs=4,batch=2,txns=6,table=true,version=v25")
     sim.add_argument("--faults", default="none", metavar="F",
-                     help="none, all, or e.g. loss=1,late=EndTxn+Produce,retries=2,timeouts,hangs=1,failovers=1,restarts=1")
-    sim.add_argument("--bugs", default="", metavar="B", help="switch on bugs of the bug zoo, e.g. no_epoch_bump+lso_inclusive")
+                     help="none, all, or the protocol's budgets; kafka: e.g. loss=1,late=EndTxn+Produce,retries=2,timeouts,hangs=1,"
+                     "failovers=1,restarts=1; ydb: e.g. hangs=1,restarts=1,loss=1,locklosses=1,deadlines=1")
+    sim.add_argument("--bugs", default="", metavar="B",
+                     help="switch on bugs of the protocol's bug zoo, e.g. no_epoch_bump+lso_inclusive (kafka), "
+                     "no_offset_check+lock_race (ydb)")
     sim.add_argument("--max-events", type=int, default=100_000, help="stop after this many events (default 100000)")
     sim.add_argument("--out", type=Path, required=True, metavar="FILE", help="where to write the trace")
     sim.set_defaults(func=cmd_simulate)

@@ -32,6 +32,7 @@ from typing import Any, Callable, Optional
 import attrs
 
 from trace_check.engines.runner import check_engine_available, resolve_engine, run_task
+from trace_check.errors import TxconformError
 from trace_check.models.registry import spec_invariants
 from trace_check.models.result import ApalacheOptions, CheckResult, CheckTask, Outcome, Progress, TlcOptions
 from trace_check.traces.protocol import BOOL, LIST, OFFSETS, STRING, Protocol
@@ -293,6 +294,11 @@ def check_trace(
     if every_step is None:
         every_step = len(trace.events) <= 2000
     name, _why = resolve_engine(engine)
+    if name == "apalache" and trace.protocol.records_module is None:
+        if engine != "auto":
+            raise TxconformError(f"--engine apalache: protocol {trace.protocol.name} has no record encoding for Apalache; "
+                                 "use --engine tlc")
+        name = "tlc"  # auto: the protocol's trace spec is TLC's alone
     check_engine_available(name)
     base = workdir or Path(tempfile.mkdtemp(prefix="txconform-check-"))
     if name == "apalache":  # no ToString in Apalache: the record encoding, field by field

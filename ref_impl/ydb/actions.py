@@ -1,0 +1,167 @@
+"""Every action of the engine, in one table: the spec's ``Next`` (YdbTopics).
+
+An ``Action`` is a spec action: its name, what it ranges over, its guard and its effect (the
+``Engine`` methods ``pq_calc_enabled`` and ``pq_calc`` for ``PqCalc``), the trace events it emits
+(its name, except ``PartitionApply``: ``PartitionCommit`` or ``PartitionRollback``, and
+``PqWrite``: ``PqWrite`` or ``PqWriteRefused``, as the spec's ``action`` variable names them), who
+takes the step, and whether it is a fault. The scheduler (``sim``) lists the enabled steps from
+this table, ``replay`` finds each event's action in it, and the SDK (``api``) takes its steps
+through it. The order of the table is the order in which the scheduler lists steps: the same seed
+gives the same run only as long as it stays the same.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Optional
+
+import attrs
+
+from .engine import Engine
+from .state import RS, RS_ACK, WRITE, NetMsg
+
+# What an action ranges over (its argument).
+WORKER = "worker"
+READ = "(worker, partition, end)"
+WORKER_PARTITION = "(worker, partition)"
+TXN = "transaction"
+MESSAGE = "message"
+TABLET = "tablet"
+TABLET_TXN = "(tablet, transaction)"
+TABLET_TXN_PARTITION = "(tablet, transaction, partition)"
+TABLET_TXN_PEER = "(tablet, transaction, peer)"
+TUPLE_ARGS = (READ, WORKER_PARTITION, TABLET_TXN, TABLET_TXN_PARTITION, TABLET_TXN_PEER)
+
+# Who takes the step: the scheduler picks it among the enabled steps, or the SDK takes it when
+# the application calls it (receive_batch_with_tx is ReadBatch, writer.write is TxWrite, ...).
+SCHEDULER = "scheduler"
+APPLICATION = "application"
+
+# How the scheduler weighs an enabled step: faults less often than normal steps.
+NORMAL, FAULT = 10, 1
+
+MESSAGE_TYPES = (WRITE, RS, RS_ACK)
+
+
+@attrs.frozen
+class Action:
+    name: str  # the spec action
+    over: str  # what it ranges over: WORKER, TXN, MESSAGE, ...
+    guard: Callable[..., bool]  # Engine.<action>_enabled: reads the state only
+    effect: Callable[..., None]  # Engine.<action>: only where the guard holds; emits one event
+    emits: tuple[str, ...] = ()  # the trace events it emits (default: its name)
+    takes: tuple[str, ...] = ()  # MESSAGE: the message types it takes
+    by: str = SCHEDULER
+    fault: bool = False
+
+    @property
+    def events(self) -> tuple[str, ...]:
+        return self.emits or (self.name,)
+
+    def _call(self, f: Callable[..., Any], e: Engine, arg: Any) -> Any:
+        return f(e, *arg) if self.over in TUPLE_ARGS else f(e, arg)
+
+    def enabled(self, e: Engine, arg: Any) -> bool:
+        if self.over == MESSAGE and (not isinstance(arg, NetMsg) or arg.type not in self.takes):
+            return False
+        return bool(self._call(self.guard, e, arg))
+
+    def apply(self, e: Engine, arg: Any) -> None:
+        """The effect; the guard must hold."""
+        before = e.events
+        self._call(self.effect, e, arg)
+        assert e.events == before + 1, f"{self.name} emitted {e.events - before} events"
+
+    def run(self, e: Engine, arg: Any) -> bool:
+        """Take the step if the guard holds; whether it did."""
+        if not self.enabled(e, arg):
+            return False
+        self.apply(e, arg)
+        return True
+
+    @property
+    def weight(self) -> int:
+        return FAULT if self.fault else NORMAL
+
+
+def _sdk(name: str, over: str, guard: Callable[..., bool], effect: Callable[..., None]) -> Action:
+    return Action(name, over, guard, effect, by=APPLICATION)
+
+
+def _msg(name: str, takes: tuple[str, ...], guard: Callable[..., bool], effect: Callable[..., None], **kw: Any) -> Action:
+    return Action(name, MESSAGE, guard, effect, takes=takes, **kw)
+
+
+E = Engine
+ACTIONS: tuple[Action, ...] = (
+    # The worker's SDK: the application's calls.
+    _sdk("ReadBatch", READ, E.read_batch_enabled, E.read_batch),
+    _sdk("TxWrite", WORKER, E.tx_write_enabled, E.tx_write),
+    _sdk("TableWrite", WORKER, E.table_write_enabled, E.table_write),
+    _sdk("Flush", WORKER, E.flush_enabled, E.flush),
+    _sdk("CommitTx", WORKER, E.commit_tx_enabled, E.commit_tx),
+    _sdk("RollbackTx", WORKER, E.rollback_tx_enabled, E.rollback_tx),
+    # The workers' faults and the consumer group.
+    Action("Hang", WORKER, E.hang_enabled, E.hang, fault=True),
+    Action("Resume", WORKER, E.resume_enabled, E.resume, fault=True),
+    Action("TakeOver", WORKER_PARTITION, E.take_over_enabled, E.take_over),
+    # The KQP session and the coordinator, per transaction.
+    Action("KqpResult", TXN, E.kqp_result_enabled, E.kqp_result),
+    Action("CoordPlan", TXN, E.coord_plan_enabled, E.coord_plan),
+    Action("PlanDeadline", TXN, E.plan_deadline_enabled, E.plan_deadline, fault=True),
+    Action("LockLost", TXN, E.lock_lost_enabled, E.lock_lost, fault=True),
+    Action("PqLockLost", TXN, E.pq_lock_lost_enabled, E.pq_lock_lost),
+    # Messages in flight.
+    _msg("PqWrite", (WRITE,), E.pq_write_enabled, E.pq_write, emits=("PqWrite", "PqWriteRefused")),
+    _msg("PqReadSet", (RS,), E.pq_read_set_enabled, E.pq_read_set),
+    _msg("PqReadSetAck", (RS_ACK,), E.pq_read_set_ack_enabled, E.pq_read_set_ack),
+    _msg("Lose", MESSAGE_TYPES, E.lose_enabled, E.lose, fault=True),
+    # The tablets.
+    Action("PqPlanStep", TABLET, E.pq_plan_step_enabled, E.pq_plan_step),
+    Action("TabletRestart", TABLET, E.tablet_restart_enabled, E.tablet_restart, fault=True),
+    Action("PqPropose", TABLET_TXN, E.pq_propose_enabled, E.pq_propose),
+    Action("Expire", TABLET_TXN, E.expire_enabled, E.expire),
+    Action("PqCalc", TABLET_TXN, E.pq_calc_enabled, E.pq_calc),
+    Action("PqExecute", TABLET_TXN, E.pq_execute_enabled, E.pq_execute),
+    Action("PartitionApply", TABLET_TXN_PARTITION, E.partition_apply_enabled, E.partition_apply,
+           emits=("PartitionCommit", "PartitionRollback")),
+    Action("PqTxDone", TABLET_TXN, E.pq_tx_done_enabled, E.pq_tx_done),
+    Action("PqDelete", TABLET_TXN, E.pq_delete_enabled, E.pq_delete),
+    Action("PqResendReadSet", TABLET_TXN_PEER, E.pq_resend_read_set_enabled, E.pq_resend_read_set),
+)
+del E
+
+ACTION: dict[str, Action] = {a.name: a for a in ACTIONS}
+# The action behind each trace event.
+BY_EVENT: dict[str, Action] = {ev: a for a in ACTIONS for ev in a.events}
+EVENTS: tuple[str, ...] = tuple(ev for a in ACTIONS for ev in a.events)
+
+
+def arguments(e: Engine, over: str, txns: Optional[Iterable[int]] = None) -> list[Any]:
+    """Every argument an action over ``over`` can take in ``e``, in the scheduler's order; the
+    transactions are ``txns`` (default: those begun, the only ones with any state)."""
+    k = e.k
+    tx_list = list(e.started() if txns is None else txns)
+    if over == WORKER:
+        return list(k.workers)
+    if over == WORKER_PARTITION:
+        return [(w, p) for w in k.workers for p in k.src_parts]
+    if over == READ:
+        return [(w, p, x) for w in k.workers for p in k.src_parts for x in range(1, k.msgs_per_src + 1)]
+    if over == TXN:
+        return tx_list
+    if over == MESSAGE:
+        return list(e.net)
+    if over == TABLET:
+        return list(k.tablets)
+    if over == TABLET_TXN:
+        return [(t, tx) for t in k.tablets for tx in tx_list]
+    if over == TABLET_TXN_PARTITION:
+        return [(t, tx, p) for t in k.tablets for tx in tx_list for p in k.part_ids]
+    if over == TABLET_TXN_PEER:
+        return [(t, tx, q) for t in k.tablets for tx in tx_list for q in k.tablets]
+    raise ValueError(f"unknown argument kind {over!r}")
+
+
+def run(e: Engine, name: str, arg: Any = None) -> bool:
+    """Take step ``name`` with ``arg`` if its guard holds; whether it did."""
+    return ACTION[name].run(e, arg)

@@ -1,0 +1,234 @@
+"""The client library applications use: the shape of YDB's SDK (the topic reader, a writer bound
+to a transaction, ``tx.commit()`` and ``tx.rollback()``, a table upsert), over the engine.
+
+Applications are coroutines, as with the SDK's asyncio API: each call returns a ``Call``, which
+the application awaits by yielding it (``batch = yield reader.receive_batch_with_tx(tx, 2)``).
+A call takes its steps of the table of actions (``actions``) when the scheduler picks them, so
+that the steps of every worker, tablet and fault interleave as the spec allows; it then waits
+until the engine has answered, and the application gets the answer or the error.
+
+    ReadBatch   reader.receive_batch_with_tx(tx, max_messages): the transaction begins, reads
+                a batch and adds the read range to the transaction (BeginTx, the read and
+                UpdateOffsetsInTransaction, as the spec folds them)
+    TxWrite     tx.writer("B").write(message)
+    TableWrite  tx.upsert("rows", row)
+    Flush       writer.flush(), and tx.commit() first of all: every write acknowledged;
+                TopicWriteError if a write was refused or lost
+    CommitTx    tx.commit(): COMMITTED, or TransactionAborted once KQP answers ABORTED
+    RollbackTx  tx.rollback()
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Generator, Optional
+
+import attrs
+
+from .engine import Engine
+from .state import CONSUMER, Msg
+
+
+class YdbError(Exception):
+    """A YDB status, as the SDK raises it."""
+
+    status = "GENERIC_ERROR"
+
+
+class TransactionAborted(YdbError):
+    """ABORTED: the transaction did not commit (a participant refused it, its read range no
+    longer starts at the committed offset, its proposal expired); the reader re-reads."""
+
+    status = "ABORTED"
+
+
+class TopicWriteError(YdbError):
+    """A write of the transaction was refused or lost: it can never be acknowledged."""
+
+    status = "SESSION_EXPIRED"
+
+
+class IllegalStateError(YdbError):
+    status = "PRECONDITION_FAILED"
+
+
+def _nothing() -> Any:
+    return None
+
+
+@attrs.define
+class Call:
+    """One awaited call: the steps it takes, in order (an action of the table and a function
+    giving its argument now), then what it waits for and what it returns."""
+
+    steps: list[tuple[str, Callable[[], Any]]]
+    done: Callable[[], bool] = lambda: True  # after its steps: has the engine answered?
+    outcome: Callable[[], Any] = _nothing  # the answer (or raises the error)
+    fails: Callable[[], Optional[YdbError]] = lambda: None  # instead of its next step: the error
+    taken: int = 0
+
+    def next_step(self) -> Optional[tuple[str, Any]]:
+        if self.taken >= len(self.steps):
+            return None
+        name, arg = self.steps[self.taken]
+        return name, arg()
+
+
+@attrs.frozen
+class Batch:
+    """What a read returns: the transaction's read range of one partition of topic A."""
+
+    tx_id: int
+    partition: int
+    messages: tuple[Msg, ...]
+
+
+App = Generator[Call, Any, None]
+
+
+class Driver:
+    """One worker's connection (the SDK's ydb.Driver with its topic and query clients): its topic
+    reader, its transactions and their writers."""
+
+    def __init__(self, engine: Engine, worker: str) -> None:
+        if worker not in engine.cl:
+            raise IllegalStateError(f"no worker {worker!r} in this run's constants")
+        self.engine = engine
+        self.worker = worker
+
+    def reader(self, topic: str = "A", consumer: str = CONSUMER) -> "TopicReader":
+        if (topic, consumer) != ("A", CONSUMER):
+            raise IllegalStateError(f"this engine has one reader: consumer {CONSUMER!r} of topic 'A', not {consumer!r} of {topic!r}")
+        return TopicReader(self)
+
+    def begin_transaction(self) -> "Tx":
+        """A transaction object; the transaction begins at its first read (the spec folds them)."""
+        return Tx(self)
+
+    @property
+    def has_table(self) -> bool:
+        return self.engine.k.table
+
+
+class TopicReader:
+    """Consumer c's reader of topic A: it reads from its position in each partition the group
+    gave its worker, or from the committed offset in a new partition session and after an abort."""
+
+    def __init__(self, driver: Driver) -> None:
+        self.driver = driver
+        self.last = 0  # the partition read last: the reader takes its partitions in turn
+
+    def _choice(self, max_messages: int) -> Optional[tuple[str, int, int]]:
+        e, w = self.driver.engine, self.driver.worker
+        owned = [p for p in e.k.src_parts if e.owner[p] == w and e.read_begin(w, p) < e.k.msgs_per_src]
+        if not owned:
+            return None
+        p = next((p for p in owned if p > self.last), owned[0])
+        b = e.read_begin(w, p)
+        return (w, p, min(b + max_messages, e.k.msgs_per_src))
+
+    def receive_batch_with_tx(self, tx: "Tx", max_messages: int) -> Call:
+        if tx.driver is not self.driver or tx.id:
+            raise IllegalStateError("receive_batch_with_tx: a new transaction of this worker reads once")
+        if not 1 <= max_messages <= self.driver.engine.k.batch_max:
+            raise IllegalStateError(f"max_messages must be in 1..{self.driver.engine.k.batch_max} (BatchMax)")
+        e, w = self.driver.engine, self.driver.worker
+
+        def outcome() -> Batch:
+            c = e.cl[w]
+            tx.id, self.last = c.tx, c.src
+            return Batch(c.tx, c.src, tuple(Msg(c.src, o) for o in range(c.b, c.e)))
+
+        return Call([("ReadBatch", lambda: self._choice(max_messages))], outcome=outcome)
+
+
+class Tx:
+    """A transaction of the SDK: its topic writer, its table upsert, commit and rollback."""
+
+    def __init__(self, driver: Driver) -> None:
+        self.driver = driver
+        self.id = 0  # KQP's TxId, also the WriteId; known once the transaction has read
+        self._writer: Optional[TxWriter] = None
+
+    def _open(self, what: str) -> None:
+        c = self.driver.engine.cl[self.driver.worker]
+        if not self.id or c.tx != self.id or c.phase not in ("open", "flushed"):
+            raise IllegalStateError(f"{what}: the transaction is not open")
+
+    def writer(self, topic: str = "B") -> "TxWriter":
+        if topic != "B":
+            raise IllegalStateError(f"this engine writes topic 'B', not {topic!r}")
+        self._open("writer")
+        if self._writer is None:
+            self._writer = TxWriter(self)
+        return self._writer
+
+    def upsert(self, table: str, row: dict[str, Any]) -> Call:
+        if not self.driver.has_table:
+            raise IllegalStateError("upsert: this run has no table (Table is false)")
+        self._open("upsert")
+        return Call([("TableWrite", lambda: self.driver.worker)])
+
+    def _flush_failed(self) -> Optional[YdbError]:
+        if self.driver.engine.rollback_tx_enabled(self.driver.worker):
+            return TopicWriteError(f"transaction {self.id}: a write was refused or lost")
+        return None
+
+    def commit(self) -> Call:
+        """Flush the writers, then commit; COMMITTED, or raises TransactionAborted."""
+        self._open("commit")
+        e, w, tx = self.driver.engine, self.driver.worker, self.id
+        steps = [("Flush", lambda: w)] if e.cl[w].phase == "open" else []
+        steps.append(("CommitTx", lambda: w))
+
+        def outcome() -> str:
+            if e.told[tx] != "COMMITTED":
+                raise TransactionAborted(f"transaction {tx} was aborted")
+            return "COMMITTED"
+
+        return Call(steps, done=lambda: e.told[tx] != "none", outcome=outcome, fails=self._flush_failed)
+
+    def rollback(self) -> Call:
+        self._open("rollback")
+        return Call([("RollbackTx", lambda: self.driver.worker)])
+
+
+class TxWriter:
+    """The topic writer bound to a transaction: its writes go to supportive partitions of B
+    under the transaction's WriteId and become visible when the transaction commits."""
+
+    def __init__(self, tx: Tx) -> None:
+        self.tx = tx
+
+    def write(self, message: Msg) -> Call:
+        self.tx._open("write")
+        e, w = self.tx.driver.engine, self.tx.driver.worker
+        c = e.cl[w]
+        if message != Msg(c.src, c.b + c.sent):
+            raise IllegalStateError(f"write: the writer sends the batch in order; next is {Msg(c.src, c.b + c.sent)}")
+        return Call([("TxWrite", lambda: w)])
+
+    def flush(self) -> Call:
+        """Done when every write of the transaction is acknowledged; TopicWriteError if one never will be."""
+        self.tx._open("flush")
+        return Call([("Flush", lambda: self.tx.driver.worker)], fails=self.tx._flush_failed)
+
+
+def copy_app(driver: Driver, batch_sizes: Callable[[], int]) -> App:
+    """The workload: read a batch of topic A, write it to topic B (and a row to the table), and
+    commit the read offsets, the writes and the row in one transaction; again and again."""
+    reader = driver.reader("A", CONSUMER)
+    while True:
+        tx = driver.begin_transaction()
+        batch = yield reader.receive_batch_with_tx(tx, batch_sizes())
+        writer = tx.writer("B")
+        for m in batch.messages:
+            yield writer.write(m)
+        if driver.has_table:
+            yield tx.upsert("rows", {"tx": tx.id, "partition": batch.partition})
+        try:
+            yield tx.commit()
+        except TopicWriteError:
+            yield tx.rollback()
+        except TransactionAborted:
+            pass  # the reader re-reads the batch from the committed offset
+

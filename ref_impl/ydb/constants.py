@@ -1,0 +1,130 @@
+"""The constants of a run: the spec's CONSTANTS (YdbTopics and YdbTopicsProperties), which a
+trace's header records so that the checker runs the spec with exactly the run's bounds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+# The spec's BugNames, each switching on one naive design or real bug of the engine.
+BUGS = (
+    "no_offset_check",
+    "overlap_check",
+    "no_gap_check",
+    "no_reread",
+    "no_consumer_block",
+    "visible_before_commit",
+    "independent_decision",
+    "partition_reapply",
+    "lock_race",
+    "ack_rs_before_persist",
+    "ack_plan_on_receipt",
+    "no_flush",
+)
+VERSIONS = ("v25", "v26")
+DEPTH_BOUND = 6  # the registry's base value; the trace checker does not check the depth
+
+
+def _sorted_tuple(values: Any) -> tuple[str, ...]:
+    return tuple(sorted(values))
+
+
+@attrs.frozen
+class Constants:
+    workers: tuple[str, ...] = attrs.field(default=("w1", "w2"), converter=_sorted_tuple)
+    num_src: int = 1
+    num_dst: int = 1
+    msgs_per_src: int = 4
+    batch_max: int = 2
+    max_txns: int = 4
+    table: bool = False
+    version: str = attrs.field(default="v26", validator=attrs.validators.in_(VERSIONS))
+    max_hangs: int = 0
+    max_restarts: int = 0
+    max_loss: int = 0
+    max_lock_losses: int = 0
+    max_deadlines: int = 0
+    bugs: tuple[str, ...] = attrs.field(default=(), converter=_sorted_tuple)
+    depth_bound: int = DEPTH_BOUND
+
+    def __attrs_post_init__(self) -> None:
+        for b in self.bugs:
+            if b not in BUGS:
+                raise ValueError(f"unknown bug {b!r}; the spec's Bugs are {', '.join(BUGS)}")
+        if not self.workers or self.num_src < 1 or self.num_dst < 1 or self.batch_max < 1:
+            raise ValueError("Workers must not be empty; NumSrc, NumDst and BatchMax must be at least 1")
+
+    def bug(self, name: str) -> bool:
+        return name in self.bugs
+
+    # --- the spec's derived sets, in a fixed order ---
+
+    @property
+    def src_parts(self) -> range:
+        return range(1, self.num_src + 1)
+
+    @property
+    def dst_parts(self) -> range:
+        return range(1, self.num_dst + 1)
+
+    @property
+    def txns(self) -> range:
+        return range(1, self.max_txns + 1)
+
+    @property
+    def part_ids(self) -> range:
+        return range(1, max(self.num_src, self.num_dst) + 1)
+
+    @property
+    def tablets(self) -> tuple[str, ...]:
+        return ("A", "B", "DS") if self.table else ("A", "B")
+
+    def peers(self, t: str) -> tuple[str, ...]:
+        return tuple(q for q in self.tablets if q != t)
+
+    def dest(self, p: int, o: int) -> int:
+        """Routing by key (KeyOf(p, o) = p + o), as in Resharding.tla."""
+        return ((p + o) % self.num_dst) + 1
+
+    # --- the header ---
+
+    def to_spec(self) -> dict[str, Any]:
+        """The spec's constants (registry form: lists are sets)."""
+        return {
+            "Workers": list(self.workers),
+            "NumSrc": self.num_src,
+            "NumDst": self.num_dst,
+            "MsgsPerSrc": self.msgs_per_src,
+            "BatchMax": self.batch_max,
+            "MaxTxns": self.max_txns,
+            "Table": self.table,
+            "Version": self.version,
+            "MaxHangs": self.max_hangs,
+            "MaxRestarts": self.max_restarts,
+            "MaxLoss": self.max_loss,
+            "MaxLockLosses": self.max_lock_losses,
+            "MaxDeadlines": self.max_deadlines,
+            "Bugs": list(self.bugs),
+            "DepthBound": self.depth_bound,
+        }
+
+    @classmethod
+    def from_spec(cls, k: dict[str, Any]) -> "Constants":
+        return cls(
+            workers=tuple(k["Workers"]),
+            num_src=k["NumSrc"],
+            num_dst=k["NumDst"],
+            msgs_per_src=k["MsgsPerSrc"],
+            batch_max=k["BatchMax"],
+            max_txns=k["MaxTxns"],
+            table=k["Table"],
+            version=k["Version"],
+            max_hangs=k["MaxHangs"],
+            max_restarts=k["MaxRestarts"],
+            max_loss=k["MaxLoss"],
+            max_lock_losses=k["MaxLockLosses"],
+            max_deadlines=k["MaxDeadlines"],
+            bugs=tuple(k.get("Bugs", ())),
+            depth_bound=k.get("DepthBound", DEPTH_BOUND),
+        )

@@ -1,0 +1,287 @@
+"""The seeded scheduler: runs the workers' applications and the engine, one enabled step at a time.
+
+Each round, applications whose call was answered continue to their next call; then the scheduler
+lists every enabled step: the next step of each application's call, then every enabled step of
+the table of actions (``actions``) in the table's order (a message delivered or lost, a tablet's
+step, KQP's answer, a fault), and picks one with a seeded random choice; faults are picked less
+often than normal steps, and only within the run's budgets (the spec's fault constants). The run
+ends when nothing is enabled (or at ``max_events``). Same seed, workload, faults and bugs: same
+run, and the same trace byte for byte.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Callable, Optional
+
+import attrs
+
+from . import api
+from .actions import ACTION, ACTIONS, NORMAL, SCHEDULER, Action, arguments
+from .constants import BUGS, VERSIONS, Constants
+from .engine import Engine
+from .state import GONE_STATES
+
+GENERATOR = "txconform ref_impl.ydb 1"
+
+
+class SpecError(ValueError):
+    """A workload, fault or bug option that cannot be parsed; the message says what is expected."""
+
+
+def _settings(text: str, what: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, eq, value = part.partition("=")
+        if not eq and what == "faults":
+            value = "1"
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _int(key: str, value: str, least: int) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise SpecError(f"{key}={value}: {key} needs a whole number") from None
+    if n < least:
+        raise SpecError(f"{key}={value}: {key} must be at least {least}")
+    return n
+
+
+@attrs.frozen
+class Workload:
+    """``copy``: each worker reads a batch of topic A (consumer c), writes it to topic B (and a row
+    of the table), and commits the three in one transaction, until MaxTxns transactions began."""
+
+    workers: int = 2
+    src: int = 1
+    dst: int = 2
+    msgs: int = 4
+    batch: int = 2
+    txns: int = 6
+    table: bool = False
+    version: str = "v26"
+
+    KEYS = ("workers", "src", "dst", "msgs", "batch", "txns", "table", "version")
+
+    @classmethod
+    def parse(cls, text: str) -> "Workload":
+        """``copy``, then optional ``:key=value,...`` (workers, src, dst, msgs, batch, txns, table, version)."""
+        kind, _, rest = text.strip().partition(":")
+        if kind != "copy":
+            raise SpecError(f"unknown workload {kind!r}; use copy, e.g. copy:workers=2,src=1,dst=2,msgs=4,txns=6,table=true")
+        fields: dict[str, Any] = {}
+        for key, value in _settings(rest, "workload").items():
+            if key == "version":
+                if value not in VERSIONS:
+                    raise SpecError(f"version={value}: use {' or '.join(VERSIONS)}")
+                fields[key] = value
+            elif key == "table":
+                if value not in ("true", "false"):
+                    raise SpecError(f"table={value}: use table=true or table=false")
+                fields[key] = value == "true"
+            elif key in cls.KEYS:
+                fields[key] = _int(key, value, 0 if key in ("msgs", "txns") else 1)
+            else:
+                raise SpecError(f"unknown workload setting {key!r}; use {', '.join(cls.KEYS)}")
+        return cls(**fields)
+
+    def describe(self) -> str:
+        d, default = attrs.asdict(self), attrs.asdict(Workload())
+        text = "copy" + "".join((":" if n == 0 else ",") + f"{k}={v}"
+                                for n, (k, v) in enumerate((k, v) for k, v in d.items() if v != default[k]))
+        return text.replace("=True", "=true").replace("=False", "=false")
+
+
+@attrs.frozen
+class Faults:
+    """The fault budgets, the spec's MaxHangs, MaxRestarts, MaxLoss, MaxLockLosses, MaxDeadlines:
+    a worker hangs (and its partition is taken over; it resumes as a zombie), a tablet restarts,
+    the network loses a message, a transaction's lock dies, a proposal's plan deadline passes."""
+
+    hangs: int = 0
+    restarts: int = 0
+    loss: int = 0
+    locklosses: int = 0
+    deadlines: int = 0
+
+    KEYS = ("hangs", "restarts", "loss", "locklosses", "deadlines")
+
+    @classmethod
+    def parse(cls, text: str) -> "Faults":
+        """``none``, ``all`` (one of each), or e.g. ``hangs=1,restarts=2,loss=1,locklosses,deadlines``."""
+        text = text.strip()
+        if text in ("", "none"):
+            return cls()
+        if text == "all":
+            return cls(1, 1, 1, 1, 1)
+        fields: dict[str, int] = {}
+        for key, value in _settings(text, "faults").items():
+            if key not in cls.KEYS:
+                raise SpecError(f"unknown fault {key!r}; use none, all, or {', '.join(k + '=N' for k in cls.KEYS)}")
+            fields[key] = _int(key, value, 0)
+        return cls(**fields)
+
+    def describe(self) -> str:
+        d = attrs.asdict(self)
+        if all(v == 0 for v in d.values()):
+            return "none"
+        return ",".join(f"{k}={v}" for k, v in d.items() if v)
+
+
+def parse_bugs(text: str) -> tuple[str, ...]:
+    bugs = tuple(b for b in text.split("+") if b)
+    for b in bugs:
+        if b not in BUGS:
+            raise SpecError(f"unknown bug {b!r}; the spec's Bugs are {', '.join(BUGS)}")
+    return bugs
+
+
+def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constants:
+    return Constants(
+        workers=tuple(f"w{n}" for n in range(1, w.workers + 1)),
+        num_src=w.src,
+        num_dst=w.dst,
+        msgs_per_src=w.msgs,
+        batch_max=w.batch,
+        max_txns=w.txns,
+        table=w.table,
+        version=w.version,
+        max_hangs=f.hangs,
+        max_restarts=f.restarts,
+        max_loss=f.loss,
+        max_lock_losses=f.locklosses,
+        max_deadlines=f.deadlines,
+        bugs=bugs,
+    )
+
+
+@attrs.define
+class Step:
+    action: str
+    weight: int
+    run: Callable[[], bool]
+
+
+@attrs.define
+class AppRunner:
+    worker: str
+    gen: api.App
+    call: Optional[api.Call] = None
+    finished: bool = False
+
+
+SCHEDULED = tuple(a for a in ACTIONS if a.by == SCHEDULER)
+
+
+class Simulation:
+    def __init__(self, workload: Workload, faults: Faults, seed: int, emit: Callable[[dict[str, Any]], None],
+                 bugs: tuple[str, ...] = (), max_events: int = 100_000, prune: bool = True) -> None:
+        self.w, self.f, self.seed, self.bugs = workload, faults, seed, bugs
+        self.k = constants_for(workload, faults, bugs)
+        self.rng = random.Random(seed)
+        self.app_rng = random.Random(seed * 7919 + 1)
+        self.engine = Engine(self.k, emit=emit)
+        self.max_events = max_events
+        self.prune = prune
+        self.quiet: set[int] = set()  # transactions no step can touch any more
+        self.apps = [AppRunner(w, api.copy_app(api.Driver(self.engine, w), self._batch_size)) for w in self.k.workers]
+
+    def _batch_size(self) -> int:
+        return self.app_rng.randint(1, self.k.batch_max)
+
+    # --- applications ---
+
+    def _advance(self, a: AppRunner) -> None:
+        """Run the application until its call has a step to take or waits for an answer."""
+        while not a.finished:
+            value: Any = None
+            error: Optional[api.YdbError] = None
+            if a.call is not None:
+                if a.call.taken < len(a.call.steps):
+                    error = a.call.fails()
+                    if error is None:
+                        return
+                elif not a.call.done():
+                    return
+                else:
+                    try:
+                        value = a.call.outcome()
+                    except api.YdbError as e:
+                        error = e
+            try:
+                if a.call is None:
+                    a.call = next(a.gen)
+                elif error is not None:
+                    a.call = a.gen.throw(error)
+                else:
+                    a.call = a.gen.send(value)
+            except StopIteration:
+                a.finished = True
+
+    def _app_step(self, a: AppRunner) -> Optional[Step]:
+        if a.finished or a.call is None:
+            return None
+        nxt = a.call.next_step()
+        if nxt is None:
+            return None
+        name, arg = nxt
+        action = ACTION[name]
+        if arg is None or not action.enabled(self.engine, arg):
+            return None
+        call = a.call
+
+        def take() -> bool:
+            ok = action.run(self.engine, arg)
+            call.taken += 1
+            return ok
+
+        return Step(name, NORMAL, take)
+
+    # --- the engine's enabled steps ---
+
+    def live_txns(self) -> list[int]:
+        """The transactions begun and not yet quiet (settled everywhere: KQP answered, every
+        participant's record gone, nothing of it in flight, nothing left for PqLockLost). A quiet
+        transaction stays quiet, so the scheduler stops looking at it; ``prune=False`` looks anyway."""
+        e = self.engine
+        if not self.prune:
+            return list(e.started())
+        in_flight = {m.tx for m in e.net}
+        for tx in e.started():
+            if tx in self.quiet or tx in in_flight or e.kqp[tx].st != "done":
+                continue
+            if all(e.ptx[t][tx].st in GONE_STATES for t in e.k.tablets) and not e.pq_lock_lost_enabled(tx):
+                self.quiet.add(tx)
+        return [tx for tx in e.started() if tx not in self.quiet]
+
+    def _step(self, a: Action, arg: Any) -> Step:
+        return Step(a.name, a.weight, lambda: a.run(self.engine, arg))
+
+    def steps(self) -> list[Step]:
+        out = [s for s in (self._app_step(a) for a in self.apps) if s is not None]
+        txns = self.live_txns()
+        for a in SCHEDULED:
+            out += [self._step(a, arg) for arg in arguments(self.engine, a.over, txns) if a.enabled(self.engine, arg)]
+        return out
+
+    def run(self, progress: Optional[Callable[[int], None]] = None) -> int:
+        """Run to the end; returns the number of events."""
+        e = self.engine
+        while e.events < self.max_events:
+            for a in self.apps:
+                self._advance(a)
+            steps = self.steps()
+            if not steps:
+                break
+            x = self.rng.randrange(sum(s.weight for s in steps))
+            for s in steps:
+                x -= s.weight
+                if x < 0:
+                    break
+            if not s.run():
+                raise AssertionError(f"step {s.action} was listed as enabled but did not run")
+            if progress:
+                progress(e.events)
+        return e.events

@@ -1,0 +1,232 @@
+"""The spec's variables (YdbTopics: owner, cl, kqp, nextTx, net, sup, committed, target, rows,
+urows, meta, pdur, ptx, plan, pending, nextStep, expired, the ghosts and the fault counters) and
+the records they hold, each named as the spec's type alias.
+
+A leaf of the engine: it imports only ``constants``. The components (``worker``, ``kqp``,
+``tablet``, ``network``) extend ``State`` with their actions; ``engine.Engine`` combines them.
+Sets of names are only ever iterated sorted, so that a run does not depend on Python's string
+hashing: the same seed gives the same trace in every process.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Optional
+
+import attrs
+
+from .constants import Constants
+
+CONSUMER = "c"  # the one consumer of topic A (the spec's abstraction)
+NONE = "none"
+COMMIT, ABORT = "commit", "abort"
+# The spec's net message types.
+WRITE, RS, RS_ACK = "Write", "RS", "RSAck"
+# The spec's worker phases, session states and (volatile, durable) transaction states.
+PHASES = ("idle", "open", "flushed", "committing")
+SESSION_STATES = ("none", "open", "proposing", "planned", "done")
+TX_STATES = ("NONE", "PREPARED", "PLANNED", "WAIT_RS", "EXECUTING", "WAIT_RS_ACKS", "DELETED", "EXPIRED")
+DURABLE_STATES = ("NONE", "PREPARED", "PLANNED", "WAIT_RS", "EXECUTED", "DELETED", "EXPIRED")
+SUP_STATES = ("none", "open", "closed", "deleted", "done")
+GONE_STATES = ("NONE", "DELETED", "EXPIRED")  # a participant holds nothing of the transaction
+
+
+@attrs.frozen(order=True)
+class Msg:
+    """A message of topic A, identified by its partition and offset (the spec's $msg)."""
+
+    src: int
+    off: int
+
+
+NO_MSG = Msg(0, 0)
+
+
+@attrs.define
+class Worker:
+    """A worker's SDK state (the spec's $worker)."""
+
+    pos: dict[int, int]  # the reader's position per partition of A (-1: read from the committed offset)
+    phase: str = "idle"
+    tx: int = 0
+    src: int = 0
+    b: int = 0
+    e: int = 0
+    sent: int = 0
+    row: bool = False
+    hung: bool = False
+
+
+@attrs.define
+class Session:
+    """The KQP session's view of a transaction (the spec's $session)."""
+
+    st: str = "none"
+    w: str = ""
+    src: int = 0
+    b: int = 0
+    e: int = 0
+    dsts: set[int] = attrs.field(factory=set)
+    lock: str = "alive"
+    prepared: set[str] = attrs.field(factory=set)
+    refused: bool = False
+    results: set[str] = attrs.field(factory=set)
+    aborted: bool = False
+    depth: int = 0
+    pdepth: int = 0
+
+
+@attrs.define
+class Sup:
+    """A supportive partition of tablet B (the spec's $sup)."""
+
+    st: str = "none"
+    data: list[Msg] = attrs.field(factory=list)
+
+
+@attrs.define
+class Durable:
+    """A participant's durable keys of a transaction (the spec's $durable)."""
+
+    st: str = "NONE"
+    step: int = 0
+    dec: str = NONE
+    done: set[int] = attrs.field(factory=set)
+    depth: int = 0
+
+
+@attrs.define
+class Volatile:
+    """A participant's volatile state of a transaction (the spec's $volatile)."""
+
+    st: str = "NONE"
+    step: int = 0
+    own: str = NONE
+    dec: str = NONE
+    rs: set[str] = attrs.field(factory=set)
+    abort_seen: bool = False
+    acked: set[str] = attrs.field(factory=set)
+    done: set[int] = attrs.field(factory=set)
+    depth: int = 0
+    rsdepth: int = 0
+
+
+@attrs.frozen
+class NetMsg:
+    """A message in flight (the spec's $net): a write to tablet B, a read set, a read-set ack."""
+
+    type: str
+    tx: int
+    frm: str = ""
+    to: str = ""
+    dst: int = 0
+    m: Msg = NO_MSG
+    dec: str = NONE
+    depth: int = 0
+
+
+def read_set(frm: str, to: str, tx: int, dec: str, depth: int) -> NetMsg:
+    return NetMsg(RS, tx, frm, to, 0, NO_MSG, dec, depth)
+
+
+def read_set_ack(frm: str, to: str, tx: int) -> NetMsg:
+    return NetMsg(RS_ACK, tx, frm, to)
+
+
+def write_msg(tx: int, d: int, m: Msg) -> NetMsg:
+    return NetMsg(WRITE, tx, "", "B", d, m)
+
+
+@attrs.frozen
+class Act:
+    """The spec's history variable ``action``: the last step's name, actor and arguments."""
+
+    name: str
+    actor: str
+    args: tuple[tuple[str, int], ...] = ()
+
+
+def less_eq(x: tuple[int, int], y: tuple[int, int]) -> bool:
+    """The spec's LessEq on (step, txid) pairs."""
+    return x <= y
+
+
+class State:
+    """The spec's variables; ``emit`` receives each step's trace event."""
+
+    def __init__(self, k: Constants, owner: Optional[dict[int, str]] = None,
+                 emit: Optional[Callable[[dict[str, Any]], None]] = None) -> None:
+        self.k = k
+        self.emit_event = emit or (lambda ev: None)
+        ws = k.workers
+        # Init leaves the assignment free; a run picks one (round robin unless given).
+        self.owner: dict[int, str] = dict(owner) if owner else {p: ws[(p - 1) % len(ws)] for p in k.src_parts}
+        self.cl: dict[str, Worker] = {w: self.idle_worker() for w in ws}
+        self.kqp: dict[int, Session] = {tx: Session() for tx in k.txns}
+        self.next_tx = 1
+        self.net: list[NetMsg] = []  # a set, kept in insertion order so that runs are reproducible
+        self.sup: dict[int, dict[int, Sup]] = {tx: {d: Sup() for d in k.dst_parts} for tx in k.txns}
+        self.committed: dict[int, int] = {p: 0 for p in k.src_parts}
+        self.target: dict[int, list[Msg]] = {d: [] for d in k.dst_parts}
+        self.rows: list[int] = []
+        self.urows: dict[int, bool] = {tx: False for tx in k.txns}
+        self.meta: dict[str, dict[int, tuple[int, int]]] = {t: {p: (0, 0) for p in k.part_ids} for t in k.tablets}
+        self.pdur: dict[str, dict[int, Durable]] = {t: {tx: Durable() for tx in k.txns} for t in k.tablets}
+        self.ptx: dict[str, dict[int, Volatile]] = {t: {tx: Volatile() for tx in k.txns} for t in k.tablets}
+        self.plan: dict[int, int] = {tx: 0 for tx in k.txns}
+        self.pending: dict[str, set[tuple[int, int]]] = {t: set() for t in k.tablets}
+        self.next_step = 1
+        self.expired: dict[int, bool] = {tx: False for tx in k.txns}
+        # Ghosts.
+        self.applied: dict[str, dict[int, str]] = {t: {tx: NONE for tx in k.txns} for t in k.tablets}
+        self.votes: dict[str, dict[int, str]] = {t: {tx: NONE for tx in k.txns} for t in k.tablets}
+        self.wacked: dict[int, set[Msg]] = {tx: set() for tx in k.txns}
+        self.told: dict[int, str] = {tx: NONE for tx in k.txns}
+        self.told_depth: dict[int, int] = {tx: 0 for tx in k.txns}
+        self.range_bad = False
+        self.order_bad = False
+        # Faults so far.
+        self.hangs = self.restarts = self.losses = self.lock_losses = self.deadlines = 0
+        self.action = Act("Init", "")
+        self.events = 0
+
+    def idle_worker(self, pos: Optional[dict[int, int]] = None) -> Worker:
+        return Worker(pos=dict(pos) if pos is not None else {p: -1 for p in self.k.src_parts})
+
+    # --- the network as a set ---
+
+    def send(self, *msgs: NetMsg) -> None:
+        for m in msgs:
+            if m not in self.net:
+                self.net.append(m)
+
+    def take(self, m: NetMsg) -> None:
+        self.net.remove(m)
+
+    # --- what several components read ---
+
+    def parts_of(self, t: str, tx: int) -> set[int]:
+        """PartsOf: the partitions of participant t that transaction tx touches."""
+        if t == "A":
+            return {self.kqp[tx].src}
+        if t == "B":
+            return set(self.kqp[tx].dsts)
+        return {1}
+
+    def applied_at(self, t: str, k: int, tx: int) -> bool:
+        """AppliedAt: partition k of t has applied tx (its (step, txid) is at or below the last applied)."""
+        return less_eq((self.ptx[t][tx].step, tx), self.meta[t][k])
+
+    def started(self) -> range:
+        """The transactions begun so far: every other one has no state anywhere."""
+        return range(1, self.next_tx)
+
+    # --- events ---
+
+    def emit(self, name: str, actor: str, args: Iterable[tuple[str, int]], **cols: Any) -> None:
+        """Record the step as the spec's ``action`` does and emit its trace event (the columns
+        that are None are not logged)."""
+        self.action = Act(name, actor, tuple(args))
+        ev: dict[str, Any] = {"action": name}
+        ev.update({c: v for c, v in cols.items() if v is not None})
+        self.events += 1
+        self.emit_event(ev)

@@ -1,0 +1,390 @@
+"""PQ tablets "A" and "B" and the datashard "DS" (YdbTopics: "Tablet B", "Proposal and plan",
+"Calculation, read sets, execution", and the tablets' restart): supportive partitions, the
+durable and volatile transaction states, read sets, and the partitions' commit writes.
+
+``reason`` is the trace's word for why a predicate failed (docs/trace-format.md, "YDB"):
+``Gap`` (the consumer's committed offset is behind the range's begin), ``Conflict`` (it is past
+it: another transaction committed the range), ``BehindEnd`` (the range ends past the
+partition's end), ``WriteIdDeleted`` (a supportive partition of the WriteId was deleted: the lock
+was lost or the proposal expired), ``WriteIdMissing`` (a write never reached its supportive
+partition), ``LocksBroken`` (the table's lock is gone or its row is missing).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from .state import (
+    ABORT,
+    COMMIT,
+    CONSUMER,
+    GONE_STATES,
+    NONE,
+    RS,
+    RS_ACK,
+    WRITE,
+    Durable,
+    NetMsg,
+    State,
+    Sup,
+    Volatile,
+    read_set,
+    read_set_ack,
+)
+
+WAITING = ("PREPARED", "PLANNED", "WAIT_RS")
+DECIDED = ("WAIT_RS", "EXECUTING", "WAIT_RS_ACKS")
+
+
+class TabletSteps(State):
+    # --- predicates ---
+
+    def read_predicate(self, tx: int) -> bool:
+        s = self.kqp[tx]
+        c, b, e, end = self.committed[s.src], s.b, s.e, self.k.msgs_per_src
+        return (
+            self.applied_at("A", s.src, tx)
+            or self.k.bug("no_offset_check")
+            or (self.k.bug("overlap_check") and b <= c < e)
+            or (self.k.bug("no_gap_check") and c <= b and e <= end)
+            or (c == b and b <= e <= end)
+        )
+
+    def write_predicate(self, tx: int) -> bool:
+        return all(self.applied_at("B", d, tx) or self.sup[tx][d].st in ("open", "closed") for d in self.kqp[tx].dsts)
+
+    def predicate(self, t: str, tx: int) -> bool:
+        if t == "A":
+            return self.read_predicate(tx)
+        if t == "B":
+            return self.write_predicate(tx)
+        return self.urows[tx] and self.kqp[tx].lock == "alive"
+
+    def reason(self, t: str, tx: int) -> str:
+        """Why participant t's check of tx fails, in the trace's words."""
+        s = self.kqp[tx]
+        if t == "A":
+            c = self.committed[s.src]
+            return "Gap" if c < s.b else "Conflict" if c > s.b else "BehindEnd"
+        if t == "B":
+            return "WriteIdDeleted" if any(self.sup[tx][d].st in ("deleted", "done") for d in s.dsts) else "WriteIdMissing"
+        return "LocksBroken"
+
+    def blocks_consumer(self, x: int, tx: int) -> bool:
+        return x != tx and self.ptx["A"][x].st in ("WAIT_RS", "EXECUTING") and self.kqp[x].src == self.kqp[tx].src
+
+    def in_queue(self, t: str) -> list[int]:
+        return [x for x in self.started() if self.ptx[t][x].st in ("PLANNED", "WAIT_RS", "EXECUTING")]
+
+    def _tx_cols(self, t: str, tx: int) -> dict[str, object]:
+        return {"tablet": t, "txn_id": tx, "tx_state": self.ptx[t][tx].st}
+
+    # --- PqWrite(m) ---
+
+    def pq_write_enabled(self, m: NetMsg) -> bool:
+        if m.type != WRITE or m not in self.net:
+            return False
+        # the writer's session is a stream: a partition gets a transaction's writes in order
+        return not any(n.type == WRITE and n.tx == m.tx and n.dst == m.dst and n.m.off < m.m.off for n in self.net)
+
+    def pq_write(self, m: NetMsg) -> None:
+        tx, d = m.tx, m.dst
+        s = self.sup[tx][d]
+        accept = s.st in ("none", "open") or (self.k.bug("lock_race") and s.st == "deleted")
+        if accept and self.k.bug("visible_before_commit"):
+            self.target[d].append(m.m)
+            self.sup[tx][d] = Sup("open", [])
+        elif accept:
+            self.sup[tx][d] = Sup("open", [m.m] if s.st == "deleted" else s.data + [m.m])
+        if accept:
+            self.wacked[tx].add(m.m)
+        self.take(m)
+        self.emit("PqWrite" if accept else "PqWriteRefused", "B", (("txn_id", tx), ("partition", d), ("off", m.m.off)),
+                  tablet="B", txn_id=tx, partition=d, topic="B", write_id=tx, offset=m.m.off, log_end=len(self.target[d]))
+
+    # --- PqLockLost(tx) ---
+
+    def pq_lock_lost_enabled(self, tx: int) -> bool:
+        s = self.kqp[tx]
+        return (s.st != "none" and s.lock == "lost" and self.pdur["B"][tx].st == "NONE"
+                and any(self.sup[tx][d].st in ("none", "open") for d in self.k.dst_parts))
+
+    def pq_lock_lost(self, tx: int) -> None:
+        for d in self.k.dst_parts:
+            if self.sup[tx][d].st in ("none", "open"):
+                self.sup[tx][d] = Sup("deleted", [])
+        self.emit("PqLockLost", "B", (("txn_id", tx),), tablet="B", txn_id=tx, topic="B", write_id=tx)
+
+    # --- PqPropose(t, tx) ---
+
+    def _propose_ok(self, t: str, tx: int) -> bool:
+        s = self.kqp[tx]
+        if t == "B":
+            return all(self.sup[tx][d].st == "open" for d in s.dsts)
+        if t == "DS":
+            return self.urows[tx] and s.lock == "alive"
+        return True
+
+    def pq_propose_enabled(self, t: str, tx: int) -> bool:
+        s = self.kqp[tx]
+        return (s.st == "proposing" and not self.expired[tx] and t not in s.prepared and not s.refused
+                and self.pdur[t][tx].st == "NONE")
+
+    def pq_propose(self, t: str, tx: int) -> None:
+        s = self.kqp[tx]
+        ok = self._propose_ok(t, tx)
+        depth = s.depth + 1
+        reason: Optional[str] = None
+        if ok:
+            self.pdur[t][tx] = Durable(st="PREPARED", depth=depth)
+            self.ptx[t][tx] = Volatile(st="PREPARED", depth=depth)
+            s.prepared.add(t)
+        else:
+            reason = self.reason(t, tx)
+            s.refused = True
+        self.emit("PqPropose", t, (("txn_id", tx), ("prepared", 1 if ok else 0)),
+                  result="PREPARED" if ok else "REFUSED", reason=reason, **self._tx_cols(t, tx))
+
+    # --- Expire(t, tx) ---
+
+    def expire_enabled(self, t: str, tx: int) -> bool:
+        if self.ptx[t][tx].st != "PREPARED":
+            return False
+        p = self.plan[tx]
+        return (self.expired[tx] and p == 0) or (p != 0 and (p, tx) not in self.pending[t])
+
+    def expire(self, t: str, tx: int) -> None:
+        self.ptx[t][tx].st = "EXPIRED"
+        self.pdur[t][tx].st = "EXPIRED"
+        if t == "B":
+            self.sup[tx] = {d: Sup("done", []) for d in self.k.dst_parts}
+        self.emit("Expire", t, (("txn_id", tx),), **self._tx_cols(t, tx))
+
+    # --- PqPlanStep(t) ---
+
+    def plan_step_of(self, t: str) -> Optional[tuple[int, int]]:
+        """The plan step the mediator delivers to t next: the earliest of a PREPARED transaction."""
+        ready = [s for s in self.pending[t] if self.ptx[t][s[1]].st == "PREPARED"]
+        return min(ready) if ready else None
+
+    def pq_plan_step_enabled(self, t: str) -> bool:
+        return self.plan_step_of(t) is not None
+
+    def pq_plan_step(self, t: str) -> None:
+        s = self.plan_step_of(t)
+        assert s is not None
+        step, tx = s
+        v25 = self.k.version == "v25"
+        depth = self.kqp[tx].pdepth + 1 if v25 else self.kqp[tx].pdepth
+        v = self.ptx[t][tx]
+        v.st, v.step, v.depth = "PLANNED", step, depth
+        if v25:
+            d = self.pdur[t][tx]
+            d.st, d.step, d.depth = "PLANNED", step, depth
+        if self.k.bug("ack_plan_on_receipt"):
+            self.pending[t].discard(s)
+        self.emit("PqPlanStep", t, (("txn_id", tx), ("step", step)), step=step, **self._tx_cols(t, tx))
+
+    # --- PqCalc(t, tx) ---
+
+    def pq_calc_enabled(self, t: str, tx: int) -> bool:
+        v = self.ptx[t][tx]
+        if v.st != "PLANNED":
+            return False
+        if any(self.ptx[t][x].st == "PLANNED" and self.ptx[t][x].step < v.step for x in self.started()):
+            return False
+        if t == "A" and not self.k.bug("no_consumer_block"):
+            return not any(self.blocks_consumer(x, tx) for x in self.started())
+        return True
+
+    def pq_calc(self, t: str, tx: int) -> None:
+        v = self.ptx[t][tx]
+        own = COMMIT if self.predicate(t, tx) else ABORT
+        reason = self.reason(t, tx) if own == ABORT else None
+        v25 = self.k.version == "v25"
+        depth = v.depth + 1 if v25 else v.depth
+        solo = self.k.bug("independent_decision")
+        v.st, v.own, v.dec, v.depth = ("EXECUTING" if solo else "WAIT_RS"), own, (own if solo else NONE), depth
+        if v25:
+            d = self.pdur[t][tx]
+            d.st, d.dec, d.depth = "WAIT_RS", own, depth
+        if not solo:
+            self.send(*(read_set(t, q, tx, own, depth) for q in self.k.peers(t)))
+        self.votes[t][tx] = own
+        if t == "B":
+            for sp in self.sup[tx].values():
+                if sp.st == "open":
+                    sp.st = "closed"
+        a = t == "A"
+        self.emit("PqCalc", t, (("txn_id", tx), ("step", v.step), ("commit", 1 if own == COMMIT else 0)),
+                  step=v.step, decision=own, reason=reason, committed_offset=self.committed[self.kqp[tx].src] if a else None,
+                  topic="A" if a else None, group=CONSUMER if a else None, **self._tx_cols(t, tx))
+
+    # --- PqReadSet(m) ---
+
+    def pq_read_set_enabled(self, m: NetMsg) -> bool:
+        return m.type == RS and m in self.net
+
+    def pq_read_set(self, m: NetMsg) -> None:
+        t, tx = m.to, m.tx
+        v = self.ptx[t][tx]
+        waiting, executing = v.st in WAITING, v.st == "EXECUTING"
+        if waiting:
+            v.rs.add(m.frm)
+            v.abort_seen = v.abort_seen or m.dec == ABORT
+            v.rsdepth = max(v.rsdepth, m.depth)
+        elif executing:
+            v.rs.add(m.frm)
+        self.take(m)
+        if (not waiting and not executing) or self.k.bug("ack_rs_before_persist"):
+            self.send(read_set_ack(t, m.frm, tx))
+        self.emit("PqReadSet", t, (("txn_id", tx), ("commit", 1 if m.dec == COMMIT else 0)),
+                  peer=m.frm, decision=m.dec, **self._tx_cols(t, tx))
+
+    # --- PqExecute(t, tx) ---
+
+    def pq_execute_enabled(self, t: str, tx: int) -> bool:
+        v = self.ptx[t][tx]
+        if v.st != "WAIT_RS" or v.rs != set(self.k.peers(t)):
+            return False
+        return all(v.step <= self.ptx[t][x].step for x in self.in_queue(t))
+
+    def pq_execute(self, t: str, tx: int) -> None:
+        v = self.ptx[t][tx]
+        v.dec = COMMIT if v.own == COMMIT and not v.abort_seen else ABORT
+        v.st = "EXECUTING"
+        self.emit("PqExecute", t, (("txn_id", tx), ("commit", 1 if v.dec == COMMIT else 0)),
+                  decision=v.dec, **self._tx_cols(t, tx))
+
+    # --- PartitionApply(t, tx, k) ---
+
+    def partition_apply_enabled(self, t: str, tx: int, k: int) -> bool:
+        v = self.ptx[t][tx]
+        return v.st == "EXECUTING" and k in self.parts_of(t, tx) and k not in v.done
+
+    def _apply_data(self, t: str, k: int, tx: int, commit: bool) -> None:
+        s = self.kqp[tx]
+        if t == "A":
+            if commit:
+                self.range_bad = self.range_bad or self.committed[k] != s.b
+                self.committed[k] = s.e
+        elif t == "B":
+            if commit:
+                self.target[k].extend(self.sup[tx][k].data)
+            self.sup[tx][k].st = "done"
+        elif commit:
+            self.rows.append(tx)
+
+    def partition_apply(self, t: str, tx: int, k: int) -> None:
+        v = self.ptx[t][tx]
+        commit = v.dec == COMMIT
+        skip = self.applied_at(t, k, tx) and not self.k.bug("partition_reapply")
+        depth = max(v.depth, v.rsdepth) + 1  # partitions write in parallel: counted once
+        if not skip:
+            self._apply_data(t, k, tx, commit)
+            self.order_bad = self.order_bad or (v.step, tx) <= self.meta[t][k]
+            self.meta[t][k] = (v.step, tx)
+        v.done.add(k)
+        d = self.pdur[t][tx]
+        d.done.add(k)
+        d.dec, d.step, d.depth = v.dec, v.step, depth
+        self.applied[t][tx] = v.dec
+        cols: dict[str, object] = {}
+        if t == "A":
+            cols = {"topic": "A", "group": CONSUMER, "committed_offset": self.committed[k]}
+        elif t == "B":
+            cols = {"topic": "B", "write_id": tx, "log_end": len(self.target[k])}
+        self.emit("PartitionCommit" if commit else "PartitionRollback", t, (("txn_id", tx), ("partition", k), ("step", v.step)),
+                  partition=k, step=v.step, **cols, **self._tx_cols(t, tx))
+
+    # --- PqTxDone(t, tx) ---
+
+    def pq_tx_done_enabled(self, t: str, tx: int) -> bool:
+        v = self.ptx[t][tx]
+        return v.st == "EXECUTING" and v.done == self.parts_of(t, tx)
+
+    def pq_tx_done(self, t: str, tx: int) -> None:
+        v = self.ptx[t][tx]
+        v.st = "WAIT_RS_ACKS"
+        self.pdur[t][tx].st = "EXECUTED"
+        s = self.kqp[tx]
+        s.results.add(t)
+        s.aborted = s.aborted or v.dec == ABORT
+        s.depth = max(s.depth, max(v.depth, v.rsdepth) + 1)  # after the partitions' commit writes
+        self.pending[t].discard((v.step, tx))
+        if not self.k.bug("ack_rs_before_persist"):
+            self.send(*(read_set_ack(t, q, tx) for q in sorted(v.rs)))
+        if t == "B":
+            for d in sorted(v.done):
+                self.sup[tx][d] = Sup("done", [])
+        self.emit("PqTxDone", t, (("txn_id", tx), ("commit", 1 if v.dec == COMMIT else 0)),
+                  decision=v.dec, **self._tx_cols(t, tx))
+
+    # --- PqReadSetAck(m) ---
+
+    def pq_read_set_ack_enabled(self, m: NetMsg) -> bool:
+        return m.type == RS_ACK and m in self.net
+
+    def pq_read_set_ack(self, m: NetMsg) -> None:
+        v = self.ptx[m.to][m.tx]
+        if v.st in DECIDED:
+            v.acked.add(m.frm)
+        self.take(m)
+        self.emit("PqReadSetAck", m.to, (("txn_id", m.tx),), peer=m.frm, **self._tx_cols(m.to, m.tx))
+
+    # --- PqDelete(t, tx) ---
+
+    def pq_delete_enabled(self, t: str, tx: int) -> bool:
+        v = self.ptx[t][tx]
+        return v.st == "WAIT_RS_ACKS" and (self.k.bug("independent_decision") or v.acked == set(self.k.peers(t)))
+
+    def pq_delete(self, t: str, tx: int) -> None:
+        self.ptx[t][tx].st = "DELETED"
+        self.pdur[t][tx].st = "DELETED"
+        self.emit("PqDelete", t, (("txn_id", tx),), **self._tx_cols(t, tx))
+
+    # --- PqResendReadSet(t, tx, q) ---
+
+    def pq_resend_read_set_enabled(self, t: str, tx: int, q: str) -> bool:
+        v = self.ptx[t][tx]
+        if self.k.bug("independent_decision") or v.st not in DECIDED:
+            return False
+        if q not in self.k.peers(t) or q in v.acked or self.ptx[q][tx].st == "NONE" or t in self.ptx[q][tx].rs:
+            return False
+        return not any(m.type == RS and m.tx == tx and m.frm == t and m.to == q for m in self.net)
+
+    def pq_resend_read_set(self, t: str, tx: int, q: str) -> None:
+        v = self.ptx[t][tx]
+        self.send(read_set(t, q, tx, v.own, v.depth))
+        self.emit("PqResendReadSet", t, (("txn_id", tx),), peer=q, decision=v.own, **self._tx_cols(t, tx))
+
+    # --- TabletRestart(t) ---
+
+    def recover(self, t: str, tx: int) -> Volatile:
+        """What t recovers of tx from its durable keys [fix] (the spec's Recover)."""
+        d = self.pdur[t][tx]
+        if d.st in GONE_STATES:
+            return Volatile(st=d.st)
+        if d.st == "EXECUTED":
+            return Volatile(st="WAIT_RS_ACKS", step=d.step, own=d.dec, dec=d.dec, done=set(d.done), depth=d.depth - 1)
+        if d.done and d.done == self.parts_of(t, tx):
+            return Volatile(st="EXECUTING", step=d.step, own=d.dec, dec=d.dec, done=set(d.done), depth=d.depth - 1)
+        if d.done:
+            return Volatile(st="PLANNED", step=d.step, depth=d.depth - 1)
+        if d.st == "WAIT_RS":
+            return Volatile(st="WAIT_RS", step=d.step, own=d.dec, depth=d.depth)
+        if d.st == "PLANNED":
+            return Volatile(st="PLANNED", step=d.step, depth=d.depth)
+        return Volatile(st="PREPARED", depth=d.depth)
+
+    def tablet_restart_enabled(self, t: str) -> bool:
+        return self.restarts < self.k.max_restarts and any(self.ptx[t][tx].st not in GONE_STATES for tx in self.started())
+
+    def tablet_restart(self, t: str) -> None:
+        rec = {tx: self.recover(t, tx) for tx in self.k.txns}
+        self.ptx[t] = rec
+        for tx in self.k.txns:
+            if rec[tx].st in DECIDED:
+                self.send(*(read_set(t, q, tx, rec[tx].own, rec[tx].depth) for q in self.k.peers(t)))
+        self.restarts += 1
+        self.emit("TabletRestart", t, (), tablet=t)

@@ -1,0 +1,140 @@
+"""The worker and its SDK (YdbTopics, "The worker and its SDK" and the worker's faults): a topic
+reader, a writer bound to the transaction, the table upsert, flush, commit and rollback; a worker
+hangs and resumes, and the group gives a hung worker's partition to another."""
+
+from __future__ import annotations
+
+from .state import CONSUMER, Msg, Session, State, write_msg
+
+
+class WorkerSteps(State):
+    # --- ReadBatch(w, p, e) ---
+
+    def read_begin(self, w: str, p: int) -> int:
+        """Where worker w's read of partition p starts: its position, or the committed offset."""
+        pos = self.cl[w].pos[p]
+        return self.committed[p] if pos == -1 else pos
+
+    def read_batch_enabled(self, w: str, p: int, e: int) -> bool:
+        c = self.cl[w]
+        if c.hung or c.phase != "idle" or self.owner.get(p) != w or self.next_tx > self.k.max_txns:
+            return False
+        b = self.read_begin(w, p)
+        return b < self.k.msgs_per_src and b + 1 <= e <= min(b + self.k.batch_max, self.k.msgs_per_src)
+
+    def read_batch(self, w: str, p: int, e: int) -> None:
+        b, tx = self.read_begin(w, p), self.next_tx
+        self.kqp[tx] = Session(st="open", w=w, src=p, b=b, e=e)
+        pos = dict(self.cl[w].pos)
+        pos[p] = e
+        c = self.idle_worker(pos)
+        c.phase, c.tx, c.src, c.b, c.e = "open", tx, p, b, e
+        self.cl[w] = c
+        self.next_tx += 1
+        self.emit("ReadBatch", w, (("txn_id", tx), ("partition", p), ("b", b), ("e", e)),
+                  worker=w, txn_id=tx, partition=p, topic="A", group=CONSUMER, offsets_begin=b, offsets_end=e,
+                  phase="open", kqp_state="open")
+
+    # --- TxWrite(w) ---
+
+    def tx_write_enabled(self, w: str) -> bool:
+        c = self.cl[w]
+        return not c.hung and c.phase == "open" and c.sent < c.e - c.b
+
+    def tx_write(self, w: str) -> None:
+        c = self.cl[w]
+        tx, o = c.tx, c.b + c.sent
+        d = self.k.dest(c.src, o)
+        self.send(write_msg(tx, d, Msg(c.src, o)))
+        self.kqp[tx].dsts.add(d)
+        c.sent += 1
+        self.emit("TxWrite", w, (("txn_id", tx), ("partition", d), ("off", o)),
+                  worker=w, txn_id=tx, partition=d, topic="B", write_id=tx, offset=o, phase=c.phase)
+
+    # --- TableWrite(w) ---
+
+    def table_write_enabled(self, w: str) -> bool:
+        c = self.cl[w]
+        return self.k.table and not c.hung and c.phase == "open" and not c.row
+
+    def table_write(self, w: str) -> None:
+        c = self.cl[w]
+        c.row = True
+        self.urows[c.tx] = True
+        self.emit("TableWrite", w, (("txn_id", c.tx),), worker=w, txn_id=c.tx, phase=c.phase)
+
+    # --- Flush(w) ---
+
+    def flush_enabled(self, w: str) -> bool:
+        c = self.cl[w]
+        if c.hung or c.phase != "open" or c.sent != c.e - c.b or (self.k.table and not c.row):
+            return False
+        return self.k.bug("no_flush") or len(self.wacked[c.tx]) == c.e - c.b
+
+    def flush(self, w: str) -> None:
+        c = self.cl[w]
+        c.phase = "flushed"
+        self.emit("Flush", w, (("txn_id", c.tx),), worker=w, txn_id=c.tx, phase=c.phase)
+
+    # --- CommitTx(w) ---
+
+    def commit_tx_enabled(self, w: str) -> bool:
+        c = self.cl[w]
+        return not c.hung and c.phase == "flushed"
+
+    def commit_tx(self, w: str) -> None:
+        c = self.cl[w]
+        s = self.kqp[c.tx]
+        s.st = "proposing"
+        s.depth = 1 if self.wacked[c.tx] else 0  # DataDepth
+        c.phase = "committing"
+        self.emit("CommitTx", w, (("txn_id", c.tx),), worker=w, txn_id=c.tx, phase=c.phase, kqp_state=s.st)
+
+    # --- RollbackTx(w) ---
+
+    def rollback_tx_enabled(self, w: str) -> bool:
+        c = self.cl[w]
+        if c.hung or c.phase != "open" or c.sent != c.e - c.b:
+            return False
+        return len(self.wacked[c.tx]) < c.e - c.b and not any(m.type == "Write" and m.tx == c.tx for m in self.net)
+
+    def rollback_tx(self, w: str) -> None:
+        c = self.cl[w]
+        tx = c.tx
+        s = self.kqp[tx]
+        s.st, s.lock = "done", "lost"
+        self.told[tx] = "ABORTED"
+        pos = dict(c.pos)
+        if not self.k.bug("no_reread"):
+            pos[c.src] = -1
+        self.cl[w] = self.idle_worker(pos)
+        self.emit("RollbackTx", w, (("txn_id", tx),), worker=w, txn_id=tx, result="ABORTED", phase="idle",
+                  kqp_state=s.st)
+
+    # --- faults of the worker ---
+
+    def hang_enabled(self, w: str) -> bool:
+        c = self.cl[w]
+        return self.hangs < self.k.max_hangs and not c.hung and c.phase != "idle"
+
+    def hang(self, w: str) -> None:
+        c = self.cl[w]
+        self.hangs += 1
+        c.hung = True
+        self.emit("Hang", w, (), worker=w, txn_id=c.tx)
+
+    def take_over_enabled(self, w: str, p: int) -> bool:
+        return self.owner[p] != w and self.cl[self.owner[p]].hung and not self.cl[w].hung
+
+    def take_over(self, w: str, p: int) -> None:
+        self.owner[p] = w
+        self.cl[w].pos[p] = -1
+        self.emit("TakeOver", w, (("partition", p),), worker=w, partition=p, topic="A", group=CONSUMER)
+
+    def resume_enabled(self, w: str) -> bool:
+        return self.cl[w].hung
+
+    def resume(self, w: str) -> None:
+        c = self.cl[w]
+        c.hung = False
+        self.emit("Resume", w, (), worker=w, txn_id=c.tx)

@@ -1,0 +1,55 @@
+"""The bug zoo: the spec's Bugs, each switchable in the engine, with a workload and faults that
+expose it, a seed whose run does, the registry model of the same bug, and the event at which
+``txconform check`` (which always checks against the correct protocol) rejects its trace.
+
+A bug makes the engine deviate from the protocol at one step: the trace is rejected at that
+event. ``no_gap_check`` only shows after an SDK that keeps its position across an abort, so it
+runs with ``no_reread``, which is caught first, at the re-read (the registry's model pairs them
+too). ``ack_plan_on_receipt`` shows only after a restart: the tablet, back at PREPARED with no
+plan step coming, expires a planned transaction.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+
+@attrs.frozen
+class ZooBug:
+    name: str  # the spec's bug name
+    bugs: tuple[str, ...]  # the engine's bug switches
+    workload: str
+    faults: str
+    seed: int  # a run that exposes it
+    model: str  # the registry model (specs/ydb/models.toml) of the same bug
+    rejected_at: str  # the action of the event the checker rejects
+    what: str
+
+
+ZOO = (
+    ZooBug("no_offset_check", ("no_offset_check",), "copy", "hangs=1", 3, "ydb_no_offset_check", "PqCalc",
+           "the read predicate is skipped: a zombie's range commits although the committed offset moved"),
+    ZooBug("overlap_check", ("overlap_check",), "copy", "hangs=1", 3, "ydb_offset_overlap_check", "PqCalc",
+           "a range that merely intersects the committed offset passes"),
+    ZooBug("no_gap_check", ("no_reread", "no_gap_check"), "copy:workers=1", "locklosses=1", 0, "ydb_no_gap_check",
+           "ReadBatch", "committed < b passes; exposed by an SDK that keeps its position after an abort"),
+    ZooBug("no_reread", ("no_reread",), "copy:workers=1", "locklosses=1", 0, "ydb_no_reread", "ReadBatch",
+           "the SDK keeps its read position after an abort (ydb-python-sdk PR 834)"),
+    ZooBug("no_consumer_block", ("no_consumer_block",), "copy", "hangs=1", 4, "ydb_no_consumer_block", "PqCalc",
+           "two transactions in flight on one consumer both pass the check"),
+    ZooBug("visible_before_commit", ("visible_before_commit",), "copy:workers=1", "none", 0, "ydb_visible_before_commit",
+           "PqWrite", "writes go straight to the main partition"),
+    ZooBug("independent_decision", ("independent_decision",), "copy:workers=1", "none", 0, "ydb_independent_decision",
+           "PqCalc", "each participant executes on its own predicate, no read sets"),
+    ZooBug("partition_reapply", ("partition_reapply",), "copy:workers=1,dst=2,batch=3,msgs=6", "restarts=2", 68,
+           "ydb_reapply_after_restart", "PartitionCommit", "a partition ignores the (step, txid) it already applied"),
+    ZooBug("lock_race", ("lock_race",), "copy:workers=1", "locklosses=1", 0, "ydb_lock_race", "PqWrite",
+           "a write after the lock loss creates a new supportive partition (ydb PR 4758)"),
+    ZooBug("ack_rs_before_persist", ("ack_rs_before_persist",), "copy:workers=1", "none", 0, "ydb_ack_readset_before_persist",
+           "PqReadSetAck", "a read set is acknowledged on receipt (ydb issue 17843)"),
+    ZooBug("ack_plan_on_receipt", ("ack_plan_on_receipt",), "copy:workers=1", "restarts=1", 0, "ydb_ack_plan_on_receipt",
+           "Expire", "a plan step is acknowledged on receipt, not once EXECUTED"),
+    ZooBug("no_flush", ("no_flush",), "copy:workers=1", "none", 0, "ydb_no_flush", "Flush",
+           "the SDK commits with writes unacknowledged"),
+)
+ZOO_BY_NAME = {b.name: b for b in ZOO}
