@@ -1,7 +1,8 @@
 # Two entry points (see README.md):
 #   make        set up .venv (checks Java 17+), model-check every registered model (one line each, then
 #               the results table), print one counterexample as an example and write all of them to
-#               out/, then simulate a faulty run of the reference broker into out/ and validate its trace
+#               out/, then simulate a faulty run of the reference broker and of the YDB reference engine into
+#               out/ and validate their traces
 #   make test   set up .venv if needed and run the whole test suite
 VENV := .venv
 BIN := $(VENV)/bin
@@ -21,11 +22,14 @@ run: $(STAMP)
 	@$(BIN)/txconform model-check --out $(OUT) --example $(EXAMPLE)
 	@$(BIN)/txconform simulate --seed 1 --workload transfer:aborts=true --faults all --out $(OUT)/faulty-run.jsonl
 	@$(BIN)/txconform check $(OUT)/faulty-run.jsonl
+	@$(BIN)/txconform simulate --protocol ydb --seed 7 --workload copy:table=true --faults all --out $(OUT)/ydb-faulty-run.jsonl
+	@$(BIN)/txconform check $(OUT)/ydb-faulty-run.jsonl
 	@echo
 	@echo "Everything this run wrote is in $(OUT)/:"
 	@echo "  $(OUT)/NAME.md           the counterexample of model NAME: its steps and a Mermaid diagram"
 	@echo "  $(OUT)/NAME.itf.json     the same trace as ITF (Apalache's trace format)"
 	@echo "  $(OUT)/faulty-run.jsonl  the faulty run of the reference broker that txconform check validated"
+	@echo "  $(OUT)/ydb-faulty-run.jsonl  the same for the YDB reference engine"
 	@echo "Next:"
 	@echo "  $(BIN)/txconform model-check --traces NAME   print the counterexample of model NAME (--list lists the models)"
 	@echo "  make test                                       run the whole test suite"

@@ -22,10 +22,10 @@ ROOT = Path(__file__).resolve().parents[1]
 PINNED = [
     (1, "copy", "none", "", 78,
      "f24d5ee98711e75544261b8e1058ef4038e11914a576cb97bad57ad950cfd1e5"),
-    (7, "copy:table=true,version=v25", "all", "", 200,
-     "91fb9188b8d300887b4dbed086422ce1ee17119446c4ba2acc4389e7636ed064"),
-    (3, "copy:workers=3,src=2,dst=3,msgs=5,txns=8", "hangs=1,loss=1,restarts=1", "", 218,
-     "9951fc837a5487e52eb903152c0efd35f759f121f5de087d80faa03043882d11"),
+    (7, "copy:table=true,version=v25", "all", "", 159,
+     "4ccd816b7347028a90b5431a007ef5062e6d7b7a3aa11bf580b0815dab0946fc"),
+    (3, "copy:workers=3,src=2,dst=3,msgs=5,txns=8", "hangs=1,loss=1,restarts=1", "", 222,
+     "bb97e3fbc611c7d46d85a6b89d1ec587b8b39d85c5b885533bcc6711c09af7f8"),
 ]
 
 

@@ -349,8 +349,14 @@ class TabletSteps(State):
         v = self.ptx[t][tx]
         if self.k.bug("independent_decision") or v.st not in DECIDED:
             return False
-        if q not in self.k.peers(t) or q in v.acked or self.ptx[q][tx].st == "NONE" or t in self.ptx[q][tx].rs:
+        if q not in self.k.peers(t) or q in v.acked or self.ptx[q][tx].st == "NONE":
             return False
+        if t in self.ptx[q][tx].rs:
+            # q has it: resend only when q executed (it acknowledges at once) and no ack is on its way
+            if self.ptx[q][tx].st not in ("WAIT_RS_ACKS", "DELETED"):
+                return False
+            if any(m.type == RS_ACK and m.tx == tx and m.frm == q and m.to == t for m in self.net):
+                return False
         return not any(m.type == RS and m.tx == tx and m.frm == t and m.to == q for m in self.net)
 
     def pq_resend_read_set(self, t: str, tx: int, q: str) -> None:

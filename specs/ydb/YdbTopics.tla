@@ -169,6 +169,7 @@ ASSUME /\ Workers # {}
        /\ MaxLockLosses \in Nat /\ MaxDeadlines \in Nat
        /\ Bugs \subseteq BugNames
 
+\* @type: (Str) => Bool;
 Bug(b) == b \in Bugs
 
 (*
@@ -820,15 +821,19 @@ PqDelete(t, tx) ==
     /\ action' = Act("PqDelete", t, "txn_id" :> tx)
     /\ UNCHANGED <<clientVars, kqpVars, net, dataVars, coordVars, ghostVars, faultVars>>
 
-\* A read set from t to q went missing (lost, or q restarted): t sends it again, until q
-\* acknowledges it. (The pipe's reconnect is abstracted as: q does not have it.)
+\* A read set from t to q, or q's acknowledgement of it, went missing (lost, or q
+\* restarted): t sends it again, until q acknowledges it. The pipe's reconnect is
+\* abstracted as: q does not have it, or q has executed (so it acknowledges at once) and
+\* no acknowledgement is on its way.
 \* @type: (Str, Int, Str) => Bool;
 PqResendReadSet(t, tx, q) ==
     /\ ~Bug("independent_decision")
     /\ ptx[t][tx].st \in {"WAIT_RS", "EXECUTING", "WAIT_RS_ACKS"}
     /\ q \in Peers(t, tx) \ ptx[t][tx].acked
     /\ ptx[q][tx].st # "NONE"
-    /\ t \notin ptx[q][tx].rs
+    /\ \/ t \notin ptx[q][tx].rs
+       \/ ptx[q][tx].st \in {"WAIT_RS_ACKS", "DELETED"}
+          /\ ~\E m \in net : m.type = "RSAck" /\ m.tx = tx /\ m.from = q /\ m.to = t
     /\ ~\E m \in net : m.type = "RS" /\ m.tx = tx /\ m.from = t /\ m.to = q
     /\ net' = net \cup {ReadSet(t, q, tx, ptx[t][tx].own, ptx[t][tx].depth)}
     /\ action' = Act("PqResendReadSet", t, "txn_id" :> tx)
