@@ -2,6 +2,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+from shared_runs import SharedTlcRuns
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -16,6 +17,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture(scope="session")
 def hypothesis_runs(request: pytest.FixtureRequest) -> int:
     return request.config.getoption("--runs") or 10
+
+
+@pytest.fixture(scope="session")
+def shared_tlc(tmp_path_factory: pytest.TempPathFactory) -> SharedTlcRuns:
+    """One TLC run per model for the whole session (tests/shared_runs.py)."""
+    return SharedTlcRuns(tmp_path_factory.mktemp("shared-tlc"))
 
 
 @pytest.fixture
