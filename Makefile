@@ -2,7 +2,8 @@
 #   make        set up .venv (checks Java 17+), model-check every registered model (one line each, then
 #               the results table), print one counterexample as an example and write all of them to
 #               out/, then simulate a faulty run of the reference broker into out/ and validate its trace
-#   make test   set up .venv if needed and run the whole test suite
+#   make test   set up .venv if needed and run the whole test suite, on two pytest-xdist workers
+#               (most TLC runs use one core; the tests that share TLC runs stay on one worker)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.txconform-installed
@@ -33,7 +34,7 @@ run: $(STAMP)
 test: $(STAMP)
 	@$(BIN)/ruff check .
 	@$(BIN)/mypy
-	@$(BIN)/python -m pytest
+	@$(BIN)/python -m pytest -n 2 --dist loadgroup
 
 clean:
 	rm -rf $(VENV) $(OUT) .pytest_cache .hypothesis

@@ -6,6 +6,10 @@ compares violating models under the exact and the reduced views, the exact one b
 model itself. Each of them asks ``SharedTlcRuns.run``, which runs TLC once per model and hands every
 later caller the same result: each test still checks what it checks, on one run.
 
+The runs are shared within one process: under pytest-xdist (``make test`` runs two workers), the
+tests that share them are marked ``xdist_group("registered-models")``, which ``--dist loadgroup``
+sends to one worker.
+
 A run is reused only for the same model: the same spec modules (by content), the same .cfg, the
 same TLC options and the same time budget. Anything else runs TLC again, in a working directory of
 its own.
