@@ -34,7 +34,7 @@ run: $(STAMP)
 test: $(STAMP)
 	@$(BIN)/ruff check .
 	@$(BIN)/mypy
-	@$(BIN)/python -m pytest -n 2 --dist loadgroup
+	@$(BIN)/python -m pytest -n 2
 
 clean:
 	rm -rf $(VENV) $(OUT) .pytest_cache .hypothesis

@@ -1,8 +1,8 @@
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Optional
 
 import pytest
-from shared_runs import SharedTlcRuns
+from shared_runs import SHARING_MODULES, SharedTlcRuns
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -17,6 +17,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture(scope="session")
 def hypothesis_runs(request: pytest.FixtureRequest) -> int:
     return request.config.getoption("--runs") or 10
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Optional[Any]:
+    """Under ``pytest -n N`` (``--dist load``, the default): distribute the tests one by one, except
+    those that share TLC runs (shared_runs.SHARING_MODULES), which all go to one worker, since the
+    runs are shared within a process. (xdist's ``--dist loadgroup`` would do it with markers, but
+    under pytest 9 its groups are ignored: it renames the tests by an attribute pytest 9 dropped.)"""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedTlcScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "shared TLC runs" if nodeid.split("::", 1)[0] in SHARING_MODULES else nodeid
+
+    return SharedTlcScheduling(config, log)
 
 
 @pytest.fixture(scope="session")

@@ -6,9 +6,8 @@ compares violating models under the exact and the reduced views, the exact one b
 model itself. Each of them asks ``SharedTlcRuns.run``, which runs TLC once per model and hands every
 later caller the same result: each test still checks what it checks, on one run.
 
-The runs are shared within one process: under pytest-xdist (``make test`` runs two workers), the
-tests that share them are marked ``xdist_group("registered-models")``, which ``--dist loadgroup``
-sends to one worker.
+The runs are shared within one process: under pytest-xdist (``make test`` runs two workers),
+tests/conftest.py sends the tests of SHARING_MODULES to one worker.
 
 A run is reused only for the same model: the same spec modules (by content), the same .cfg, the
 same TLC options and the same time budget. Anything else runs TLC again, in a working directory of
@@ -34,6 +33,10 @@ def model_key(task: CheckTask) -> tuple:
     )
     options = (task.module, task.tlc.workers, task.tlc.check_deadlock, task.timeout)
     return modules, tlc.config_text(task), options
+
+
+# The test modules that share runs (tests/conftest.py keeps them on one pytest-xdist worker).
+SHARING_MODULES = ("tests/test_models.py", "tests/test_docs.py", "tests/test_reduced_view.py")
 
 
 class SharedTlcRuns:

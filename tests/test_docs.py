@@ -32,7 +32,7 @@ spec = importlib.util.spec_from_file_location("gen_docs", ROOT / "scripts" / "ge
 gen_docs = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(gen_docs)
 
-pytestmark = [pytest.mark.tlc, pytest.mark.xdist_group("registered-models")]  # one worker: the shared runs
+pytestmark = pytest.mark.tlc
 
 
 def blocks(path: Path) -> list[tuple[str, str, str]]:

@@ -19,7 +19,7 @@ from trace_check.models.registry import load_registries, registry_files
 
 REGISTRY = load_registries(registry_files(Path(__file__).resolve().parents[1] / "specs"))
 
-pytestmark = [pytest.mark.tlc, pytest.mark.xdist_group("registered-models")]  # one worker: the shared runs
+pytestmark = pytest.mark.tlc
 
 
 @pytest.mark.parametrize("model", REGISTRY.select([], "ci"), ids=lambda m: m.name)

@@ -33,7 +33,7 @@ REGISTRY = load_registry(Path(__file__).resolve().parents[1] / "specs" / "kafka"
 KAFKA = [m for m in REGISTRY.select([], "ci") if m.task.spec_file.name == "MCKafkaTxn.tla"]
 VIOLATING = [m for m in KAFKA if m.expect.startswith("violates")]
 
-pytestmark = [pytest.mark.tlc, pytest.mark.xdist_group("registered-models")]  # one worker: the shared runs
+pytestmark = pytest.mark.tlc
 
 
 def with_view(model: Model, view: str) -> Model:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import attrs
 import pytest
-from shared_runs import SharedTlcRuns
+from shared_runs import SHARING_MODULES, SharedTlcRuns
 
 from trace_check.models.result import CheckTask, Outcome, TlcOptions
 
@@ -45,3 +45,11 @@ def test_one_run_per_model_and_another_for_anything_that_changes_it(tmp_path: Pa
     (spec / "Counter.tla").write_text((FIXTURES / "Counter.tla").read_text() + "\\* edited\n")
     assert shared.run(task) is not first and shared.runs == 6
     assert len({r.log_file for r in shared.results.values()}) == 6, "every run has a working directory of its own"
+
+
+def test_every_module_that_shares_runs_is_kept_on_one_xdist_worker() -> None:
+    """Under pytest-xdist the runs are shared only within a worker: a module that asks for the
+    shared_tlc fixture but is not in SHARING_MODULES would run TLC again on another worker."""
+    others = sorted(p for p in Path(__file__).parent.glob("test_*.py") if p.name != Path(__file__).name)
+    users = {f"tests/{p.name}" for p in others if "shared_tlc: SharedTlcRuns" in p.read_text()}
+    assert users == set(SHARING_MODULES), "update shared_runs.SHARING_MODULES (tests/conftest.py schedules them together)"
