@@ -2,7 +2,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 import pytest
-from shared_runs import SHARING_MODULES, SharedTlcRuns
+from shared_runs import SharedTlcRuns, shares_runs
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -22,7 +22,7 @@ def hypothesis_runs(request: pytest.FixtureRequest) -> int:
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Optional[Any]:
     """Under ``pytest -n N`` (``--dist load``, the default): distribute the tests one by one, except
-    those that share TLC runs (shared_runs.SHARING_MODULES), which all go to one worker, since the
+    those that share TLC runs (shared_runs.SHARING_TESTS), which all go to one worker, since the
     runs are shared within a process. (xdist's ``--dist loadgroup`` would do it with markers, but
     under pytest 9 its groups are ignored: it renames the tests by an attribute pytest 9 dropped.)"""
     if config.getvalue("dist") != "load":
@@ -31,7 +31,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Optional[Any
 
     class SharedTlcScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return "shared TLC runs" if nodeid.split("::", 1)[0] in SHARING_MODULES else nodeid
+            return "shared TLC runs" if shares_runs(nodeid) else nodeid
 
     return SharedTlcScheduling(config, log)
 

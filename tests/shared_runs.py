@@ -7,7 +7,7 @@ model itself. Each of them asks ``SharedTlcRuns.run``, which runs TLC once per m
 later caller the same result: each test still checks what it checks, on one run.
 
 The runs are shared within one process: under pytest-xdist (``make test`` runs two workers),
-tests/conftest.py sends the tests of SHARING_MODULES to one worker.
+tests/conftest.py sends the tests of SHARING_TESTS to one worker.
 
 A run is reused only for the same model: the same spec modules (by content), the same .cfg, the
 same TLC options and the same time budget. Anything else runs TLC again, in a working directory of
@@ -35,8 +35,22 @@ def model_key(task: CheckTask) -> tuple:
     return modules, tlc.config_text(task), options
 
 
-# The test modules that share runs (tests/conftest.py keeps them on one pytest-xdist worker).
-SHARING_MODULES = ("tests/test_models.py", "tests/test_docs.py", "tests/test_reduced_view.py")
+# The tests that share runs, by module or by test function (tests/conftest.py keeps them on one
+# pytest-xdist worker; the other tests of test_reduced_view run no registered model, and are free
+# to run on the other worker).
+SHARING_TESTS = (
+    "tests/test_models.py",
+    "tests/test_docs.py",
+    "tests/test_reduced_view.py::test_reduced_view_finds_the_same_violation",
+    "tests/test_reduced_view.py::test_the_reduction_explores_fewer_states",
+)
+
+
+def shares_runs(nodeid: str) -> bool:
+    """Whether the test of pytest node id ``nodeid`` is one of SHARING_TESTS."""
+    module, _, rest = nodeid.partition("::")
+    function = rest.split("[", 1)[0]
+    return module in SHARING_TESTS or f"{module}::{function}" in SHARING_TESTS
 
 
 class SharedTlcRuns:
