@@ -3,7 +3,8 @@
 #               the results table), print one counterexample as an example and write all of them to
 #               out/, then simulate a faulty run of the reference broker and of the YDB reference engine into
 #               out/ and validate their traces
-#   make test   set up .venv if needed and run the whole test suite
+#   make test   set up .venv if needed and run the whole test suite, on two pytest-xdist workers
+#               (most TLC runs use one core; the tests that share TLC runs stay on one worker)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.txconform-installed
@@ -37,7 +38,7 @@ run: $(STAMP)
 test: $(STAMP)
 	@$(BIN)/ruff check .
 	@$(BIN)/mypy
-	@$(BIN)/python -m pytest
+	@$(BIN)/python -m pytest -n 2
 
 clean:
 	rm -rf $(VENV) $(OUT) .pytest_cache .hypothesis

@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOCK = re.compile(
@@ -51,12 +52,22 @@ def txconform(args: list[str]) -> str:
     exe = Path(sys.executable).parent / "txconform"
     env = dict(os.environ, PYTHONUNBUFFERED="1", COLUMNS="160")
     proc = subprocess.run([str(exe), *args], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    return "\n".join(line.rstrip() for line in proc.stdout.splitlines()).strip("\n")
+    return tidy(proc.stdout)
 
 
-def mermaid(model: str) -> str:
+def tidy(output: str) -> str:
+    """What a block quotes of a command's output: no trailing blanks, no blank lines around it."""
+    return "\n".join(line.rstrip() for line in output.splitlines()).strip("\n")
+
+
+# Runs `txconform ARGS` and returns its output (stdout and stderr, tidied); tests/test_docs.py runs
+# some commands another way.
+Runner = Callable[[list[str]], str]
+
+
+def mermaid(model: str, run: Runner = txconform) -> str:
     with tempfile.TemporaryDirectory() as out:
-        txconform(["model-check", "--out", out, model])
+        run(["model-check", "--out", out, model])
         md = (Path(out) / f"{model}.md").read_text()
     match = re.search(r"```mermaid\n(.*?)```", md, re.DOTALL)
     if not match:
@@ -71,12 +82,12 @@ def head(args: str) -> str:
     return "```json\n" + "\n".join(lines) + "\n```\n"
 
 
-def render(kind: str, args: str) -> str:
+def render(kind: str, args: str, run: Runner = txconform) -> str:
     if kind == "txconform":
-        return f"```text\n$ txconform {args}\n{txconform(args.split())}\n```\n"
+        return f"```text\n$ txconform {args}\n{run(args.split())}\n```\n"
     if kind == "txconform-head":
         return head(args)
-    return f"```mermaid\n{mermaid(args.strip())}\n```\n"
+    return f"```mermaid\n{mermaid(args.strip(), run)}\n```\n"
 
 
 def regenerate(text: str) -> str:

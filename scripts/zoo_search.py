@@ -3,6 +3,10 @@
 Hypothesis generates fault schedules (and seeds) for the bug's workload; every run is validated;
 the search stops at the first run the checker flags the way the zoo says it must. Derandomized,
 so the count is the same on every machine.
+
+Hypothesis can generate a run twice (another schedule or seed that changes nothing, or the same
+one again): the simulation is deterministic, so a trace byte for byte the same as one already
+checked gets that check's verdict instead of a second TLC run. It still counts as a run.
 """
 
 from __future__ import annotations
@@ -26,11 +30,20 @@ class _Detected(Exception):
     pass
 
 
-def run_and_check(tmp: Path, w: Workload, schedule: Schedule, seed: int, bugs: tuple[str, ...] = ()) -> tuple[Verdict, list]:
+def run_and_check(
+    tmp: Path, w: Workload, schedule: Schedule, seed: int, bugs: tuple[str, ...] = (), checked: Optional[dict[bytes, Verdict]] = None
+) -> tuple[Verdict, list]:
+    """Simulate a run, write its trace and check it; with ``checked`` (trace bytes to verdict), each
+    distinct trace is checked once."""
     head, events = simulate(w, Faults(), seed, bugs=bugs, schedule=schedule)
     path = tmp / f"run-{seed}.jsonl"
     write_trace(path, head, events)
-    return check_trace(read_trace(path), timeout=300), events
+    if checked is None:
+        return check_trace(read_trace(path), timeout=300), events
+    trace = path.read_bytes()
+    if trace not in checked:
+        checked[trace] = check_trace(read_trace(path), timeout=300)
+    return checked[trace], events
 
 
 def examples_to_detection(bug: ZooBug, max_examples: int, tmp: Optional[Path] = None) -> Optional[int]:
@@ -38,6 +51,7 @@ def examples_to_detection(bug: ZooBug, max_examples: int, tmp: Optional[Path] = 
     tmp = tmp or Path(tempfile.mkdtemp(prefix="txconform-zoo-"))
     count = 0
     w = Workload.parse(bug.workload)
+    checked: dict[bytes, Verdict] = {}
 
     @settings(max_examples=max_examples, deadline=None, derandomize=True, database=None, phases=[Phase.generate],
               suppress_health_check=[HealthCheck.too_slow])
@@ -45,7 +59,7 @@ def examples_to_detection(bug: ZooBug, max_examples: int, tmp: Optional[Path] = 
     def search(schedule: Schedule, seed: int) -> None:
         nonlocal count
         count += 1
-        v, _ = run_and_check(tmp, w, schedule, seed, bug.bugs)
+        v, _ = run_and_check(tmp, w, schedule, seed, bug.bugs, checked)
         if bug.detected(v.status, v.invariant):
             raise _Detected()
         if v.status == "error":

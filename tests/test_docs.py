@@ -2,15 +2,30 @@
 
 scripts/gen_docs.py fills every ``<!-- txconform: ... -->`` block by running the command; this test
 runs them again and compares, ignoring only wall-clock times.
+
+Most blocks model-check registered models that tests/test_models.py checks too. Those ``txconform
+model-check`` commands run in this process, with TLC's result for each model shared with the other
+tests of the session (tests/shared_runs.py): TLC checks each model once. The other commands run the
+console script, as gen_docs does.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
+import signal
 import sys
 from pathlib import Path
+from typing import Optional
 
 import pytest
+from shared_runs import SharedTlcRuns
+
+from trace_check.cli import main as cli
+from trace_check.cli import model_check
+from trace_check.engines import runner
+from trace_check.models.result import Checkpointing, CheckResult, CheckTask, ProgressCallback
 
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("gen_docs", ROOT / "scripts" / "gen_docs.py")
@@ -24,12 +39,42 @@ def blocks(path: Path) -> list[tuple[str, str, str]]:
     return [(m.group("kind"), m.group("args"), m.group("body")) for m in gen_docs.BLOCK.finditer(path.read_text())]
 
 
+@pytest.fixture
+def txconform(shared_tlc: SharedTlcRuns, monkeypatch: pytest.MonkeyPatch) -> gen_docs.Runner:
+    """Run ``txconform ARGS`` for a block: ``model-check`` in this process, with the session's shared
+    TLC runs; anything else with the console script (gen_docs.txconform)."""
+
+    def run_task(engine: str, task: CheckTask, workdir: Path, on_progress: Optional[ProgressCallback] = None,
+                 checkpointing: Checkpointing = Checkpointing()) -> CheckResult:
+        if engine == "tlc" and checkpointing == Checkpointing():
+            return shared_tlc.run(task, on_progress)
+        return runner.run_task(engine, task, workdir, on_progress, checkpointing)
+
+    monkeypatch.setattr(model_check, "run_task", run_task)
+    monkeypatch.chdir(ROOT)  # where gen_docs runs the console script
+    monkeypatch.setenv("COLUMNS", "160")
+
+    def run(args: list[str]) -> str:
+        if args[0] != "model-check":
+            return gen_docs.txconform(args)
+        output = io.StringIO()  # stdout and stderr in the order printed, as gen_docs captures them
+        sigterm = signal.getsignal(signal.SIGTERM)  # main() sets its own
+        try:
+            with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+                cli.main(args)
+        finally:
+            signal.signal(signal.SIGTERM, sigterm)
+        return gen_docs.tidy(output.getvalue())
+
+    return run
+
+
 @pytest.mark.parametrize("path", gen_docs.doc_files(), ids=lambda p: str(p.relative_to(ROOT)))
-def test_generated_blocks_match_a_fresh_run(path: Path) -> None:
+def test_generated_blocks_match_a_fresh_run(path: Path, txconform: gen_docs.Runner) -> None:
     if not (Path(sys.executable).parent / "txconform").exists():
         pytest.skip("the txconform console script is not installed in this environment")
     for kind, args, body in blocks(path):
-        fresh = gen_docs.render(kind, args)
+        fresh = gen_docs.render(kind, args, txconform)
         assert gen_docs.comparable(fresh) == gen_docs.comparable(body), (
             f"{path.name}: the block for `{args}` is out of date; run `python scripts/gen_docs.py`"
         )

@@ -8,6 +8,7 @@ runs more.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 import pytest
 from hypothesis import HealthCheck, given, note, settings
@@ -29,11 +30,19 @@ pytestmark = [pytest.mark.tlc, pytest.mark.hypothesis_runs]
 TV1_KNOWN = {"MarkerSafety", "Atomicity", "NoHangingTransaction"}
 
 
-def run_and_check(tmp: Path, w: Workload, schedule: Schedule, seed: int, bugs: tuple[str, ...] = ()) -> Verdict:
+def run_and_check(
+    tmp: Path, w: Workload, schedule: Schedule, seed: int, bugs: tuple[str, ...] = (), checked: Optional[dict[bytes, Verdict]] = None
+) -> Verdict:
+    """Simulate, write the trace and check it; a trace already in ``checked`` (the simulation is
+    deterministic, and hypothesis can generate the same run twice) keeps the verdict it got."""
     head, events = simulate(w, Faults(), seed, bugs=bugs, schedule=schedule)
     path = tmp / f"run-{seed}.jsonl"
     write_trace(path, head, events)
-    v = check_trace(read_trace(path), timeout=300)
+    checked = {} if checked is None else checked
+    trace = path.read_bytes()
+    if trace not in checked:
+        checked[trace] = check_trace(read_trace(path), timeout=300)
+    v = checked[trace]
     note(f"workload {w.describe()}, seed {seed}, bugs {bugs or 'none'}")
     note("fault schedule:\n  " + "\n  ".join(schedule.describe()))
     note("run:\n" + "\n".join(f"  {n}. {event_text(e)}" for n, e in enumerate(events, 1)))
@@ -43,12 +52,13 @@ def run_and_check(tmp: Path, w: Workload, schedule: Schedule, seed: int, bugs: t
 
 def test_every_run_of_the_correct_broker_is_accepted(tmp_path_factory: pytest.TempPathFactory, hypothesis_runs: int) -> None:
     tmp = tmp_path_factory.mktemp("runs")
+    checked: dict[bytes, Verdict] = {}
 
     @settings(max_examples=hypothesis_runs, deadline=None, derandomize=True, database=None,
               suppress_health_check=[HealthCheck.too_slow])
     @given(w=workloads(), schedule=schedules(), seed=seeds())
     def prop(w: Workload, schedule: Schedule, seed: int) -> None:
-        v = run_and_check(tmp, w, schedule, seed)
+        v = run_and_check(tmp, w, schedule, seed, checked=checked)
         assert v.status != "rejected", f"the spec rejects event {v.at_event}: {v.reason}"
         assert v.status != "error", v.message
         if v.status == "violates":

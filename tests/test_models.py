@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from shared_runs import SharedTlcRuns
 
-from trace_check.engines.runner import run_task
 from trace_check.models.counterexample import label
 from trace_check.models.registry import load_registries, registry_files
 
@@ -23,8 +23,8 @@ pytestmark = pytest.mark.tlc
 
 
 @pytest.mark.parametrize("model", REGISTRY.select([], "ci"), ids=lambda m: m.name)
-def test_registered_model_has_its_expected_outcome(model, tmp_path: Path) -> None:
-    result = run_task("tlc", model.task, tmp_path / model.name)
+def test_registered_model_has_its_expected_outcome(model, shared_tlc: SharedTlcRuns) -> None:
+    result = shared_tlc.run(model.task)
     assert result.verdict == model.expect, f"{model.name}: {result.message} (log: {result.log_file})"
     assert model.pin_mismatch(result) is None, f"{model.name}: {model.pin_mismatch(result)}"
     if model.expect.startswith("violates"):

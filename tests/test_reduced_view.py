@@ -8,6 +8,9 @@ under the exact View and Next must violate the same invariant under the reductio
 counterexample of the same length under ReducedView, and of at least that length with ReducedNext
 (which may have to take a priority step first). In small bounds, ReducedNext must reach every
 value of the variables the invariants read that Next reaches. And each reduction must reduce.
+
+The registered models themselves are checked once per session (tests/shared_runs.py), shared with
+tests/test_models.py.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Callable
 
 import attrs
 import pytest
+from shared_runs import SharedTlcRuns
 
 from trace_check.engines import tlc
 from trace_check.engines.runner import run_task
@@ -53,8 +57,8 @@ def test_every_holding_kafka_model_uses_the_reduced_next() -> None:
 
 
 @pytest.mark.parametrize("model", VIOLATING, ids=lambda m: m.name)
-def test_reduced_view_finds_the_same_violation(model: Model, tmp_path: Path) -> None:
-    exact = run_task("tlc", model.task, tmp_path / "exact")
+def test_reduced_view_finds_the_same_violation(model: Model, tmp_path: Path, shared_tlc: SharedTlcRuns) -> None:
+    exact = shared_tlc.run(model.task)
     reduced = run_task("tlc", with_view(model, "ReducedView").task, tmp_path / "reduced")
     assert reduced.verdict == model.expect, f"{model.name}: {reduced.message} (log: {reduced.log_file})"
     # breadth-first search, and the view merges only states with the same futures: the shortest
@@ -76,9 +80,9 @@ UNDO = {
 
 
 @pytest.mark.parametrize("undo", UNDO.values(), ids=UNDO.keys())
-def test_the_reduction_explores_fewer_states(undo: Callable[[Model], Model], tmp_path: Path) -> None:
+def test_the_reduction_explores_fewer_states(undo: Callable[[Model], Model], tmp_path: Path, shared_tlc: SharedTlcRuns) -> None:
     model = next(m for m in KAFKA if m.name == "kafka_tv2_hanging")
-    reduced = run_task("tlc", model.task, tmp_path / "reduced")
+    reduced = shared_tlc.run(model.task)
     unreduced = run_task("tlc", undo(model).task, tmp_path / "unreduced")
     assert reduced.verdict == unreduced.verdict == "holds"
     assert reduced.distinct_states is not None and unreduced.distinct_states is not None

@@ -315,12 +315,25 @@ def run_tlc(
         except BaseException:  # interrupted or terminated: never leave a JVM behind
             kill_process_group(proc)
             raise
-        pump.join(timeout=10)
+        finally:
+            _close_output(proc, pump)
     wall = time.monotonic() - start
     result = _interpret(task, reader, returncode, timed_out, wall, tuple(cmd), log_file)
     if checkpoint is not None:
         result = attrs.evolve(result, resumed_from=checkpoint.taken_at)
     return result
+
+
+def _close_output(proc: subprocess.Popen, pump: threading.Thread) -> None:
+    """Let the pump read TLC's output to its end, then close our end of the pipe (left open, it is
+    a file nobody closes). Something TLC started can hold the pipe open after TLC exits: then kill
+    TLC's process group, so that the pump sees the end of the output."""
+    pump.join(timeout=10)
+    if pump.is_alive():
+        kill_process_group(proc)
+        pump.join(timeout=10)
+    if proc.stdout is not None and not pump.is_alive():  # never close a file another thread still reads
+        proc.stdout.close()
 
 
 class _OutputReader:

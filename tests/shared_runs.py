@@ -1,0 +1,71 @@
+"""TLC runs shared by the tests of one pytest session.
+
+tests/test_models.py checks every registered model of the CI tier; tests/test_docs.py reruns the
+commands of the docs, most of which model-check some of the same models; tests/test_reduced_view.py
+compares violating models under the exact and the reduced views, the exact one being the registered
+model itself. Each of them asks ``SharedTlcRuns.run``, which runs TLC once per model and hands every
+later caller the same result: each test still checks what it checks, on one run.
+
+The runs are shared within one process: under pytest-xdist (``make test`` runs two workers),
+tests/conftest.py sends the tests of SHARING_TESTS to one worker.
+
+A run is reused only for the same model: the same spec modules (by content), the same .cfg, the
+same TLC options and the same time budget. Anything else runs TLC again, in a working directory of
+its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Optional
+
+from trace_check.engines import tlc
+from trace_check.models.result import CheckResult, CheckTask, ProgressCallback
+
+
+def model_key(task: CheckTask) -> tuple:
+    """What TLC's answer for ``task`` depends on: every module beside the spec (TLC reads the ones it
+    extends from there), the configuration, and the options of the command line."""
+    modules = tuple(
+        (module.name, hashlib.sha256(module.read_bytes()).hexdigest())
+        for module in sorted(task.spec_file.parent.glob("*.tla"))
+    )
+    options = (task.module, task.tlc.workers, task.tlc.check_deadlock, task.timeout)
+    return modules, tlc.config_text(task), options
+
+
+# The tests that share runs, by module or by test function (tests/conftest.py keeps them on one
+# pytest-xdist worker; the other tests of test_reduced_view run no registered model, and are free
+# to run on the other worker).
+SHARING_TESTS = (
+    "tests/test_models.py",
+    "tests/test_docs.py",
+    "tests/test_reduced_view.py::test_reduced_view_finds_the_same_violation",
+    "tests/test_reduced_view.py::test_the_reduction_explores_fewer_states",
+)
+
+
+def shares_runs(nodeid: str) -> bool:
+    """Whether the test of pytest node id ``nodeid`` is one of SHARING_TESTS."""
+    module, _, rest = nodeid.partition("::")
+    function = rest.split("[", 1)[0]
+    return module in SHARING_TESTS or f"{module}::{function}" in SHARING_TESTS
+
+
+class SharedTlcRuns:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.results: dict[tuple, CheckResult] = {}
+
+    def run(self, task: CheckTask, on_progress: Optional[ProgressCallback] = None) -> CheckResult:
+        """TLC's result for ``task``: from the run of an earlier test of the same model, or from a new run."""
+        key = model_key(task)
+        if key not in self.results:
+            self.results[key] = tlc.run_tlc(task, self.root / f"{len(self.results) + 1}-{task.name}", on_progress)
+        return self.results[key]
+
+    @property
+    def runs(self) -> int:
+        """The number of TLC runs so far."""
+        return len(self.results)
