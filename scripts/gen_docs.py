@@ -90,8 +90,15 @@ def render(kind: str, args: str, run: Runner = txconform) -> str:
     return f"```mermaid\n{mermaid(args.strip(), run)}\n```\n"
 
 
-def regenerate(text: str) -> str:
-    return BLOCK.sub(lambda m: m.group("open") + render(m.group("kind"), m.group("args")) + m.group("close"), text)
+def regenerate(text: str, only: str = "") -> str:
+    """The text with its blocks filled anew; with ``only``, just the blocks whose arguments contain it."""
+
+    def fill(m: re.Match[str]) -> str:
+        if only not in m.group("args"):
+            return m.group(0)
+        return m.group("open") + render(m.group("kind"), m.group("args")) + m.group("close")
+
+    return BLOCK.sub(fill, text)
 
 
 def comparable(text: str) -> str:
@@ -108,12 +115,13 @@ def comparable(text: str) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare instead of rewriting")
+    parser.add_argument("--only", default="", metavar="TEXT", help="regenerate only the blocks whose command contains TEXT (e.g. a model's name)")
     parser.add_argument("files", nargs="*", type=Path, help="docs to process (default: README.md and docs/*.md)")
     args = parser.parse_args()
     stale = []
     for path in [p.resolve() for p in args.files] or doc_files():
         text = path.read_text(encoding="utf-8")
-        fresh = regenerate(text)
+        fresh = regenerate(text, args.only)
         if args.check:
             if comparable(fresh) != comparable(text):
                 stale.append(path)
