@@ -21,12 +21,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from spark_replay.tables import TABLES
+from trace_check.errors import TxconformError
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
 
 
-class ReplayInputError(ValueError):
+class ReplayInputError(TxconformError, ValueError):
     """Input the replay cannot read: the message names the file, line or field, and the fix."""
 
 

@@ -1,0 +1,192 @@
+"""txconform replay (spark_replay/): the checks on Spark against TLC and the reference broker.
+
+One local[2] Spark session for the module (a session costs about 10 s). Differential: runs of the
+reference broker that TLC accepts give no violation; runs with a bug of the zoo trip the check
+mapped to the invariant it breaks, at the event where TLC rejects the run or later (TLC sees the
+illegal step, the replay its consequence in the logs); bad input is one line and exit status 2.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+pytest.importorskip("pyspark")
+pytest.importorskip("pyarrow")
+
+from ref_impl.sim.faults import Faults  # noqa: E402
+from ref_impl.sim.run import simulate, write_trace  # noqa: E402
+from ref_impl.sim.workloads import Workload  # noqa: E402
+from spark_replay.adapters import FORMATS  # noqa: E402
+from spark_replay.replay import Report, run_replay  # noqa: E402
+from spark_replay.staging import ReplayInputError  # noqa: E402
+from trace_check.cli.main import main  # noqa: E402
+from trace_check.traces.reader import read_trace  # noqa: E402
+from trace_check.traces.validation import check_trace  # noqa: E402
+
+pytestmark = [
+    pytest.mark.spark,
+    # pyspark's own deprecation and resource warnings are not ours
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+    pytest.mark.filterwarnings("ignore::FutureWarning"),
+    pytest.mark.filterwarnings("ignore::ResourceWarning"),
+    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+]
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    from spark_replay.session import spark_session
+
+    session = spark_session("local[2]")
+    yield session
+    session.stop()
+
+
+def replay(spark: Any, paths: list[Path], out: Path | None = None) -> Report:
+    return run_replay(paths, FORMATS, spark_factory=lambda: spark, out=out)
+
+
+def outcome(report: Report, check: str) -> Any:
+    return next(o for o in report.outcomes if o.id == check)
+
+
+def trace(tmp: Path, name: str, workload: str, faults: str, seed: int, bugs: tuple[str, ...] = ()) -> Path:
+    head, events = simulate(Workload.parse(workload), Faults.parse(faults), seed, bugs=bugs)
+    path = tmp / f"{name}.jsonl"
+    write_trace(path, head, events)
+    return path
+
+
+# Runs of the correct broker under every fault, TV1 and TV2, plain and consume-transform-produce.
+CLEAN = [
+    ("transfer:version=TV1,aborts=true", "all", 1),
+    ("transfer:aborts=true", "all", 2),
+    ("transfer:ids=2,txns=3", "loss=1,late=EndTxn+Produce,retries=2", 3),
+    ("ctp:ids=2,aborts=true", "all", 4),
+    ("transfer:version=TV1", "hangs=1,failovers=1", 5),
+]
+
+
+@pytest.mark.tlc
+def test_runs_tlc_accepts_give_no_violation(spark: Any, tmp_path: Path) -> None:
+    paths = [trace(tmp_path, f"clean-{i}", w, f, s) for i, (w, f, s) in enumerate(CLEAN)]
+    for p in paths:
+        verdict = check_trace(read_trace(p), every_step=False)
+        assert verdict.status == "accepted", f"{p.name}: {verdict.message}"
+    report = replay(spark, paths)
+    assert report.rows["entries"] > 0 and report.rows["txn_log"] > 0 and report.rows["reads"] > 0
+    for o in report.outcomes:
+        assert o.status == "pass", f"{o.id}: {o.violations} violation(s), first {o.first}"
+        assert o.entities > 0, f"{o.id} checked nothing"
+    assert report.exit_code == 0
+
+
+# (bug, workload, faults, seed, the check it trips and its kind, whether the first violation is at
+# TLC's rejection event exactly, other checks the bug's consequences may trip). Seeds found by
+# running seeds 0..11 of each zoo bug's workload and faults.
+ZOO_RUNS = [
+    ("lso_inclusive", "transfer", "none", 0, "C1", "DIRTY_READ", True, ()),
+    ("no_idempotence", "transfer:version=TV1", "late=Produce,retries=2", 1, "P1", "DUPLICATE", True, ()),
+    # the second InitProducerId is validated while the first is pending: Ongoing -> Empty, and the
+    # fenced instance's transaction commits
+    ("no_pending_check", "transfer:version=TV1", "hangs=1", 6, "P7", "ILLEGAL_TRANSITION", False, ("P2",)),
+]
+
+
+ZOO_REPORT: list[Report] = []
+
+
+@pytest.fixture(scope="module")
+def zoo(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, set[str]]]:
+    """One replay of every zoo run and of the same seeds without the bug: trace name -> check -> kinds."""
+    import pyarrow.parquet as pq
+
+    tmp = tmp_path_factory.mktemp("zoo")
+    paths = []
+    for bug, workload, faults, seed, *_ in ZOO_RUNS:
+        paths.append(trace(tmp, bug, workload, faults, seed, (bug,)))
+        paths.append(trace(tmp, f"{bug}-without", workload, faults, seed))
+    report = replay(spark, paths, out=tmp / "out")
+    ZOO_REPORT.append(report)
+    found: dict[str, dict[str, set[str]]] = {p.stem: {} for p in paths}
+    for d in (tmp / "out" / "violations").iterdir():
+        for row in pq.read_table(d).to_pylist():
+            found[Path(row["trace_id"]).stem].setdefault(row["check"], set()).add(row["kind"])
+            found.setdefault("first:" + Path(row["trace_id"]).stem + ":" + row["check"], {}).setdefault("event", set()).add(str(row["event"]))
+    found["paths"] = {"dir": {str(tmp)}}
+    return found
+
+
+@pytest.mark.tlc
+@pytest.mark.parametrize("bug,workload,faults,seed,check,kind,same_event,also", ZOO_RUNS, ids=[r[0] for r in ZOO_RUNS])
+def test_a_zoo_bug_trips_its_check(
+    zoo: dict[str, dict[str, set[str]]],
+    bug: str,
+    workload: str,
+    faults: str,
+    seed: int,
+    check: str,
+    kind: str,
+    same_event: bool,
+    also: tuple[str, ...],
+) -> None:
+    path = Path(next(iter(zoo["paths"]["dir"]))) / f"{bug}.jsonl"
+    verdict = check_trace(read_trace(path), every_step=False)
+    assert verdict.status == "rejected" and verdict.at_event is not None, verdict.message
+    assert kind in zoo[bug].get(check, set()), zoo[bug]
+    first = min(int(e) for e in zoo[f"first:{bug}:{check}"]["event"])
+    assert first >= verdict.at_event
+    if same_event:
+        assert first == verdict.at_event
+    assert set(zoo[bug]) <= {check, *also}, f"{bug} also tripped {set(zoo[bug]) - {check, *also}}"
+    assert zoo[f"{bug}-without"] == {}, f"the same seed without the bug: {zoo[f'{bug}-without']}"
+
+
+def test_the_first_violation_comes_with_its_context(zoo: dict[str, dict[str, set[str]]]) -> None:
+    o = outcome(ZOO_REPORT[0], "P1")  # only no_idempotence's run duplicates a batch
+    assert o.first is not None and Path(o.first["trace_id"]).stem == "no_idempotence"
+    assert o.neighbours and all(n["partition"] == o.first["partition"] for n in o.neighbours)
+    assert any(n["base_offset"] == o.first["offset"] for n in o.neighbours)
+    assert o.txn_records and {r["state"] for r in o.txn_records} >= {"Empty", "Ongoing"}
+    written = list((Path(next(iter(zoo["paths"]["dir"]))) / "out" / "violations" / "P1").glob("*.parquet"))
+    assert written, "every violation is written as Parquet"
+
+
+def test_the_cli_reports_json_and_exit_status(spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = trace(tmp_path, "lso", "transfer", "none", 0, ("lso_inclusive",))
+    assert main(["replay", "--json", "--checks", "C1,P1", str(path)]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["verdict"] == "violated"
+    assert [c["id"] for c in doc["checks"]] == ["P1", "C1"]
+    assert doc["checks"][1]["first"]["kind"] == "DIRTY_READ"
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    junk = tmp_path / "junk.txt"
+    junk.write_text("hello\n")
+    assert main(["replay", str(junk)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "junk.txt" in err and "--input-format" in err
+    assert main(["replay", str(tmp_path / "absent.jsonl")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    assert main(["replay", "--checks", "P9", str(junk)]) == 2
+    assert "P9" in capsys.readouterr().err
+
+
+def test_a_trace_of_another_protocol_is_refused(tmp_path: Path) -> None:
+    ydb = ROOT / "docs" / "examples" / "ydb-faulty.jsonl"
+    with pytest.raises(ReplayInputError, match="txconform check"):
+        run_replay([ydb], FORMATS, spark_factory=lambda: pytest.fail("no Spark for bad input"))
+
+
+def test_a_broken_header_is_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"format": "txconform-trace", "version": 1, "protocol": "kafka"}\n{"event": 1}\n')
+    with pytest.raises(ReplayInputError, match="bad.jsonl"):
+        run_replay([bad], FORMATS, spark_factory=lambda: pytest.fail("no Spark for bad input"))

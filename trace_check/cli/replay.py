@@ -1,0 +1,113 @@
+"""``txconform replay``: check large traces and real Kafka logs on Spark (spark_replay/)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from trace_check.errors import TxconformError
+
+
+def add_parsers(sub: Any) -> None:
+    rep = sub.add_parser(
+        "replay",
+        help="check traces, Kafka log segments, kafka-dump-log output or Jepsen histories on Spark",
+        description="Turn the inputs into canonical tables (Parquet) and run the replay checks on Spark, each an "
+        "approximation of a spec invariant on what a deployment exposes (docs/replay.md). Local Spark by default; "
+        "--master (or spark-submit) runs on a cluster. Exit status: 0 no violation, 1 some, 2 bad input.",
+    )
+    rep.add_argument("inputs", nargs="+", type=Path, metavar="INPUT", help="files or log directories")
+    rep.add_argument("--input-format", default=None, metavar="F", help="the inputs' format (default: recognised per file): trace, segment, dump-log, jepsen")
+    rep.add_argument("--master", default=None, metavar="URL", help="Spark master, e.g. spark://127.0.0.1:7077 (default: local[*], or what spark-submit set)")
+    rep.add_argument("--checks", default="", metavar="IDS", help="run only these checks, e.g. P1,P4,C1")
+    rep.add_argument("--json", action="store_true", help="print the report as JSON on stdout (progress stays on stderr)")
+    rep.add_argument(
+        "--out", type=Path, default=None, metavar="DIR", help="keep the staged tables (DIR/staged) and write every violation as Parquet (DIR/violations/ID)"
+    )
+    rep.set_defaults(func=cmd_replay)
+
+
+def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
+    try:
+        from spark_replay.adapters import FORMATS
+        from spark_replay.replay import run_replay
+        from spark_replay.session import spark_session
+    except ImportError as e:
+        raise TxconformError(f"replay needs the spark extra ({e.name} is missing): pip install 'txconform[spark]'") from None
+    from spark_replay.checks import CHECKS
+
+    # Spark's own messages go to a log, not in front of the user.
+    log = (args.out / "spark.log") if args.out else Path(tempfile.gettempdir()) / f"txconform-replay-{os.getpid()}-spark.log"
+    only = [c.strip() for c in args.checks.split(",") if c.strip()]
+    unknown = [c for c in only if c not in {k.id for k in CHECKS}]
+    if unknown:
+        raise TxconformError(f"--checks {unknown[0]}: no such check; the checks are {', '.join(k.id for k in CHECKS)}")
+    report = run_replay(
+        args.inputs,
+        FORMATS,
+        input_format=args.input_format,
+        spark_factory=lambda: spark_session(args.master, log=log),
+        out=args.out,
+        checks=only or None,
+        progress=lambda s: err.print(f"replay: {s}"),
+    )
+    if args.json:
+        out.print_json(json.dumps(report.to_json()))
+        return report.exit_code
+    rows = ", ".join(f"{n} {c:,}" for n, c in report.rows.items() if c)
+    out.print(f"staged: {rows}")
+    table = Table(title="Replay checks")
+    for col in ("check", "invariant", "status", "violations", "checked"):
+        table.add_column(col, justify="right" if col in ("violations",) else "left")
+    for o in report.outcomes:
+        checked = f"{o.entities:,} {o.entities_what}" if o.status != "not applicable" else o.note
+        table.add_row(f"{o.id} {o.name}", o.invariant, o.status, f"{o.violations:,}", checked)
+    out.print(table)
+    for o in report.outcomes:
+        if not o.first:
+            continue
+        kinds = ", ".join(f"{k} {v}" for k, v in sorted(o.by_kind.items()))
+        out.print(f"\n{o.id} violated ({kinds}); it approximates {o.invariant}. First violation:")
+        out.print(f"  {_where(o.first)}: {o.first.get('kind')}: {o.first.get('detail')}")
+        if o.neighbours:
+            out.print("  entries of the same partition and producer around it:")
+            for n in o.neighbours:
+                out.print(f"    {_entry(n)}")
+        if o.txn_records:
+            out.print("  the producer's transaction-log records:")
+            for r in o.txn_records:
+                parts = ",".join(f"{p['topic']}-{p['partition']}" for p in r.get("partitions") or [])
+                out.print(f"    {_at(r)} {r.get('txn_id')} {r.get('state')} epoch {r.get('epoch')} [{parts}]")
+    if args.out:
+        out.print(f"\nviolations and staged tables under {args.out}")
+    verdict = "violations found" if report.violated else "no violation"
+    out.print(f"\nreplay: {verdict} ({report.seconds:.1f} s)")
+    return report.exit_code
+
+
+def _at(row: dict[str, Any]) -> str:
+    return f"event {row['event']}" if row.get("event") is not None else f"ts {row.get('ts_ms')}"
+
+
+def _where(v: dict[str, Any]) -> str:
+    place = f"{v.get('topic')}-{v.get('partition')}" if v.get("topic") is not None else "-"
+    off = f" offset {v['offset']}" if v.get("offset") is not None else ""
+    pid = f" producer {v['producer_id']}" if v.get("producer_id") is not None else ""
+    src = Path(str(v.get("trace_id", ""))).name
+    return f"{src} {_at(v)} {place}{off}{pid}"
+
+
+def _entry(n: dict[str, Any]) -> str:
+    what = (
+        f"{n.get('control')} marker (coordinator epoch {n.get('coord_epoch')})"
+        if n.get("is_control")
+        else (f"data seq {n.get('base_seq')}..{n.get('last_seq')}")
+    )
+    return f"offset {n.get('base_offset')} {_at(n)} epoch {n.get('producer_epoch')} {what}"
