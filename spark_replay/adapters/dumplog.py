@@ -1,10 +1,10 @@
 """The text output of Kafka's ``kafka-dump-log.sh`` into the canonical tables.
 
 What the tool prints is defined by apache/kafka ``DumpLogSegments`` (core/src/main/scala/kafka/tools/
-DumpLogSegments.scala up to Kafka 3.9, tools/src/main/java/org/apache/kafka/tools/DumpLogSegments.java
-since): for each file of ``--files`` a ``Dumping PATH`` line, then
+DumpLogSegments.scala, later tools/src/main/java/org/apache/kafka/tools/DumpLogSegments.java): for
+each file of ``--files`` a ``Dumping PATH`` line, then
 
-- a segment (``.log``): ``Log starting offset: N``, one line per batch (``printBatchLevel``:
+- a segment (``.log``): ``Log starting offset: N`` (``Starting offset: N`` before Kafka 3.3), one line per batch (``printBatchLevel``:
   ``baseOffset: .. lastOffset: .. count: .. baseSequence: .. lastSequence: .. producerId: ..
   producerEpoch: .. partitionLeaderEpoch: .. isTransactional: .. isControl: .. deleteHorizonMs: ..
   position: .. CreateTime: .. size: .. magic: .. compresscodec: .. crc: .. isvalid: ..``; before
@@ -20,13 +20,13 @@ The decoders' keys and payloads, by Kafka version:
 
 - ``--transaction-log-decoder``: ``transaction_metadata::transactionalId=ID`` and ``producerId:P,
   producerEpoch:E,state=S,partitions=[t-0,...],txnLastUpdateTimestamp=T,txnTimeoutMs=M``
-  (``TransactionLog.formatRecordKeyAndValue``, Kafka 2.4 to 3.9; ``Set(t-0, ...)`` and a bare
-  ``transactionalId=ID`` key before); since Kafka 4.0 JSON from the generated converters,
+  (``TransactionLog.formatRecordKeyAndValue``, since Kafka 2.5; ``Set(t-0, ...)`` and a bare
+  ``transactionalId=ID`` key before); in the Java DumpLogSegments JSON from the generated converters,
   ``{"type":"0","data":{"transactionalId":ID}}`` and ``{"version":"V","data":{"producerId":..,
   "transactionStatus":N,"transactionPartitions":[{"topic":..,"partitionIds":[..]}],..}}``
   (``TransactionLogMessageParser``). A tombstone's payload is ``<DELETE>``.
 - ``--offsets-decoder``: ``offset_commit::group=G,partition=T-P`` and ``offset=N[,metadata=M]``
-  (Kafka 2.4 to 3.7; ``offset::G:T:P`` and ``N[:M]`` before); since Kafka 3.8 JSON,
+  (Kafka 2.5 to 3.7; ``offset::G:T:P`` and ``N[:M]`` before); since Kafka 3.8 JSON,
   ``{"type":"1","data":{"group":..,"topic":..,"partition":..}}`` and ``{"version":"V","data":
   {"offset":N,..}}`` (``OffsetsMessageParser``, KAFKA-16470). Group metadata and the records of the
   new consumer groups are skipped; ``Unknown record type N at offset M, skipping.`` too.
@@ -36,7 +36,7 @@ the broker's log directory, so that the dumps of one broker's partitions join. `
 and ``position`` its line. Columns a dump cannot fill: ``replica``; ``txn_log.prev_producer_id``,
 ``next_producer_id``, ``start_ms`` and ``tv`` in the text format of the transaction-log decoder
 (the JSON one has them); the marker of a control batch dumped without ``--deep-iteration``, which is
-an error since the checks need it. A ``...`` line (an elision a person made when pasting a dump) and
+an error since the checks need it. A ``...`` or ``# ...`` line (an elision a person made when pasting a dump) and
 Kafka's ``Found N invalid bytes at the end of FILE`` (a torn tail; the batches before it are read, as
 Kafka's recovery keeps them) are accepted. ``isvalid`` (the batch CRC) is not checked.
 
@@ -203,7 +203,7 @@ class _DumpReader:
         elif line.startswith("Dumping "):
             self._end_section()
             self._begin_section(line[len("Dumping ") :].strip())
-        elif not line.strip() or line.strip() == "..." or _INVALID_BYTES.match(line):
+        elif not line.strip() or line.strip() in ("...", "# ...") or _INVALID_BYTES.match(line):
             # A control record under --skip-record-metadata prints an empty line; "..." is an elision.
             return
         elif section is None:
@@ -215,7 +215,7 @@ class _DumpReader:
             return
         elif section.kind == "txnindex":
             self._aborted_txn(section, line)
-        elif line.startswith("Log starting offset: ") or line.startswith("Snapshot end offset: ") or line == "KRaft bootstrap snapshot":
+        elif line.startswith(("Log starting offset: ", "Starting offset: ", "Snapshot end offset: ")) or line == "KRaft bootstrap snapshot":
             return
         elif line.startswith("offset: "):
             self._legacy_batch(section, line)
@@ -535,10 +535,11 @@ def _json_data(obj: Any, version_key: str, what: str) -> tuple[int, dict[str, An
     if not isinstance(obj, dict) or not isinstance(obj.get("data"), dict):
         raise _Fail(f"the {what} is not a {{{version_key!r}: .., 'data': {{..}}}} object", "the line is damaged: dump the segment again")
     version = obj.get(version_key)
-    try:
+    if isinstance(version, str) and version.isdigit():  # Kafka writes it as a string
         return int(version), obj["data"]
-    except (TypeError, ValueError):
-        raise _Fail(f"the {what}'s {version_key} is {version!r}, not a number", "the line is damaged: dump the segment again") from None
+    if isinstance(version, int) and not isinstance(version, bool) and version >= 0:
+        return version, obj["data"]
+    raise _Fail(f"the {what}'s {version_key} is {version!r}, not a version number", "the line is damaged: dump the segment again")
 
 
 def _json_int(data: dict[str, Any], name: str, default: Optional[int] = None, required: bool = False) -> Optional[int]:
@@ -560,7 +561,7 @@ def _txn_key(key: Any) -> str:
             return txn_id
     elif key.startswith("transaction_metadata::transactionalId="):
         return str(key[len("transaction_metadata::transactionalId=") :])
-    elif key.startswith("transactionalId="):  # before Kafka 2.4
+    elif key.startswith("transactionalId="):  # before Kafka 2.5
         return str(key[len("transactionalId=") :])
     raise _Fail(f"not a key of the transaction-log decoder: {_clip(str(key))!r}", "dump __transaction_state with --transaction-log-decoder")
 
@@ -585,7 +586,7 @@ def _state(text: str) -> str:
 
 
 def _txn_text_value(payload: str) -> dict[str, Any]:
-    """The payload TransactionLog.formatRecordKeyAndValue prints (Kafka 3.9 and before)."""
+    """The text payload of TransactionLog.formatRecordKeyAndValue (and of the parser before it)."""
     row: dict[str, Any] = {}
     for name, pattern in _TXN_TEXT_FIELDS.items():
         m = pattern.search(payload)
@@ -606,7 +607,7 @@ def _txn_text_value(payload: str) -> dict[str, Any]:
 
 
 def _txn_json_value(obj: Any) -> dict[str, Any]:
-    """The payload of Kafka 4's TransactionLogMessageParser: TransactionLogValue as JSON."""
+    """The payload of the Java DumpLogSegments' TransactionLogMessageParser: TransactionLogValue as JSON."""
     version, data = _json_data(obj, "version", "payload")
     status = _json_int(data, "transactionStatus", required=True)
     assert status is not None
@@ -644,7 +645,7 @@ def _txn_json_value(obj: Any) -> dict[str, Any]:
 def _offset_key(key: Any) -> Optional[tuple[str, str, int]]:
     """(group, topic, partition) of an offset commit key; None for the other records of the topic."""
     if isinstance(key, dict):
-        if "type" not in key and "metadata" in key:  # a group metadata key before Kafka 2.4
+        if "type" not in key and "metadata" in key:  # a group metadata key before Kafka 2.5
             return None
         kind, data = _json_data(key, "type", "key")
         if kind not in (0, 1):  # 2: GroupMetadataKey; 3 and up: the new consumer groups' records
@@ -660,7 +661,7 @@ def _offset_key(key: Any) -> Optional[tuple[str, str, int]]:
         tp = topic_partition(m[2])
         if tp is not None:
             return m[1], tp[0], tp[1]
-    elif key.startswith("offset::"):  # before Kafka 2.4: offset::GROUP:TOPIC:PARTITION
+    elif key.startswith("offset::"):  # before Kafka 2.5: offset::GROUP:TOPIC:PARTITION
         parts = key[len("offset::") :].rsplit(":", 2)
         if len(parts) == 3 and parts[2].isdigit():
             return parts[0], parts[1], int(parts[2])

@@ -79,7 +79,7 @@ class TableBuffer:
     """Rows of one canonical table, handed to the stager every ``chunk_rows`` rows.
 
     ``columns`` are the columns each ``add`` gives, in order; the others take the values last set with
-    ``constants`` (null when not set). Rows are kept as column lists and turned into Arrow once per
+    ``constants`` (null when not set). Rows are kept as tuples and turned into Arrow columns once per
     chunk.
     """
 
@@ -91,7 +91,7 @@ class TableBuffer:
         if unknown:
             raise ValueError(f"{name}: no such column(s): {', '.join(sorted(unknown))}")
         self._names = tuple(columns)
-        self._lists: list[list[Any]] = [[] for _ in self._names]
+        self._rows: list[tuple[Any, ...]] = []
         self._constants: dict[str, Any] = {}
         self._blocks: list[pa.Table] = []
         self._pending = 0  # rows in self._blocks
@@ -107,19 +107,18 @@ class TableBuffer:
             self._constants = values
 
     def add(self, *values: Any) -> None:
-        if len(values) != len(self._lists):
-            raise ValueError(f"{self.name}: {len(values)} values for {len(self._lists)} columns")
-        for column, value in zip(self._lists, values):
-            column.append(value)
-        if len(self._lists[0]) + self._pending >= self._chunk_rows:
+        if len(values) != len(self._names):
+            raise ValueError(f"{self.name}: {len(values)} values for {len(self._names)} columns")
+        self._rows.append(values)
+        if len(self._rows) + self._pending >= self._chunk_rows:
             self.flush()
 
     def _close_block(self) -> None:
-        rows = len(self._lists[0])
+        rows = len(self._rows)
         if rows == 0:
             return
         arrays = []
-        given = dict(zip(self._names, self._lists))
+        given = dict(zip(self._names, zip(*self._rows, strict=True), strict=True))
         for field in self._schema:
             if field.name in given:
                 arrays.append(pa.array(given[field.name], type=field.type))
@@ -128,7 +127,7 @@ class TableBuffer:
                 arrays.append(pa.nulls(rows, field.type) if value is None else pa.array([value] * rows, type=field.type))
         self._blocks.append(pa.Table.from_arrays(arrays, schema=self._schema))
         self._pending += rows
-        self._lists = [[] for _ in self._names]
+        self._rows = []
 
     def flush(self) -> None:
         self._close_block()
