@@ -1,0 +1,13 @@
+"""The inputs of ``txconform replay``, by name (``--input-format NAME``): each an InputFormat that
+turns its files into the canonical tables (spark_replay.tables) through a Stager."""
+
+from __future__ import annotations
+
+from spark_replay.adapters.dumplog import DUMP_LOG
+from spark_replay.adapters.segments import SEGMENTS
+from spark_replay.staging import InputFormat
+
+FORMATS: dict[str, InputFormat] = {
+    DUMP_LOG.name: DUMP_LOG,
+    SEGMENTS.name: SEGMENTS,
+}
