@@ -49,7 +49,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, TextIO
+from typing import Any, BinaryIO, Optional
 
 from spark_replay.adapters.kafka_common import (
     CONSUMER_OFFSETS_TOPIC,
@@ -162,7 +162,7 @@ def stage(paths: list[Path], stager: Stager) -> None:
 
 def _read_dump(path: Path, tables: LogTables) -> None:
     try:
-        f = path.open(encoding="utf-8", newline="")
+        f = path.open("rb")
     except OSError as e:
         raise ReplayInputError(f"{path}: cannot read it ({e.strerror}); give the text {_DUMP_TOOL} printed") from None
     with f:
@@ -179,16 +179,18 @@ class _DumpReader:
     def fail(self, what: str, fix: str, line: Optional[int] = None) -> ReplayInputError:
         return ReplayInputError(f"{self.path}:{self.lineno if line is None else line}: {what}; {fix}")
 
-    def read(self, f: TextIO) -> None:
+    def read(self, f: BinaryIO) -> None:
         try:
             for self.lineno, raw in enumerate(f, 1):
-                self._line(raw.rstrip("\r\n"))
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise _Fail(f"not UTF-8 text ({e.reason} at column {e.start + 1})", f"give the text {_DUMP_TOOL} printed") from None
+                self._line(line.rstrip("\r\n"))
             self.lineno += 1
             self._end_section()
         except _Fail as e:
             raise self.fail(e.what, e.fix) from None
-        except UnicodeDecodeError as e:
-            raise self.fail(f"not UTF-8 text ({e.reason})", f"give the text {_DUMP_TOOL} printed") from None
 
     def _line(self, line: str) -> None:
         section = self.section
