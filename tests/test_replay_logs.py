@@ -5,6 +5,7 @@ pyarrow: no Spark."""
 
 from __future__ import annotations
 
+import random
 import struct
 from pathlib import Path
 from typing import Any, Optional
@@ -322,6 +323,8 @@ def test_columns_in_another_order_extra_fields_and_other_sections(tmp_path: Path
             "version: 0 producerId: 5 firstOffset: 0 lastOffset: 6 lastStableOffset: 0",
             "Dumping /kafka/logs/orders-3/00000000000000000013.snapshot",
             "producerId: 9 producerEpoch: 4 coordinatorEpoch: -1 currentTxnFirstOffset: OptionalLong.empty lastTimestamp: 1",
+            "Non-consecutive offsets in /kafka/logs/orders-3/00000000000000000000.log",  # stderr, with 2>&1
+            "  12 is followed by 14",
         ],
     )
     t = stage(DUMP_LOG, [dump], tmp_path / "out")
@@ -793,3 +796,44 @@ def test_inputs_that_are_no_kafka_log(tmp_path: Path) -> None:
     empty.mkdir()
     assert "no segments here or in partition directories" in corrupt_error(tmp_path, empty)
     assert not SEGMENTS.sniff(empty) and not SEGMENTS.sniff(other)
+
+
+# --- untrusted input: never a traceback ----------------------------------------------------------
+
+
+def mutate(data: bytes, rng: random.Random, inserts: list[bytes]) -> bytes:
+    out = bytearray(data)
+    for _ in range(rng.randint(1, 4)):
+        op, at = rng.random(), rng.randrange(len(out) + 1)
+        if op < 0.5 and at < len(out):
+            out[at] = rng.randrange(256)
+        elif op < 0.7:
+            del out[at : at + rng.randint(1, 40)]
+        else:
+            out[at:at] = rng.choice(inserts)
+    return bytes(out)
+
+
+def test_mutated_inputs_give_rows_or_a_one_line_error(tmp_path: Path) -> None:
+    rng = random.Random(19)
+    segments = {
+        "orders-0": b"".join(ORDERS),
+        "__transaction_state-7": batch(0, [(txn_key("app-1"), txn_value_v1(895510, 3, 60000, 2, {"orders": [0, 1]}, 12, 11, 895000, 2))]),
+        "__consumer_offsets-3": batch(1, [(offset_key(1, "g", "orders", 0), offset_value_v1(5)), (offset_key(0, "g", "orders", 1), offset_value_v4(9))]),
+    }
+    dumps = [p.read_bytes() for p in sorted(SAMPLES.glob("*.txt"))]
+    tokens = [b"key: ", b" payload: ", b"endTxnMarker: ", b"<DELETE>", b"baseOffset: ", b"isControl: true", b"{", b"[", b"\n", b"| ", b"\xff"]
+    outcomes = {"rows": 0, "error": 0}
+    for i in range(150):
+        name, data = rng.choice(sorted(segments.items()))
+        segment = write_segment(tmp_path / f"in{i}" / name, [mutate(data, rng, [bytes([rng.randrange(256)]) * 8])])
+        dump = tmp_path / f"dump{i}.txt"
+        dump.write_bytes(mutate(rng.choice(dumps), rng, tokens))
+        for fmt, path in ((SEGMENTS, segment.parent), (DUMP_LOG, dump)):
+            try:
+                fmt.stage([path], Stager(tmp_path / f"out{i}-{fmt.name}"))
+                outcomes["rows"] += 1
+            except ReplayInputError as e:
+                assert "\n" not in str(e) and str(e).startswith(str(path)), str(e)
+                outcomes["error"] += 1
+    assert outcomes["rows"] > 0 and outcomes["error"] > 0

@@ -38,7 +38,8 @@ and ``position`` its line. Columns a dump cannot fill: ``replica``; ``txn_log.pr
 (the JSON one has them); the marker of a control batch dumped without ``--deep-iteration``, which is
 an error since the checks need it. A ``...`` or ``# ...`` line (an elision a person made when pasting a dump) and
 Kafka's ``Found N invalid bytes at the end of FILE`` (a torn tail; the batches before it are read, as
-Kafka's recovery keeps them) are accepted. ``isvalid`` (the batch CRC) is not checked.
+Kafka's recovery keeps them) are accepted, and so are the tool's stderr lines in a dump captured with
+``2>&1``. ``isvalid`` (the batch CRC) is not checked.
 
 Untrusted input: anything else raises ReplayInputError ``FILE:LINE: what is wrong; the fix``.
 """
@@ -83,6 +84,13 @@ _PAYLOAD = " payload: "
 _SKIPPED_KEY = re.compile(r"^(Unknown record type -?\d+ at offset -?\d+, skipping\.|unknown::version=-?\d+)$")
 _FAILED_KEY = re.compile(r"^Error at (?:offset )?-?\d+, skipping\.")
 _INVALID_BYTES = re.compile(r"^Found \d+ invalid bytes at the end of ")
+# What DumpLogSegments prints on stderr (after all files, and for files it ignores), in a dump
+# captured with 2>&1: its own findings about offsets and indexes, nothing the tables take.
+_STDERR = re.compile(
+    r"^(Ignoring unknown file |Non-consecutive offsets in |  -?\d+ is followed by -?\d+$|Mismatches in :|  Index offset: |"
+    r"Found timestamp mismatch in :|  Index timestamp: |Found out of order timestamp in :|"
+    r"The following indexed offsets are not found in the log\.|Indexed offset: )"
+)
 
 # The text payload of the transaction-log decoder (TransactionLog.formatRecordKeyAndValue), one
 # pattern per field so that order and extra fields do not matter.
@@ -205,7 +213,7 @@ class _DumpReader:
         elif line.startswith("Dumping "):
             self._end_section()
             self._begin_section(line[len("Dumping ") :].strip())
-        elif not line.strip() or line.strip() in ("...", "# ...") or _INVALID_BYTES.match(line):
+        elif not line.strip() or line.strip() in ("...", "# ...") or _INVALID_BYTES.match(line) or _STDERR.match(line):
             # A control record under --skip-record-metadata prints an empty line; "..." is an elision.
             return
         elif section is None:
@@ -513,6 +521,10 @@ def _key_and_payload(content: str) -> tuple[Any, Optional[str]]:
             key, end = json.JSONDecoder().raw_decode(content, start)
         except json.JSONDecodeError as e:
             raise _Fail(f"the key is not JSON ({e.msg} at column {e.colno})", "the line is damaged: dump the segment again") from None
+        except RecursionError:
+            raise _Fail("the key is JSON nested too deep", "the line is damaged: dump the segment again") from None
+        if not isinstance(key, dict):
+            raise _Fail(f"the key is JSON but not an object: {_clip(content[start:end])!r}", "the line is damaged: dump the segment again")
         rest = content[end:]
         if not rest:
             return key, None
@@ -530,6 +542,8 @@ def _json(text: str, what: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as e:
         raise _Fail(f"the {what} is not JSON ({e.msg} at column {e.colno})", "the line is damaged: dump the segment again") from None
+    except RecursionError:
+        raise _Fail(f"the {what} is JSON nested too deep", "the line is damaged: dump the segment again") from None
 
 
 def _json_data(obj: Any, version_key: str, what: str) -> tuple[int, dict[str, Any]]:

@@ -155,6 +155,10 @@ OFFSET_COMMIT_VALUE = _schema(
 )
 
 
+# what kafka-python's decoder raises on bytes that do not fit the schema
+_DECODE_ERRORS = (struct.error, ValueError, IndexError, TypeError, KeyError, AssertionError, EOFError)
+
+
 class _Corrupt(Exception):
     """What is wrong at a byte of the current file, and the fix."""
 
@@ -368,7 +372,7 @@ def _txn_rows(batch: Batch, records: list[Any], tables: LogTables) -> None:
             version = 0
             if record.value is not None:
                 version, value = _decode(TRANSACTION_LOG_VALUE, record.value, highest=1, flexible_from=1)
-        except (struct.error, ValueError) as e:
+        except _DECODE_ERRORS as e:
             raise _Corrupt(batch.position, f"the record at offset {record.offset} is no TransactionLogKey/Value ({e})", _CORRUPT_FIX) from None
         row: dict[str, Any] = {}
         if value is not None:  # else a tombstone: the transactional id expired
@@ -424,7 +428,7 @@ def _offset_rows(batch: Batch, records: list[Any], tables: LogTables) -> None:
             if record.value is not None:
                 _, value = _decode(OFFSET_COMMIT_VALUE, record.value, highest=4, flexible_from=4)
                 committed = value["offset"]
-        except (struct.error, ValueError) as e:
+        except _DECODE_ERRORS as e:
             raise _Corrupt(batch.position, f"the record at offset {record.offset} is no OffsetCommitKey/Value ({e})", _CORRUPT_FIX) from None
         tables.offset_commits.add(
             record.offset,
@@ -522,9 +526,10 @@ def _inputs(path: Path) -> Iterator[tuple[Path, str, int]]:
 def stage(paths: list[Path], stager: Stager) -> None:
     tables = LogTables(stager)
     for path in paths:
-        for file, topic, partition in _inputs(path):
-            tables.partition(SOURCE, str(file.resolve().parent.parent), topic, partition, str(file))
-            try:
+        file = path
+        try:
+            for file, topic, partition in _inputs(path):
+                tables.partition(SOURCE, str(file.resolve().parent.parent), topic, partition, str(file))
                 if file.suffix == ".txnindex":
                     for row in read_txnindex(file):
                         tables.aborted_index.add(*row[1:], row[0])
@@ -538,10 +543,14 @@ def stage(paths: list[Path], stager: Stager) -> None:
                         _txn_rows(batch, records, tables)
                     else:
                         _offset_rows(batch, records, tables)
-            except _Corrupt as e:
-                raise ReplayInputError(f"{file}: byte {e.position}: {e.what}; {e.fix}") from None
-            except OSError as e:
-                raise ReplayInputError(f"{file}: cannot read it ({e.strerror}); check that the file is readable") from None
+        except _Corrupt as e:
+            raise ReplayInputError(f"{file}: byte {e.position}: {e.what}; {e.fix}") from None
+        except ReplayInputError:
+            raise
+        except (OSError, ValueError) as e:  # unreadable, or mmap of a file that changed size
+            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            where = e.filename if isinstance(e, OSError) and e.filename else file
+            raise ReplayInputError(f"{where}: cannot read it ({reason}); check that it is a readable file or directory") from None
     tables.flush()
 
 
