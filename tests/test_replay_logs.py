@@ -302,6 +302,35 @@ def test_offsets_decoder_formats(tmp_path: Path) -> None:
     ]
 
 
+def test_the_deep_format_of_kafka_before_2_2(tmp_path: Path) -> None:
+    """Kafka 0.11 to 2.1 print no batch lines under --deep-iteration: each record carries its batch's
+    position, producer and flags (and a shallow dump has no isControl)."""
+    v2 = "isvalid: true keysize: 1 valuesize: 5 magic: 2 compresscodec: NONE producerId: 7 producerEpoch: 1"
+    dump = write(
+        tmp_path,
+        "kafka-1.1.txt",
+        [
+            "Dumping /var/kafka/orders-0/00000000000000000000.log",
+            "Starting offset: 0",
+            f"offset: 0 position: 0 CreateTime: 1500000000002 {v2} sequence: 0 isTransactional: true headerKeys: []",
+            f"offset: 1 position: 0 CreateTime: 1500000000001 {v2} sequence: 1 isTransactional: true headerKeys: [h]",
+            f"offset: 2 position: 90 CreateTime: 1500000000005 {v2} sequence: -1 isTransactional: true headerKeys: [] endTxnMarker: ABORT coordinatorEpoch: 2",
+            "offset: 3 position: 160 CreateTime: 1400000000000 isvalid: true keysize: 1 valuesize: 1 magic: 1 compresscodec: NONE crc: 99",
+            "Dumping /var/kafka/orders-1/00000000000000000000.log",
+            "Starting offset: 0",
+            "baseOffset: 0 lastOffset: 1 baseSequence: 0 lastSequence: 1 producerId: 8 producerEpoch: 0 partitionLeaderEpoch: 4 isTransactional: false "
+            "position: 0 CreateTime: 1500000000009 isvalid: true size: 90 magic: 2 compresscodec: NONE crc: 5",
+        ],
+    )
+    t = stage(DUMP_LOG, [dump], tmp_path / "out")
+    assert pick(t["entries"], "partition", *BATCH, "ts_ms", "leader_epoch", "position") == [
+        (0, 0, 1, 7, 1, 0, 1, True, False, None, None, 1500000000002, None, 3),
+        (0, 2, 2, 7, 1, -1, -1, True, True, "ABORT", 2, 1500000000005, None, 5),
+        (0, 3, 3, -1, None, None, None, False, False, None, None, 1400000000000, None, 6),
+        (1, 0, 1, 8, 0, 0, 1, False, False, None, None, 1500000000009, 4, 9),
+    ]
+
+
 def test_columns_in_another_order_extra_fields_and_other_sections(tmp_path: Path) -> None:
     shuffled = (
         "baseOffset: 10 lastOffset: 12 producerEpoch: 4 producerId: 9007199254740993 count: 3 isControl: false isTransactional: false "
@@ -345,7 +374,7 @@ def test_columns_in_another_order_extra_fields_and_other_sections(tmp_path: Path
             "cannot tell the topic and partition of '00000000000000000000.log'; run kafka-dump-log.sh on the file inside",
         ),
         (["Dumping /l/t-0/0.log", "| offset: 0 CreateTime: 1"], 2, "a record line before any batch line"),
-        (["Dumping /l/t-0/0.log", "baseOffset: 0 lastOffset: 0 producerEpoch: 0"], 2, "the line has no producerId; give the text"),
+        (["Dumping /l/t-0/0.log", "baseOffset: 0 lastOffset: 0 producerEpoch: 0 isTransactional: false"], 2, "the line has no producerId; give the text"),
         (["Dumping /l/t-0/0.log", batch_line(0, 0, 1, 0, 0, True, False).replace("producerId: 1", "producerId: x1")], 2, "producerId is 'x1', not an integer"),
         (
             ["Dumping /l/t-0/0.log", batch_line(0, 0, 1, 0, 0, True, False).replace("isControl: false", "isControl: maybe")],
@@ -353,6 +382,12 @@ def test_columns_in_another_order_extra_fields_and_other_sections(tmp_path: Path
             "isControl is 'maybe', not true or false",
         ),
         (["Dumping /l/t-0/0.log", batch_line(5, 4, 1, 0, 0, True, False)], 2, "lastOffset 4 is below baseOffset 5"),
+        (
+            ["Dumping /l/t-0/0.log", batch_line(0, 0, 1, 0, 0, True, False).replace(" isControl: false", "")],
+            2,
+            "a transactional batch without isControl (Kafka before 2.2 prints none in a shallow dump), so a marker cannot be told from data; "
+            "dump the segment with kafka-dump-log.sh --deep-iteration",
+        ),
         (["Dumping /l/t-0/0.log", batch_line(0, 0, 1, 0, -1, True, True), "baseOffset: 1 lastOffset: 1"], 2, "has no record line, so its marker"),
         (["Dumping /l/t-0/0.log", batch_line(0, 0, 1, 0, -1, True, True)], 2, "dump the segment with kafka-dump-log.sh --deep-iteration"),
         (

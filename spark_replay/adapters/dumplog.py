@@ -9,7 +9,9 @@ each file of ``--files`` a ``Dumping PATH`` line, then
   producerEpoch: .. partitionLeaderEpoch: .. isTransactional: .. isControl: .. deleteHorizonMs: ..
   position: .. CreateTime: .. size: .. magic: .. compresscodec: .. crc: .. isvalid: ..``; before
   magic 2 only ``offset: .. position: ..``), and with ``--deep-iteration`` one ``| offset: ..`` line
-  per record; a control record adds ``endTxnMarker: COMMIT coordinatorEpoch: N`` (or, outside
+  per record (Kafka 0.11 to 2.1 print no batch lines then, only ``offset: .. position: ..
+  keysize: ..`` per record with its batch's position and producer, and no isControl in a shallow
+  dump); a control record adds ``endTxnMarker: COMMIT coordinatorEpoch: N`` (or, outside
   transactions, ``controlType: NAME(ID)`` and the KRaft control records), and with
   ``--print-data-log`` a data record adds ``key: .. payload: ..`` as the chosen decoder prints them;
 - a transaction index (``.txnindex``, ``dumpTxnIndex``): ``version: .. producerId: .. firstOffset: ..
@@ -35,7 +37,8 @@ Topic and partition come from the ``Dumping DIR/TOPIC-PARTITION/FILE`` line; ``t
 the broker's log directory, so that the dumps of one broker's partitions join. ``file`` is the dump
 and ``position`` its line. Columns a dump cannot fill: ``replica``; ``txn_log.prev_producer_id``,
 ``next_producer_id``, ``start_ms`` and ``tv`` in the text format of the transaction-log decoder
-(the JSON one has them); the marker of a control batch dumped without ``--deep-iteration``, which is
+(the JSON one has them); ``crc`` and ``leader_epoch`` in the deep format of Kafka 0.11 to 2.1; the
+producer fields of magic 0 and 1 (none exist); the marker of a control batch dumped without ``--deep-iteration``, which is
 an error since the checks need it. A ``...`` or ``# ...`` line (an elision a person made when pasting a dump) and
 Kafka's ``Found N invalid bytes at the end of FILE`` (a torn tail; the batches before it are read, as
 Kafka's recovery keeps them) are accepted, and so are the tool's stderr lines in a dump captured with
@@ -137,6 +140,7 @@ class _Batch:
     coord_epoch: Optional[int] = None
     records: int = 0
     first_record_offset: Optional[int] = None
+    position: Optional[int] = None  # the segment position, for the record lines of Kafka 0.11 to 2.1
 
 
 @dataclass
@@ -227,6 +231,8 @@ class _DumpReader:
             self._aborted_txn(section, line)
         elif line.startswith(("Log starting offset: ", "Starting offset: ", "Snapshot end offset: ")) or line == "KRaft bootstrap snapshot":
             return
+        elif line.startswith("offset: ") and " keysize: " in line:
+            self._old_record(section, line)
         elif line.startswith("offset: "):
             self._legacy_batch(section, line)
         else:
@@ -270,6 +276,16 @@ class _DumpReader:
         last = _int(t, "lastOffset")
         if last < base:
             raise _Fail(f"lastOffset {last} is below baseOffset {base}", "the line is damaged: dump the segment again")
+        is_txn = _bool(t, "isTransactional")
+        if "isControl" in t:
+            is_control = _bool(t, "isControl")
+        elif not is_txn:
+            is_control = False  # control batches are transactional (before KRaft)
+        else:
+            raise _Fail(
+                "a transactional batch without isControl (Kafka before 2.2 prints none in a shallow dump), so a marker cannot be told from data",
+                f"dump the segment with {_DUMP_TOOL} --deep-iteration",
+            )
         section.batch = _Batch(
             line=self.lineno,
             base_offset=base,
@@ -278,13 +294,51 @@ class _DumpReader:
             producer_epoch=_int(t, "producerEpoch"),
             base_seq=_int(t, "baseSequence"),
             last_seq=_int(t, "lastSequence"),
-            is_txn=_bool(t, "isTransactional"),
-            is_control=_bool(t, "isControl"),
+            is_txn=is_txn,
+            is_control=is_control,
             ts_ms=_timestamp(line),
             crc=_opt_int(t, "crc"),
             leader_epoch=_opt_int(t, "partitionLeaderEpoch"),
             legacy=False,
         )
+
+    def _old_record(self, section: _Section, line: str) -> None:
+        """A record as Kafka 0.11 to 2.1 print it under --deep-iteration: no batch lines, each record
+        with its batch's position, producer and flags; the records of one batch share the position."""
+        t = dict(_TOKEN.findall(line))
+        offset = _int(t, "offset")
+        position = _int(t, "position")
+        marker = _MARKER.search(line) or _CONTROL_TYPE.search(line)
+        b = section.batch
+        if b is None or b.position != position:
+            self._end_section()
+            magic = _int(t, "magic")
+            seq = _opt_int(t, "sequence") if magic >= 2 else None
+            section.batch = b = _Batch(
+                line=self.lineno,
+                base_offset=offset,
+                last_offset=offset,
+                producer_id=_int(t, "producerId") if magic >= 2 else -1,
+                producer_epoch=_int(t, "producerEpoch") if magic >= 2 else None,
+                base_seq=seq,
+                last_seq=seq,
+                is_txn=_bool(t, "isTransactional") if magic >= 2 else False,
+                is_control=marker is not None,
+                ts_ms=None,
+                crc=None,  # only a record's own CRC is printed, before magic 2
+                leader_epoch=None,
+                legacy=magic < 2,
+                position=position,
+            )
+        elif offset <= b.last_offset:
+            raise _Fail(f"offset {offset} does not follow {b.last_offset} in the batch at position {position}", "the line is damaged: dump the segment again")
+        b.last_offset = offset
+        if b.base_seq is not None:
+            b.last_seq = _opt_int(t, "sequence")
+        ts = _timestamp(line)
+        if ts is not None and (b.ts_ms is None or ts > b.ts_ms):
+            b.ts_ms = ts  # a batch's timestamp is its records' largest (RecordBatch.maxTimestamp)
+        self._record(section, line)
 
     def _legacy_batch(self, section: _Section, line: str) -> None:
         """A message set of magic 0 or 1 (before Kafka 0.11): no producer, no transactions."""
@@ -295,7 +349,7 @@ class _DumpReader:
             line=self.lineno,
             # an uncompressed message is its own batch; a compressed wrapper's first offset is
             # known only from its record lines
-            base_offset=last if t.get("compresscodec", "").lower() == "none" else None,
+            base_offset=last if t.get("compresscodec", "").lower() in ("none", "nocompressioncodec") else None,
             last_offset=last,
             producer_id=-1,
             producer_epoch=None,
