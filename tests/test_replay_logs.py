@@ -49,8 +49,9 @@ BATCH = ("base_offset", "last_offset", "producer_id", "producer_epoch", "base_se
 
 
 def test_the_formats_are_listed_by_name() -> None:
-    assert FORMATS == {"dump-log": DUMP_LOG, "segment": SEGMENTS}
-    assert not any(fmt.needs_spark for fmt in FORMATS.values())
+    assert FORMATS["dump-log"] is DUMP_LOG and FORMATS["segment"] is SEGMENTS
+    assert all(name == fmt.name for name, fmt in FORMATS.items())
+    assert not DUMP_LOG.needs_spark and not SEGMENTS.needs_spark
 
 
 # --- dump-log: the real samples ------------------------------------------------------------------

@@ -4,16 +4,17 @@ What the tool prints is defined by apache/kafka ``DumpLogSegments`` (core/src/ma
 DumpLogSegments.scala, later tools/src/main/java/org/apache/kafka/tools/DumpLogSegments.java): for
 each file of ``--files`` a ``Dumping PATH`` line, then
 
-- a segment (``.log``): ``Log starting offset: N`` (``Starting offset: N`` before Kafka 3.3), one line per batch (``printBatchLevel``:
-  ``baseOffset: .. lastOffset: .. count: .. baseSequence: .. lastSequence: .. producerId: ..
-  producerEpoch: .. partitionLeaderEpoch: .. isTransactional: .. isControl: .. deleteHorizonMs: ..
-  position: .. CreateTime: .. size: .. magic: .. compresscodec: .. crc: .. isvalid: ..``; before
-  magic 2 only ``offset: .. position: ..``), and with ``--deep-iteration`` one ``| offset: ..`` line
-  per record (Kafka 0.11 to 2.1 print no batch lines then, only ``offset: .. position: ..
-  keysize: ..`` per record with its batch's position and producer, and no isControl in a shallow
-  dump); a control record adds ``endTxnMarker: COMMIT coordinatorEpoch: N`` (or, outside
-  transactions, ``controlType: NAME(ID)`` and the KRaft control records), and with
-  ``--print-data-log`` a data record adds ``key: .. payload: ..`` as the chosen decoder prints them;
+- a segment (``.log``): ``Log starting offset: N`` (``Starting offset: N`` before Kafka 3.3), one
+  line per batch (``printBatchLevel``: ``baseOffset: .. lastOffset: .. count: .. baseSequence: ..
+  lastSequence: .. producerId: .. producerEpoch: .. partitionLeaderEpoch: .. isTransactional: ..
+  isControl: .. deleteHorizonMs: .. position: .. CreateTime: .. size: .. magic: .. compresscodec: ..
+  crc: .. isvalid: ..``; before magic 2 only ``offset: .. position: ..``), and with
+  ``--deep-iteration`` one ``| offset: ..`` line per record (Kafka 0.11 to 2.1 print no batch lines
+  then, only ``offset: .. position: .. keysize: ..`` per record with its batch's position and
+  producer, and no isControl in a shallow dump); a control record adds ``endTxnMarker: COMMIT
+  coordinatorEpoch: N`` (or, outside transactions, ``controlType: NAME(ID)`` and the KRaft control
+  records), and with ``--print-data-log`` a data record adds ``key: .. payload: ..`` as the chosen
+  decoder prints them;
 - a transaction index (``.txnindex``, ``dumpTxnIndex``): ``version: .. producerId: .. firstOffset: ..
   lastOffset: .. lastStableOffset: ..`` per aborted transaction;
 - offset and time indexes and producer snapshots, which carry nothing the checks need (skipped).
@@ -23,10 +24,10 @@ The decoders' keys and payloads, by Kafka version:
 - ``--transaction-log-decoder``: ``transaction_metadata::transactionalId=ID`` and ``producerId:P,
   producerEpoch:E,state=S,partitions=[t-0,...],txnLastUpdateTimestamp=T,txnTimeoutMs=M``
   (``TransactionLog.formatRecordKeyAndValue``, since Kafka 2.5; ``Set(t-0, ...)`` and a bare
-  ``transactionalId=ID`` key before); in the Java DumpLogSegments JSON from the generated converters,
-  ``{"type":"0","data":{"transactionalId":ID}}`` and ``{"version":"V","data":{"producerId":..,
-  "transactionStatus":N,"transactionPartitions":[{"topic":..,"partitionIds":[..]}],..}}``
-  (``TransactionLogMessageParser``). A tombstone's payload is ``<DELETE>``.
+  ``transactionalId=ID`` key before); in the Java DumpLogSegments JSON from the generated
+  converters, ``{"type":"0","data":{"transactionalId":ID}}`` and ``{"version":"V","data":
+  {"producerId":..,"transactionStatus":N,"transactionPartitions":[{"topic":..,"partitionIds":[..]}],
+  ..}}`` (``TransactionLogMessageParser``). A tombstone's payload is ``<DELETE>``.
 - ``--offsets-decoder``: ``offset_commit::group=G,partition=T-P`` and ``offset=N[,metadata=M]``
   (Kafka 2.5 to 3.7; ``offset::G:T:P`` and ``N[:M]`` before); since Kafka 3.8 JSON,
   ``{"type":"1","data":{"group":..,"topic":..,"partition":..}}`` and ``{"version":"V","data":
@@ -38,14 +39,13 @@ the broker's log directory, so that the dumps of one broker's partitions join. `
 and ``position`` its line. Columns a dump cannot fill: ``replica``; ``txn_log.prev_producer_id``,
 ``next_producer_id``, ``start_ms`` and ``tv`` in the text format of the transaction-log decoder
 (the JSON one has them); ``crc`` and ``leader_epoch`` in the deep format of Kafka 0.11 to 2.1; the
-producer fields of magic 0 and 1 (none exist); the marker of a control batch dumped without ``--deep-iteration``, which is
-an error since the checks need it. A ``...`` or ``# ...`` line (an elision a person made when pasting a dump) and
-Kafka's ``Found N invalid bytes at the end of FILE`` (a torn tail; the batches before it are read, as
-Kafka's recovery keeps them) are accepted, and so are the tool's stderr lines in a dump captured with
-``2>&1``. ``isvalid`` (the batch CRC) is not checked.
+producer fields of magic 0 and 1 (none exist); the marker of a control batch dumped without
+``--deep-iteration``, which is an error since the checks need it. A ``...`` or ``# ...`` line (an
+elision a person made when pasting a dump), Kafka's ``Found N invalid bytes at the end of FILE`` (a
+torn tail; the batches before it are read, as Kafka's recovery keeps them) and the tool's stderr
+lines in a dump captured with ``2>&1`` are accepted. ``isvalid`` (the batch CRC) is not checked.
 
-Untrusted input: anything else raises ReplayInputError ``FILE:LINE: what is wrong; the fix``.
-"""
+Untrusted input: anything else raises ReplayInputError ``FILE:LINE: what is wrong; the fix``."""
 
 from __future__ import annotations
 
@@ -305,7 +305,9 @@ class _DumpReader:
     def _old_record(self, section: _Section, line: str) -> None:
         """A record as Kafka 0.11 to 2.1 print it under --deep-iteration: no batch lines, each record
         with its batch's position, producer and flags; the records of one batch share the position."""
-        t = dict(_TOKEN.findall(line))
+        m = _KEY.search(line)
+        cut = min(m.start() if m else len(line), len(line) if _PAYLOAD not in line else line.index(_PAYLOAD))
+        t = dict(_TOKEN.findall(line[:cut]))  # the record's fields, not its key or payload
         offset = _int(t, "offset")
         position = _int(t, "position")
         marker = _MARKER.search(line) or _CONTROL_TYPE.search(line)
