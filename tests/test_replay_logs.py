@@ -45,6 +45,7 @@ def pick(rows: list[dict[str, Any]], *columns: str) -> list[tuple[Any, ...]]:
     return [tuple(row[c] for c in columns) for row in rows]
 
 
+TXN = ("log_offset", "txn_id", "producer_id", "prev_producer_id", "next_producer_id", "epoch", "state", "timeout_ms", "start_ms", "update_ms", "tv")
 BATCH = ("base_offset", "last_offset", "producer_id", "producer_epoch", "base_seq", "last_seq", "is_txn", "is_control", "control", "coord_epoch")
 
 
@@ -238,20 +239,7 @@ def test_transaction_log_json_format(tmp_path: Path) -> None:
         ],
     )
     t = stage(DUMP_LOG, [dump], tmp_path / "out")
-    rows = pick(
-        t["txn_log"],
-        "log_offset",
-        "txn_id",
-        "producer_id",
-        "prev_producer_id",
-        "next_producer_id",
-        "epoch",
-        "state",
-        "timeout_ms",
-        "start_ms",
-        "update_ms",
-        "tv",
-    )
+    rows = pick(t["txn_log"], *TXN)
     assert rows == [
         (40, "app 2", 895510, 895509, -1, 0, "PrepareCommit", 60000, 1700000000100, 1700000000500, 2),
         (41, "app-3", 12, None, None, 5, "Empty", 1000, -1, 9, 1),
@@ -689,21 +677,7 @@ def test_a_log_directory(log_dir: Path, tmp_path: Path) -> None:
     ]
 
     # __transaction_state: value versions 0 and 1 (tagged fields), a tombstone; an unknown key skipped
-    rows = pick(
-        t["txn_log"],
-        "log_partition",
-        "log_offset",
-        "txn_id",
-        "producer_id",
-        "prev_producer_id",
-        "next_producer_id",
-        "epoch",
-        "state",
-        "timeout_ms",
-        "start_ms",
-        "update_ms",
-        "tv",
-    )
+    rows = pick(t["txn_log"], "log_partition", *TXN)
     assert rows == [
         (7, 0, "app-1", 895510, None, None, 3, "Empty", 60000, -1, 10, 1),
         (7, 1, "app-1", 895510, None, None, 3, "Ongoing", 60000, 11, 11, 1),

@@ -64,6 +64,7 @@ from spark_replay.adapters.kafka_common import (
     partition_dir,
     topic_partition,
     txn_state_name,
+    txn_value_row,
 )
 from spark_replay.staging import InputFormat, ReplayInputError, Stager
 
@@ -463,22 +464,7 @@ class _DumpReader:
             row = _txn_json_value(_json(payload, "payload"))
         else:
             row = _txn_text_value(payload)
-        self.tables.txn_log.add(
-            offset,
-            ts,
-            txn_id,
-            row.get("producer_id"),
-            row.get("prev_producer_id"),
-            row.get("next_producer_id"),
-            row.get("epoch"),
-            row.get("state"),
-            row.get("partitions"),
-            row.get("timeout_ms"),
-            row.get("start_ms"),
-            row.get("update_ms"),
-            row.get("tv"),
-            self.lineno,
-        )
+        self.tables.add_txn(offset, ts, txn_id, row, self.lineno)
 
     # --- __consumer_offsets -----------------------------------------------------------------------
 
@@ -679,39 +665,42 @@ def _txn_text_value(payload: str) -> dict[str, Any]:
 
 
 def _txn_json_value(obj: Any) -> dict[str, Any]:
-    """The payload of the Java DumpLogSegments' TransactionLogMessageParser: TransactionLogValue as JSON."""
+    """The payload of the Java DumpLogSegments' TransactionLogMessageParser: TransactionLogValue as
+    JSON (the generated converter's camelCase names; tagged fields absent at their defaults)."""
     version, data = _json_data(obj, "version", "payload")
-    status = _json_int(data, "transactionStatus", required=True)
-    assert status is not None
-    if not 0 <= status < len(TXN_STATES):
-        raise _Fail(f"transactionStatus {status} is no transaction state (0 to {len(TXN_STATES) - 1})", "the line is damaged: dump the segment again")
-    state = TXN_STATES[status]
-    partitions: list[dict[str, Any]] = []
     listed = data.get("transactionPartitions")
-    if state != "Empty" and listed is not None:  # Kafka ignores the partitions of an Empty transaction
+    partitions = []
+    if listed is not None:
         if not isinstance(listed, list):
             raise _Fail("transactionPartitions is not a list", "the line is damaged: dump the segment again")
         for entry in listed:
             topic = entry.get("topic") if isinstance(entry, dict) else None
             ids = entry.get("partitionIds") if isinstance(entry, dict) else None
-            if not isinstance(topic, str) or not isinstance(ids, list) or not all(isinstance(i, int) for i in ids):
-                raise _Fail(f"a transactionPartitions entry is not {{topic, partitionIds}}: {entry!r}", "the line is damaged: dump the segment again")
-            partitions.extend({"topic": topic, "partition": i} for i in ids)
-    client_tv = _json_int(data, "clientTransactionVersion", default=0)
-    return {
+            if not isinstance(topic, str) or not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+                raise _Fail(
+                    f"a transactionPartitions entry is not {{topic, partitionIds}}: {_clip(repr(entry))}", "the line is damaged: dump the segment again"
+                )
+            partitions.append({"topic": topic, "partition_ids": ids})
+    value = {
         "producer_id": _json_int(data, "producerId", required=True),
-        # tagged fields of version 1; absent when they hold their defaults
-        "prev_producer_id": _json_int(data, "previousProducerId", default=-1) if version >= 1 else None,
-        "next_producer_id": _json_int(data, "nextProducerId", default=-1) if version >= 1 else None,
-        "epoch": _json_int(data, "producerEpoch", required=True),
-        "state": state,
-        "partitions": partitions,
-        "timeout_ms": _json_int(data, "transactionTimeoutMs"),
-        "start_ms": _json_int(data, "transactionStartTimestampMs"),
-        "update_ms": _json_int(data, "transactionLastUpdateTimestampMs"),
-        # transaction.version 2 is KIP-890's protocol; value version 0 predates transaction.version
-        "tv": 2 if version >= 1 and client_tv is not None and client_tv >= 2 else 1,
+        "producer_epoch": _json_int(data, "producerEpoch", required=True),
+        "transaction_timeout_ms": _json_int(data, "transactionTimeoutMs"),
+        "transaction_status": _json_int(data, "transactionStatus", required=True),
+        "transaction_partitions": partitions,
+        "transaction_last_update_timestamp_ms": _json_int(data, "transactionLastUpdateTimestampMs"),
+        "transaction_start_timestamp_ms": _json_int(data, "transactionStartTimestampMs"),
     }
+    for name, key in (
+        ("previous_producer_id", "previousProducerId"),
+        ("next_producer_id", "nextProducerId"),
+        ("client_transaction_version", "clientTransactionVersion"),
+    ):
+        if data.get(key) is not None:
+            value[name] = _json_int(data, key)
+    try:
+        return txn_value_row(version, value)
+    except ValueError as e:
+        raise _Fail(str(e), "the line is damaged: dump the segment again") from None
 
 
 def _offset_key(key: Any) -> Optional[tuple[str, str, int]]:

@@ -6,7 +6,7 @@ stager in chunks, so that memory does not grow with the input.
 from __future__ import annotations
 
 import re
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 import pyarrow as pa
 
@@ -56,6 +56,37 @@ def txn_state_name(text: str) -> Optional[str]:
     """Kafka's name of a transaction state from any spelling a Kafka version prints (``CompleteCommit``,
     ``COMPLETE_COMMIT``, ``completecommit``); None if it names no state."""
     return _STATE_BY_KEY.get(text.replace("_", "").lower())
+
+
+def txn_value_row(version: int, value: Mapping[str, Any]) -> dict[str, Any]:
+    """The txn_log columns of a TransactionLogValue of ``version``, its fields named as kafka-python
+    names those of TransactionLogValue.json (producer_id, transaction_status, transaction_partitions
+    as [{topic, partition_ids}], ...), the tagged fields absent when they hold their defaults.
+
+    Read as Kafka reads it (TransactionLog.readTxnRecordValue): the partitions of an Empty transaction
+    are ignored; version 0 carries no previous / next producer id (null). ``tv`` is 2 when the client
+    uses KIP-890's protocol (ClientTransactionVersion 2), else 1: version 0 predates transaction.version.
+    Raises ValueError for a status that names no state."""
+    status = value["transaction_status"]
+    if not 0 <= status < len(TXN_STATES):
+        raise ValueError(f"TransactionStatus {status} is no transaction state (0 to {len(TXN_STATES) - 1})")
+    state = TXN_STATES[status]
+    partitions: list[dict[str, Any]] = []
+    if state != "Empty":
+        for entry in value["transaction_partitions"] or []:
+            partitions.extend({"topic": entry["topic"], "partition": p} for p in entry["partition_ids"])
+    return {
+        "producer_id": value["producer_id"],
+        "prev_producer_id": value.get("previous_producer_id", -1) if version >= 1 else None,
+        "next_producer_id": value.get("next_producer_id", -1) if version >= 1 else None,
+        "epoch": value["producer_epoch"],
+        "state": state,
+        "partitions": partitions,
+        "timeout_ms": value["transaction_timeout_ms"],
+        "start_ms": value["transaction_start_timestamp_ms"],
+        "update_ms": value["transaction_last_update_timestamp_ms"],
+        "tv": 2 if version >= 1 and value.get("client_transaction_version", 0) >= 2 else 1,
+    }
 
 
 def partition_dir(name: str) -> Optional[tuple[str, int, Optional[str]]]:
@@ -199,6 +230,10 @@ class LogTables:
         self.aborted_index.constants(source=source, trace_id=trace_id, topic=topic, partition=partition, file=file)
         self.txn_log.constants(source=source, trace_id=trace_id, log_partition=partition, file=file)
         self.offset_commits.constants(source=source, trace_id=trace_id, log_partition=partition, file=file)
+
+    def add_txn(self, log_offset: int, ts_ms: Optional[int], txn_id: str, row: Mapping[str, Any], position: int) -> None:
+        """A txn_log row: ``row`` holds the columns of the value (txn_value_row), empty for a tombstone."""
+        self.txn_log.add(log_offset, ts_ms, txn_id, *(row.get(c) for c in TXN_LOG_COLUMNS[3:-1]), position)
 
     def flush(self) -> None:
         for buffer in (self.entries, self.txn_log, self.offset_commits, self.aborted_index):

@@ -58,9 +58,9 @@ from spark_replay.adapters.kafka_common import (
     CONTROL_TYPES,
     ENTRY_COLUMNS,
     TRANSACTION_STATE_TOPIC,
-    TXN_STATES,
     LogTables,
     partition_dir,
+    txn_value_row,
 )
 from spark_replay.staging import InputFormat, ReplayInputError, Stager
 
@@ -374,46 +374,13 @@ def _txn_rows(batch: Batch, records: list[Any], tables: LogTables) -> None:
                 version, value = _decode(TRANSACTION_LOG_VALUE, record.value, highest=1, flexible_from=1)
         except _DECODE_ERRORS as e:
             raise _Corrupt(batch.position, f"the record at offset {record.offset} is no TransactionLogKey/Value ({e})", _CORRUPT_FIX) from None
-        row: dict[str, Any] = {}
-        if value is not None:  # else a tombstone: the transactional id expired
+        try:
+            row = {} if value is None else txn_value_row(version, value)  # None: a tombstone
+        except ValueError:
+            assert value is not None
             status = value["transaction_status"]
-            if not 0 <= status < len(TXN_STATES):
-                raise _Corrupt(batch.position, f"the record at offset {record.offset} has TransactionStatus {status}, no state", _CORRUPT_FIX)
-            state = TXN_STATES[status]
-            partitions: list[dict[str, Any]] = []
-            # TransactionLog.readTxnRecordValue: the partitions of an Empty transaction are ignored
-            if state != "Empty":
-                for entry in value["transaction_partitions"] or []:
-                    partitions.extend({"topic": entry["topic"], "partition": p} for p in entry["partition_ids"])
-            row = {
-                "producer_id": value["producer_id"],
-                "prev_producer_id": value.get("previous_producer_id", -1) if version >= 1 else None,
-                "next_producer_id": value.get("next_producer_id", -1) if version >= 1 else None,
-                "epoch": value["producer_epoch"],
-                "state": state,
-                "partitions": partitions,
-                "timeout_ms": value["transaction_timeout_ms"],
-                "start_ms": value["transaction_start_timestamp_ms"],
-                "update_ms": value["transaction_last_update_timestamp_ms"],
-                # transaction.version 2 is KIP-890's protocol; value version 0 predates transaction.version
-                "tv": 2 if version >= 1 and value.get("client_transaction_version", 0) >= 2 else 1,
-            }
-        tables.txn_log.add(
-            record.offset,
-            record.timestamp,
-            key["transactional_id"],
-            row.get("producer_id"),
-            row.get("prev_producer_id"),
-            row.get("next_producer_id"),
-            row.get("epoch"),
-            row.get("state"),
-            row.get("partitions"),
-            row.get("timeout_ms"),
-            row.get("start_ms"),
-            row.get("update_ms"),
-            row.get("tv"),
-            batch.position,
-        )
+            raise _Corrupt(batch.position, f"the record at offset {record.offset} has TransactionStatus {status}, no state", _CORRUPT_FIX) from None
+        tables.add_txn(record.offset, record.timestamp, key["transactional_id"], row, batch.position)
 
 
 def _offset_rows(batch: Batch, records: list[Any], tables: LogTables) -> None:
