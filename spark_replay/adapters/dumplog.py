@@ -136,7 +136,6 @@ class _Batch:
     ts_ms: Optional[int]
     crc: Optional[int]
     leader_epoch: Optional[int]
-    legacy: bool
     control: Optional[str] = None
     coord_epoch: Optional[int] = None
     records: int = 0
@@ -300,7 +299,6 @@ class _DumpReader:
             ts_ms=_timestamp(line),
             crc=_opt_int(t, "crc"),
             leader_epoch=_opt_int(t, "partitionLeaderEpoch"),
-            legacy=False,
         )
 
     def _old_record(self, section: _Section, line: str) -> None:
@@ -330,7 +328,6 @@ class _DumpReader:
                 ts_ms=None,
                 crc=None,  # only a record's own CRC is printed, before magic 2
                 leader_epoch=None,
-                legacy=magic < 2,
                 position=position,
             )
         elif offset <= b.last_offset:
@@ -363,7 +360,6 @@ class _DumpReader:
             ts_ms=_timestamp(line),
             crc=_opt_int(t, "crc"),
             leader_epoch=None,
-            legacy=True,
         )
 
     def _emit_batch(self, section: _Section, b: _Batch) -> None:
