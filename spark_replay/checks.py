@@ -98,6 +98,8 @@ class Check:
     entities: str  # what it counts as the entities checked
     run: Callable[[Derived], "DataFrame"]
     count_entities: Callable[[Derived], int]
+    # What the check could not see in this input, said in the report (empty: nothing).
+    unseen: Callable[[Derived], str] = lambda d: ""
 
 
 def _violations(frame: "DataFrame", check: str, kind: Any, detail: Any) -> "DataFrame":
@@ -337,7 +339,9 @@ def p5_hanging(d: Derived) -> "DataFrame":
         .where("r = 1")
         .select("trace_id", "producer_id", F.col("state").alias("latest_state"), F.col("partitions").alias("latest_partitions"))
     )
-    joined = open_runs.join(latest, on=["trace_id", "producer_id"], how="left")
+    # A producer the transaction log says nothing about (a log without its __transaction_state,
+    # or a compacted one) cannot be judged: it is left out, not flagged.
+    joined = open_runs.join(latest, on=["trace_id", "producer_id"], how="inner")
     covered = F.exists(
         F.coalesce(F.col("latest_partitions"), F.array()),
         lambda tp: (tp["topic"] == F.col("topic")) & (tp["partition"] == F.col("partition")),
@@ -352,9 +356,26 @@ def p5_hanging(d: Derived) -> "DataFrame":
         F.format_string(
             "data from offset %d is still open at the end of the log, but the transaction log says %s",
             F.col("base_offset"),
-            F.coalesce(F.col("latest_state"), F.lit("nothing about this producer")),
+            F.col("latest_state"),
         ),
     )
+
+
+def _txn_data(d: Derived) -> "DataFrame":
+    return d.ordered.where("not is_control and is_txn").select(*KEY).distinct()
+
+
+def _logged(d: Derived) -> "DataFrame":
+    return d.t.txn_log.select("trace_id", "producer_id").distinct()
+
+
+def p5_entities(d: Derived) -> int:
+    return _txn_data(d).join(_logged(d), on=["trace_id", "producer_id"], how="left_semi").count()
+
+
+def p5_unseen(d: Derived) -> str:
+    n = _txn_data(d).join(_logged(d), on=["trace_id", "producer_id"], how="left_anti").count()
+    return f"{n} (partition, producer) with transactional data but no transaction-log record were not judged" if n else ""
 
 
 # --- P7: the coordinator's state machine ----------------------------------------------------------
@@ -559,7 +580,8 @@ CHECKS: tuple[Check, ...] = (
         ("entries", "txn_log"),
         "(partition, producer)",
         p5_hanging,
-        _count(lambda d: d.ordered.where("not is_control and is_txn"), *KEY),
+        p5_entities,
+        p5_unseen,
     ),
     Check(
         "P7",

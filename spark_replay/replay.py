@@ -102,8 +102,23 @@ def run_replay(
         raise ReplayInputError(f"--input-format {input_format}: unknown; use one of {', '.join(formats)}")
     groups: dict[str, list[Path]] = {}
     for p in inputs:
-        fmt = formats[input_format] if input_format else detect(p, formats)
-        groups.setdefault(fmt.name, []).append(p)
+        if input_format:
+            groups.setdefault(input_format, []).append(p)
+            continue
+        if p.is_dir() and not any(f.sniff(p) for f in formats.values()):
+            # a directory of inputs: each file a format recognises; the others are named, not read
+            files = sorted(f for f in p.iterdir() if f.is_file())
+            known = [(f, next((fmt for fmt in formats.values() if fmt.sniff(f)), None)) for f in files]
+            skipped = [f.name for f, fmt in known if fmt is None]
+            if len(skipped) == len(files):
+                raise ReplayInputError(f"{p}: no file in it is of a format replay knows; name it with --input-format ({', '.join(formats)})")
+            if skipped:
+                progress(f"{p}: skipping {len(skipped)} file(s) of no known format: {', '.join(skipped)}")
+            for f, fmt in known:
+                if fmt is not None:
+                    groups.setdefault(fmt.name, []).append(f)
+            continue
+        groups.setdefault(detect(p, formats).name, []).append(p)
 
     factory = spark_factory or spark_session
     staged = Path(out / "staged") if out else Path(tempfile.mkdtemp(prefix="txconform-replay-"))
@@ -178,6 +193,7 @@ def _run_checks(spark: Any, staged: Path, rows: dict[str, int], only: Optional[l
             entities=check.count_entities(derived),
             entities_what=check.entities,
             by_kind=kinds,
+            note=check.unseen(derived),
         )
         if total:
             ordered = found.orderBy(

@@ -34,6 +34,7 @@ ENTRIES = pa.schema(
         ("coord_epoch", pa.int32()),  # a marker's coordinator epoch, else null
         ("ts_ms", pa.int64()),
         ("crc", pa.int64()),
+        ("leader_epoch", pa.int32()),  # logs: the batch's partitionLeaderEpoch (the leader that appended it), else null
         ("event", pa.int64()),  # trace inputs: the event that appended it
         ("txn_id", pa.string()),  # trace inputs: the transactional id (logs do not carry it)
         ("instance", pa.int32()),  # trace inputs: the producer instance (zombie detection)
@@ -62,6 +63,8 @@ TXN_LOG = pa.schema(
         ("state", pa.string()),  # Empty, Ongoing, PrepareCommit, ..., Dead (null for a tombstone)
         ("partitions", pa.list_(PARTITION)),
         ("timeout_ms", pa.int64()),
+        ("start_ms", pa.int64()),  # logs: TransactionStartTimestampMs (when the transaction began), null if unknown
+        ("update_ms", pa.int64()),  # logs: TransactionLastUpdateTimestampMs, null if unknown
         ("tv", pa.int32()),  # ClientTransactionVersion: 1 (classic) or 2 (KIP-890), null if unknown
         ("event", pa.int64()),
         ("file", pa.string()),
@@ -82,7 +85,7 @@ OFFSET_COMMITS = pa.schema(
         ("group_id", pa.string()),
         ("topic", pa.string()),
         ("partition", pa.int32()),
-        ("committed_offset", pa.int64()),
+        ("committed_offset", pa.int64()),  # null: a tombstone (the group's offset was deleted)
         ("producer_id", pa.int64()),  # the transactional producer, -1 for a plain OffsetCommit
         ("producer_epoch", pa.int32()),
         ("event", pa.int64()),

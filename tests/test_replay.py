@@ -190,3 +190,16 @@ def test_a_broken_header_is_refused(tmp_path: Path) -> None:
     bad.write_text('{"format": "txconform-trace", "version": 1, "protocol": "kafka"}\n{"event": 1}\n')
     with pytest.raises(ReplayInputError, match="bad.jsonl"):
         run_replay([bad], FORMATS, spark_factory=lambda: pytest.fail("no Spark for bad input"))
+
+
+def test_the_real_dump_log_samples_check_clean_and_say_what_they_cannot_see(spark: Any) -> None:
+    samples = sorted((ROOT / "tests" / "fixtures" / "kafka-dump-log").glob("*.txt"))
+    report = replay(spark, samples)
+    assert set(report.formats) == {"dump-log"}
+    assert report.exit_code == 0, [(o.id, o.first) for o in report.outcomes if o.first]
+    p4 = outcome(report, "P4")
+    assert p4.status == "pass" and p4.entities == 1  # strimzi's one PrepareCommit, markers on both partitions
+    p5 = outcome(report, "P5")
+    # ableasdale's three topics come without their __transaction_state: not judged, and said so
+    assert p5.entities == 2 and p5.note.startswith("3 (partition, producer)")
+    assert outcome(report, "C1").status == "not applicable"

@@ -1,14 +1,16 @@
-"""Input formats of the replay: each turns its files into the canonical tables (spark_replay.tables).
-
-``FORMATS`` maps each ``--input-format`` name to its ``InputFormat``; without the flag, each input
-is given to the first format whose ``sniff`` recognises it.
-"""
+"""The inputs of ``txconform replay``, by name (``--input-format NAME``): each an InputFormat that
+turns its files into the canonical tables (spark_replay.tables) through a Stager. Without the
+flag, each input goes to the first format whose ``sniff`` recognises it, in this order."""
 
 from __future__ import annotations
 
+from spark_replay.adapters.dumplog import DUMP_LOG
+from spark_replay.adapters.segments import SEGMENTS
 from spark_replay.adapters.traces import TRACE
 from spark_replay.staging import InputFormat
 
 FORMATS: dict[str, InputFormat] = {
     TRACE.name: TRACE,
+    DUMP_LOG.name: DUMP_LOG,
+    SEGMENTS.name: SEGMENTS,
 }

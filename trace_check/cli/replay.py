@@ -71,6 +71,9 @@ def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
         table.add_row(f"{o.id} {o.name}", o.invariant, o.status, f"{o.violations:,}", checked)
     out.print(table)
     for o in report.outcomes:
+        if o.note and o.status != "not applicable":
+            out.print(f"{o.id}: {o.note}")
+    for o in report.outcomes:
         if not o.first:
             continue
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(o.by_kind.items()))
