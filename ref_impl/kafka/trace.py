@@ -187,8 +187,6 @@ def check_event(ev: Event, k: Constants) -> None:
         need("txn_id", k["TxnIds"], "a transactional.id")
     if a == "TcResendMarker":
         need("partition", range(0, k["NumPartitions"] + 1), "a partition (0: the offsets partition)")
-    if a in ("LeaderVerifyLost", "LeaderRestart", "Fetch", "OffsetCommit") or any(c in ev for c in ("log_end", "records", "lso", "append_offset")):
-        need("partition", parts, "a data partition")
     if "txn_partitions" in ev:
         if a != "TcAppend":
             raise ProtocolInputError(f'{a}: field "txn_partitions" is the partition set of a TcAppend\'s entry in __transaction_state; leave it out')
@@ -202,6 +200,8 @@ def check_event(ev: Event, k: Constants) -> None:
                                      f"and {a} appends none; leave it out")
         if ev["append_offset"] < 0:
             raise ProtocolInputError(f'{a}: field "append_offset" = {ev["append_offset"]} is not an offset (a whole number >= 0)')
+    if a in ("LeaderVerifyLost", "LeaderRestart", "Fetch", "OffsetCommit") or any(c in ev for c in ("log_end", "records", "lso", "append_offset")):
+        need("partition", parts, "a data partition")
     if a == "Fetch" or "records" in ev:
         need("isolation", ISOLATIONS, "an isolation level")
         if "from" not in ev:
