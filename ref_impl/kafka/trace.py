@@ -274,6 +274,10 @@ def event_text(ev: Event) -> str:
         parts.append(f"group {ev.get('group')} offset {ev.get('committed_offset')}")
     if ev.get("result") is not None:
         parts.append(f"-> {ev['result']}")
+    if "append_offset" in ev:
+        parts.append(f"at offset {ev['append_offset']}")
+    if "txn_partitions" in ev:
+        parts.append(f"partitions {ev['txn_partitions']}")
     for col, label in (("client_state", "client"), ("txn_state", "coordinator")):
         if col in ev:
             parts.append(f"[{label} {ev[col]}]")
