@@ -221,16 +221,14 @@ def changed_at(tv1: Path, pick, changes: dict, name: str) -> tuple[Path, int]:
 
 
 def test_a_wrong_partition_set_on_tcappend_is_rejected_at_that_event(tv1: Path) -> None:
-    path, n = changed_at(tv1, lambda o: o.get("action") == "TcAppend" and o.get("txn_partitions") == [1, 2], {"txn_partitions": [1]},
-                         "parts.jsonl")
+    path, n = changed_at(tv1, lambda o: o.get("action") == "TcAppend" and o.get("txn_partitions") == [1, 2], {"txn_partitions": [1]}, "parts.jsonl")
     v = check_trace(read_trace(path))
     assert v.status == "rejected" and v.at_event == n, v.reason
     assert "not with txn_partitions = [1]" in v.reason and "gives txn_partitions = [1, 2]" in v.reason
 
 
 def test_a_wrong_append_offset_is_rejected_at_that_event(tv1: Path) -> None:
-    path, n = changed_at(tv1, lambda o: o.get("action") == "LeaderProduce" and "append_offset" in o, {"append_offset": 5},
-                         "offset.jsonl")
+    path, n = changed_at(tv1, lambda o: o.get("action") == "LeaderProduce" and "append_offset" in o, {"append_offset": 5}, "offset.jsonl")
     v = check_trace(read_trace(path))
     assert v.status == "rejected" and v.at_event == n, v.reason
     assert "not with append_offset = 5" in v.reason
@@ -284,6 +282,5 @@ def test_a_version_1_trace_is_checked_as_before(tmp_path: Path) -> None:
 def test_the_record_encoding_checks_the_new_columns_too(tv1: Path, tmp_path: Path) -> None:
     from trace_check.traces.validation import check_trace_records
 
-    path, _ = changed_at(tv1, lambda o: o.get("action") == "TcAppend" and o.get("txn_partitions") == [1, 2], {"txn_partitions": [2]},
-                         "parts-records.jsonl")
+    path, _ = changed_at(tv1, lambda o: o.get("action") == "TcAppend" and o.get("txn_partitions") == [1, 2], {"txn_partitions": [2]}, "parts-records.jsonl")
     assert check_trace_records(read_trace(path), "tlc", tmp_path / "parts").status == "rejected"
