@@ -113,3 +113,16 @@ def test_a_trace_of_a_plugin_that_cannot_be_imported_names_the_import_error(tmp_
     path.write_text('{"format": "txconform-trace", "version": 1, "protocol": "kafka", "constants": {}}\n')
     with pytest.raises(TxconformError, match="protocol plug-in no_such_module.protocol cannot be imported"):
         read_trace(path)
+
+
+def test_the_columns_contract_keeps_64_bit_integers_away_from_the_spec() -> None:
+    from trace_check.traces.protocol import INT, INT64, Columns
+
+    order = ("event", "action", "id", "n")
+    ok = Columns(order=order, kinds={"event": INT, "action": "string", "id": INT64, "n": INT}, info=frozenset({"event", "id"}),
+                 since={"n": 2})
+    assert ok.since == {"n": 2}
+    with pytest.raises(ValueError, match="id is int64, so it must be an info column"):
+        Columns(order=order, kinds={"event": INT, "action": "string", "id": INT64, "n": INT})
+    with pytest.raises(ValueError, match="since names m, which is not a column"):
+        Columns(order=order, kinds={"event": INT, "action": "string", "id": INT, "n": INT}, since={"m": 2})

@@ -166,6 +166,34 @@ def test_replay_reproduces_generated_runs_and_stops_at_a_tampered_event() -> Non
     assert replay(head["constants"], tampered) == k + 1
 
 
+@pytest.mark.parametrize("workload", ["transfer:version=TV1,aborts=true", "transfer:version=TV2,aborts=true", "ctp:ids=2,aborts=true"])
+def test_events_log_the_offset_an_append_took_and_the_partition_set_of_a_tlog_entry(workload: str) -> None:
+    """Trace format version 2: append_offset where a step appended to a partition log (the log
+    grew by one, from that offset), nowhere else; txn_partitions on every TcAppend."""
+    ends: dict[int, int] = {}
+    for seed in range(4):
+        _, events = simulate(Workload.parse(workload), Faults.parse("all"), seed)
+        ends.clear()
+        for e in events:
+            if e["action"] in ("LeaderProduce", "LeaderVerified", "LeaderMarker"):
+                before = ends.get(e["partition"], 0)
+                if "append_offset" in e:
+                    assert e["append_offset"] == before and e["log_end"] == before + 1, e
+                else:
+                    assert e["log_end"] == before, e
+                ends[e["partition"]] = e["log_end"]
+            else:
+                assert "append_offset" not in e, e
+            if e["action"] == "TcAppend":
+                assert e["txn_partitions"] == sorted(set(e["txn_partitions"])), e
+                if e["txn_state"] in ("Empty", "CompleteCommit", "CompleteAbort"):
+                    assert e["txn_partitions"] == [], e
+            else:
+                assert "txn_partitions" not in e, e
+            if "producer_id" in e:
+                assert e["producer_id"] >= 2**32, e
+
+
 @pytest.mark.parametrize(
     "text, message",
     [

@@ -126,3 +126,111 @@ def test_header_constants_are_checked(good: Path, tmp_path: Path) -> None:
     objs[0]["constants"]["MaxLos"] = 1
     with pytest.raises(TraceError, match="unknown constant \"MaxLos\" \\(did you mean 'MaxLoss'\\?\\)"):
         read_trace(write(tmp_path, objs))
+
+
+# --- trace format version 2: new columns, 64-bit producer ids, version 1 still read ---
+
+V1_TRACE = Path(__file__).resolve().parent / "fixtures" / "traces" / "kafka-v1-faulty.jsonl"
+V2_COLUMNS = ("txn_partitions", "append_offset")
+
+
+def test_the_reference_broker_writes_version_2_with_the_new_columns_and_64_bit_producer_ids(good: Path) -> None:
+    head, *events = lines_of(good)
+    assert head["version"] == 2 and set(V2_COLUMNS) <= set(head["logged"])
+    pids = {e["producer_id"] for e in events if "producer_id" in e}
+    assert pids and all(p > 2**32 for p in pids)  # a 32-bit truncation would show
+    trace = read_trace(good)
+    assert trace.version == 2
+    assert {e["producer_id"] for e in trace.events if "producer_id" in e} == pids
+    assert any("txn_partitions" in e for e in trace.events) and any("append_offset" in e for e in trace.events)
+
+
+def test_a_version_1_trace_is_still_read_as_it_was() -> None:
+    trace = read_trace(V1_TRACE)
+    assert trace.version == 1 and len(trace.events) == 106
+    assert not any(c in e for e in trace.events for c in V2_COLUMNS)
+    assert {e["producer_id"] for e in trace.events if "producer_id" in e} == {1000}
+
+
+@pytest.mark.parametrize(
+    "line, changes, message",
+    [
+        (1, {"version": 3}, ':1: header: "version" 3 is not supported; this txconform reads versions 1 and 2'),
+        (1, {"version": "2"}, ':1: header: "version" "2" is not supported'),
+        (1, {"version": True}, ':1: header: "version" true is not supported'),
+        (2, {"producer_id": 2**63}, ':2: field "producer_id": expected a signed 64-bit integer, got 9223372036854775808'),
+        (2, {"producer_id": -(2**63) - 1}, ':2: field "producer_id": expected a signed 64-bit integer'),
+        (2, {"producer_id": 1.5}, ':2: field "producer_id": expected a whole number'),
+        (2, {"txn_partitions": [1]}, ':2: StartInstance: field "txn_partitions" is the partition set of a TcAppend'),
+        (2, {"append_offset": 0}, ':2: StartInstance: field "append_offset" is the offset of an entry appended to a partition log'),
+    ],
+)
+def test_bad_version_2_values_get_one_line_errors(good: Path, tmp_path: Path, line: int, changes: dict, message: str) -> None:
+    path = mutate_line(good, tmp_path, line, **changes)
+    with pytest.raises(TraceError) as e:
+        read_trace(path)
+    assert message in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_any_int64_producer_id_is_read(good: Path, tmp_path: Path) -> None:
+    for pid in (2**63 - 1, -(2**63), 0):
+        assert read_trace(mutate_line(good, tmp_path, 2, producer_id=pid)).events[0]["producer_id"] == pid
+
+
+def nth(objs: list, pred) -> int:
+    return next(k for k, o in enumerate(objs) if k > 0 and pred(o))
+
+
+@pytest.mark.parametrize(
+    "pick, changes, message",
+    [
+        (lambda o: o.get("action") == "TcAppend", {"txn_partitions": [2, 1]}, 'field "txn_partitions" = [2, 1] is not a sorted list of distinct partitions'),
+        (lambda o: o.get("action") == "TcAppend", {"txn_partitions": [1, 1]},
+         "is not a sorted list of distinct partitions (0: the offsets partition, 1..2: data)"),
+        (lambda o: o.get("action") == "TcAppend", {"txn_partitions": [0, 3]}, 'field "txn_partitions" = [0, 3] is not a sorted list'),
+        (lambda o: o.get("action") == "TcAppend", {"txn_partitions": [-1]}, 'field "txn_partitions": expected a list of offsets'),
+        (lambda o: o.get("action") == "TcAppend", {"append_offset": 3},
+         'TcAppend: field "append_offset" is the offset of an entry appended to a partition log, and TcAppend appends none'),
+        (lambda o: "append_offset" in o, {"append_offset": -1}, 'field "append_offset" = -1 is not an offset'),
+        (lambda o: "append_offset" in o, {"partition": ...}, 'field "partition" is missing; it says a data partition'),
+        (lambda o: o.get("action") == "Fetch", {"txn_partitions": [1]}, "Fetch: field \"txn_partitions\" is the partition set of a TcAppend's entry"),
+    ],
+)
+def test_the_new_columns_are_checked_against_the_constants(good: Path, tmp_path: Path, pick, changes: dict, message: str) -> None:
+    objs = lines_of(good)
+    n = nth(objs, pick)
+    path = mutate_line(good, tmp_path, n + 1, **changes)
+    with pytest.raises(TraceError) as e:
+        read_trace(path)
+    assert f":{n + 1}: " in str(e.value) and message in str(e.value)
+
+
+@pytest.mark.parametrize("column, value", [("txn_partitions", [1]), ("append_offset", 0)])
+def test_a_version_1_trace_may_not_have_the_version_2_columns(tmp_path: Path, column: str, value) -> None:
+    objs = lines_of(V1_TRACE)
+    n = nth(objs, lambda o: o.get("action") == ("TcAppend" if column == "txn_partitions" else "LeaderProduce"))
+    objs[n][column] = value
+    with pytest.raises(TraceError) as e:
+        read_trace(write(tmp_path, objs))
+    assert f':{n + 1}: field "{column}" is new in trace format version 2, and the header says version 1' in str(e.value)
+
+
+def test_a_version_1_trace_keeps_32_bit_producer_ids(tmp_path: Path) -> None:
+    objs = lines_of(V1_TRACE)
+    objs[1]["producer_id"] = 2**40
+    with pytest.raises(TraceError, match=':2: field "producer_id": expected a number TLC can represent'):
+        read_trace(write(tmp_path, objs))
+    objs[0]["version"] = 2  # the same line in a version 2 trace is fine
+    assert read_trace(write(tmp_path, objs)).events[0]["producer_id"] == 2**40
+
+
+def test_the_schema_takes_both_versions_and_int64_producer_ids() -> None:
+    validator = jsonschema.Draft202012Validator(SCHEMA)
+    v1 = lines_of(V1_TRACE)
+    for obj in v1:
+        validator.validate(obj)
+    assert validator.is_valid({"action": "TcAppend", "txn_id": "t1", "producer_id": 2**63 - 1, "txn_partitions": [0, 2]})
+    assert not validator.is_valid({"action": "TcAppend", "producer_id": 2**63})
+    assert not validator.is_valid({"action": "LeaderProduce", "append_offset": -1})
+    assert not validator.is_valid({**v1[0], "version": 3})

@@ -202,3 +202,85 @@ def test_fake_apalache_checks_a_trace_with_the_record_encoding(tv1: Path, tmp_pa
     assert any(a.startswith("--inv=") and a.endswith(",TraceAccepted") for a in argv)
     wrapper = next((tmp_path / "work").rglob("MC_txconform_apalache.tla")).read_text()
     assert "/\\ Trace = TraceData" in wrapper and "EXTENDS TraceRunRecords" in wrapper
+
+
+# --- trace format version 2: the new columns are checked against the spec ---
+
+
+def changed_at(tv1: Path, pick, changes: dict, name: str) -> tuple[Path, int]:
+    """The trace with event `pick` chose changed; and that event's number."""
+    at = {}
+
+    def change(objs: list) -> None:
+        n = next(k for k, o in enumerate(objs) if k > 0 and pick(o))
+        objs[n].update(changes)
+        at["n"] = n
+
+    path = rewrite(tv1, change, name)
+    return path, at["n"]
+
+
+def test_a_wrong_partition_set_on_tcappend_is_rejected_at_that_event(tv1: Path) -> None:
+    path, n = changed_at(tv1, lambda o: o.get("action") == "TcAppend" and o.get("txn_partitions") == [1, 2], {"txn_partitions": [1]}, "parts.jsonl")
+    v = check_trace(read_trace(path))
+    assert v.status == "rejected" and v.at_event == n, v.reason
+    assert "not with txn_partitions = [1]" in v.reason and "gives txn_partitions = [1, 2]" in v.reason
+
+
+def test_a_wrong_append_offset_is_rejected_at_that_event(tv1: Path) -> None:
+    path, n = changed_at(tv1, lambda o: o.get("action") == "LeaderProduce" and "append_offset" in o, {"append_offset": 5}, "offset.jsonl")
+    v = check_trace(read_trace(path))
+    assert v.status == "rejected" and v.at_event == n, v.reason
+    assert "not with append_offset = 5" in v.reason
+
+
+def test_an_append_offset_on_a_step_that_appended_nothing_is_rejected(tv1: Path) -> None:
+    # a produce the leader refused: the log did not grow, so no offset was taken
+    def refused(o: dict) -> bool:
+        return o.get("action") in ("LeaderProduce", "LeaderVerified", "LeaderMarker") and "append_offset" not in o and "log_end" in o
+
+    objs = [json.loads(x) for x in tv1.read_text().splitlines()]
+    log_end = next(o for o in objs[1:] if refused(o))["log_end"]
+    path, n = changed_at(tv1, refused, {"append_offset": log_end}, "noappend.jsonl")
+    v = check_trace(read_trace(path))
+    assert v.status == "rejected" and v.at_event == n, v.reason
+    assert "not with append_offset" in v.reason
+
+
+def test_the_new_columns_left_out_are_free(tv1: Path) -> None:
+    def strip(objs: list) -> None:
+        for o in objs[1:]:
+            o.pop("txn_partitions", None)
+            o.pop("append_offset", None)
+
+    assert check_trace(read_trace(rewrite(tv1, strip, "stripped.jsonl"))).status == "accepted"
+
+
+V1_TRACE = Path(__file__).resolve().parent / "fixtures" / "traces" / "kafka-v1-faulty.jsonl"
+
+
+def test_a_version_1_trace_is_checked_as_before(tmp_path: Path) -> None:
+    # The same run, simulated now, without the version 2 columns: TLC gets exactly the same module
+    # (producer ids never reach it), and accepts it.
+    v1 = read_trace(V1_TRACE)
+    path = make(tmp_path, v1.header["workload"], v1.header["faults"], v1.header["seed"])
+
+    def strip(objs: list) -> None:
+        for o in objs[1:]:
+            o.pop("txn_partitions", None)
+            o.pop("append_offset", None)
+
+    now = read_trace(rewrite(path, strip, "now.jsonl"))
+    assert now.version == 2 and v1.version == 1
+    for every_step in (True, False):
+        assert module_text(v1, every_step) == module_text(now, every_step)
+    assert "txn_partitions" not in module_text(v1, True) and "append_offset" not in module_text(v1, True)
+    v = check_trace(v1)
+    assert v.status == "accepted" and v.events == 106, v.reason
+
+
+def test_the_record_encoding_checks_the_new_columns_too(tv1: Path, tmp_path: Path) -> None:
+    from trace_check.traces.validation import check_trace_records
+
+    path, _ = changed_at(tv1, lambda o: o.get("action") == "TcAppend" and o.get("txn_partitions") == [1, 2], {"txn_partitions": [2]}, "parts-records.jsonl")
+    assert check_trace_records(read_trace(path), "tlc", tmp_path / "parts").status == "rejected"

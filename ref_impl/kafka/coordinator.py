@@ -154,7 +154,7 @@ class CoordinatorActions(ClusterState):
         self.send(*head.replies)
         if prepared:
             self.send(*self.markers(t, e, self.cepoch))
-        ev = self.event("TcAppend", "coordinator", txn_id=t)
+        ev = self.event("TcAppend", "coordinator", txn_id=t, txn_partitions=sorted(e.parts))
         self.emit(self.with_coord(ev, t))
 
     def tc_marker_ack_enabled(self, m: Msg) -> bool:

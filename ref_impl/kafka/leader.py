@@ -79,25 +79,29 @@ def load_producer_state(log: PartitionLog, pid: str) -> ProducerState:
 
 
 class LeaderActions(ClusterState):
-    def _leader_event(self, action: str, m: Msg, result: str | None, **cols: object) -> None:
+    def _leader_event(self, action: str, m: Msg, result: str | None, appended: Optional[int] = None) -> None:
+        """The event of a leader's step; ``appended``: the offset the entry it appended took."""
         ev = self.with_msg(self.event(action, f"leader-{m.part}"), m)
         ev["result"] = result
+        if appended is not None:
+            ev["append_offset"] = appended
         ev["log_end"] = len(self.plog[m.part]) if m.part in self.plog else None
-        ev.update(cols)
         self.emit(ev)
 
-    def append_batch(self, m: Msg) -> str:
-        """Check m's batch, append it if it passes; returns the answer's error code."""
+    def append_batch(self, m: Msg) -> tuple[str, Optional[int]]:
+        """Check m's batch, append it if it passes; returns the answer's error code and the
+        offset the batch took (None when it was not appended: refused, or a duplicate)."""
         p = m.part
         s = self.pst[p][m.tid]
         verdict = produce_check(m, s, self.k.bug("no_idempotence"))
+        offset = None
         if verdict == "append":
             zombie = m.inst != self.latest_instance(m.tid)
-            self.plog[p].append(
+            offset = self.plog[p].append(
                 Entry("data", m.tid, m.epoch, m.seq, gtx=m.gtx, zombie=zombie, src=m.val, records=self.payload(m))
             )
             self.pst[p][m.tid] = after_append(s, m.epoch, m.seq)
-        return "NONE" if verdict in ("append", "duplicate") else verdict
+        return ("NONE" if verdict in ("append", "duplicate") else verdict), offset
 
     def payload(self, m: Msg) -> tuple:
         return tuple(self.batches.get((m.tid, m.inst, m.gtx[2], m.part), ()))
@@ -115,9 +119,9 @@ class LeaderActions(ClusterState):
             self.send(attrs.evolve(m, type="Verify"))
             self._leader_event("LeaderProduce", m, None)
         else:
-            err = self.append_batch(m)
+            err, offset = self.append_batch(m)
             self.send(m.reply(err))
-            self._leader_event("LeaderProduce", m, err)
+            self._leader_event("LeaderProduce", m, err, offset)
 
     def _held_for(self, r: Msg) -> Optional[Held]:
         for h in self.held[r.part]:
@@ -136,12 +140,13 @@ class LeaderActions(ClusterState):
         assert h is not None
         self.held[r.part].remove(h)
         self.take(r)
+        offset = None
         if r.err == "NONE" and not h.void:
-            err = self.append_batch(h.m)
+            err, offset = self.append_batch(h.m)
         else:
             err = verify_error(r.err)
         self.send(h.m.reply(err))
-        self._leader_event("LeaderVerified", r, err)
+        self._leader_event("LeaderVerified", r, err, offset)
 
     def _lost_verification(self, p: int) -> Optional[Held]:
         """The first batch held at ``p`` whose verification is neither in flight nor pending."""
@@ -193,8 +198,9 @@ class LeaderActions(ClusterState):
         p = m.part
         s = self.pst[p][m.tid]
         err = marker_check(m, s)
+        offset = None
         if err == "NONE":
-            self.plog[p].append(
+            offset = self.plog[p].append(
                 Entry("marker", m.tid, m.epoch, commit=m.commit, cepoch=m.cepoch, gtx=m.gtx, end_by=m.end_by)
             )
             self.pst[p][m.tid] = after_marker(s, m.epoch, m.cepoch)
@@ -203,7 +209,7 @@ class LeaderActions(ClusterState):
                     h.void = True
         self.take(m)
         self.send(m.reply(err))
-        self._leader_event("LeaderMarker", m, err)
+        self._leader_event("LeaderMarker", m, err, offset)
 
     def leader_restart_enabled(self, p: int) -> bool:
         """The leader of ``p`` crashes and restarts: the log survives, the producer state is

@@ -19,6 +19,9 @@ from .messages import NO_GTX, Gtx, Msg
 Inst = tuple[str, int]
 NO_INST: Inst = ("", 0)
 OFFSETS_PART = 0  # the consumer-offsets partition of the application's group
+# Kafka's producer ids are 64-bit. The reference broker hands them out from above 2**32, so that
+# a reader that truncates them to 32 bits gets other numbers (1000, 1001, ...) and shows it.
+PRODUCER_ID_BASE = 2**32 + 1000
 
 
 @attrs.define
@@ -123,8 +126,8 @@ class ClusterState:
         self.events = 0
         # Not spec state: the payloads applications sent, by (transactional.id, instance, txn, partition).
         self.batches: dict[tuple[str, int, int, int], list[Any]] = {}
-        # Kafka's producer ids are numbers; the spec names a producer by its transactional.id.
-        self.producer_ids = {t: 1000 + n for n, t in enumerate(k.txn_ids)}
+        # Kafka's producer ids are 64-bit numbers; the spec names a producer by its transactional.id.
+        self.producer_ids = {t: PRODUCER_ID_BASE + n for n, t in enumerate(k.txn_ids)}
 
     # --- the network as a set ---
 

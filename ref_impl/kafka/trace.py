@@ -15,6 +15,7 @@ from typing import Any, Iterable, Optional
 from trace_check.traces.protocol import (
     BOOL,
     INT,
+    INT64,
     LIST,
     OFFSETS,
     STRING,
@@ -48,20 +49,32 @@ POST_COLUMNS = (
     "client_txn",
     "txn_state",
     "txn_epoch",
+    "txn_partitions",
     "pending",
+    "append_offset",
     "log_end",
     "group_generation",
     "group_committed",
 )
+# New in trace format version 2: the partition set of the entry a TcAppend appended to
+# __transaction_state (the spec's tlog entry `parts`; 0 is the offsets partition), and the offset
+# an entry appended to a partition log took (the log's length before the append).
+V2_COLUMNS = ("txn_partitions", "append_offset")
 ORDER = ("event", "action", "actor") + KEY_COLUMNS + MESSAGE_COLUMNS + RESULT_COLUMNS + POST_COLUMNS
 # How the checker compares them (TraceKafkaTxn.tla): message fields and post-state fields are each
 # rendered as one string, in this order.
 MSG_FIELDS = ("type", "txn", "producer_epoch", "seq", "att", "commit", "coordinator_epoch", "error", "offset", "generation")
 POST_FIELDS = POST_COLUMNS + ("records", "lso")
+# producer_id is Kafka's 64-bit producer id: the spec names a producer by its transactional.id, so
+# the id is for partitioning and people only, and never reaches TLC (whose integers are 32-bit).
 INFO_COLUMNS = frozenset({"event", "actor", "producer_id", "topic"})
 STRING_COLUMNS = frozenset(
     {"action", "actor", "txn_id", "topic", "group", "type", "error", "result", "isolation", "client_state", "txn_state"}
 )
+
+# The steps that append an entry to a partition log (and log `append_offset` when they do). The
+# offsets partition is not a log in the spec: GcTxnOffsetCommit and GcMarker append nothing.
+APPENDING_ACTIONS = frozenset({"LeaderProduce", "LeaderVerified", "LeaderMarker"})
 
 # The action names and their kinds come from the broker's table of actions, which a test holds
 # to the spec's Next: a client's steps (and its receipt of an answer), the steps on a message in
@@ -74,9 +87,20 @@ SENDING_ACTIONS = frozenset({"StartInstance", "SendRequest", "Retry", "ReInit", 
 CLIENT_STATES = frozenset({"down", "init", "ready", "intxn", "fenced", "failed", "done"})
 ISOLATIONS = frozenset({"read_committed", "read_uncommitted"})
 
+
+def _kind(c: str) -> str:
+    if c in STRING_COLUMNS:
+        return STRING
+    if c == "commit":
+        return BOOL
+    if c in ("records", "txn_partitions"):
+        return OFFSETS
+    return INT64 if c == "producer_id" else INT
+
+
 COLUMNS = Columns(
     order=ORDER,
-    kinds={c: STRING if c in STRING_COLUMNS else BOOL if c == "commit" else OFFSETS if c == "records" else INT for c in ORDER},
+    kinds={c: _kind(c) for c in ORDER},
     enums={
         "action": ACTIONS,
         "type": frozenset(MESSAGE_TYPES),
@@ -87,6 +111,7 @@ COLUMNS = Columns(
         "txn_state": TXN_STATES,
     },
     info=INFO_COLUMNS,
+    since={c: 2 for c in V2_COLUMNS},
 )
 # What the reference broker logs: every column, for every event it applies to.
 LOGGED = tuple(c for c in ORDER if c not in INFO_COLUMNS)
@@ -162,7 +187,20 @@ def check_event(ev: Event, k: Constants) -> None:
         need("txn_id", k["TxnIds"], "a transactional.id")
     if a == "TcResendMarker":
         need("partition", range(0, k["NumPartitions"] + 1), "a partition (0: the offsets partition)")
-    if a in ("LeaderVerifyLost", "LeaderRestart", "Fetch", "OffsetCommit") or any(c in ev for c in ("log_end", "records", "lso")):
+    if "txn_partitions" in ev:
+        if a != "TcAppend":
+            raise ProtocolInputError(f'{a}: field "txn_partitions" is the partition set of a TcAppend\'s entry in __transaction_state; leave it out')
+        ps = ev["txn_partitions"]
+        if ps != sorted(set(ps)) or any(p > k["NumPartitions"] for p in ps):
+            raise ProtocolInputError(f'{a}: field "txn_partitions" = {json.dumps(ps)} is not a sorted list of distinct partitions '
+                                     f"(0: the offsets partition, 1..{k['NumPartitions']}: data)")
+    if "append_offset" in ev:
+        if a not in APPENDING_ACTIONS:
+            raise ProtocolInputError(f'{a}: field "append_offset" is the offset of an entry appended to a partition log, '
+                                     f"and {a} appends none; leave it out")
+        if ev["append_offset"] < 0:
+            raise ProtocolInputError(f'{a}: field "append_offset" = {ev["append_offset"]} is not an offset (a whole number >= 0)')
+    if a in ("LeaderVerifyLost", "LeaderRestart", "Fetch", "OffsetCommit") or any(c in ev for c in ("log_end", "records", "lso", "append_offset")):
         need("partition", parts, "a data partition")
     if a == "Fetch" or "records" in ev:
         need("isolation", ISOLATIONS, "an isolation level")
@@ -236,6 +274,10 @@ def event_text(ev: Event) -> str:
         parts.append(f"group {ev.get('group')} offset {ev.get('committed_offset')}")
     if ev.get("result") is not None:
         parts.append(f"-> {ev['result']}")
+    if "append_offset" in ev:
+        parts.append(f"at offset {ev['append_offset']}")
+    if "txn_partitions" in ev:
+        parts.append(f"partitions {ev['txn_partitions']}")
     for col, label in (("client_state", "client"), ("txn_state", "coordinator")):
         if col in ev:
             parts.append(f"[{label} {ev[col]}]")

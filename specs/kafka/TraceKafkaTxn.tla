@@ -37,7 +37,7 @@
 \* KafkaTxn before KafkaTxnProperties: TLC orders strings and record fields by when it
 \* first reads them, and this keeps the order it had when the invariants were in KafkaTxn
 \* (specs/README.md).
-EXTENDS TraceKafkaTxnDispatch, KafkaTxn, KafkaTxnProperties
+EXTENDS TraceKafkaTxnDispatch, KafkaTxn, KafkaTxnProperties, TraceKafkaTxnAppends
 
 (*
   @typeAlias: event = <<Str, Int, Str, Int, Int, Str, Int, Str, Str, Str>>;
@@ -117,6 +117,8 @@ PostVal(f) ==
       [] f = "group_committed"  -> gc'.committed
       [] f = "records"          -> FetchResult(EPartition, EIsolation, EFrom)
       [] f = "lso"              -> LastStableOffset(EPartition)
+      [] f = "txn_partitions"   -> AppendedTxnParts(ETxnId)
+      [] f = "append_offset"    -> AppendOffset(EPartition)
 
 PostMatches == ToString([k \in DOMAIN PostCols |-> PostVal(PostCols[k])]) = EPost
 

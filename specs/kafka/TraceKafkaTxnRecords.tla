@@ -15,7 +15,7 @@
 \* KafkaTxn before KafkaTxnProperties: TLC orders strings and record fields by when it
 \* first reads them, and this keeps the order it had when the invariants were in KafkaTxn
 \* (specs/README.md).
-EXTENDS TraceKafkaTxnDispatch, KafkaTxn, KafkaTxnProperties
+EXTENDS TraceKafkaTxnDispatch, KafkaTxn, KafkaTxnProperties, TraceKafkaTxnAppends
 
 (*
   @typeAlias: event = {action: Str, logged: Set(Str), txn_id: Str, instance: Int, partition: Int,
@@ -23,7 +23,7 @@ EXTENDS TraceKafkaTxnDispatch, KafkaTxn, KafkaTxnProperties
       error: Str, offset: Int, generation: Int, result: Str,
       group: Str, isolation: Str, from: Int, records: Set(Int), lso: Int, committed_offset: Int,
       client_state: Str, client_epoch: Int, client_txn: Int,
-      txn_state: Str, txn_epoch: Int, pending: Int, log_end: Int,
+      txn_state: Str, txn_epoch: Int, txn_partitions: Set(Int), pending: Int, append_offset: Int, log_end: Int,
       group_generation: Int, group_committed: Int};
 *)
 TraceKafkaTxn_typedefs == TRUE
@@ -93,11 +93,13 @@ PostHolds(f) ==
       [] f = "result"           -> ResultHolds
       [] f = "records"          -> FetchResult(E.partition, E.isolation, E.from) = E.records
       [] f = "lso"              -> LastStableOffset(E.partition) = E.lso
+      [] f = "txn_partitions"   -> AppendedTxnParts(E.txn_id) = E.txn_partitions
+      [] f = "append_offset"    -> AppendOffset(E.partition) = E.append_offset
       [] f = "sent"             -> MsgMatches(SentRequest(Inst))
       [] OTHER                  -> TRUE
 
 PostFields == {"client_state", "client_epoch", "client_txn", "txn_state", "txn_epoch", "pending", "log_end",
-               "group_generation", "group_committed", "result", "records", "lso"}
+               "group_generation", "group_committed", "result", "records", "lso", "txn_partitions", "append_offset"}
 
 \* A sending action's message fields describe the request it sent.
 \* @type: (Str) => Bool;

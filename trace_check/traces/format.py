@@ -14,7 +14,11 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional, Sequence
 
 FORMAT = "txconform-trace"
-FORMAT_VERSION = 1
+# The version this txconform writes, and the versions it reads. Version 2 added 64-bit integer
+# columns (a Kafka producer id) and new columns (a protocol's ``Columns.since`` names them); a
+# version 1 trace is read and checked as before: it simply does not log them.
+FORMAT_VERSION = 2
+READ_VERSIONS = (1, 2)
 
 HEADER_ORDER = ("format", "version", "protocol", "spec", "spec_hash", "generator", "seed", "workload", "faults",
                 "bugs", "constants", "logged")

@@ -28,9 +28,10 @@ import attrs
 Event = dict[str, Any]
 Constants = dict[str, Any]
 
-# The kinds a trace column or a header constant may have.
-STRING, INT, BOOL, OFFSETS, LIST = "string", "int", "bool", "offsets", "list"
-KINDS = (STRING, INT, BOOL, OFFSETS, LIST)
+# The kinds a trace column or a header constant may have. INT is a number TLC can represent
+# (32-bit); INT64 a signed 64-bit number (format version 2), for columns the spec never reads.
+STRING, INT, BOOL, OFFSETS, LIST, INT64 = "string", "int", "bool", "offsets", "list", "int64"
+KINDS = (STRING, INT, BOOL, OFFSETS, LIST, INT64)
 
 
 class ProtocolInputError(ValueError):
@@ -42,15 +43,19 @@ class ProtocolInputError(ValueError):
 class Columns:
     """The columns of a protocol's trace events, in the order a writer puts them.
 
-    ``kinds`` maps every column to one of KINDS (``offsets``: a list of whole numbers >= 0);
-    ``enums`` lists the values a string column may take; ``info`` columns are for people and
-    partitioning only: the spec never reads them. ``event`` and ``action`` are always columns.
+    ``kinds`` maps every column to one of KINDS (``offsets``: a list of whole numbers >= 0;
+    ``int64``: only for ``info`` columns, since TLC's integers are 32-bit); ``enums`` lists the
+    values a string column may take; ``info`` columns are for people and partitioning only: the
+    spec never reads them. ``since`` gives the trace format version that introduced a column
+    (absent: version 1): an older trace that has it is refused. ``event`` and ``action`` are
+    always columns.
     """
 
     order: tuple[str, ...]
     kinds: Mapping[str, str]
     enums: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
     info: frozenset[str] = frozenset({"event"})
+    since: Mapping[str, int] = attrs.field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
         for required in ("event", "action"):
@@ -62,6 +67,12 @@ class Columns:
         bad = [c for c, k in self.kinds.items() if k not in KINDS]
         if bad:
             raise ValueError(f"Columns: {bad[0]} has kind {self.kinds[bad[0]]!r}; kinds are {', '.join(KINDS)}")
+        wide = [c for c, k in self.kinds.items() if k == INT64 and c not in self.info]
+        if wide:
+            raise ValueError(f"Columns: {wide[0]} is int64, so it must be an info column: the spec's integers are TLC's, 32-bit")
+        unknown = [c for c in self.since if c not in self.kinds]
+        if unknown:
+            raise ValueError(f"Columns: since names {unknown[0]}, which is not a column")
 
 
 @attrs.frozen

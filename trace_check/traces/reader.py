@@ -17,7 +17,7 @@ import attrs
 from trace_check import protocols
 from trace_check.errors import TxconformError, suggest
 from trace_check.traces import format as tf
-from trace_check.traces.protocol import BOOL, INT, LIST, OFFSETS, STRING, Protocol, ProtocolInputError
+from trace_check.traces.protocol import BOOL, INT, INT64, LIST, OFFSETS, STRING, Protocol, ProtocolInputError
 
 
 class TraceError(TxconformError, ValueError):
@@ -38,6 +38,11 @@ class Trace:
     def protocol(self) -> Protocol:
         return protocols.get(self.header["protocol"])
 
+    @property
+    def version(self) -> int:
+        """The trace format version the header names (one of ``format.READ_VERSIONS``)."""
+        return int(self.header["version"])
+
 
 def _is_ident_text(s: str) -> bool:
     return all(32 <= ord(ch) < 127 for ch in s)
@@ -47,7 +52,7 @@ def _fail(path: Path, line: int, what: str) -> TraceError:
     return TraceError(f"{path}:{line}: {what}")
 
 
-_KIND_TEXT = {LIST: "a list", INT: "an integer", BOOL: "a boolean", STRING: "a string", OFFSETS: "a list"}
+_KIND_TEXT = {LIST: "a list", INT: "an integer", INT64: "an integer", BOOL: "a boolean", STRING: "a string", OFFSETS: "a list"}
 
 
 def _check_header(path: Path, h: Any) -> tuple[dict[str, Any], Protocol]:
@@ -55,9 +60,10 @@ def _check_header(path: Path, h: Any) -> tuple[dict[str, Any], Protocol]:
         raise _fail(path, 1, "the first line must be the trace header, a JSON object (see docs/trace-format.md)")
     if h.get("format") != tf.FORMAT:
         raise _fail(path, 1, f'header: "format" must be "{tf.FORMAT}"; is this a txconform trace?')
-    if h.get("version") != tf.FORMAT_VERSION:
-        raise _fail(path, 1, f'header: "version" {json.dumps(h.get("version"))} is not supported; '
-                    f"this txconform reads version {tf.FORMAT_VERSION}")
+    version = h.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version not in tf.READ_VERSIONS:
+        readable = " and ".join(str(v) for v in tf.READ_VERSIONS)
+        raise _fail(path, 1, f'header: "version" {json.dumps(version)} is not supported; this txconform reads versions {readable}')
     name = h.get("protocol")
     try:
         protocol = protocols.get(name if isinstance(name, str) else None)
@@ -88,10 +94,10 @@ def _check_header(path: Path, h: Any) -> tuple[dict[str, Any], Protocol]:
     return h, protocol
 
 
-_PYTHON_KINDS: dict[str, type] = {LIST: list, OFFSETS: list, INT: int, BOOL: bool, STRING: str}
+_PYTHON_KINDS: dict[str, type] = {LIST: list, OFFSETS: list, INT: int, INT64: int, BOOL: bool, STRING: str}
 
 
-def _check_value(path: Path, line: int, col: str, kind: str, enum: Optional[frozenset[str]], v: Any) -> None:
+def _check_value(path: Path, line: int, col: str, kind: str, enum: Optional[frozenset[str]], v: Any, version: int) -> None:
     def bad(expected: str) -> TraceError:
         return _fail(path, line, f'field "{col}": expected {expected}, got {json.dumps(v)[:60]}')
 
@@ -114,11 +120,16 @@ def _check_value(path: Path, line: int, col: str, kind: str, enum: Optional[froz
     else:
         if not isinstance(v, int) or isinstance(v, bool):
             raise bad("a whole number")
-        if not -(2**31) <= v < 2**31:
+        if kind == INT64 and version >= 2:  # a column the spec never reads (format version 2)
+            if not -(2**63) <= v < 2**63:
+                raise bad("a signed 64-bit integer")
+        elif not -(2**31) <= v < 2**31:
             raise bad("a number TLC can represent (32-bit)")
 
 
-def _check_event(path: Path, line: int, ev: Any, protocol: Protocol, k: dict[str, Any], number: int) -> dict[str, Any]:
+def _check_event(
+    path: Path, line: int, ev: Any, protocol: Protocol, k: dict[str, Any], number: int, version: int = tf.FORMAT_VERSION
+) -> dict[str, Any]:
     if not isinstance(ev, dict):
         raise _fail(path, line, "an event must be a JSON object")
     ev = {c: v for c, v in ev.items() if v is not None}  # null means: not logged
@@ -126,7 +137,11 @@ def _check_event(path: Path, line: int, ev: Any, protocol: Protocol, k: dict[str
     for col, v in ev.items():
         if col not in cols.kinds:
             raise _fail(path, line, f'unknown field "{col}"{suggest(col, cols.order)} (fields: docs/trace-format.md)')
-        _check_value(path, line, col, cols.kinds[col], cols.enums.get(col), v)
+        since = cols.since.get(col, 1)
+        if since > version:
+            raise _fail(path, line, f'field "{col}" is new in trace format version {since}, and the header says version {version}; '
+                        "leave it out or make the trace a later version")
+        _check_value(path, line, col, cols.kinds[col], cols.enums.get(col), v, version)
     if "action" not in ev:
         raise _fail(path, line, 'field "action" is missing: every event names the spec action it implements')
     if "event" in ev and ev["event"] != number:
@@ -159,7 +174,7 @@ def read_trace(path: Path, limit: Optional[int] = None) -> Trace:
                 if header is None or protocol is None:
                     header, protocol = _check_header(path, obj)
                 else:
-                    events.append(_check_event(path, n, obj, protocol, header["constants"], len(events) + 1))
+                    events.append(_check_event(path, n, obj, protocol, header["constants"], len(events) + 1, header["version"]))
                     if limit and len(events) >= limit:
                         break
         except UnicodeDecodeError:
