@@ -12,7 +12,8 @@ The checks (docs/replay.md gives each one's definition, the invariant and the re
 P1 sequences (NoDuplicates), P2 producer epochs and zombie commits (ZombieFenced), P3
 coordinator epochs on markers, P4 markers follow the coordinator's decision (Atomicity,
 MarkerSafety), P5 hanging transactions (NoHangingTransaction), P7 the coordinator's state machine
-(TxnStateMachine), C1 read_committed fetches (ReadCommitted).
+(TxnStateMachine), P6 the aborted-transaction index (ReadCommitted), C1 read_committed fetches
+(ReadCommitted).
 """
 
 from __future__ import annotations
@@ -421,6 +422,71 @@ def p7_state_machine(d: Derived) -> "DataFrame":
     return a.unionByName(b).unionByName(c)
 
 
+# --- P6: the aborted-transaction index ---------------------------------------------------------------
+
+
+def _index_sweep(pdf: "pd.DataFrame") -> "pd.DataFrame":
+    """One partition's log in offset order: the AbortedTxn entry Kafka must write for each ABORT
+    marker (ProducerStateManager.lastStableOffset(CompletedTxn): the first offset of the earliest
+    transaction of another producer still open, else the marker's offset + 1)."""
+    import pandas as pd
+
+    rows = []
+    first: dict[int, int] = {}  # producer -> first offset of its open transaction
+    for r in pdf.sort_values("base_offset", kind="stable").itertuples(index=False):
+        pid = int(r.producer_id)
+        if r.is_control:
+            start = first.pop(pid, None)
+            if r.control == "ABORT" and start is not None:
+                lso = min(first.values(), default=int(r.last_offset) + 1)
+                rows.append((r.trace_id, r.topic, int(r.partition), pid, start, int(r.last_offset), lso))
+        elif r.is_txn and pid not in first:
+            first[pid] = int(r.base_offset)
+    return pd.DataFrame(rows, columns=["trace_id", "topic", "partition", "producer_id", "first_offset", "last_offset", "lso"])
+
+
+def p6_aborted_index(d: Derived) -> "DataFrame":
+    from pyspark.sql import functions as F
+
+    indexed = d.t.aborted_index.select("trace_id", "topic", "partition").distinct()
+    log = d.ordered.join(indexed, on=["trace_id", "topic", "partition"], how="left_semi").select(
+        "trace_id", "topic", "partition", "producer_id", "base_offset", "last_offset", "is_txn", "is_control", "control"
+    )
+    expected = log.groupBy("trace_id", "topic", "partition").applyInPandas(
+        _index_sweep,
+        "trace_id string, topic string, partition int, producer_id long, first_offset long, last_offset long, lso long",
+    )
+    key = ["trace_id", "topic", "partition", "producer_id", "last_offset"]
+    got = d.t.aborted_index.select(*key, F.col("first_offset").alias("got_first"), F.col("lso").alias("got_lso"))
+    both = expected.join(got, on=key, how="full_outer")
+    kind = (
+        F.when(F.col("got_first").isNull(), F.lit("MISSING_INDEX_ENTRY"))
+        .when(F.col("first_offset").isNull(), F.lit("INDEX_WITHOUT_ABORT"))
+        .when(F.col("got_first") != F.col("first_offset"), F.lit("WRONG_FIRST_OFFSET"))
+        .otherwise(F.lit("WRONG_INDEX_LSO"))
+    )
+    bad = both.where(
+        F.col("got_first").isNull() | F.col("first_offset").isNull() | (F.col("got_first") != F.col("first_offset")) | (F.col("got_lso") != F.col("lso"))
+    )
+    detail = F.format_string(
+        "ABORT at %d: the log gives first offset %s and LSO %s, the index %s and %s",
+        F.col("last_offset"),
+        F.coalesce(F.col("first_offset").cast("string"), F.lit("none")),
+        F.coalesce(F.col("lso").cast("string"), F.lit("none")),
+        F.coalesce(F.col("got_first").cast("string"), F.lit("none")),
+        F.coalesce(F.col("got_lso").cast("string"), F.lit("none")),
+    )
+    return _violations(bad.withColumn("offset", F.col("last_offset")), "P6", kind, detail)
+
+
+def p6_unseen(d: Derived) -> str:
+    from pyspark.sql import functions as F
+
+    with_aborts = d.ordered.where(F.col("control") == "ABORT").select("trace_id", "topic", "partition").distinct()
+    n = with_aborts.join(d.t.aborted_index.select("trace_id", "topic", "partition").distinct(), on=["trace_id", "topic", "partition"], how="left_anti").count()
+    return f"{n} partition(s) with ABORT markers but no .txnindex read were not judged" if n else ""
+
+
 # --- C1: read_committed fetches -------------------------------------------------------------------
 
 
@@ -592,6 +658,17 @@ CHECKS: tuple[Check, ...] = (
         "transactional ids",
         p7_state_machine,
         _count(lambda d: d.t.txn_log, "trace_id", "txn_id"),
+    ),
+    Check(
+        "P6",
+        "aborted-transaction index",
+        "ReadCommitted",
+        "",
+        ("entries", "aborted_index"),
+        "partitions with a .txnindex",
+        p6_aborted_index,
+        _count(lambda d: d.t.aborted_index, "trace_id", "topic", "partition"),
+        p6_unseen,
     ),
     Check(
         "C1",

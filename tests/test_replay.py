@@ -203,3 +203,38 @@ def test_the_real_dump_log_samples_check_clean_and_say_what_they_cannot_see(spar
     # ableasdale's three topics come without their __transaction_state: not judged, and said so
     assert p5.entities == 2 and p5.note.startswith("3 (partition, producer)")
     assert outcome(report, "C1").status == "not applicable"
+
+
+def test_the_aborted_transaction_index_is_recomputed_from_the_log(spark: Any, tmp_path: Path) -> None:
+    import struct
+
+    from test_replay_logs import batch, write_segment
+
+    a, b, c = 2**40 + 1, 2**40 + 2, 2**40 + 3
+    log = [
+        batch(0, [(b"k", b"a0")], pid=a, epoch=0, seq=0, txn=True),
+        batch(1, [(b"k", b"b0")], pid=b, epoch=0, seq=0, txn=True),
+        batch(2, [], pid=a, epoch=0, txn=True, marker="ABORT", coord_epoch=5),
+        batch(3, [], pid=b, epoch=0, txn=True, marker="COMMIT", coord_epoch=5),
+        batch(4, [(b"k", b"c0")], pid=c, epoch=0, seq=0, txn=True),
+        batch(5, [], pid=c, epoch=0, txn=True, marker="ABORT", coord_epoch=5),
+    ]
+
+    def index(*entries: tuple[int, int, int, int]) -> bytes:
+        return b"".join(struct.pack(">hqqqq", 0, *e) for e in entries)
+
+    logs = tmp_path / "kafka-logs"
+    # right: A's abort at 2 leaves B open from 1; C's abort at 5 leaves nothing open, so LSO 6
+    write_segment(logs / "orders-0", log)
+    (logs / "orders-0" / "00000000000000000000.txnindex").write_bytes(index((a, 0, 2, 1), (c, 4, 5, 6)))
+    # wrong: A's entry missing, C's LSO counted as inclusive
+    write_segment(logs / "orders-1", log)
+    (logs / "orders-1" / "00000000000000000000.txnindex").write_bytes(index((c, 4, 5, 5)))
+    # no index at all: not judged, and said so
+    write_segment(logs / "orders-2", log)
+    report = replay(spark, [logs])
+    p6 = outcome(report, "P6")
+    assert p6.status == "violated" and p6.by_kind == {"MISSING_INDEX_ENTRY": 1, "WRONG_INDEX_LSO": 1}, p6
+    assert {(e["partition"], e["offset"], e["kind"]) for e in p6.examples} == {(1, 2, "MISSING_INDEX_ENTRY"), (1, 5, "WRONG_INDEX_LSO")}
+    assert p6.entities == 2 and p6.note.startswith("1 partition(s)")
+    assert [o.id for o in report.outcomes if o.status == "violated"] == ["P6"]
