@@ -9,7 +9,7 @@ batch its fate (the marker that closes its run). That is the spec's ``CloserOf``
 (specs/kafka/KafkaLog.tla).
 
 The checks (docs/replay.md gives each one's definition, the invariant and the real bugs):
-P1 sequences (NoDuplicates), P2 producer epochs and zombie commits (ZombieFenced), P3
+P1 sequences (NoDuplicates), P2 producer epochs (ZombieFenced), P3
 coordinator epochs on markers, P4 markers follow the coordinator's decision (Atomicity,
 MarkerSafety), P5 hanging transactions (NoHangingTransaction), P7 the coordinator's state machine
 (TxnStateMachine), P6 the aborted-transaction index (ReadCommitted), C1 read_committed fetches
@@ -171,37 +171,7 @@ def p2_epochs(d: Derived) -> "DataFrame":
         "MARKER_EPOCH_BELOW_DATA",
         F.format_string("%s marker of epoch %d closes data of epoch %d", F.col("fate"), F.col("marker_epoch"), F.col("producer_epoch")),
     ).dropDuplicates(["trace_id", "topic", "partition", "producer_id", "offset"])
-    # Traces only (logs do not say which instance wrote a batch, and under the no_epoch_bump bug a
-    # zombie's batches look normal): data of an instance that committed although a later instance of
-    # its transactional id had already written (so had already fenced it with InitProducerId).
-    data = d.fates.where(F.col("instance").isNotNull() & F.col("txn_id").isNotNull())
-    firsts = data.groupBy("trace_id", "txn_id", "instance").agg(F.min("event").alias("first_event"))
-    zombie = (
-        data.where(F.col("fate") == "COMMIT")
-        .alias("z")
-        .join(
-            firsts.alias("f"),
-            (F.col("z.trace_id") == F.col("f.trace_id"))
-            & (F.col("z.txn_id") == F.col("f.txn_id"))
-            & (F.col("f.instance") > F.col("z.instance"))
-            & (F.col("f.first_event") < F.col("z.event")),
-            how="inner",
-        )
-        .select("z.*", F.col("f.instance").alias("successor"), F.col("f.first_event").alias("successor_event"))
-    )
-    zombie = zombie.dropDuplicates(["trace_id", "topic", "partition", "base_offset"])
-    c = _violations(
-        zombie,
-        "P2",
-        "ZOMBIE_COMMITTED",
-        F.format_string(
-            "instance %d's batch was appended after instance %d wrote (event %d), and it committed",
-            F.col("instance"),
-            F.col("successor"),
-            F.col("successor_event"),
-        ),
-    )
-    return a.unionByName(b).unionByName(c)
+    return a.unionByName(b)
 
 
 # --- P3: coordinator epochs -----------------------------------------------------------------------
