@@ -95,7 +95,10 @@ def spark_session(master: Optional[str] = None, app: str = "txconform-replay", l
     """A Spark session for a replay (see the module's docstring). With ``log``, what the JVM
     prints (its startup notices, Spark's warnings) goes to that file instead of stderr. An active
     session is reused as it is."""
-    if SparkContext._active_spark_context is not None:
+    active = SparkContext._active_spark_context
+    if active is not None:
+        if master and master != active.master:
+            raise TxconformError(f"--master {master}: this process already runs a Spark session on {active.master}")
         return SparkSession.builder.getOrCreate()
     under_submit = submitted()
     with _stderr_to(log):
