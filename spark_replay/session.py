@@ -101,6 +101,8 @@ def spark_session(master: Optional[str] = None, app: str = "txconform-replay", l
             raise TxconformError(f"--master {master}: this process already runs a Spark session on {active.master}")
         return SparkSession.builder.getOrCreate()
     under_submit = submitted()
+    if not under_submit and (master is None or master.startswith("local") or on_loopback(master)):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # read when the JVM starts, just below
     with _stderr_to(log):
         SparkContext._ensure_initialized()  # starts the JVM, or joins spark-submit's
     conf = SparkConf()  # the JVM's: what spark-submit set, if it ran
@@ -119,7 +121,6 @@ def spark_session(master: Optional[str] = None, app: str = "txconform-replay", l
     }
     if local or on_loopback(chosen):
         defaults.update({"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1"})
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     # The executors' Python: spark-submit's choice, else the driver's own (its venv has pyarrow,
     # pandas and pyspark). pyspark takes it from PYSPARK_PYTHON when the context starts.
     python = conf.get("spark.pyspark.python", None) or os.environ.get("PYSPARK_PYTHON") or sys.executable
