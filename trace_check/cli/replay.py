@@ -38,7 +38,7 @@ def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     try:
         from spark_replay.adapters import FORMATS
         from spark_replay.replay import run_replay
-        from spark_replay.session import spark_session
+        from spark_replay.session import replay_spark
     except ImportError as e:
         raise TxconformError(f"replay needs the spark extra ({e.name} is missing): pip install 'txconform[spark]'") from None
     from spark_replay.checks import CHECKS
@@ -49,15 +49,16 @@ def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     unknown = [c for c in only if c not in {k.id for k in CHECKS}]
     if unknown:
         raise TxconformError(f"--checks {unknown[0]}: no such check; the checks are {', '.join(k.id for k in CHECKS)}")
-    report = run_replay(
-        args.inputs,
-        FORMATS,
-        input_format=args.input_format,
-        spark_factory=lambda: spark_session(args.master, log=log),
-        out=args.out,
-        checks=only or None,
-        progress=lambda s: err.print(f"replay: {s}"),
-    )
+    with replay_spark(args.master, log=log) as spark_factory:
+        report = run_replay(
+            args.inputs,
+            FORMATS,
+            input_format=args.input_format,
+            spark_factory=spark_factory,
+            out=args.out,
+            checks=only or None,
+            progress=lambda s: err.print(f"replay: {s}"),
+        )
     if args.json:
         out.print_json(json.dumps(report.to_json()))
         return report.exit_code
