@@ -114,7 +114,8 @@ def test_every_invariant_is_both_violated_and_held_by_some_model() -> None:
     violated = {m.expect.split()[1] for m in guarantees if m.expect.startswith("violates")}
     held = {inv for m in guarantees if m.expect == "holds" for inv in m.task.invariants}
     assert violated <= held, f"invariants never shown to hold: {violated - held}"
-    checked = {inv for m in guarantees for inv in m.task.invariants} - {"TypeOK"}
+    # type invariants (TypeOK, DepthTypeOK, ...) are well-formedness checks, not guarantees to break
+    checked = {inv for m in guarantees for inv in m.task.invariants if not inv.endswith("TypeOK")}
     assert checked <= violated, f"invariants no model violates: {checked - violated}"
 
 
