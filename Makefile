@@ -38,7 +38,7 @@ run: $(STAMP)
 test: $(STAMP)
 	@$(BIN)/ruff check .
 	@$(BIN)/mypy
-	@$(BIN)/python -m pytest -n 2
+	@$(BIN)/python -m pytest -n 2 --durations=40
 
 clean:
 	rm -rf $(VENV) $(OUT) .pytest_cache .hypothesis
