@@ -826,6 +826,8 @@ def _c2_history_reads(d: Derived, sends: "DataFrame") -> "DataFrame":
 
 def _c2_judged(d: Derived) -> "DataFrame":
     """Every send C2 looked at, with its kind: null (fine), LOST_WRITE, G1A or UNJUDGED."""
+    import functools
+
     from pyspark.sql import functions as F
 
     def make() -> "DataFrame":
@@ -842,9 +844,12 @@ def _c2_judged(d: Derived) -> "DataFrame":
             F.lit(C2_UNJUDGED).alias("kind"),
             F.lit(None).cast("string").alias("detail"),
         )
+        # Only the ways the input needs are planned (each costs Spark stages even on no rows).
+        sources = {r["source"] for r in d.t.writes.select("source").distinct().collect()}
+        has_entries = d.t.counts.get("entries", 0) > 0
         logged_tps = d.t.entries.where(F.col("source") != "trace").select("topic", "partition").distinct()
         in_logs = with_offset.join(logged_tps, on=["topic", "partition"], how="left_semi")
-        no_logs = with_offset.join(logged_tps, on=["topic", "partition"], how="left_anti")
+        no_logs = with_offset.join(logged_tps, on=["topic", "partition"], how="left_anti") if has_entries else with_offset
         failed = d.t.writes.where((F.col("source") != "trace") & (F.col("outcome") == "fail"))
         seen = failed.alias("w").join(
             _history_ok_reads(d).alias("r"),
@@ -874,13 +879,14 @@ def _c2_judged(d: Derived) -> "DataFrame":
                 ),
             ).alias("detail"),
         )
-        return (
-            _c2_traces(d)
-            .unionByName(_c2_history_logs(d, in_logs))
-            .unionByName(_c2_history_reads(d, no_logs))
-            .unionByName(unknown)
-            .unionByName(g1a)
-        )
+        parts = []
+        if "trace" in sources and has_entries:
+            parts.append(_c2_traces(d))
+        if sources - {"trace"}:
+            if has_entries:
+                parts.append(_c2_history_logs(d, in_logs))
+            parts += [_c2_history_reads(d, no_logs), unknown, g1a]
+        return functools.reduce(lambda a, b: a.unionByName(b), parts) if parts else unknown.limit(0)
 
     return _memo(d, "c2", make)
 
