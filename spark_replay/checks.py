@@ -898,16 +898,21 @@ def c2_acknowledged_sends(d: Derived) -> "DataFrame":
     return _violations(bad, "C2", F.col("kind"), F.col("detail"))
 
 
-def c2_entities(d: Derived) -> int:
-    from pyspark.sql import functions as F
+def _c2_counts(d: Derived) -> dict[str, int]:
+    """Sends by C2's kind ("" for those found fine), counted once for the entities and the note."""
+    counts: dict[str, int] = d.__dict__.setdefault("_c2_counts", {})
+    if not counts:
+        counts.update({r["kind"] or "": r["count"] for r in _c2_judged(d).groupBy("kind").count().collect()})
+        counts.setdefault("", 0)
+    return counts
 
-    return _c2_judged(d).where(F.col("kind").isNull() | (F.col("kind") != C2_UNJUDGED)).count()
+
+def c2_entities(d: Derived) -> int:
+    return sum(n for kind, n in _c2_counts(d).items() if kind != C2_UNJUDGED)
 
 
 def c2_unseen(d: Derived) -> str:
-    from pyspark.sql import functions as F
-
-    n = _c2_judged(d).where(F.col("kind") == C2_UNJUDGED).count()
+    n = _c2_counts(d).get(C2_UNJUDGED, 0)
     return f"{n} acknowledged send(s) were not judged: offset unknown, outside the log given, or no poll read past them" if n else ""
 
 
