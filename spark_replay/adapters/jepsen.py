@@ -33,6 +33,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional, Sequence
 
+import edn_format
+from edn_format import Keyword
+
 from spark_replay.adapters.kafka_common import CHUNK_ROWS, TableBuffer
 from spark_replay.staging import InputFormat, ReplayInputError, Stager
 
@@ -58,28 +61,19 @@ class _Fail(Exception):
     """What is wrong with the current line, before the file and line are known."""
 
 
-def _edn() -> Any:
-    """The edn_format module, with the tags a Jepsen history holds registered."""
-    import edn_format
-
-    # Jepsen 0.3+ prints each op as a record; a crashed op's :exception may print Java objects.
-    edn_format.add_tag("jepsen.history.Op", lambda m: m)
-    edn_format.add_tag("object", lambda v: v)
-    edn_format.add_tag("error", lambda v: v)
-    return edn_format
+# The tags a history holds: Jepsen 0.3+ prints each op as a record, and a crashed op's :exception
+# may print Java objects. (edn_format keeps its tags in one registry; these only add to it.)
+for _tag in ("jepsen.history.Op", "object", "error"):
+    edn_format.add_tag(_tag, lambda value: value)
 
 
 def _name(x: Any) -> Optional[str]:
     """A keyword's name (``:ok`` -> ``ok``), else None."""
-    from edn_format import Keyword
-
     return x.name if isinstance(x, Keyword) else None
 
 
 def _text(x: Any) -> Optional[str]:
     """A key or value as text: an integer as its digits, a string as itself, anything else as EDN."""
-    from edn_format import Keyword
-
     if x is None:
         return None
     if isinstance(x, bool):
@@ -88,13 +82,11 @@ def _text(x: Any) -> Optional[str]:
         return str(x)
     if isinstance(x, Keyword):
         return f":{x.name}"
-    return str(_edn().dumps(x))
+    return str(edn_format.dumps(x))
 
 
 def key_topic_partition(k: Any) -> tuple[str, int]:
     """(topic, partition) of a Jepsen key: t(k quot 2), k mod 2 for an integer; else (the key, 0)."""
-    from edn_format import Keyword
-
     if isinstance(k, int) and not isinstance(k, bool):
         quot = -((-k) // PARTITIONS_PER_TOPIC) if k < 0 else k // PARTITIONS_PER_TOPIC  # Clojure's quot truncates
         return f"t{quot}", k % PARTITIONS_PER_TOPIC
@@ -132,8 +124,8 @@ def sniff(path: Path) -> bool:
     if not (text.startswith("{") or text.startswith("#jepsen.history.Op{")) or ":type" not in text or ":f" not in text:
         return False
     try:
-        values = _edn().loads_all(text)
-    except Exception:  # noqa: BLE001 - whatever edn_format raises, this is not a history
+        values = edn_format.loads_all(text)
+    except Exception:  # whatever edn_format raises, this is not a history
         return False
     if len(values) != 1 or not isinstance(values[0], Mapping):
         return False
@@ -194,10 +186,9 @@ class _HistoryReader:
                 self._chunk(chunk)
 
     def _chunk(self, lines: list[tuple[int, str]]) -> None:
-        edn = _edn()
         try:
-            values = edn.loads_all("\n".join(text for _, text in lines))
-        except Exception:  # noqa: BLE001 - find the bad line below
+            values = edn_format.loads_all("\n".join(text for _, text in lines))
+        except Exception:  # find the bad line below
             values = None
         if values is None or len(values) != len(lines):
             values = [self._parse_line(lineno, text) for lineno, text in lines]
@@ -208,13 +199,12 @@ class _HistoryReader:
                 raise self.error(lineno, str(e)) from None
 
     def _parse_line(self, lineno: int, text: str) -> Any:
-        edn = _edn()
         try:
-            values = edn.loads_all(text)
+            values = edn_format.loads_all(text)
         except NotImplementedError as e:  # edn_format: an unknown tag
             tag = str(e).rsplit("(", 1)[-1].rstrip(")")
             raise self.error(lineno, f"the EDN tag #{tag} is not one a Jepsen history holds", "give the history.edn Jepsen wrote") from None
-        except Exception as e:  # noqa: BLE001 - edn_format's errors carry no position we could use
+        except Exception as e:  # edn_format's errors carry no position we could use
             what = str(e) or type(e).__name__
             raise self.error(lineno, f"not EDN ({what[:80]})") from None
         if len(values) != 1:
