@@ -252,6 +252,20 @@ PLANTED: dict[str, tuple[str, set[tuple[str, str, int]]]] = {
         """,
         {("C4", "POLL_SKIP", 2)},
     ),
+    # a failed poll does not move the process's position: polls after it go on from the last ok op
+    # (Jepsen's "abort doesn't roll back": 3 and 5 skip what the ok op 1 left unread; process 2
+    # reads those, so no write is lost)
+    "rewind": (
+        """
+        {:index 0, :type :ok, :process 0, :f :send, :value [[:send 0 [0 0]] [:send 0 [1 1]] [:send 0 [2 2]] [:send 0 [3 3]] [:send 0 [4 4]] [:send 0 [5 5]]]}
+        {:index 1, :type :ok, :process 1, :f :txn, :value [[:poll {0 [[0 0]]}]]}
+        {:index 2, :type :fail, :process 1, :f :txn, :value [[:poll {0 [[1 1] [2 2]]}]]}
+        {:index 3, :type :fail, :process 1, :f :txn, :value [[:poll {0 [[3 3] [4 4]]}]]}
+        {:index 4, :type :ok, :process 1, :f :txn, :value [[:poll {0 [[5 5]]}]]}
+        {:index 5, :type :ok, :process 2, :f :poll, :value [[:poll {0 [[1 1] [2 2] [3 3] [4 4]]}]]}
+        """,
+        {("C4", "POLL_SKIP", 3), ("C4", "POLL_SKIP", 5)},
+    ),
     # process 1 reads 0 1, then 1 2: it went back
     "nonmonotonic": (
         """
