@@ -656,3 +656,462 @@ CHECKS: tuple[Check, ...] = (
 def by_id() -> Iterator[tuple[str, Check]]:
     for c in CHECKS:
         yield c.id, c
+
+
+# --- C2: acknowledged sends (client histories) -----------------------------------------------------
+#
+# Jepsen's lost write and G1a (jepsen-io/jepsen, tests/kafka.clj: lost-write-cases, g1a-cases), on
+# the writes a client was answered. Three ways, by what the input holds:
+# - a txconform trace: each produce answer is matched with its batch in the log by (trace, client
+#   transaction, partition, sequence); the client's EndTxn answer says whether it must be committed;
+# - a Jepsen history with the partition's log (segments or dump-log text, same topic names): each
+#   acknowledged send is looked up in the log at its offset;
+# - a Jepsen history alone: the polls are the log. An acknowledged send below an offset some poll
+#   returned, whose value no poll returned, is lost; a failed send whose value a poll returned is G1a.
+
+C2_UNJUDGED = "UNJUDGED"
+
+
+def _memo(d: Derived, name: str, make: Callable[[], "DataFrame"]) -> "DataFrame":
+    """A frame several callables of one check share, computed once per replay (and cached)."""
+    cache: dict[str, "DataFrame"] = d.__dict__.setdefault("_client_checks", {})
+    if name not in cache:
+        cache[name] = make().cache()
+    return cache[name]
+
+
+def _history_ok_reads(d: Derived) -> "DataFrame":
+    """Records that ok polls of client histories returned (Jepsen's reads-by-type :ok)."""
+    from pyspark.sql import functions as F
+
+    return d.t.reads.where(
+        (F.col("source") != "trace") & (F.col("op_type") == "ok") & F.col("op_f").isin("poll", "txn") & F.col("offset").isNotNull()
+    )
+
+
+def _history_committed_sends(d: Derived) -> "DataFrame":
+    """Sends of client histories that must have taken effect (Jepsen's must-have-committed?): those of
+    an ok op, and those of an info op that some ok poll proves visible (it returned one of its values)."""
+    from pyspark.sql import functions as F
+
+    def make() -> "DataFrame":
+        sends = d.t.writes.where(F.col("source") != "trace")
+        polled = _history_ok_reads(d).select("trace_id", "topic", "partition", "value")
+        seen = sends.join(polled, on=["trace_id", "topic", "partition", "value"], how="left_semi")
+        proven = sends.where(F.col("outcome") == "info").join(
+            seen.select("trace_id", "process", "op_index").distinct(), on=["trace_id", "process", "op_index"], how="left_semi"
+        )
+        return sends.where(F.col("outcome") == "ok").unionByName(proven)
+
+    return _memo(d, "committed_sends", make)
+
+
+def _c2_traces(d: Derived) -> "DataFrame":
+    from pyspark.sql import functions as F
+
+    answers = d.t.writes.where((F.col("source") == "trace") & F.col("outcome").isin("ok", "fail"))
+    batch = ["trace_id", "txn", "topic", "partition", "value"]
+    sends = answers.groupBy(*batch).agg(
+        F.max(F.col("outcome") == "ok").alias("acked"),
+        F.first("committed", ignorenulls=True).alias("committed"),
+        F.min(F.when(F.col("outcome") == "ok", F.col("event"))).alias("ack_event"),
+        F.min("event").alias("event"),
+    )
+    logged = (
+        d.fates.where((F.col("source") == "trace") & F.col("txn_id").isNotNull() & F.col("client_txn").isNotNull())
+        .select(
+            "trace_id",
+            F.concat_ws("/", F.col("txn_id"), F.col("instance").cast("string"), F.col("client_txn").cast("string")).alias("txn"),
+            "topic",
+            "partition",
+            F.col("base_seq").cast("string").alias("value"),
+            "base_offset",
+            "producer_id",
+            "txn_id",
+            "fate",
+        )
+        .groupBy(*batch)
+        .agg(
+            F.min("base_offset").alias("offset"),
+            F.first("producer_id").alias("producer_id"),
+            F.first("txn_id").alias("txn_id"),
+            F.max(F.col("fate") == "COMMIT").alias("any_commit"),
+            F.max(F.col("fate") == "ABORT").alias("any_abort"),
+        )
+    )
+    j = sends.join(logged, on=batch, how="left")
+    present = F.col("offset").isNotNull()
+    lost_absent = F.col("acked") & ~present
+    lost_aborted = present & (F.col("committed") == F.lit(True)) & F.col("acked") & F.col("any_abort") & ~F.col("any_commit")
+    g1a = present & (F.col("committed") == F.lit(False)) & F.col("any_commit")
+    kind = F.when(lost_absent | lost_aborted, F.lit("LOST_WRITE")).when(g1a, F.lit("G1A"))
+    txn, seq, offset, partition = F.col("txn"), F.col("value"), F.col("offset"), F.col("partition")
+    detail = (
+        F.when(lost_absent, F.format_string("%s: the produce of sequence %s to partition %d was acknowledged; it is not in the log", txn, seq, partition))
+        .when(lost_aborted, F.format_string("%s: the client committed, but its batch of sequence %s at offset %d was aborted", txn, seq, offset))
+        .when(g1a, F.format_string("%s: the client aborted, but its batch of sequence %s at offset %d was committed", txn, seq, offset))
+    )
+    return j.select(
+        "trace_id",
+        "topic",
+        "partition",
+        "producer_id",
+        "offset",
+        F.coalesce(F.col("ack_event"), F.col("event")).alias("event"),
+        F.coalesce(F.col("txn_id"), F.split("txn", "/").getItem(0)).alias("txn_id"),
+        kind.alias("kind"),
+        detail.alias("detail"),
+    )
+
+
+def _c2_history_logs(d: Derived, sends: "DataFrame") -> "DataFrame":
+    """Acknowledged sends of histories looked up in the logs of their partitions, by offset: an as-of
+    join (a window over the partition) finds the batch at or below each send's offset."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    data = d.t.entries.where((F.col("source") != "trace") & ~F.col("is_control"))
+    fates = d.fates.select(*KEY, "base_offset", "fate")
+    batches = (
+        data.join(fates, on=[*KEY, "base_offset"], how="left")
+        .withColumn("committed_copy", ~F.col("is_txn") | (F.col("fate") == "COMMIT"))
+        .groupBy("topic", "partition", "base_offset")
+        .agg(
+            F.max("last_offset").alias("last_offset"),
+            F.max("committed_copy").alias("any_commit"),
+            F.max(F.col("fate") == "ABORT").alias("any_abort"),
+            F.first("producer_id").alias("producer_id"),
+        )
+    )
+    rows = batches.select(
+        "topic",
+        "partition",
+        F.col("base_offset").alias("pos"),
+        F.lit(0).alias("row"),
+        F.struct("base_offset", "last_offset", "any_commit", "any_abort", "producer_id").alias("batch"),
+        *[F.lit(None).cast(t).alias(c) for c, t in (("trace_id", "string"), ("offset", "long"), ("event", "long"), ("process", "string"), ("value", "string"))],
+    ).unionByName(
+        sends.select(
+            "topic",
+            "partition",
+            F.col("offset").alias("pos"),
+            F.lit(1).alias("row"),
+            F.lit(None).cast("struct<base_offset:long,last_offset:long,any_commit:boolean,any_abort:boolean,producer_id:long>").alias("batch"),
+            "trace_id",
+            "offset",
+            "event",
+            "process",
+            "value",
+        )
+    )
+    tp = Window.partitionBy("topic", "partition")
+    upto = tp.orderBy("pos", "row").rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    rows = (
+        rows.withColumn("at", F.last("batch", ignorenulls=True).over(upto))
+        .withColumn("log_start", F.min(F.when(F.col("row") == 0, F.col("pos"))).over(tp))
+        .withColumn("log_end", F.max(F.col("batch.last_offset")).over(tp))
+        .where(F.col("row") == 1)
+    )
+    inside = (F.col("offset") >= F.col("log_start")) & (F.col("offset") <= F.col("log_end"))
+    found = F.col("at").isNotNull() & (F.col("at.last_offset") >= F.col("offset"))
+    lost_absent = inside & ~found
+    lost_aborted = inside & found & F.col("at.any_abort") & ~F.col("at.any_commit")
+    kind = F.when(~inside, F.lit(C2_UNJUDGED)).when(lost_absent | lost_aborted, F.lit("LOST_WRITE"))
+    process, value, offset = F.col("process"), F.col("value"), F.col("offset")
+    detail = F.when(
+        lost_absent, F.format_string("process %s's send of %s was acknowledged at offset %d, which no batch of the log holds", process, value, offset)
+    ).when(lost_aborted, F.format_string("process %s's send of %s was acknowledged at offset %d, whose batch was aborted", process, value, offset))
+    return rows.select(
+        "trace_id",
+        "topic",
+        "partition",
+        F.when(found, F.col("at.producer_id")).alias("producer_id"),
+        "offset",
+        "event",
+        F.lit(None).cast("string").alias("txn_id"),
+        kind.alias("kind"),
+        detail.alias("detail"),
+    )
+
+
+def _c2_history_reads(d: Derived, sends: "DataFrame") -> "DataFrame":
+    from pyspark.sql import functions as F
+
+    reads = _history_ok_reads(d)
+    reach = reads.groupBy("trace_id", "topic", "partition").agg(
+        F.max("offset").alias("max_read"), F.max_by("op_index", "offset").alias("max_reader")
+    )
+    values = reads.select("trace_id", "topic", "partition", "value", F.col("op_index").alias("reader")).groupBy("trace_id", "topic", "partition", "value").agg(
+        F.min("reader").alias("reader")
+    )
+    j = sends.join(reach, on=["trace_id", "topic", "partition"], how="left").join(values, on=["trace_id", "topic", "partition", "value"], how="left")
+    seen = F.col("reader").isNotNull()
+    judged = seen | (F.col("max_read").isNotNull() & (F.col("offset") < F.col("max_read")))
+    lost = judged & ~seen
+    return j.select(
+        "trace_id",
+        "topic",
+        "partition",
+        F.lit(None).cast("long").alias("producer_id"),
+        "offset",
+        "event",
+        F.lit(None).cast("string").alias("txn_id"),
+        F.when(~judged, F.lit(C2_UNJUDGED)).when(lost, F.lit("LOST_WRITE")).alias("kind"),
+        F.when(
+            lost,
+            F.format_string(
+                "process %s's send of %s at offset %d was acknowledged, but no poll returned it, though op %d read up to offset %d",
+                F.col("process"),
+                F.col("value"),
+                F.col("offset"),
+                F.col("max_reader"),
+                F.col("max_read"),
+            ),
+        ).alias("detail"),
+    )
+
+
+def _c2_judged(d: Derived) -> "DataFrame":
+    """Every send C2 looked at, with its kind: null (fine), LOST_WRITE, G1A or UNJUDGED."""
+    import functools
+
+    from pyspark.sql import functions as F
+
+    def make() -> "DataFrame":
+        committed = _history_committed_sends(d)
+        with_offset = committed.where(F.col("offset").isNotNull())
+        unknown = committed.where(F.col("offset").isNull()).select(
+            "trace_id",
+            "topic",
+            "partition",
+            F.lit(None).cast("long").alias("producer_id"),
+            "offset",
+            "event",
+            F.lit(None).cast("string").alias("txn_id"),
+            F.lit(C2_UNJUDGED).alias("kind"),
+            F.lit(None).cast("string").alias("detail"),
+        )
+        # Only the ways the input needs are planned (each costs Spark stages even on no rows).
+        sources = {r["source"] for r in d.t.writes.select("source").distinct().collect()}
+        has_entries = d.t.counts.get("entries", 0) > 0
+        logged_tps = d.t.entries.where(F.col("source") != "trace").select("topic", "partition").distinct()
+        in_logs = with_offset.join(logged_tps, on=["topic", "partition"], how="left_semi")
+        no_logs = with_offset.join(logged_tps, on=["topic", "partition"], how="left_anti") if has_entries else with_offset
+        failed = d.t.writes.where((F.col("source") != "trace") & (F.col("outcome") == "fail"))
+        seen = failed.alias("w").join(
+            _history_ok_reads(d).alias("r"),
+            (F.col("w.trace_id") == F.col("r.trace_id"))
+            & (F.col("w.topic") == F.col("r.topic"))
+            & (F.col("w.partition") == F.col("r.partition"))
+            & (F.col("w.value") == F.col("r.value")),
+            how="left",
+        )
+        g1a = seen.groupBy("w.trace_id", "w.topic", "w.partition", "w.process", "w.op_index", "w.event", "w.value").agg(
+            F.min("r.op_index").alias("reader"), F.min("r.offset").alias("read_offset")
+        )
+        g1a = g1a.select(
+            "trace_id",
+            "topic",
+            "partition",
+            F.lit(None).cast("long").alias("producer_id"),
+            F.col("read_offset").alias("offset"),
+            "event",
+            F.lit(None).cast("string").alias("txn_id"),
+            F.when(F.col("reader").isNotNull(), F.lit("G1A")).alias("kind"),
+            F.when(
+                F.col("reader").isNotNull(),
+                F.format_string(
+                    "process %s's send of %s failed (op %d), but op %d polled it at offset %d",
+                    *(F.col(c) for c in ("process", "value", "op_index", "reader", "read_offset")),
+                ),
+            ).alias("detail"),
+        )
+        parts = []
+        if "trace" in sources and has_entries:
+            parts.append(_c2_traces(d))
+        if sources - {"trace"}:
+            if has_entries:
+                parts.append(_c2_history_logs(d, in_logs))
+            parts += [_c2_history_reads(d, no_logs), unknown, g1a]
+        return functools.reduce(lambda a, b: a.unionByName(b), parts) if parts else unknown.limit(0)
+
+    return _memo(d, "c2", make)
+
+
+def c2_acknowledged_sends(d: Derived) -> "DataFrame":
+    from pyspark.sql import functions as F
+
+    bad = _c2_judged(d).where(F.col("kind").isin("LOST_WRITE", "G1A"))
+    return _violations(bad, "C2", F.col("kind"), F.col("detail"))
+
+
+def _c2_counts(d: Derived) -> dict[str, int]:
+    """Sends by C2's kind ("" for those found fine), counted once for the entities and the note."""
+    counts: dict[str, int] = d.__dict__.setdefault("_c2_counts", {})
+    if not counts:
+        counts.update({r["kind"] or "": r["count"] for r in _c2_judged(d).groupBy("kind").count().collect()})
+        counts.setdefault("", 0)
+    return counts
+
+
+def c2_entities(d: Derived) -> int:
+    return sum(n for kind, n in _c2_counts(d).items() if kind != C2_UNJUDGED)
+
+
+def c2_unseen(d: Derived) -> str:
+    n = _c2_counts(d).get(C2_UNJUDGED, 0)
+    return f"{n} acknowledged send(s) were not judged: offset unknown, outside the log given, or no poll read past them" if n else ""
+
+
+# --- C4: poll order per (process, partition) --------------------------------------------------------
+#
+# Jepsen's poll-skip and nonmonotonic-poll (tests/kafka.clj: poll-skip+nonmonotonic-cases), and their
+# internal forms within one op. The order of a partition is that of the offsets known to exist (the
+# offsets polled, and those of sends that took effect), numbered densely, as Jepsen's version order
+# numbers them: offsets that hold markers or aborted records are never polled and take no number.
+# Each op's first record of a partition is compared with the last one of the process's previous ok
+# op that polled it, unless an assign or subscribe in between dropped the partition; a fetch that
+# names where it starts (a trace's Fetch) is not compared with the one before.
+
+
+def _c4_reads(d: Derived) -> "DataFrame":
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    def make() -> "DataFrame":
+        reads = d.t.reads.where(F.col("offset").isNotNull() & (F.col("op_f").isNull() | F.col("op_f").isin("poll", "txn"))).withColumn(
+            "iso", F.coalesce(F.col("isolation"), F.lit(""))
+        )
+        sent = _history_committed_sends(d).where(F.col("offset").isNotNull()).select("trace_id", "topic", "partition", F.lit("").alias("iso"), "offset")
+        known = reads.select("trace_id", "topic", "partition", "iso", "offset").unionByName(sent).distinct()
+        order = Window.partitionBy("trace_id", "topic", "partition", "iso").orderBy("offset")
+        known = known.withColumn("idx", F.dense_rank().over(order) - 1)
+        return reads.join(known, on=["trace_id", "topic", "partition", "iso", "offset"], how="inner")
+
+    return _memo(d, "c4_reads", make)
+
+
+def c4_poll_order(d: Derived) -> "DataFrame":
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    reads = _c4_reads(d)
+    # within one op: each record against the one before it
+    in_op = Window.partitionBy("trace_id", "process", "topic", "partition", "op_index").orderBy("read_index")
+    pairs = reads.withColumn("prev_idx", F.lag("idx").over(in_op)).withColumn("prev_offset", F.lag("offset").over(in_op))
+    delta = F.col("idx") - F.col("prev_idx")
+    internal = pairs.where(F.col("prev_idx").isNotNull() & ~F.coalesce(F.col("rebalanced"), F.lit(False)) & (delta != 1))
+    kind = F.when(delta == 0, F.lit("DUPLICATE_IN_POLL")).when(delta < 0, F.lit("INT_NONMONOTONIC_POLL")).otherwise(F.lit("INT_POLL_SKIP"))
+    a = _violations(
+        internal.withColumn("kind", kind),
+        "C4",
+        F.col("kind"),
+        F.format_string(
+            "process %s's op %d returned offset %d after offset %d (%d known offset(s) apart)",
+            F.col("process"),
+            F.col("op_index"),
+            F.col("offset"),
+            F.col("prev_offset"),
+            delta,
+        ),
+    )
+    # across ops: the op's first record against the last of the previous ok op of the process, with
+    # the assigns and subscribes in between (one row per key named; a row of null topic if none)
+    assigns = d.t.reads.where(F.col("op_f").isin("assign", "subscribe"))
+    by_op = Window.partitionBy("trace_id", "process", "op_index").orderBy(F.col("topic").asc_nulls_first(), "partition")
+    union = reads.select(
+        "trace_id",
+        "process",
+        "op_index",
+        "read_index",
+        "topic",
+        "partition",
+        "idx",
+        "offset",
+        "op_type",
+        "from_offset",
+        "event",
+        F.lit(1).alias("is_read"),
+        F.lit(0).alias("new_assign"),
+        F.lit(0).alias("names_tp"),
+    ).unionByName(
+        assigns.select(
+            "trace_id",
+            "process",
+            "op_index",
+            F.lit(None).cast("long").alias("read_index"),
+            "topic",
+            "partition",
+            F.lit(None).cast("int").alias("idx"),
+            F.lit(None).cast("long").alias("offset"),
+            "op_type",
+            F.lit(None).cast("long").alias("from_offset"),
+            "event",
+            F.lit(0).alias("is_read"),
+            (F.row_number().over(by_op) == 1).cast("int").alias("new_assign"),
+            F.col("topic").isNotNull().cast("int").alias("names_tp"),
+        )
+    )
+    per_process = Window.partitionBy("trace_id", "process").orderBy("op_index").rangeBetween(Window.unboundedPreceding, -1)
+    per_tp = Window.partitionBy("trace_id", "process", "topic", "partition").orderBy("op_index").rangeBetween(Window.unboundedPreceding, -1)
+    counted = (
+        union.withColumn("assigns", F.coalesce(F.sum("new_assign").over(per_process), F.lit(0)))
+        .withColumn("kept", F.coalesce(F.sum("names_tp").over(per_tp), F.lit(0)))
+        .where(F.col("is_read") == 1)
+    )
+    ok = F.col("op_type").isNull() | (F.col("op_type") == "ok")
+    last = F.struct("op_index", "read_index", "idx", "offset", "assigns", "kept")
+    first_of_op = Window.partitionBy("trace_id", "process", "topic", "partition", "op_index")
+    steps = (
+        counted.withColumn("prev", F.max(F.when(ok, last)).over(per_tp))
+        .withColumn("first", F.min("read_index").over(first_of_op))
+        .where(
+            (F.col("read_index") == F.col("first"))
+            & F.col("prev").isNotNull()
+            & F.col("from_offset").isNull()
+            # every assign in between named the partition
+            & ((F.col("assigns") - F.col("prev.assigns")) == (F.col("kept") - F.col("prev.kept")))
+        )
+    )
+    gap = F.col("idx") - F.col("prev.idx")
+    cross = steps.where(gap != 1).withColumn("kind", F.when(gap < 1, F.lit("NONMONOTONIC_POLL")).otherwise(F.lit("POLL_SKIP")))
+    b = _violations(
+        cross,
+        "C4",
+        F.col("kind"),
+        F.format_string(
+            "process %s's op %d began at offset %d, after its op %d ended at offset %d (%d known offset(s) apart)",
+            F.col("process"),
+            F.col("op_index"),
+            F.col("offset"),
+            F.col("prev.op_index"),
+            F.col("prev.offset"),
+            gap,
+        ),
+    )
+    return a.unionByName(b)
+
+
+CHECKS = CHECKS + (
+    Check(
+        "C2",
+        "acknowledged sends",
+        "Atomicity",
+        "lost write, G1a",
+        ("writes",),
+        "sends",
+        c2_acknowledged_sends,
+        c2_entities,
+        c2_unseen,
+    ),
+    Check(
+        "C4",
+        "poll order",
+        "ReadCommitted",
+        "poll-skip, nonmonotonic-poll",
+        ("reads",),
+        "(process, partition) polled",
+        c4_poll_order,
+        lambda d: _groups(_c4_reads(d), "trace_id", "process", "topic", "partition"),
+    ),
+)

@@ -127,6 +127,9 @@ WRITES = pa.schema(
         ("offset", pa.int64()),  # as acknowledged, null if unknown
         ("outcome", pa.string()),  # "ok", "fail", "info" (indeterminate)
         ("event", pa.int64()),
+        # whether the client was told its transaction committed (trace: the EndTxn answer; Jepsen: the op
+        # is ok / fail), null if it never learned
+        ("committed", pa.bool_()),
     ]
 )
 
@@ -146,6 +149,10 @@ READS = pa.schema(
         ("value", pa.string()),
         ("lso", pa.int64()),  # the last stable offset the fetch reported, null if unknown
         ("event", pa.int64()),
+        ("op_type", pa.string()),  # Jepsen: the op's :type ("ok", "info", "fail"); null for a trace's Fetch
+        ("op_f", pa.string()),  # Jepsen: "poll", "txn", or "assign" / "subscribe" (a row per key named, offset null)
+        ("read_index", pa.int64()),  # the record's position among what the op returned, in the order returned
+        ("rebalanced", pa.bool_()),  # Jepsen: the op's :rebalance-log names this key
     ]
 )
 

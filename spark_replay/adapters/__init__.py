@@ -14,3 +14,8 @@ FORMATS: dict[str, InputFormat] = {
     DUMP_LOG.name: DUMP_LOG,
     SEGMENTS.name: SEGMENTS,
 }
+
+# Jepsen Kafka client histories (history.edn): the writes and reads tables.
+from spark_replay.adapters.jepsen import JEPSEN  # noqa: E402
+
+FORMATS[JEPSEN.name] = JEPSEN

@@ -18,6 +18,8 @@ What a trace gives each table (docs/replay.md):
   with the fetch's isolation, start and LSO.
 - writes: one row per produce answer the client got (ClientReceive of a ProduceResp): ``ok``
   for NONE or DUPLICATE_SEQUENCE_NUMBER, ``fail`` otherwise; a ProduceTimeout is ``info``.
+  ``committed`` is what the client's EndTxn of that transaction was answered (NONE with commit
+  true or false), null if it got no such answer.
 """
 
 from __future__ import annotations
@@ -258,7 +260,7 @@ def stage(paths: list[Path], stager: Stager) -> None:
 
     # reads
     fetches = ev.where(F.col("action") == "Fetch")
-    exploded = fetches.select("*", F.explode_outer("records").alias("record"))
+    exploded = fetches.select("*", F.posexplode_outer("records").alias("read_index", "record"))
     stager.write_frame(
         "reads",
         exploded.select(
@@ -276,12 +278,23 @@ def stage(paths: list[Path], stager: Stager) -> None:
             lit_null.cast("string").alias("value"),
             "lso",
             "event",
+            lit_null.cast("string").alias("op_type"),
+            lit_null.cast("string").alias("op_f"),
+            F.col("read_index").cast("long").alias("read_index"),
+            lit_null.cast("boolean").alias("rebalanced"),
         ),
     )
 
     # writes
     answers = ev.where(((F.col("action") == "ClientReceive") & (F.col("type") == "ProduceResp")) | (F.col("action") == "ProduceTimeout"))
     ok = F.coalesce(F.col("error"), F.col("result")).isin("NONE", "DUPLICATE_SEQUENCE_NUMBER")
+    # what the client was told about each transaction: its EndTxn answered NONE, commit or abort
+    ends = (
+        ev.where((F.col("action") == "ClientReceive") & (F.col("type") == "EndTxnResp") & (F.coalesce(F.col("error"), F.col("result")) == "NONE"))
+        .groupBy("trace_id", "txn_id", "instance", "txn")
+        .agg(F.first("commit", ignorenulls=True).alias("committed"))
+    )
+    answers = answers.join(ends, on=["trace_id", "txn_id", "instance", "txn"], how="left")
     stager.write_frame(
         "writes",
         answers.select(
@@ -298,6 +311,7 @@ def stage(paths: list[Path], stager: Stager) -> None:
             lit_null.cast("long").alias("offset"),
             F.when(F.col("action") == "ProduceTimeout", F.lit("info")).when(ok, F.lit("ok")).otherwise(F.lit("fail")).alias("outcome"),
             "event",
+            "committed",
         ),
     )
     ev.unpersist()
