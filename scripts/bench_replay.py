@@ -313,12 +313,14 @@ def child_ingest(staged: Path) -> None:
 # --- the parent ---------------------------------------------------------------------------------
 
 
-def run_child(args: list[str], timeout: float) -> Optional[dict[str, Any]]:
+def run_child(args: list[str], timeout: float, log: Path) -> Optional[dict[str, Any]]:
+    """Run a --child step; its stderr (Spark's too) goes to ``log``."""
     cmd = [sys.executable, str(Path(__file__).resolve()), *args]
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     t0 = time.perf_counter()
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        with log.open("w") as err:
+            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=err, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         print(f"bench_replay: {' '.join(args)}: no result within {timeout:.0f} s", file=sys.stderr, flush=True)
         return {"timeout": timeout}
@@ -327,7 +329,8 @@ def run_child(args: list[str], timeout: float) -> Optional[dict[str, Any]]:
             res: dict[str, Any] = json.loads(line[len("RESULT ") :])
             res["wall"] = time.perf_counter() - t0
             return res
-    print(f"bench_replay: {' '.join(args)} failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}", file=sys.stderr, flush=True)
+    lines = [x for x in log.read_text(errors="replace").splitlines() if not x.startswith("\tat ")]
+    print(f"bench_replay: {' '.join(args)} failed (exit {proc.returncode}), see {log}:\n" + "\n".join(lines[-40:]), file=sys.stderr, flush=True)
     return None
 
 
@@ -449,12 +452,12 @@ def main() -> int:
             shutil.rmtree(d, ignore_errors=True)
             d.mkdir(parents=True)
             print(f"bench_replay: {size_label(size)}: generating (load {loadavg()})", flush=True)
-            gen = run_child(["--child", "generate", f"{size}:{d / 'staged'}"], args.timeout)
+            gen = run_child(["--child", "generate", f"{size}:{d / 'staged'}"], args.timeout, work / f"{size_label(size)}-generate.log")
             if not gen or "timeout" in gen:
                 print(f"bench_replay: {size_label(size)}: the generation gave no result", flush=True)
                 break
             print(f"bench_replay: {size_label(size)}: {gen['events']:,} rows in {gen['seconds']:.1f} s; checking (load {loadavg()})", flush=True)
-            suite = run_child(["--child", "suite", str(d / "staged")], args.timeout)
+            suite = run_child(["--child", "suite", str(d / "staged")], args.timeout, work / f"{size_label(size)}-suite.log")
             results.append({"size": size, "gen": gen, "suite": suite})
             if suite and "timeout" not in suite:
                 print(
@@ -467,7 +470,7 @@ def main() -> int:
                 shutil.rmtree(d, ignore_errors=True)
         if not args.no_ingest and results:
             print(f"bench_replay: JSONL ingest at {size_label(sizes[0])} (load {loadavg()})", flush=True)
-            ingest = run_child(["--child", "ingest", str(work / size_label(sizes[0]) / "staged")], args.timeout)
+            ingest = run_child(["--child", "ingest", str(work / size_label(sizes[0]) / "staged")], args.timeout, work / "ingest.log")
             if ingest and "timeout" not in ingest:
                 print(f"bench_replay: ingest {ingest['lines']:,} lines in {ingest['ingest']:.1f} s, baseline {ingest['baseline']:.1f} s", flush=True)
     finally:
