@@ -179,6 +179,10 @@ def _run_checks(spark: Any, staged: Path, rows: dict[str, int], only: Optional[l
         if absent:
             outcomes.append(CheckOutcome(check.id, check.name, check.invariant, check.anomaly, "not applicable", note=f"no {' or '.join(absent)} in the input"))
             continue
+        reason = check.inapplicable(derived)
+        if reason:
+            outcomes.append(CheckOutcome(check.id, check.name, check.invariant, check.anomaly, "not applicable", note=reason))
+            continue
         progress(f"{check.id} {check.name}")
         found = check.run(derived).cache()
         kinds = {r["kind"]: r["count"] for r in found.groupBy("kind").count().collect()}

@@ -1,5 +1,5 @@
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import pytest
 from shared_runs import SharedTlcRuns, shares_runs
@@ -23,7 +23,8 @@ def hypothesis_runs(request: pytest.FixtureRequest) -> int:
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Optional[Any]:
     """Under ``pytest -n N`` (``--dist load``, the default): distribute the tests one by one, except
     those that share TLC runs (shared_runs.SHARING_TESTS), which all go to one worker, since the
-    runs are shared within a process. (xdist's ``--dist loadgroup`` would do it with markers, but
+    runs are shared within a process, and those that share the local Spark session
+    (LOCAL_SPARK_MODULES), which go to one worker for the same reason. (xdist's ``--dist loadgroup`` would do it with markers, but
     under pytest 9 its groups are ignored: it renames the tests by an attribute pytest 9 dropped.)"""
     if config.getvalue("dist") != "load":
         return None
@@ -31,9 +32,33 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Optional[Any
 
     class SharedTlcScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return "shared TLC runs" if shares_runs(nodeid) else nodeid
+            if shares_runs(nodeid):
+                return "shared TLC runs"
+            if nodeid.partition("::")[0] in LOCAL_SPARK_MODULES:
+                return "local Spark session"
+            return nodeid
 
     return SharedTlcScheduling(config, log)
+
+
+# The modules whose tests use the session's local Spark (``local_spark``): one JVM for all of them.
+LOCAL_SPARK_MODULES = {
+    "tests/test_replay.py",
+    "tests/test_replay_generate.py",
+    "tests/test_replay_jepsen.py",
+}
+
+
+@pytest.fixture(scope="session")
+def local_spark() -> Iterator[Any]:
+    """One local[2] Spark session for every replay test of the process (a session costs 10 s or
+    more, and a JVM of its own); stopped when the session ends."""
+    pytest.importorskip("pyspark")
+    from spark_replay.session import spark_session
+
+    session = spark_session("local[2]")
+    yield session
+    session.stop()
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -378,13 +378,8 @@ PLANTED_TRACE: dict[str, tuple[Any, ...]] = {}
 
 
 @pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    pytest.importorskip("pyspark")
-    from spark_replay.session import spark_session
-
-    session = spark_session("local[2]")
-    yield session
-    session.stop()
+def spark(local_spark: Any) -> Any:
+    return local_spark
 
 
 @pytest.fixture(scope="module")

@@ -7,9 +7,12 @@ from __future__ import annotations
 from spark_replay.adapters.dumplog import DUMP_LOG
 from spark_replay.adapters.segments import SEGMENTS
 from spark_replay.adapters.traces import TRACE
+from spark_replay.staged import STAGED
 from spark_replay.staging import InputFormat
 
 FORMATS: dict[str, InputFormat] = {
+    # a directory of tables already staged (``replay --out DIR`` keeps DIR/staged, ``generate-logs`` writes one)
+    STAGED.name: STAGED,
     TRACE.name: TRACE,
     DUMP_LOG.name: DUMP_LOG,
     SEGMENTS.name: SEGMENTS,

@@ -71,7 +71,6 @@ def event_schema():  # -> StructType (pyspark is imported lazily)
         ("group", T.StringType()),
         ("committed_offset", T.LongType()),
         ("client_txn", T.IntegerType()),
-        ("src", T.LongType()),
     ]
     return T.StructType([T.StructField(name, kind, True) for name, kind in fields])
 
@@ -157,7 +156,10 @@ def stage(paths: list[Path], stager: Stager) -> None:
         "txn_id",
         F.when(is_marker, lit_null).otherwise(F.col("instance")).cast("int").alias("instance"),
         F.when(is_marker, lit_null).otherwise(F.col("txn")).cast("int").alias("client_txn"),
-        F.col("src"),
+        # provenance: a consume-transform-produce batch carries the input offset it was made from in
+        # the request's value (ref_impl/kafka/client.py, Produce val=c.pos; KafkaTxn.tla: src |-> m.val);
+        # a plain producer sends -1
+        F.when(~is_marker & (F.col("offset") >= 0), F.col("offset")).alias("src"),
         F.col("trace_id").alias("file"),
         F.col("event").alias("position"),
     )

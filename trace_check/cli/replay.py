@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,9 @@ def add_parsers(sub: Any) -> None:
         "--master (or spark-submit) runs on a cluster. Exit status: 0 no violation, 1 some, 2 bad input.",
     )
     rep.add_argument("inputs", nargs="+", type=Path, metavar="INPUT", help="files or log directories")
-    rep.add_argument("--input-format", default=None, metavar="F", help="the inputs' format (default: recognised per file): trace, segment, dump-log, jepsen")
+    rep.add_argument(
+        "--input-format", default=None, metavar="F", help="the inputs' format (default: recognised per file): staged, trace, segment, dump-log, jepsen"
+    )
     rep.add_argument("--master", default=None, metavar="URL", help="Spark master, e.g. spark://127.0.0.1:7077 (default: local[*], or what spark-submit set)")
     rep.add_argument("--checks", default="", metavar="IDS", help="run only these checks, e.g. P1,P4,C1")
     rep.add_argument("--json", action="store_true", help="print the report as JSON on stdout (progress stays on stderr)")
@@ -32,6 +35,21 @@ def add_parsers(sub: Any) -> None:
         "--out", type=Path, default=None, metavar="DIR", help="keep the staged tables (DIR/staged) and write every violation as Parquet (DIR/violations/ID)"
     )
     rep.set_defaults(func=cmd_replay)
+
+    gen = sub.add_parser(
+        "generate-logs",
+        help="write large Kafka-shaped logs with planted violations, as staged tables replay reads",
+        description="Write about N rows of valid Kafka-shaped logs (data batches, markers, __transaction_state "
+        "records, read_committed fetches) as staged Parquet tables under DIR, with one planted violation of each kind "
+        "the checks know (spark_replay/generate.py); list what was planted and where. `txconform replay DIR` must find "
+        "exactly those. The same seed writes the same files.",
+    )
+    gen.add_argument("dir", type=Path, metavar="DIR", help="an empty or new directory")
+    gen.add_argument("--events", default="1M", metavar="N", help="rows to write, e.g. 200k, 1M, 10M (default 1M)")
+    gen.add_argument("--seed", type=int, default=0, metavar="S", help="the generator's seed (default 0)")
+    gen.add_argument("--no-plants", action="store_true", help="write clean logs only")
+    gen.add_argument("--force", action="store_true", help="replace DIR if generate-logs wrote it (it holds planted.json)")
+    gen.set_defaults(func=cmd_generate_logs)
 
 
 def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -94,6 +112,57 @@ def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     verdict = "violations found" if report.violated else "no violation"
     out.print(f"\nreplay: {verdict} ({report.seconds:.1f} s)")
     return report.exit_code
+
+
+def _count(text: str) -> int:
+    t = text.strip().lower().replace(",", "").replace("_", "")
+    mult = {"k": 1_000, "m": 1_000_000, "g": 1_000_000_000}.get(t[-1:], 1)
+    try:
+        n = float(t[:-1] if mult > 1 else t) * mult
+    except ValueError:
+        n = -1
+    if n < 1_000 or n != int(n):
+        raise TxconformError(f"--events {text}: not a count of at least 1,000 rows; write it as 200000, 200k or 1M")
+    return int(n)
+
+
+PLANTED = "planted.json"  # what generate-logs planted, next to the tables (replay ignores it)
+KEY_NAMES = ("trace_id", "topic", "partition", "producer_id", "offset", "event")
+
+
+def cmd_generate_logs(args: argparse.Namespace, out: Console, err: Console) -> int:
+    try:
+        from spark_replay.generate import generate
+    except ImportError as e:
+        raise TxconformError(f"generate-logs needs the spark extra ({e.name} is missing): pip install 'txconform[spark]'") from None
+    events = _count(args.events)
+    if args.dir.exists() and (not args.dir.is_dir() or any(args.dir.iterdir())):
+        if not (args.force and (args.dir / PLANTED).is_file()):
+            why = "add --force to replace it" if (args.dir / PLANTED).is_file() else "name a new one"
+            raise TxconformError(f"{args.dir}: exists and is not an empty directory; {why} (nothing was written)")
+        shutil.rmtree(args.dir)
+    g = generate(args.dir, events, seed=args.seed, plants=not args.no_plants)
+    listed = [{"check": p.check, "kind": p.kind, "what": p.what, **dict(zip(KEY_NAMES, p.key, strict=True))} for p in g.plants]
+    (args.dir / PLANTED).write_text(json.dumps({"events": events, "seed": args.seed, "rows": g.rows, "planted": listed}, indent=1) + "\n")
+    rows = ", ".join(f"{n} {c:,}" for n, c in g.rows.items())
+    out.print(f"wrote {g.events:,} rows in {g.traces} trace(s) under {args.dir}: {rows}")
+    if g.plants:
+        out.print(f"planted {len(g.plants)} violations, one of each kind:")
+        for p in g.plants:
+            trace_id, topic, partition, pid, offset, event = p.key
+            where = " ".join(
+                s
+                for s in (
+                    f"{topic}-{partition}" if topic is not None else "__transaction_state",
+                    f"offset {offset}" if offset is not None else "",
+                    f"producer {pid}" if pid is not None else "",
+                    f"event {event}",
+                )
+                if s
+            )
+            out.print(f"  {p.check} {p.kind}: {where}: {p.what}")
+    out.print(f"the list is in {args.dir / PLANTED}; next: txconform replay {args.dir}")
+    return 0
 
 
 def _at(row: dict[str, Any]) -> str:
