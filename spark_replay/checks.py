@@ -284,7 +284,7 @@ def p4_atomicity(d: Derived) -> "DataFrame":
         finished.withColumn("event", F.col("prepare_event")).withColumn("ts_ms", F.col("prepare_ts")),
         "P4",
         "MARKER_MISSING",
-        F.format_string("the transaction completed without a %s marker on %s-%d", F.col("expected"), F.col("topic"), F.col("partition")),
+        F.format_string("the transaction completed without its %s marker on %s-%d", F.col("expected"), F.col("topic"), F.col("partition")),
     )
     return a.unionByName(b)
 
@@ -1397,3 +1397,7 @@ CHECKS = CHECKS + (
         c3_inapplicable,
     ),
 )
+
+
+# The report's order: the log checks P1..P7, then the client checks C1..C4.
+CHECKS = tuple(sorted(CHECKS, key=lambda c: (c.id[0] != "P", int(c.id[1:]))))

@@ -217,11 +217,23 @@ def _run_checks(spark: Any, staged: Path, rows: dict[str, int], only: Optional[l
                 near = tables.entries
                 for c in cond:
                     near = near.where(c)
-                near = near.where(F.col("base_offset").between(first["offset"] - CONTEXT, first["offset"] + CONTEXT))
-                outcome.neighbours = [_jsonable(r) for r in near.orderBy("base_offset").limit(2 * CONTEXT + 1).collect()]
+                # the producer's batches nearest the violation on the partition: CONTEXT before, CONTEXT after
+                off = first["offset"]
+                before = near.where(F.col("base_offset") <= off).orderBy(F.col("base_offset").desc()).limit(CONTEXT + 1).collect()
+                after = near.where(F.col("base_offset") > off).orderBy("base_offset").limit(CONTEXT).collect()
+                outcome.neighbours = [_jsonable(r) for r in [*reversed(before), *after]]
             if first.get("producer_id") is not None:
                 recs = tables.txn_log.where((F.col("producer_id") == first["producer_id"]) & (F.col("trace_id") == first.get("trace_id")))
-                outcome.txn_records = [_jsonable(r) for r in recs.orderBy("ts_ms", "log_offset").limit(12).collect()]
+                # the records around the violation: up to 8 at or before it, 4 after
+                at_col = "event" if first.get("event") is not None else "ts_ms"
+                at = first.get(at_col)
+                if at is None:
+                    rows_ = recs.orderBy("ts_ms", "log_offset").limit(12).collect()
+                else:
+                    before = recs.where(F.col(at_col) <= at).orderBy(F.col(at_col).desc(), F.col("log_offset").desc()).limit(8).collect()
+                    after = recs.where(F.col(at_col) > at).orderBy(at_col, "log_offset").limit(4).collect()
+                    rows_ = [*reversed(before), *after]
+                outcome.txn_records = [_jsonable(r) for r in rows_]
             if out:
                 found.write.mode("overwrite").parquet(str(out / "violations" / check.id))
         found.unpersist()

@@ -1,8 +1,26 @@
+import os
+import shutil
+import tempfile
+import uuid
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
 import pytest
 from shared_runs import SharedTlcRuns, shares_runs
+
+from trace_check.engines.tlc import CACHE_ENV
+
+# One TLC run per model for the whole test session, whichever process asks: the tests' own runs,
+# the xdist workers (they inherit this environment) and the CLI the docs tests start
+# (trace_check/engines/tlc.py, _RunCache). Set here, in the process that starts the workers.
+_CACHE_OWNED = CACHE_ENV not in os.environ
+if _CACHE_OWNED:
+    os.environ[CACHE_ENV] = str(Path(tempfile.gettempdir()) / f"txconform-tlc-runs-{uuid.uuid4().hex[:12]}")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if _CACHE_OWNED and not hasattr(session.config, "workerinput"):  # the controller, once the workers are done
+        shutil.rmtree(os.environ[CACHE_ENV], ignore_errors=True)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

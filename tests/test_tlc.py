@@ -30,6 +30,41 @@ def counter(**overrides) -> CheckTask:
     return CheckTask(**fields)
 
 
+@pytest.fixture(autouse=True)
+def _no_run_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about running TLC: each runs it (tests/conftest.py shares runs elsewhere)."""
+    monkeypatch.delenv(tlc.CACHE_ENV, raising=False)
+
+
+def test_a_kept_run_is_read_again_as_a_live_one_and_only_for_the_same_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(tlc.CACHE_ENV, str(tmp_path / "kept"))
+    task = counter(invariants=("Small", "BelowThree"))
+    live = tlc.run_tlc(task, tmp_path / "live")
+    assert live.outcome is Outcome.VIOLATED and len(list((tmp_path / "kept").glob("*.json"))) == 1
+
+    def no_tlc(*args: object, **kwargs: object) -> None:
+        raise AssertionError("TLC was started for a model whose run is kept")
+
+    with monkeypatch.context() as m:
+        m.setattr(tlc.subprocess, "Popen", no_tlc)
+        progress = []
+        again = tlc.run_tlc(task, tmp_path / "again", progress.append)
+    for field in ("outcome", "invariant", "message", "counterexample", "distinct_states", "states_generated", "depth", "wall_time"):
+        assert getattr(again, field) == getattr(live, field), field
+    assert again.log_file is not None and again.log_file.read_text() == (tmp_path / "live" / "tlc.log").read_text()
+    assert progress, "a kept run reports its progress messages too"
+    # another constant, another budget or an edited module: TLC runs
+    other = tlc.run_tlc(counter(invariants=("Small", "BelowThree"), constants={"Limit": 5, "Names": ["a", "b"]}), tmp_path / "other")
+    assert other.outcome is Outcome.VIOLATED and len(list((tmp_path / "kept").glob("*.json"))) == 2
+    tlc.run_tlc(attrs.evolve(task, timeout=119), tmp_path / "budget")
+    assert len(list((tmp_path / "kept").glob("*.json"))) == 3
+    edited = tmp_path / "edited"
+    edited.mkdir()
+    (edited / "Counter.tla").write_text((FIXTURES / "Counter.tla").read_text() + "\\* edited\n")
+    tlc.run_tlc(attrs.evolve(task, spec_file=edited / "Counter.tla"), tmp_path / "edited-run")
+    assert len(list((tmp_path / "kept").glob("*.json"))) == 4
+
+
 def test_holds_reports_statistics(tmp_path: Path) -> None:
     progress = []
     result = tlc.run_tlc(counter(), tmp_path / "run", progress.append)

@@ -12,6 +12,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from trace_check.errors import TxconformError
 
@@ -75,42 +76,42 @@ def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
             spark_factory=spark_factory,
             out=args.out,
             checks=only or None,
-            progress=lambda s: err.print(f"replay: {s}"),
+            progress=lambda s: err.print(f"replay: {s}", markup=False),
         )
     if args.json:
         out.print_json(json.dumps(report.to_json()))
         return report.exit_code
     rows = ", ".join(f"{n} {c:,}" for n, c in report.rows.items() if c)
-    out.print(f"staged: {rows}")
+    out.print(f"staged: {rows}", markup=False)
     table = Table(title="Replay checks")
     for col in ("check", "invariant", "status", "violations", "checked"):
         table.add_column(col, justify="right" if col in ("violations",) else "left")
     for o in report.outcomes:
         checked = f"{o.entities:,} {o.entities_what}" if o.status != "not applicable" else o.note
-        table.add_row(f"{o.id} {o.name}", o.invariant, o.status, f"{o.violations:,}", checked)
+        table.add_row(*(Text(x) for x in (f"{o.id} {o.name}", o.invariant, o.status, f"{o.violations:,}", checked)))
     out.print(table)
     for o in report.outcomes:
         if o.note and o.status != "not applicable":
-            out.print(f"{o.id}: {o.note}")
+            out.print(f"{o.id}: {o.note}", markup=False)
     for o in report.outcomes:
         if not o.first:
             continue
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(o.by_kind.items()))
-        out.print(f"\n{o.id} violated ({kinds}); it approximates {o.invariant}. First violation:")
-        out.print(f"  {_where(o.first)}: {o.first.get('kind')}: {o.first.get('detail')}")
+        out.print(f"\n{o.id} violated ({kinds}); it approximates {o.invariant}. First violation:", markup=False)
+        out.print(f"  {_where(o.first)}: {o.first.get('kind')}: {o.first.get('detail')}", markup=False)
         if o.neighbours:
-            out.print("  entries of the same partition and producer around it:")
+            out.print("  entries of the same partition and producer around it:", markup=False)
             for n in o.neighbours:
-                out.print(f"    {_entry(n)}")
+                out.print(f"    {_entry(n)}", markup=False)
         if o.txn_records:
-            out.print("  the producer's transaction-log records:")
+            out.print("  the producer's transaction-log records:", markup=False)
             for r in o.txn_records:
                 parts = ",".join(f"{p['topic']}-{p['partition']}" for p in r.get("partitions") or [])
-                out.print(f"    {_at(r)} {r.get('txn_id')} {r.get('state')} epoch {r.get('epoch')} [{parts}]")
+                out.print(f"    {_at(r)} {r.get('txn_id')} {r.get('state')} epoch {r.get('epoch')} [{parts}]", markup=False)
     if args.out:
-        out.print(f"\nviolations and staged tables under {args.out}")
+        out.print(f"\nviolations and staged tables under {args.out}", markup=False)
     verdict = "violations found" if report.violated else "no violation"
-    out.print(f"\nreplay: {verdict} ({report.seconds:.1f} s)")
+    out.print(f"\nreplay: {verdict} ({report.seconds:.1f} s)", markup=False)
     return report.exit_code
 
 
@@ -145,9 +146,9 @@ def cmd_generate_logs(args: argparse.Namespace, out: Console, err: Console) -> i
     listed = [{"check": p.check, "kind": p.kind, "what": p.what, **dict(zip(KEY_NAMES, p.key, strict=True))} for p in g.plants]
     (args.dir / PLANTED).write_text(json.dumps({"events": events, "seed": args.seed, "rows": g.rows, "planted": listed}, indent=1) + "\n")
     rows = ", ".join(f"{n} {c:,}" for n, c in g.rows.items())
-    out.print(f"wrote {g.events:,} rows in {g.traces} trace(s) under {args.dir}: {rows}")
+    out.print(f"wrote {g.events:,} rows in {g.traces} trace(s) under {args.dir}: {rows}", markup=False)
     if g.plants:
-        out.print(f"planted {len(g.plants)} violations, one of each kind:")
+        out.print(f"planted {len(g.plants)} violations, one of each kind:", markup=False)
         for p in g.plants:
             trace_id, topic, partition, pid, offset, event = p.key
             where = " ".join(
@@ -160,8 +161,8 @@ def cmd_generate_logs(args: argparse.Namespace, out: Console, err: Console) -> i
                 )
                 if s
             )
-            out.print(f"  {p.check} {p.kind}: {where}: {p.what}")
-    out.print(f"the list is in {args.dir / PLANTED}; next: txconform replay {args.dir}")
+            out.print(f"  {p.check} {p.kind}: {where}: {p.what}", markup=False)
+    out.print(f"the list is in {args.dir / PLANTED}; next: txconform replay {args.dir}", markup=False)
     return 0
 
 

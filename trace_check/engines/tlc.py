@@ -13,7 +13,10 @@ TLC wrote there (every 30 minutes by default), provided the model is byte for by
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import io
+import json
 import os
 import re
 import shutil
@@ -291,6 +294,14 @@ def run_tlc(
     log_file = workdir / "tlc.log"
     start = time.monotonic()
     reader = _OutputReader(start, on_progress)
+    cache = _RunCache.from_env(task, workdir, cmd) if checkpoint is None and checkpointing.every_minutes is None else None
+    if cache is not None:
+        hit = cache.load()
+        if hit is not None:
+            returncode, wall, text = hit
+            with open(log_file, "w", encoding="utf-8") as log:
+                reader.consume(io.StringIO(text), log)
+            return _interpret(task, reader, returncode, False, wall, tuple(cmd), log_file)
     mode = "a" if checkpoint else "w"
     with open(log_file, mode, encoding="utf-8", buffering=1) as log:  # line-buffered: tail -f works
         proc = subprocess.Popen(
@@ -319,9 +330,59 @@ def run_tlc(
             _close_output(proc, pump)
     wall = time.monotonic() - start
     result = _interpret(task, reader, returncode, timed_out, wall, tuple(cmd), log_file)
+    if cache is not None and not timed_out and result.outcome is not Outcome.ENGINE_CRASH:
+        cache.store(returncode, wall, log_file)
     if checkpoint is not None:
         result = attrs.evolve(result, resumed_from=checkpoint.taken_at)
     return result
+
+
+CACHE_ENV = "TXCONFORM_TLC_CACHE"
+
+
+@attrs.frozen
+class _RunCache:
+    """Where a finished TLC run is kept, when ``TXCONFORM_TLC_CACHE`` names a directory: one run per
+    model for a whole test session, shared by the tests' own runs and the CLI's that the docs tests
+    start (tests/conftest.py sets it; users never need it). The key is everything TLC reads: each
+    file of the working directory (the spec's modules and the .cfg), the command with the working
+    directory's path taken out, and the time budget. What is kept is TLC's exit status, its wall
+    time and its whole output, which is read again exactly as a live run's; timeouts, crashes,
+    checkpointed and resumed runs are never kept."""
+
+    path: Path
+
+    @staticmethod
+    def from_env(task: CheckTask, workdir: Path, cmd: list[str]) -> Optional["_RunCache"]:
+        root = os.environ.get(CACHE_ENV)
+        if not root:
+            return None
+        h = hashlib.sha256()
+        for part in cmd:
+            h.update(part.replace(str(workdir), "<work>").encode() + b"\0")
+        h.update(f"timeout={task.timeout}".encode() + b"\0")
+        for f in sorted(workdir.rglob("*")):
+            rel = f.relative_to(workdir)
+            if f.is_file() and rel.parts[0] not in ("tmp", "states") and f.name != "tlc.log":
+                h.update(str(rel).encode() + b"\0" + f.read_bytes() + b"\0")
+        return _RunCache(Path(root) / f"{h.hexdigest()}.json")
+
+    def load(self) -> Optional[tuple[int, float, str]]:
+        try:
+            kept = json.loads(self.path.read_text(encoding="utf-8"))
+            return int(kept["returncode"]), float(kept["wall"]), str(kept["output"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def store(self, returncode: int, wall: float, log_file: Path) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            text = log_file.read_text(encoding="utf-8")
+            tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"returncode": returncode, "wall": wall, "output": text}), encoding="utf-8")
+            os.replace(tmp, self.path)  # atomic: two processes may store the same run
+        except OSError:
+            pass  # a cache that cannot be written costs only the next run's time
 
 
 def _close_output(proc: subprocess.Popen, pump: threading.Thread) -> None:
