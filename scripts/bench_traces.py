@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -109,20 +110,26 @@ def mutation_table(tmp: Path) -> str:
     rows.append(f"Mutation score: **{100 * (score or 0):.1f}%** ({report.count('killed')} killed, "
                 f"{report.count('survived')} survived, {report.count('legal')} legal, {report.count('error')} errors) "
                 f"over {len(traces)} traces x {MUTANTS_PER_TRACE} mutants, in {wall:.0f} s.")
-    legal = [r for r in report.results if r.outcome == "legal"]
-    if legal:
-        rows.append("")
-        rows.append("Legal mutants, and why each is still a run of the protocol:")
-        rows.append("")
-        rows += [f"- {r.description}: {r.detail}" for r in legal[:12]]
-    survived = [r for r in report.results if r.outcome != "killed" and r.outcome != "legal"]
-    if survived:
-        rows.append("")
-        rows.append("Survivors and errors:")
-        rows.append("")
-        rows += [f"- {r.description}: {r.outcome}: {r.detail}" for r in survived]
+    rows += mutant_notes(report.results)
     print("\n".join(rows), flush=True)
     return "\n".join(rows)
+
+
+def mutant_notes(results: Any, shown: int = 12) -> list[str]:
+    """The legal mutants (the first ``shown``) with why each is still a run, then every survivor
+    and error: the lines under a mutation table (bench_traces.py, bench_ydb.py)."""
+    rows: list[str] = []
+    legal = [r for r in results if r.outcome == "legal"]
+    if legal:
+        rows += ["", "Legal mutants, and why each is still a run of the protocol:", ""]
+        rows += [f"- {r.description}: {r.detail}" for r in legal[:shown]]
+        if len(legal) > shown:
+            rows.append(f"- and {len(legal) - shown} more")
+    bad = [r for r in results if r.outcome not in ("killed", "legal")]
+    if bad:
+        rows += ["", "Survivors and errors:", ""]
+        rows += [f"- {r.description}: {r.outcome}: {r.detail}" for r in bad]
+    return rows
 
 
 def main() -> int:

@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from bench_models import DOC, HEADER, measure, replace_section, row, stamp, warn_if_unpinned  # noqa: E402
+from bench_traces import mutant_notes  # noqa: E402
 from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 
 from ref_impl.kafka.protocol import PROTOCOL as KAFKA  # noqa: E402
@@ -354,16 +355,7 @@ def mutation_table(tmp: Path) -> str:
     rows += ["", f"Mutation score: **{100 * (score or 0):.1f}%** ({report.count('killed')} killed, "
              f"{report.count('survived')} survived, {report.count('legal')} legal, {report.count('error')} errors) "
              f"over {len(traces)} traces x {MUTANTS_PER_TRACE} mutants, two at a time, in {wall:.0f} s. Traces: {described}."]
-    legal = [r for r in report.results if r.outcome == "legal"]
-    if legal:
-        rows += ["", "Legal mutants, and why each is still a run of the protocol:", ""]
-        rows += [f"- {r.description}: {r.detail}" for r in legal[:12]]
-        if len(legal) > 12:
-            rows.append(f"- and {len(legal) - 12} more")
-    bad = [r for r in report.results if r.outcome not in ("killed", "legal")]
-    if bad:
-        rows += ["", "Survivors and errors:", ""]
-        rows += [f"- {r.description}: {r.outcome}: {r.detail}" for r in bad]
+    rows += mutant_notes(report.results)
     rows += ["", loads(before)]
     print("\n".join(rows), flush=True)
     return "\n".join(rows)
