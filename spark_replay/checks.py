@@ -366,11 +366,12 @@ def p7_state_machine(d: Derived) -> "DataFrame":
         .withColumn("prev_epoch", F.lag("epoch").over(w))
         .withColumn("prev_pid", F.lag("producer_id").over(w))
     )
-    legal = log.alias("l").join(
-        F.broadcast(pairs).alias("p"), (F.col("l.prev_state") == F.col("p.old")) & (F.col("l.state") == F.col("p.new")), how="left_semi"
-    )
     steps = log.where(F.col("prev_state").isNotNull())
-    illegal = steps.join(legal.select("trace_id", "txn_id", "log_offset"), on=["trace_id", "txn_id", "log_offset"], how="left_anti")
+    # one pass: only the small table of legal pairs is broadcast (a self-join of the log against its
+    # legal steps made Spark broadcast a side of the log itself, which fails from about 10M rows)
+    illegal = steps.join(
+        F.broadcast(pairs.withColumn("legal", F.lit(True))), (F.col("prev_state") == F.col("old")) & (F.col("state") == F.col("new")), how="left"
+    ).where(F.col("legal").isNull())
     a = _violations(
         illegal.withColumn("offset", F.col("log_offset")),
         "P7",

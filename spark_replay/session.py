@@ -17,7 +17,8 @@ with ``--out`` (docs/replay.md, "On a cluster").
 Settings, after measuring on 2 cores (docs/benchmarks.md): shuffle partitions at twice the cores
 (Spark's default of 200 costs more in task overhead than the data on small machines), adaptive
 execution on, the UI off, the driver bound to 127.0.0.1 in local mode and with a master on
-127.0.0.1.
+127.0.0.1, and the driver's heap at a quarter of the memory (1 to 8 GiB; Spark's 1 GiB fails at
+10M rows), unless ``PYSPARK_SUBMIT_ARGS`` or spark-submit says otherwise.
 """
 
 from __future__ import annotations
@@ -43,6 +44,15 @@ PACKAGE = Path(__file__).resolve().parent
 # spark_replay.staging imports trace_check.errors.
 SHIPPED = ("spark_replay", "ref_impl", "trace_check")
 LOOPBACK = ("127.0.0.1", "localhost")
+
+
+def driver_memory_mib() -> int:
+    """A quarter of the machine's memory, at least 1 GiB and at most 8 GiB."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1024 * 1024)
+    except (ValueError, OSError, AttributeError):
+        return 1024
+    return max(1024, min(8192, total // 4))
 
 
 def _local_cores(master: str) -> int:
@@ -103,6 +113,11 @@ def spark_session(master: Optional[str] = None, app: str = "txconform-replay", l
     under_submit = submitted()
     if not under_submit and (master is None or master.startswith("local") or on_loopback(master)):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # read when the JVM starts, just below
+    if not under_submit and "PYSPARK_SUBMIT_ARGS" not in os.environ:
+        # The driver's heap is fixed when its JVM starts, here. Spark's default of 1 GiB is too
+        # small from about 10M rows (a join's broadcast, the collected examples); in local mode the
+        # driver is also the executor. A quarter of the memory, between 1 and 8 GiB.
+        os.environ["PYSPARK_SUBMIT_ARGS"] = f"--driver-memory {driver_memory_mib()}m pyspark-shell"
     with _stderr_to(log):
         SparkContext._ensure_initialized()  # starts the JVM, or joins spark-submit's
     conf = SparkConf()  # the JVM's: what spark-submit set, if it ran

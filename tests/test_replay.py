@@ -297,3 +297,28 @@ def test_fates_index_and_lso_equal_the_reference_brokers(spark: Any, tmp_path: P
             assert min(open_first.values(), default=len(log)) == log.lso(), f"{uri} partition {p}: LSO"
             compared += len(log)
     assert compared >= 40  # log entries compared, over all runs and partitions
+
+
+def test_a_spark_failure_is_one_line_naming_the_stage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import spark_replay.replay as replay_module
+
+    class Py4JJavaError(Exception):  # what py4j raises for a JVM exception, stack and all
+        pass
+
+    Py4JJavaError.__module__ = "py4j.protocol"
+
+    def failing(*args: Any, progress: Any = None, **kwargs: Any) -> None:
+        progress("P7 coordinator state machine")
+        raise Py4JJavaError(
+            "An error occurred while calling o2203.collectToPython.\n"
+            ": org.apache.spark.SparkException: Not enough memory to build and broadcast the table\n"
+            "\tat org.apache.spark.sql.errors.QueryExecutionErrors$.notEnoughMemory(QueryExecutionErrors.scala:2180)"
+        )
+
+    monkeypatch.setattr(replay_module, "run_replay", failing)
+    path = trace(tmp_path, "t", "transfer", "none", 0)
+    assert main(["replay", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "QueryExecutionErrors" not in err
+    (line,) = [ln for ln in err.splitlines() if "error:" in ln]
+    assert "Spark failed at 'P7 coordinator state machine'" in line and "SparkException: Not enough memory to build" in line and "Spark's log" in line

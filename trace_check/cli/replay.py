@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -68,16 +69,29 @@ def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     unknown = [c for c in only if c not in {k.id for k in CHECKS}]
     if unknown:
         raise TxconformError(f"--checks {unknown[0]}: no such check; the checks are {', '.join(k.id for k in CHECKS)}")
-    with replay_spark(args.master, log=log) as spark_factory:
-        report = run_replay(
-            args.inputs,
-            FORMATS,
-            input_format=args.input_format,
-            spark_factory=spark_factory,
-            out=args.out,
-            checks=only or None,
-            progress=lambda s: err.print(f"replay: {s}", markup=False),
-        )
+    stage = ["starting"]
+
+    def progress(s: str) -> None:
+        stage[0] = s
+        err.print(f"replay: {s}", markup=False)
+
+    try:
+        with replay_spark(args.master, log=log) as spark_factory:
+            report = run_replay(
+                args.inputs,
+                FORMATS,
+                input_format=args.input_format,
+                spark_factory=spark_factory,
+                out=args.out,
+                checks=only or None,
+                progress=progress,
+            )
+    except TxconformError:
+        raise
+    except Exception as e:  # Spark's failures (Py4JJavaError, PySparkException, ...): one line, not a JVM stack
+        if type(e).__module__.split(".")[0] not in ("py4j", "pyspark"):
+            raise
+        raise TxconformError(f"Spark failed at {stage[0]!r}: {_first_line(e)}; Spark's log: {log}") from None
     if args.json:
         out.print_json(json.dumps(report.to_json()))
         return report.exit_code
@@ -113,6 +127,17 @@ def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     verdict = "violations found" if report.violated else "no violation"
     out.print(f"\nreplay: {verdict} ({report.seconds:.1f} s)", markup=False)
     return report.exit_code
+
+
+def _first_line(e: Exception) -> str:
+    """The JVM's own message of a Spark failure, without its stack."""
+    text = str(getattr(e, "java_exception", None) or e)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("at ")]
+    for ln in lines:  # the JVM exception's class and message, e.g. "SparkException: Not enough memory ..."
+        m = re.search(r"([\w$]+(?:Exception|Error)): (.+)", ln)
+        if m:
+            return f"{m.group(1)}: {m.group(2)}"[:400]
+    return (lines[0] if lines else type(e).__name__)[:400]
 
 
 def _count(text: str) -> int:
