@@ -1113,7 +1113,8 @@ def c4_poll_order(d: Derived) -> "DataFrame":
 
     reads = _c4_reads(d)
     # within one op: each record against the one before it
-    in_op = Window.partitionBy("trace_id", "process", "topic", "partition", "op_index").orderBy("read_index")
+    # (an input that does not say in which order an op returned its records gives them in log order)
+    in_op = Window.partitionBy("trace_id", "process", "topic", "partition", "op_index").orderBy("read_index", "offset")
     pairs = reads.withColumn("prev_idx", F.lag("idx").over(in_op)).withColumn("prev_offset", F.lag("offset").over(in_op))
     delta = F.col("idx") - F.col("prev_idx")
     internal = pairs.where(F.col("prev_idx").isNotNull() & ~F.coalesce(F.col("rebalanced"), F.lit(False)) & (delta != 1))

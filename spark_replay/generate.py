@@ -500,6 +500,7 @@ def _trace(rng: np.random.Generator, size: int, trace_id: str, plant: bool) -> t
             "offset": pa.array(rd_offset_opt[rdo], mask=rd_offset_opt[rdo] < 0),
             "lso": lso[rf],
             "event": f_event[rf],
+            "read_index": _cumcount(rf).astype(np.int64),  # a fetch returns its records in offset order
         },
         nrd,
     )
