@@ -371,7 +371,7 @@ def tables(results: list[dict[str, Any]], ingest: Optional[dict[str, Any]]) -> s
             out += f"| {c} | " + " | ".join(f"{r['suite']['checks'].get(c, 0):.1f}" for r in done) + " |\n"
         out += (
             "\nMemory (peak RSS, MiB): the generator's process; in the replay's, the Python driver, the JVM (driver and executor: "
-            "`local[2]`, 1 GiB heap), the Python workers together:\n\n"
+            "`local[2]`, the heap spark_replay/session.py gives the driver: a quarter of the memory, 1 to 8 GiB), the Python workers together:\n\n"
         )
         out += "| events | generator | Python driver | JVM | Python workers |\n|---:|---:|---:|---:|---:|\n"
         for r in done:
