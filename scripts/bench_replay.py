@@ -21,7 +21,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -35,7 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench_models import DOC, replace_section  # noqa: E402
+import bench_models  # noqa: E402
+from bench_models import record  # noqa: E402
 
 SEED = 7
 MiB = 1024 * 1024
@@ -72,24 +72,9 @@ def status_kib(pid: int | str, field: str) -> int:
 
 
 def machine() -> str:
-    cpu = "unknown CPU"
-    try:
-        cpu = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    mem = ""
-    try:
-        kib = int(next(line.split()[1] for line in open("/proc/meminfo") if line.startswith("MemTotal")))
-        mem = f", {kib / 1024 / 1024:.0f} GiB"
-    except (OSError, StopIteration):
-        pass
-    try:
-        java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()[0]
-    except (OSError, IndexError):
-        java = "java ?"
     import pyspark
 
-    return f"{os.cpu_count()} cores ({cpu}){mem}; {platform.system()} {platform.release()}; {java}; PySpark {pyspark.__version__}"
+    return bench_models.machine(f"PySpark {pyspark.__version__}")
 
 
 # --- in the child processes ---------------------------------------------------------------------
@@ -482,13 +467,7 @@ def main() -> int:
         f"Measured {today} on: {machine()}.\nCommand: `python scripts/bench_replay.py --sizes {args.sizes}`.\n"
         f"`uptime` before: `{uptime_start}`; after: `{uptime_end}`.\n\n" + tables(results, ingest) + "\n" + goals(results) + "\n"
     )
-    print(body)
-    if args.print:
-        return 0
-    text = DOC.read_text(encoding="utf-8")
-    DOC.write_text(replace_section(text, "replay", body), encoding="utf-8")
-    print(f"bench_replay: updated {DOC.relative_to(ROOT)}")
-    return 0
+    return record("replay", body, args.print, "bench_replay")
 
 
 if __name__ == "__main__":

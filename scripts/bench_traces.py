@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench_models import DOC, replace_section, stamp  # noqa: E402
+from bench_models import DOC, record, stamp  # noqa: E402
 from zoo_search import examples_to_detection  # noqa: E402
 
 from ref_impl.sim.faults import Faults  # noqa: E402
@@ -150,12 +150,7 @@ def main() -> int:
         if "### Bug zoo" in old:
             parts += ["", old[old.index("### Bug zoo") :].rstrip("\n")]
     body = stamp("python scripts/bench_traces.py" + (" --quick" if args.quick else "")) + "\n".join(parts)
-    if args.print:
-        print(body)
-        return 0
-    DOC.write_text(replace_section(text, "traces", body), encoding="utf-8")
-    print(f"bench_traces: updated {DOC.relative_to(ROOT)}")
-    return 0
+    return record("traces", body, args.print, "bench_traces")
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench_models import DOC, HEADER, measure, replace_section, row, stamp, warn_if_unpinned  # noqa: E402
+from bench_models import DOC, HEADER, measure, record, row, stamp, warn_if_unpinned  # noqa: E402
 from bench_traces import mutant_notes  # noqa: E402
 from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 
@@ -386,12 +386,7 @@ def main() -> int:
             parts += ["", f"The zoo and the mutation score below are from the last full run{f' ({when.group(1)})' if when else ''}:", "", kept]
     command = "python scripts/bench_ydb.py" + (" --quick" if args.quick else "")
     body = stamp(command) + "\n".join(parts) + f"\n\nThe whole run: {time.perf_counter() - start:.0f} s."
-    if args.print:
-        print(body)
-        return 0
-    DOC.write_text(replace_section(text, "ydb", body), encoding="utf-8")
-    print(f"bench_ydb: updated {DOC.relative_to(ROOT)}")
-    return 0
+    return record("ydb", body, args.print, "bench_ydb")
 
 
 if __name__ == "__main__":

@@ -880,6 +880,23 @@ def _c2_traces(d: Derived) -> "DataFrame":
     )
 
 
+def _c2_rows(frame: "DataFrame", kind: Any, detail: Any, producer_id: Any = None, offset: Any = None) -> "DataFrame":
+    """A send C2 looked at, in the columns every way of C2 gives: its place, kind and detail."""
+    from pyspark.sql import functions as F
+
+    return frame.select(
+        "trace_id",
+        "topic",
+        "partition",
+        (F.lit(None).cast("long") if producer_id is None else producer_id).alias("producer_id"),
+        F.col("offset") if offset is None else offset.alias("offset"),
+        "event",
+        F.lit(None).cast("string").alias("txn_id"),
+        kind.alias("kind"),
+        detail.alias("detail"),
+    )
+
+
 def _c2_history_logs(d: Derived, sends: "DataFrame") -> "DataFrame":
     """Acknowledged sends of histories looked up in the logs of their partitions, by offset: an as-of
     join (a window over the partition) finds the batch at or below each send's offset."""
@@ -937,17 +954,7 @@ def _c2_history_logs(d: Derived, sends: "DataFrame") -> "DataFrame":
     detail = F.when(
         lost_absent, F.format_string("process %s's send of %s was acknowledged at offset %d, which no batch of the log holds", process, value, offset)
     ).when(lost_aborted, F.format_string("process %s's send of %s was acknowledged at offset %d, whose batch was aborted", process, value, offset))
-    return rows.select(
-        "trace_id",
-        "topic",
-        "partition",
-        F.when(found, F.col("at.producer_id")).alias("producer_id"),
-        "offset",
-        "event",
-        F.lit(None).cast("string").alias("txn_id"),
-        kind.alias("kind"),
-        detail.alias("detail"),
-    )
+    return _c2_rows(rows, kind, detail, producer_id=F.when(found, F.col("at.producer_id")))
 
 
 def _c2_history_reads(d: Derived, sends: "DataFrame") -> "DataFrame":
@@ -964,15 +971,9 @@ def _c2_history_reads(d: Derived, sends: "DataFrame") -> "DataFrame":
     seen = F.col("reader").isNotNull()
     judged = seen | (F.col("max_read").isNotNull() & (F.col("offset") < F.col("max_read")))
     lost = judged & ~seen
-    return j.select(
-        "trace_id",
-        "topic",
-        "partition",
-        F.lit(None).cast("long").alias("producer_id"),
-        "offset",
-        "event",
-        F.lit(None).cast("string").alias("txn_id"),
-        F.when(~judged, F.lit(C2_UNJUDGED)).when(lost, F.lit("LOST_WRITE")).alias("kind"),
+    return _c2_rows(
+        j,
+        F.when(~judged, F.lit(C2_UNJUDGED)).when(lost, F.lit("LOST_WRITE")),
         F.when(
             lost,
             F.format_string(
@@ -983,7 +984,7 @@ def _c2_history_reads(d: Derived, sends: "DataFrame") -> "DataFrame":
                 F.col("max_reader"),
                 F.col("max_read"),
             ),
-        ).alias("detail"),
+        ),
     )
 
 
@@ -996,17 +997,7 @@ def _c2_judged(d: Derived) -> "DataFrame":
     def make() -> "DataFrame":
         committed = _history_committed_sends(d)
         with_offset = committed.where(F.col("offset").isNotNull())
-        unknown = committed.where(F.col("offset").isNull()).select(
-            "trace_id",
-            "topic",
-            "partition",
-            F.lit(None).cast("long").alias("producer_id"),
-            "offset",
-            "event",
-            F.lit(None).cast("string").alias("txn_id"),
-            F.lit(C2_UNJUDGED).alias("kind"),
-            F.lit(None).cast("string").alias("detail"),
-        )
+        unknown = _c2_rows(committed.where(F.col("offset").isNull()), F.lit(C2_UNJUDGED), F.lit(None).cast("string"))
         # Only the ways the input needs are planned (each costs Spark stages even on no rows).
         sources = {r["source"] for r in d.t.writes.select("source").distinct().collect()}
         has_entries = d.t.counts.get("entries", 0) > 0
@@ -1025,22 +1016,17 @@ def _c2_judged(d: Derived) -> "DataFrame":
         g1a = seen.groupBy("w.trace_id", "w.topic", "w.partition", "w.process", "w.op_index", "w.event", "w.value").agg(
             F.min("r.op_index").alias("reader"), F.min("r.offset").alias("read_offset")
         )
-        g1a = g1a.select(
-            "trace_id",
-            "topic",
-            "partition",
-            F.lit(None).cast("long").alias("producer_id"),
-            F.col("read_offset").alias("offset"),
-            "event",
-            F.lit(None).cast("string").alias("txn_id"),
-            F.when(F.col("reader").isNotNull(), F.lit("G1A")).alias("kind"),
+        g1a = _c2_rows(
+            g1a,
+            F.when(F.col("reader").isNotNull(), F.lit("G1A")),
             F.when(
                 F.col("reader").isNotNull(),
                 F.format_string(
                     "process %s's send of %s failed (op %d), but op %d polled it at offset %d",
                     *(F.col(c) for c in ("process", "value", "op_index", "reader", "read_offset")),
                 ),
-            ).alias("detail"),
+            ),
+            offset=F.col("read_offset"),
         )
         parts = []
         if "trace" in sources and has_entries:
