@@ -37,6 +37,19 @@ def hypothesis_runs(request: pytest.FixtureRequest) -> int:
     return request.config.getoption("--runs") or 10
 
 
+# Tests that take a minute or more (tests/ durations in CI's log), started first so that two
+# workers end together instead of one waiting on the other's last long test. Order only.
+LONG_FIRST = (
+    "tests/test_tlc.py::test_a_resumed_run_finds_exactly_the_states_of_an_uninterrupted_one",
+    "tests/test_docs.py::",
+    "tests/test_replay_cluster.py::",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: 0 if item.nodeid.startswith(LONG_FIRST) else 1)  # stable: the rest keep their order
+
+
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Optional[Any]:
     """Under ``pytest -n N`` (``--dist load``, the default): distribute the tests one by one, except
