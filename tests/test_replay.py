@@ -1,6 +1,7 @@
 """txconform replay (spark_replay/): the checks on Spark against TLC and the reference broker.
 
-One local[2] Spark session for the module (a session costs about 10 s). Differential: runs of the
+One local[2] Spark session for the process, shared with the other replay modules (conftest.py's
+local_spark; a session costs about 10 s). Differential: runs of the
 reference broker that TLC accepts give no violation; runs with a bug of the zoo trip the check
 mapped to the invariant it breaks, at the event where TLC rejects the run or later (TLC sees the
 illegal step, the replay its consequence in the logs); bad input is one line and exit status 2.

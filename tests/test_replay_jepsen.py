@@ -2,8 +2,8 @@
 and the client checks C2 (acknowledged sends: lost write, G1a) and C4 (poll order: poll-skip,
 nonmonotonic-poll).
 
-The adapter's tests are pure Python. The checks run in one replay (one local[2] Spark session for
-the module) of the fixture history (tests/fixtures/jepsen/history.edn, clean), small histories
+The adapter's tests are pure Python. The checks run in one replay (the process's local[2] Spark session,
+conftest.py's local_spark) of the fixture history (tests/fixtures/jepsen/history.edn, clean), small histories
 with one planted anomaly each, a history with the log of one of its partitions, and txconform
 traces of the reference broker: clean runs, and one with a lost write and a G1a planted.
 """
