@@ -12,8 +12,11 @@ console script, as gen_docs does.
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import hashlib
 import importlib.util
 import io
+import os
 import signal
 import sys
 from pathlib import Path
@@ -25,6 +28,7 @@ from shared_runs import SharedTlcRuns
 from trace_check.cli import main as cli
 from trace_check.cli import model_check
 from trace_check.engines import runner
+from trace_check.engines.tlc import CACHE_ENV
 from trace_check.models.result import Checkpointing, CheckResult, CheckTask, ProgressCallback
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,7 +60,7 @@ def txconform(shared_tlc: SharedTlcRuns, monkeypatch: pytest.MonkeyPatch) -> gen
 
     def run(args: list[str]) -> str:
         if args[0] != "model-check":
-            return gen_docs.txconform(args)
+            return once_per_session(args)
         output = io.StringIO()  # stdout and stderr in the order printed, as gen_docs captures them
         sigterm = signal.getsignal(signal.SIGTERM)  # main() sets its own
         try:
@@ -67,6 +71,31 @@ def txconform(shared_tlc: SharedTlcRuns, monkeypatch: pytest.MonkeyPatch) -> gen
         return gen_docs.tidy(output.getvalue())
 
     return run
+
+
+def once_per_session(args: list[str]) -> str:
+    """The console script's output for ``args``. A command that only reads (``check``, ``replay``
+    without ``--out``) and is quoted in two documents, such as the replay of the dump-log samples in
+    README.md and docs/replay.md, runs once per test session: its output is kept next to the
+    session's TLC runs (tests/conftest.py), keyed by the command and the bytes of the files it
+    names, and the other worker waits for it under a lock."""
+    if args[0] not in ("check", "replay") or "--out" in args or CACHE_ENV not in os.environ:
+        return gen_docs.txconform(args)
+    key = hashlib.sha256(repr(args).encode())
+    for arg in args[1:]:
+        path = ROOT / arg
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path] if path.is_file() else []
+        for f in files:
+            key.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes())
+    kept = Path(os.environ[CACHE_ENV]) / f"docs-{key.hexdigest()[:24]}.txt"
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    with open(kept.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if kept.exists():
+            return kept.read_text()
+        output = gen_docs.txconform(args)
+        kept.write_text(output)
+        return output
 
 
 @pytest.mark.parametrize("path", gen_docs.doc_files(), ids=lambda p: str(p.relative_to(ROOT)))

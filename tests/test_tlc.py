@@ -245,28 +245,36 @@ def test_an_interrupted_run_leaves_no_tlc_behind(tmp_path: Path) -> None:
 
 
 WALK_SIZE = 99
+# TLC checkpoints every whole minute at the least (-checkpoint MINUTES); its system property
+# tlc2.TLCGlobals.chkpt sets the interval in milliseconds instead (TLCGlobals.java), so the first
+# checkpoint comes about 3 s into the run and the test costs seconds of CPU, not minutes.
+CHECKPOINT_EVERY_MS = 2000
+FIRST_RUN_SECONDS = 12
 
 
 def walk(**overrides) -> CheckTask:
     fields = dict(
         name="walk",
         spec_file=FIXTURES / "Walk.tla",
-        # Work sets the cost per state: about 100 s in all on two idle cores, well past the first checkpoint
-        constants={"Size": WALK_SIZE, "Work": 100000},
+        # Work sets the cost per state: about 30 s in all on one idle core, well past the first
+        # checkpoint and the first run's time budget
+        constants={"Size": WALK_SIZE, "Work": 20000},
         invariants=("Costly",),
-        tlc=TlcOptions(workers=2),
+        tlc=TlcOptions(workers=1),
         timeout=600,
     )
     fields.update(overrides)
     return CheckTask(**fields)
 
 
-def test_a_resumed_run_finds_exactly_the_states_of_an_uninterrupted_one(tmp_path: Path) -> None:
+def test_a_resumed_run_finds_exactly_the_states_of_an_uninterrupted_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(tlc.JAVA_OPTS_ENV, f"-Dtlc2.TLCGlobals.chkpt={CHECKPOINT_EVERY_MS}")
     work = tmp_path / "run"
-    first = tlc.run_tlc(walk(timeout=75), work, checkpointing=Checkpointing(every_minutes=1))
-    assert first.outcome is Outcome.TIMEOUT, "the walk ended before TLC's first checkpoint: raise its Work"
+    first = tlc.run_tlc(walk(timeout=FIRST_RUN_SECONDS), work)
+    assert first.outcome is Outcome.TIMEOUT, "the walk ended before the first run's time was up: raise its Work"
     checkpoint = tlc.find_checkpoint(work)
-    assert checkpoint is not None, f"no checkpoint after 75 s; see {first.log_file}"
+    assert checkpoint is not None, f"no checkpoint after {FIRST_RUN_SECONDS} s; see {first.log_file}"
+    assert f"-Dtlc2.TLCGlobals.chkpt={CHECKPOINT_EVERY_MS}" in first.command
 
     resumed = tlc.run_tlc(walk(), work, checkpointing=Checkpointing(resume=True))
     assert resumed.outcome is Outcome.HOLDS, resumed.message
@@ -277,6 +285,21 @@ def test_a_resumed_run_finds_exactly_the_states_of_an_uninterrupted_one(tmp_path
     assert resumed.command[resumed.command.index("-fp") + 1] == str(checkpoint.fp_index)
     log = work / "tlc.log"
     assert log.read_text().count("Starting recovery from checkpoint") == 1, "the resumed run must add to the log"
+
+
+def test_java_options_come_from_the_environment_and_bad_ones_are_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(tlc.JAVA_OPTS_ENV, "-Xmx2g  '-Dname=a b'")
+    assert tlc.java_options() == ["-Xmx2g", "-Dname=a b"]
+    cmd = tlc.build_command(counter(), Path("/w"), Path("java"), Path("tla2tools.jar"))
+    assert cmd[cmd.index("-Xmx2g") + 1] == "-Dname=a b" and cmd.index("-Xmx2g") < cmd.index("tlc2.TLC")
+    monkeypatch.setenv(tlc.JAVA_OPTS_ENV, "-Xmx2g Walk.tla")
+    with pytest.raises(EngineUnavailable, match="'Walk.tla' is not a JVM option"):
+        tlc.java_options()
+    monkeypatch.setenv(tlc.JAVA_OPTS_ENV, "-Dname='open")
+    with pytest.raises(EngineUnavailable, match="TXCONFORM_TLC_JAVA_OPTS=.*shell words"):
+        tlc.java_options()
+    monkeypatch.delenv(tlc.JAVA_OPTS_ENV)
+    assert tlc.java_options() == []
 
 
 def test_resuming_needs_a_completed_checkpoint(tmp_path: Path) -> None:

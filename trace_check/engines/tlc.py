@@ -19,6 +19,7 @@ import io
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import threading
@@ -231,6 +232,25 @@ def prepare_workdir(task: CheckTask, workdir: Path) -> Path:
     return cfg
 
 
+JAVA_OPTS_ENV = "TXCONFORM_TLC_JAVA_OPTS"
+
+
+def java_options() -> list[str]:
+    """The JVM options of ``$TXCONFORM_TLC_JAVA_OPTS`` (shell words), for TLC's JVM: a bigger heap
+    (``-Xmx16g``) for a large model, or one of TLC's system properties, such as
+    ``-Dtlc2.TLCGlobals.chkpt=MS`` (checkpoint interval in milliseconds when no ``-checkpoint`` is
+    given; TLCGlobals.java)."""
+    text = os.environ.get(JAVA_OPTS_ENV, "")
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise EngineUnavailable(f"{JAVA_OPTS_ENV}={text!r}: {exc}; give JVM options as shell words, e.g. -Xmx8g") from None
+    bad = [w for w in words if not w.startswith("-")]
+    if bad:
+        raise EngineUnavailable(f"{JAVA_OPTS_ENV}: {bad[0]!r} is not a JVM option; give options only, e.g. -Xmx8g -Dname=value")
+    return words
+
+
 def build_command(
     task: CheckTask,
     workdir: Path,
@@ -242,6 +262,7 @@ def build_command(
     cmd = [
         str(java),
         "-XX:+UseParallelGC",
+        *java_options(),
         # TLC 2.15 unpacks its standard modules (Integers.tla, ...) into java.io.tmpdir; runs that
         # share /tmp race on those files and fail to parse now and then. Each run gets its own.
         f"-Djava.io.tmpdir={workdir / 'tmp'}",
