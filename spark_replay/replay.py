@@ -90,8 +90,10 @@ def run_replay(
     out: Optional[Path] = None,
     checks: Optional[list[str]] = None,
     progress: Callable[[str], None] = lambda s: None,
+    plan: str = "pass",
 ) -> Report:
-    """Replay ``inputs``; ``spark_factory`` makes the Spark session (spark_replay.session by default)."""
+    """Replay ``inputs``; ``spark_factory`` makes the Spark session (spark_replay.session by default);
+    ``plan`` is how the checks of one partition's log run (checks.Derived)."""
     from spark_replay.session import spark_session
 
     t0 = time.perf_counter()
@@ -138,7 +140,7 @@ def run_replay(
         formats[name].stage(paths, stager)
     spark = get_spark()
     try:
-        report = _run_checks(spark, staged, stager.rows, checks, out, progress)
+        report = _run_checks(spark, staged, stager.rows, checks, out, progress, plan)
     finally:
         if not out:
             shutil.rmtree(staged, ignore_errors=True)
@@ -164,13 +166,15 @@ def load_tables(spark: Any, staged: Path, rows: dict[str, int]) -> Any:
     return Tables(spark=spark, counts=dict(rows), **frames)
 
 
-def _run_checks(spark: Any, staged: Path, rows: dict[str, int], only: Optional[list[str]], out: Optional[Path], progress: Callable[[str], None]) -> Report:
+def _run_checks(
+    spark: Any, staged: Path, rows: dict[str, int], only: Optional[list[str]], out: Optional[Path], progress: Callable[[str], None], plan: str = "pass"
+) -> Report:
     from pyspark.sql import functions as F
 
     from spark_replay.checks import CHECKS, KEY, Derived
 
     tables = load_tables(spark, staged, rows)
-    derived = Derived(tables)
+    derived = Derived(tables, plan)
     outcomes = []
     for check in CHECKS:
         if only and check.id not in only:

@@ -47,6 +47,7 @@ def run_checks(
     checks: Optional[list[str]] = None,
     out: Optional[Path] = None,
     progress: Callable[[str], None] = lambda s: None,
+    plan: str = "pass",
 ) -> Report:
     """Run the checks on an already staged directory; with ``out``, every violation is written
     to ``out/violations/<check>/`` as Parquet (as ``txconform replay --out`` does)."""
@@ -55,7 +56,7 @@ def run_checks(
         raise ReplayInputError(f"{staged}: not a staged directory (no entries/, txn_log/ or reads/ with Parquet files)")
     _check_schemas(staged)
     rows = staged_rows(staged)
-    report = _run_checks(spark, staged, rows, checks, out, progress)
+    report = _run_checks(spark, staged, rows, checks, out, progress, plan)
     report.inputs = [str(staged)]
     report.formats = {"staged": [str(staged)]}
     report.seconds = time.perf_counter() - t0

@@ -77,6 +77,7 @@ LOCAL_SPARK_MODULES = {
     "tests/test_replay.py",
     "tests/test_replay_generate.py",
     "tests/test_replay_jepsen.py",
+    "tests/test_replay_plans.py",
 }
 
 

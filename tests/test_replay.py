@@ -258,7 +258,8 @@ def test_fates_index_and_lso_equal_the_reference_brokers(spark: Any, tmp_path: P
 
     from ref_impl.sim.run import trace_header
     from ref_impl.sim.scheduler import Simulation
-    from spark_replay.checks import Derived, _index_sweep
+    from spark_replay.checks import Derived
+    from spark_replay.partition_pass import index_sweep
     from spark_replay.replay import load_tables
 
     logs, paths = {}, []
@@ -286,7 +287,7 @@ def test_fates_index_and_lso_equal_the_reference_brokers(spark: Any, tmp_path: P
             want = {(i, log.fate(i), e.src if e.src >= 0 else None) for i, e in enumerate(log.entries) if e.kind == "data"}
             assert got_fates.get((uri, p), set()) == want, f"{uri} partition {p}: fates"
             mine = rows[(rows.trace_id == uri) & (rows.partition == p)]
-            index = _index_sweep(mine) if len(mine) else None
+            index = index_sweep(mine) if len(mine) else None
             got_index = set() if index is None else {(int(x.first_offset), int(x.last_offset)) for x in index.itertuples()}
             assert got_index == {(first, last) for _, first, last in log.aborted_index()}, f"{uri} partition {p}: index"
             open_first = {}

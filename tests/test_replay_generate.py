@@ -17,7 +17,7 @@ import random  # noqa: E402
 import pandas as pd  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
-import spark_replay.checks as checks  # noqa: E402
+import spark_replay.partition_pass as partition_pass  # noqa: E402
 from spark_replay.generate import generate, violation_key  # noqa: E402
 from spark_replay.replay import run_replay  # noqa: E402
 from spark_replay.staged import STAGED, run_checks  # noqa: E402
@@ -90,7 +90,7 @@ def test_replay_reads_a_staged_directory(spark: Any, tmp_path: Path) -> None:
 
 
 def _merged(entries: list[dict], reads: list[dict]) -> pd.DataFrame:
-    """The frame C1 gives _sweep_partition for one partition (entries and read rows, the last row
+    """The frame C1 gives sweep_partition for one partition (entries and read rows, the last row
     of each fetch with kind_order 2), with the dtypes Arrow gives pandas."""
     rows = [{"row": "entry", "kind_order": 0, "from_offset": None, "lso": None, **e} for e in entries]
     by_event: dict[int, list[dict]] = {}
@@ -131,11 +131,11 @@ def test_the_vectorised_c1_sweep_gives_the_rows_of_the_loop(monkeypatch: pytest.
             offs = [rng.randint(0, 35) for _ in range(rng.randint(0, 4))] or [None]
             reads += [{"event": ev, "offset": o, "from_offset": frm, "lso": lso} for o in offs]
         frame = _merged(entries, reads)
-        fast = checks._sweep_vectorised(frame.copy())
+        fast = partition_pass._sweep_vectorised(frame.copy())
         assert fast is not None
         with monkeypatch.context() as m:
-            m.setattr(checks, "_sweep_vectorised", lambda pdf: None)
-            slow = checks._sweep_partition(frame.copy())
+            m.setattr(partition_pass, "_sweep_vectorised", lambda pdf: None)
+            slow = partition_pass.sweep_partition(frame.copy())
         assert _rows(fast) == _rows(slow)
         compared += len(slow)
     assert compared > 200  # the inputs did have violations to compare
