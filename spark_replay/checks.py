@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
 
 from ref_impl.kafka.states import OPEN_STATES, VALID_PREVIOUS
-from spark_replay.partition_pass import KEY, VIOLATION_COLUMNS, index_sweep, sweep_partition
+from spark_replay.partition_pass import C1_FETCHES, KEY, VIOLATION_COLUMNS, index_sweep, sweep_partition
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -512,7 +512,10 @@ def c1_read_committed_windows(d: Derived) -> "DataFrame":
         "partition",
         "event",
         F.lit(0).alias("kind_order"),
-        F.col("base_offset").alias("offset"),
+        # one row per offset: a data batch of several records holds each of them
+        F.explode(
+            F.sequence(F.col("base_offset"), F.when(F.col("is_control"), F.col("base_offset")).otherwise(F.coalesce("last_offset", "base_offset")))
+        ).alias("offset"),
         "producer_id",
         "is_txn",
         "is_control",
@@ -524,7 +527,7 @@ def c1_read_committed_windows(d: Derived) -> "DataFrame":
     fetch = ("trace_id", "topic", "partition", "event")
     w = Window.partitionBy(*fetch).orderBy(F.col("offset").asc_nulls_first())
     reads = (
-        d.t.reads.where(F.col("isolation") == "read_committed")
+        d.t.reads.where(C1_FETCHES)
         .withColumn("n", F.row_number().over(w))
         .withColumn("last", F.count("*").over(Window.partitionBy(*fetch)))
     )
@@ -654,7 +657,7 @@ CHECKS: tuple[Check, ...] = (
         ("entries", "reads"),
         "read_committed fetches",
         c1_read_committed,
-        _count(lambda d: d.t.reads.where("isolation = 'read_committed'"), "trace_id", "event"),
+        _count(lambda d: d.t.reads.where(C1_FETCHES), "trace_id", "event"),
     ),
 )
 
@@ -687,11 +690,16 @@ def _memo(d: Derived, name: str, make: Callable[[], "DataFrame"]) -> "DataFrame"
 
 
 def _history_ok_reads(d: Derived) -> "DataFrame":
-    """Records that ok polls of client histories returned (Jepsen's reads-by-type :ok)."""
+    """Records that ok polls of client histories returned (Jepsen's reads-by-type :ok), except those of
+    read_uncommitted consumers (the probe's), which may return what was never committed."""
     from pyspark.sql import functions as F
 
     return d.t.reads.where(
-        (F.col("source") != "trace") & (F.col("op_type") == "ok") & F.col("op_f").isin("poll", "txn") & F.col("offset").isNotNull()
+        (F.col("source") != "trace")
+        & (F.col("op_type") == "ok")
+        & F.col("op_f").isin("poll", "txn")
+        & F.col("offset").isNotNull()
+        & ~F.coalesce(F.col("isolation") == "read_uncommitted", F.lit(False))
     )
 
 
@@ -787,9 +795,12 @@ def _c2_rows(frame: "DataFrame", kind: Any, detail: Any, producer_id: Any = None
     )
 
 
-def _c2_history_logs(d: Derived, sends: "DataFrame") -> "DataFrame":
-    """Acknowledged sends of histories looked up in the logs of their partitions, by offset: an as-of
-    join (a window over the partition) finds the batch at or below each send's offset."""
+def _c2_history_logs(d: Derived, sends: "DataFrame", committed: bool = True) -> "DataFrame":
+    """Sends of histories looked up in the logs of their partitions, by offset: an as-of join (a
+    window over the partition) finds the batch at or below each send's offset. ``committed``: the
+    sends of transactions the client was told committed (lost if absent or aborted, unfinished if
+    their batch has no marker); else those of failed ones that say where they landed (G1A if their
+    batch committed)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -803,6 +814,7 @@ def _c2_history_logs(d: Derived, sends: "DataFrame") -> "DataFrame":
             F.max("last_offset").alias("last_offset"),
             F.max("committed_copy").alias("any_commit"),
             F.max(F.col("fate") == "ABORT").alias("any_abort"),
+            F.max(F.col("is_txn") & F.col("fate").isNull()).alias("any_open"),
             F.first("producer_id").alias("producer_id"),
         )
     )
@@ -811,7 +823,7 @@ def _c2_history_logs(d: Derived, sends: "DataFrame") -> "DataFrame":
         "partition",
         F.col("base_offset").alias("pos"),
         F.lit(0).alias("row"),
-        F.struct("base_offset", "last_offset", "any_commit", "any_abort", "producer_id").alias("batch"),
+        F.struct("base_offset", "last_offset", "any_commit", "any_abort", "any_open", "producer_id").alias("batch"),
         *[F.lit(None).cast(t).alias(c) for c, t in (("trace_id", "string"), ("offset", "long"), ("event", "long"), ("process", "string"), ("value", "string"))],
     ).unionByName(
         sends.select(
@@ -819,7 +831,7 @@ def _c2_history_logs(d: Derived, sends: "DataFrame") -> "DataFrame":
             "partition",
             F.col("offset").alias("pos"),
             F.lit(1).alias("row"),
-            F.lit(None).cast("struct<base_offset:long,last_offset:long,any_commit:boolean,any_abort:boolean,producer_id:long>").alias("batch"),
+            F.lit(None).cast("struct<base_offset:long,last_offset:long,any_commit:boolean,any_abort:boolean,any_open:boolean,producer_id:long>").alias("batch"),
             "trace_id",
             "offset",
             "event",
@@ -837,13 +849,21 @@ def _c2_history_logs(d: Derived, sends: "DataFrame") -> "DataFrame":
     )
     inside = (F.col("offset") >= F.col("log_start")) & (F.col("offset") <= F.col("log_end"))
     found = F.col("at").isNotNull() & (F.col("at.last_offset") >= F.col("offset"))
+    process, value, offset = F.col("process"), F.col("value"), F.col("offset")
+    if not committed:
+        g1a = inside & found & F.col("at.any_commit") & ~F.col("at.any_abort")
+        detail = F.format_string("process %s's send of %s failed, but its batch at offset %d was committed", process, value, offset)
+        return _c2_rows(rows, F.when(g1a, F.lit("G1A")), F.when(g1a, detail), producer_id=F.when(found, F.col("at.producer_id")))
     lost_absent = inside & ~found
     lost_aborted = inside & found & F.col("at.any_abort") & ~F.col("at.any_commit")
-    kind = F.when(~inside, F.lit(C2_UNJUDGED)).when(lost_absent | lost_aborted, F.lit("LOST_WRITE"))
-    process, value, offset = F.col("process"), F.col("value"), F.col("offset")
-    detail = F.when(
-        lost_absent, F.format_string("process %s's send of %s was acknowledged at offset %d, which no batch of the log holds", process, value, offset)
-    ).when(lost_aborted, F.format_string("process %s's send of %s was acknowledged at offset %d, whose batch was aborted", process, value, offset))
+    # the log was read after the client was told: a committed transaction's batch must be closed by then
+    unclosed = inside & found & F.col("at.any_open") & ~F.col("at.any_commit") & ~F.col("at.any_abort")
+    kind = F.when(~inside, F.lit(C2_UNJUDGED)).when(lost_absent | lost_aborted, F.lit("LOST_WRITE")).when(unclosed, F.lit("MARKER_MISSING"))
+    detail = (
+        F.when(lost_absent, F.format_string("process %s's send of %s was acknowledged at offset %d, which no batch of the log holds", process, value, offset))
+        .when(lost_aborted, F.format_string("process %s's send of %s was acknowledged at offset %d, whose batch was aborted", process, value, offset))
+        .when(unclosed, F.format_string("process %s's send of %s at offset %d committed, but no marker follows its batch", process, value, offset))
+    )
     return _c2_rows(rows, kind, detail, producer_id=F.when(found, F.col("at.producer_id")))
 
 
@@ -895,6 +915,7 @@ def _c2_judged(d: Derived) -> "DataFrame":
         in_logs = with_offset.join(logged_tps, on=["topic", "partition"], how="left_semi")
         no_logs = with_offset.join(logged_tps, on=["topic", "partition"], how="left_anti") if has_entries else with_offset
         failed = d.t.writes.where((F.col("source") != "trace") & (F.col("outcome") == "fail"))
+        failed_in_logs = failed.where(F.col("offset").isNotNull()).join(logged_tps, on=["topic", "partition"], how="left_semi")
         seen = failed.alias("w").join(
             _history_ok_reads(d).alias("r"),
             (F.col("w.trace_id") == F.col("r.trace_id"))
@@ -924,6 +945,7 @@ def _c2_judged(d: Derived) -> "DataFrame":
         if sources - {"trace"}:
             if has_entries:
                 parts.append(_c2_history_logs(d, in_logs))
+                parts.append(_c2_history_logs(d, failed_in_logs, committed=False))
             parts += [_c2_history_reads(d, no_logs), unknown, g1a]
         return functools.reduce(lambda a, b: a.unionByName(b), parts) if parts else unknown.limit(0)
 
@@ -933,7 +955,7 @@ def _c2_judged(d: Derived) -> "DataFrame":
 def c2_acknowledged_sends(d: Derived) -> "DataFrame":
     from pyspark.sql import functions as F
 
-    bad = _c2_judged(d).where(F.col("kind").isin("LOST_WRITE", "G1A"))
+    bad = _c2_judged(d).where(F.col("kind").isin("LOST_WRITE", "G1A", "MARKER_MISSING"))
     return _violations(bad, "C2", F.col("kind"), F.col("detail"))
 
 

@@ -294,6 +294,11 @@ _INPUT = (
 )
 SEQ_MOD = 2**31
 
+# The reads C1 replays: read_committed fetches that say where they started and when (traces,
+# generated logs, the probe's raw Fetch requests). A client's polls (Jepsen, the probe's consumers)
+# say neither; C2 and C4 judge those.
+C1_FETCHES = "isolation = 'read_committed' AND from_offset IS NOT NULL AND event IS NOT NULL"
+
 
 def _as_input(frame: "DataFrame", row: str, renamed: dict[str, str]) -> "DataFrame":
     """``frame`` as _INPUT rows of kind ``row``: the columns it shares with _INPUT by name (or
@@ -310,11 +315,10 @@ def _as_input(frame: "DataFrame", row: str, renamed: dict[str, str]) -> "DataFra
 
 def pass_input(t: Any, with_reads: bool, with_index: bool) -> "DataFrame":
     """The entries (and read_committed reads, and .txnindex rows) as one frame of _INPUT."""
-    from pyspark.sql import functions as F
 
     frame = _as_input(t.entries, "entry", {})
     if with_reads:
-        reads = t.reads.where(F.col("isolation") == "read_committed").select("trace_id", "topic", "partition", "offset", "event", "from_offset", "lso")
+        reads = t.reads.where(C1_FETCHES).select("trace_id", "topic", "partition", "offset", "event", "from_offset", "lso")
         frame = frame.unionByName(_as_input(reads, "read", {"base_offset": "offset"}))
     if with_index:
         index = t.aborted_index.select("trace_id", "topic", "partition", "producer_id", "first_offset", "last_offset", "lso")
@@ -488,10 +492,17 @@ def _index(idem: "pd.DataFrame", index: "pd.DataFrame", where: dict[str, Any], r
 
 def _c1_frame(entries: "pd.DataFrame", reads: "pd.DataFrame") -> "pd.DataFrame":
     """The partition's log and its read_committed fetches, as checks.sweep_partition reads them:
-    each fetch's rows in offset order (an empty fetch's row first), its last row of kind 2."""
+    one entry row per offset (a data batch of several records gives one row per record, all of its
+    event), each fetch's rows in offset order (an empty fetch's row first), its last row of kind 2."""
+    import numpy as np
     import pandas as pd
 
-    ent = entries[entries["event"].notna()]
+    ent = entries[entries["event"].notna()].reset_index(drop=True)
+    span = (ent["last_offset"].fillna(ent["base_offset"]) - ent["base_offset"] + 1).clip(lower=1)
+    span = np.where(ent["is_control"].eq(True), 1, span.fillna(1)).astype(np.int64)
+    if bool((span > 1).any()):
+        ent = ent.loc[ent.index.repeat(span)]
+        ent = ent.assign(base_offset=ent["base_offset"] + ent.groupby(level=0).cumcount()).reset_index(drop=True)
     e = pd.DataFrame(
         {
             "row": "entry",

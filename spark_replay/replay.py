@@ -213,6 +213,9 @@ def _run_checks(
                 F.col("offset").asc_nulls_last(),
             )
             examples = [_jsonable(r) for r in ordered.limit(EXAMPLES).collect()]
+            # and the first of each kind the first EXAMPLES do not show
+            for kind in sorted(set(kinds) - {e.get("kind") for e in examples}):
+                examples += [_jsonable(r) for r in ordered.where(F.col("kind") == kind).limit(1).collect()]
             outcome.examples = examples
             first = examples[0]
             outcome.first = first

@@ -5,6 +5,7 @@ flag, each input goes to the first format whose ``sniff`` recognises it, in this
 from __future__ import annotations
 
 from spark_replay.adapters.dumplog import DUMP_LOG
+from spark_replay.adapters.probe import PROBE
 from spark_replay.adapters.segments import SEGMENTS
 from spark_replay.adapters.traces import TRACE
 from spark_replay.staged import STAGED
@@ -13,6 +14,8 @@ from spark_replay.staging import InputFormat
 FORMATS: dict[str, InputFormat] = {
     # a directory of tables already staged (``replay --out DIR`` keeps DIR/staged, ``generate-logs`` writes one)
     STAGED.name: STAGED,
+    # a txconform probe run (txconform probe --out DIR)
+    PROBE.name: PROBE,
     TRACE.name: TRACE,
     DUMP_LOG.name: DUMP_LOG,
     SEGMENTS.name: SEGMENTS,

@@ -289,10 +289,22 @@ def _header_batch(header: tuple[Any, ...], pos: int) -> Batch:
 
 def _read_batch(data: bytes, pos: int, deep: bool) -> tuple[Batch, list[Any]]:
     """A batch read whole by kafka-python: header fields, CRC, records; a control batch's marker."""
-    batch = DefaultRecordBatch(data)
+    batch, records = _batch(DefaultRecordBatch(data), pos)
+    return batch, records if deep else []
+
+
+def batch_row(batch: DefaultRecordBatch, pos: int, check_crc: bool = True) -> tuple[dict[str, Any], list[Any]]:
+    """An entries row (Batch's fields) and the records of a v2 batch kafka-python parsed, from any
+    source (the probe's Fetch responses too); a corrupt batch raises an error saying what is wrong.
+    ``check_crc=False`` reads a batch whose CRC fails (the caller reports that itself)."""
+    b, records = _batch(batch, pos, check_crc)
+    return b._asdict(), records
+
+
+def _batch(batch: DefaultRecordBatch, pos: int, check_crc: bool = True) -> tuple[Batch, list[Any]]:
     if batch.last_offset_delta < 0 or batch.records_count < 0:
         raise _Corrupt(pos, f"negative lastOffsetDelta ({batch.last_offset_delta}) or record count ({batch.records_count})", _CORRUPT_FIX)
-    if not batch.validate_crc():
+    if check_crc and not batch.validate_crc():
         raise _Corrupt(pos, f"the batch fails its CRC ({batch.crc})", _CORRUPT_FIX)
     try:
         records = list(batch)
@@ -321,7 +333,7 @@ def _read_batch(data: bytes, pos: int, deep: bool) -> tuple[Batch, list[Any]]:
             batch.leader_epoch,
             pos,
         ),
-        records if deep else [],
+        records,
     )
 
 

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.text import Text
 
 from trace_check import __doc__ as package_doc
-from trace_check.cli import model_check, replay, traces
+from trace_check.cli import model_check, probe, replay, traces
 from trace_check.errors import TxconformError
 
 EXIT_USAGE = 2  # bad input: registry, arguments, missing engine, unreadable trace
@@ -50,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     model_check.add_parsers(sub)
     traces.add_parsers(sub)
     replay.add_parsers(sub)
+    probe.add_parsers(sub)
     return parser
 
 

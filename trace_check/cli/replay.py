@@ -103,6 +103,16 @@ def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.json:
         out.print_json(json.dumps(report.to_json()))
         return report.exit_code
+    print_report(report, out)
+    if args.out:
+        out.print(f"\nviolations and staged tables under {args.out}", markup=False)
+    verdict = "violations found" if report.violated else "no violation"
+    out.print(f"\nreplay: {verdict} ({report.seconds:.1f} s)", markup=False)
+    return report.exit_code
+
+
+def print_report(report: Any, out: Console) -> None:
+    """The table of checks, their notes, and each violated check's first violation with its context."""
     rows = ", ".join(f"{n} {c:,}" for n, c in report.rows.items() if c)
     out.print(f"staged: {rows}", markup=False)
     table = Table(title="Replay checks")
@@ -130,11 +140,6 @@ def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
             for r in o.txn_records:
                 parts = ",".join(f"{p['topic']}-{p['partition']}" for p in r.get("partitions") or [])
                 out.print(f"    {_at(r)} {r.get('txn_id')} {r.get('state')} epoch {r.get('epoch')} [{parts}]", markup=False)
-    if args.out:
-        out.print(f"\nviolations and staged tables under {args.out}", markup=False)
-    verdict = "violations found" if report.violated else "no violation"
-    out.print(f"\nreplay: {verdict} ({report.seconds:.1f} s)", markup=False)
-    return report.exit_code
 
 
 def _first_line(e: Exception) -> str:

@@ -1,0 +1,155 @@
+"""Transactional producers and consumers with confluent-kafka (librdkafka), recording every step.
+
+Shared by the probe's own process and the child it kills (probe._child). Every librdkafka call that
+waits has a timeout; the outcome of a transaction is what the client was told:
+
+- ``ok``: commit_transaction returned.
+- ``fail``: abort_transaction returned; or commit failed with an abortable error and the abort
+  succeeded; or the producer was fenced (a newer instance's InitProducerId aborts the older
+  instance's open transaction: KIP-98, TransactionCoordinator.handleInitProducerId).
+- ``info``: anything else (a timeout, a fatal error other than fencing, a killed process).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable, Optional
+
+CALL_SECONDS = 10.0
+ADMIN_SECONDS = 5.0  # CreateTopics / DeleteTopics: a broker that does not serve them fails fast
+
+Emit = Callable[..., Any]  # emit(kind, **fields): Recorder.add, or a child's line printer
+
+
+def client_logger(path: Optional[str]) -> logging.Logger:
+    """librdkafka's log lines go to the run's clients.log, not to the terminal."""
+    log = logging.getLogger("txconform.probe.librdkafka")
+    log.propagate = False
+    if path and not any(getattr(h, "baseFilename", None) == path for h in log.handlers):
+        log.addHandler(logging.FileHandler(path))
+    log.setLevel(logging.INFO)
+    return log
+
+
+def producer_config(bootstrap: str, txid: str, log_path: Optional[str]) -> dict[str, Any]:
+    return {
+        "bootstrap.servers": bootstrap,
+        "transactional.id": txid,
+        "enable.idempotence": True,
+        "transaction.timeout.ms": 60000,
+        "message.timeout.ms": 15000,
+        "linger.ms": 2,
+        "socket.connection.setup.timeout.ms": 5000,
+        "logger": client_logger(log_path),
+    }
+
+
+class TxnProducer:
+    """One producer instance: its transactions, each recorded as sends and an end."""
+
+    def __init__(self, emit: Emit, bootstrap: str, txid: str, instance: int, process: str, log_path: Optional[str] = None) -> None:
+        from confluent_kafka import Producer
+
+        self.emit = emit
+        self.txid = txid
+        self.instance = instance
+        self.process = process
+        self.n = 0
+        self.fenced = False
+        self.producer = Producer(producer_config(bootstrap, txid, log_path))
+
+    def init(self) -> Optional[str]:
+        """InitProducerId; None, or the error."""
+        try:
+            self.producer.init_transactions(CALL_SECONDS)
+            self.emit("note", process=self.process, what="init", txid=self.txid, instance=self.instance)
+            return None
+        except Exception as e:
+            self.emit("note", process=self.process, what="init-failed", txid=self.txid, instance=self.instance, error=_err(e))
+            return _err(e)
+
+    def txn_name(self) -> str:
+        return f"{self.txid}/{self.instance}/{self.n}"
+
+    def begin(self) -> bool:
+        self.n += 1
+        try:
+            self.producer.begin_transaction()
+            return True
+        except Exception as e:
+            self.end("info", _err(e))
+            return False
+
+    def send(self, topic: str, partition: int, key: str, value: str) -> None:
+        txn, op = self.txn_name(), self.n
+
+        def delivered(err: Any, msg: Any) -> None:
+            self.emit(
+                "send",
+                process=self.process,
+                txn=txn,
+                op=op,
+                topic=topic,
+                partition=partition,
+                key=key,
+                value=value,
+                offset=None if err else msg.offset(),
+                error=str(err) if err else None,
+            )
+
+        try:
+            self.producer.produce(topic, value=value.encode(), key=key.encode(), partition=partition, on_delivery=delivered)
+        except Exception as e:  # BufferError, KafkaException (fenced, fatal): the send never left
+            self.emit("send", process=self.process, txn=txn, op=op, topic=topic, partition=partition, key=key, value=value, offset=None, error=_err(e))
+
+    def flush(self) -> int:
+        """Wait for every delivery report; returns how many are still pending."""
+        return int(self.producer.flush(CALL_SECONDS))
+
+    def commit(self) -> str:
+        try:
+            self.producer.commit_transaction(CALL_SECONDS)
+            return self.end("ok")
+        except Exception as e:
+            kerr = e.args[0] if e.args else None
+            if _is_fenced(kerr):
+                self.fenced = True
+                return self.end("fail", _err(e))
+            if kerr is not None and getattr(kerr, "txn_requires_abort", lambda: False)():
+                try:
+                    self.producer.abort_transaction(CALL_SECONDS)
+                    return self.end("fail", _err(e))
+                except Exception as e2:
+                    return self.end("info", f"{_err(e)}; then abort: {_err(e2)}")
+            return self.end("info", _err(e))
+
+    def abort(self) -> str:
+        try:
+            self.producer.abort_transaction(CALL_SECONDS)
+            return self.end("fail", None, decided="abort")
+        except Exception as e:
+            kerr = e.args[0] if e.args else None
+            if _is_fenced(kerr):
+                self.fenced = True
+                return self.end("fail", _err(e), decided="abort")
+            return self.end("info", _err(e), decided="abort")
+
+    def end(self, outcome: str, error: Optional[str] = None, decided: str = "commit") -> str:
+        self.emit("txn", process=self.process, txn=self.txn_name(), op=self.n, outcome=outcome, decided=decided, error=error)
+        return outcome
+
+
+def _is_fenced(kerr: Any) -> bool:
+    if kerr is None:
+        return False
+    from confluent_kafka import KafkaError
+
+    codes = {getattr(KafkaError, n) for n in ("_FENCED", "PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH") if hasattr(KafkaError, n)}
+    return bool(getattr(kerr, "code", lambda: None)() in codes)
+
+
+def _err(e: BaseException) -> str:
+    kerr = e.args[0] if e.args else None
+    if kerr is not None and hasattr(kerr, "name") and hasattr(kerr, "str"):
+        return f"{kerr.name()}: {kerr.str()}"
+    return f"{type(e).__name__}: {e}"

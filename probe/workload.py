@@ -1,0 +1,382 @@
+"""The probe's workload: a seeded plan, run with real clients against a target, recorded.
+
+The plan (``make_plan``) is drawn from the seed: per producer, its transactions (which partitions,
+how many records each, commit or abort). Running it (``run``) starts, all at once:
+
+- the producers, one thread each (``producers`` of them), committing and aborting as planned;
+- a zombie: instance 0 of a transactional id begins a transaction and sends; instance 1 of the same
+  id initialises (which must fence instance 0 and abort its transaction); instance 0 keeps sending
+  and tries to commit; instance 1 commits a transaction of its own;
+- a producer process (probe._child) that commits, begins one more transaction, sends, and is killed
+  by its process id (SIGKILL) mid-transaction; a new instance of its transactional id then
+  initialises, which must abort what the dead one left open, and commits one transaction;
+- a transaction left open: begun, sent, acknowledged, never ended while the probe observes;
+- consumers polling throughout from offset 0 of every partition: one read_committed, one
+  read_uncommitted (``assign``, no group: no rebalances to excuse);
+- the observer: rounds of raw read_committed Fetch requests (probe.wire) from where the last one
+  ended, every ``FETCH_INTERVAL`` seconds.
+
+When the producers are done, the consumers drain to the end of the log, and two final passes read
+every partition from offset 0 with raw Fetch requests: read_uncommitted (the log itself, markers
+included) and read_committed (the LSO and the aborted-transactions list over the whole log).
+Every loop is bounded in count and time; the same seed gives the same plan (what the broker and
+the threads' timing do with it may differ).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from probe.clients import ADMIN_SECONDS, CALL_SECONDS, TxnProducer, client_logger
+from probe.history import Recorder
+from probe.targets import Target, TargetError
+from probe.wire import READ_COMMITTED, READ_UNCOMMITTED, Connection, Fetched, WireError
+
+FETCH_INTERVAL = 0.2
+PACE = 0.15  # between a producer's transactions, so that the observer's fetches fall between them
+MAX_FETCHES_PER_PASS = 10_000  # per partition and pass: a log the probe wrote is far smaller
+DRAIN_SECONDS = 10.0
+
+
+@dataclass(frozen=True)
+class Txn:
+    records: tuple[tuple[int, int], ...]  # (partition, how many records)
+    commit: bool
+
+
+@dataclass(frozen=True)
+class Plan:
+    seed: int
+    topic: str
+    partitions: int
+    producers: tuple[tuple[Txn, ...], ...]
+    zombie: bool
+    kill: bool
+    open_txn: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seed": self.seed,
+            "topic": self.topic,
+            "partitions": self.partitions,
+            "producers": [[{"records": [list(r) for r in t.records], "commit": t.commit} for t in txns] for txns in self.producers],
+            "zombie": self.zombie,
+            "kill": self.kill,
+            "open_txn": self.open_txn,
+        }
+
+
+def make_plan(
+    seed: int,
+    partitions: int = 3,
+    producers: int = 2,
+    txns: int = 6,
+    records: int = 3,
+    abort_ratio: float = 0.34,
+    scenarios: tuple[str, ...] = ("zombie", "kill", "open"),
+) -> Plan:
+    rng = random.Random(seed)
+    topic = f"txconform-probe-{seed}-{rng.randrange(16**6):06x}"
+    plans = []
+    for _ in range(producers):
+        mine = []
+        for _ in range(txns):
+            chosen = sorted(rng.sample(range(partitions), rng.randint(1, partitions)))
+            mine.append(Txn(tuple((p, rng.randint(1, records)) for p in chosen), rng.random() >= abort_ratio))
+        plans.append(tuple(mine))
+    return Plan(seed, topic, partitions, tuple(plans), "zombie" in scenarios, "kill" in scenarios, "open" in scenarios)
+
+
+class Run:
+    """One run of a plan against a started target, recorded by ``rec``."""
+
+    def __init__(self, plan: Plan, target: Target, rec: Recorder, workdir: Path, deadline_s: float = 90.0) -> None:
+        self.plan = plan
+        self.target = target
+        self.rec = rec
+        self.workdir = workdir
+        self.deadline = time.monotonic() + deadline_s
+        self.stop = threading.Event()
+        self.clients_log = str(workdir / "clients.log")
+        self.errors: list[str] = []
+        self.leaders: dict[int, tuple[str, int]] = {}
+        self.partitions = plan.partitions
+        self._open: Optional[TxnProducer] = None
+
+    # --- the topic ---------------------------------------------------------------------------
+
+    def _admin_config(self) -> dict[str, Any]:
+        return {"bootstrap.servers": self.target.bootstrap, "logger": client_logger(self.clients_log)}
+
+    def create_topic(self) -> None:
+        from confluent_kafka.admin import AdminClient, NewTopic
+
+        admin = AdminClient(self._admin_config())
+        futures = admin.create_topics([NewTopic(self.plan.topic, num_partitions=self.plan.partitions, replication_factor=1)], operation_timeout=ADMIN_SECONDS)
+        try:
+            futures[self.plan.topic].result(ADMIN_SECONDS)
+            self.rec.add("note", what="create-topic", topic=self.plan.topic, partitions=self.plan.partitions)
+        except Exception as e:
+            self.rec.add("note", what="create-topic-failed", topic=self.plan.topic, error=str(e) or type(e).__name__)
+        for _ in range(50):  # the topic's metadata (a Metadata request for it auto-creates it where allowed)
+            md = admin.list_topics(self.plan.topic, timeout=CALL_SECONDS)
+            t = md.topics.get(self.plan.topic)
+            if t is not None and t.error is None and t.partitions and all(p.leader >= 0 for p in t.partitions.values()):
+                self.partitions = len(t.partitions)
+                self.leaders = {p: (str(md.brokers[m.leader].host), int(md.brokers[m.leader].port)) for p, m in t.partitions.items()}
+                if self.partitions != self.plan.partitions:
+                    self.rec.add("note", what="partitions", topic=self.plan.topic, asked=self.plan.partitions, got=self.partitions)
+                return
+            time.sleep(0.2)
+        raise TargetError(f"{self.target.name}: topic {self.plan.topic} has no leaders after 10 s; the clients' log: {self.clients_log}")
+
+    def delete_topic(self) -> Optional[str]:
+        """Delete the probe's topic; None, or why it could not."""
+        from confluent_kafka.admin import AdminClient
+
+        admin = AdminClient(self._admin_config())
+        try:
+            admin.delete_topics([self.plan.topic], operation_timeout=ADMIN_SECONDS)[self.plan.topic].result(ADMIN_SECONDS)
+            self.rec.add("note", what="delete-topic", topic=self.plan.topic)
+            return None
+        except Exception as e:
+            why = str(e) or type(e).__name__
+            self.rec.add("note", what="delete-topic-failed", topic=self.plan.topic, error=why)
+            return why
+
+    # --- producers -----------------------------------------------------------------------------
+
+    def _producer(self, txid: str, instance: int, process: str) -> TxnProducer:
+        return TxnProducer(self.rec.add, self.target.bootstrap, txid, instance, process, self.clients_log)
+
+    def _txn(self, p: TxnProducer, txn: Txn, n_records: Optional[int] = None) -> None:
+        if not p.begin():
+            return
+        for partition, count in txn.records:
+            if partition >= self.partitions:
+                continue
+            for i in range(count if n_records is None else n_records):
+                p.send(self.plan.topic, partition, f"k{partition}", f"{p.process}-{p.n}-{partition}-{i}")
+        p.flush()
+        p.commit() if txn.commit else p.abort()
+
+    def producer(self, k: int, txns: tuple[Txn, ...]) -> None:
+        p = self._producer(f"{self.plan.topic}-p{k}", 0, f"producer-{k}")
+        if p.init() is not None:
+            return
+        for txn in txns:
+            if time.monotonic() > self.deadline or p.fenced:
+                break
+            self._txn(p, txn)
+            time.sleep(PACE)
+        if self.plan.open_txn and k == 0:
+            if p.begin():
+                for partition in range(self.partitions):
+                    p.send(self.plan.topic, partition, f"k{partition}", f"{p.process}-open-{partition}")
+                p.flush()
+                self.rec.add("note", process=p.process, what="left-open", txn=p.txn_name())
+                self._open = p  # kept, never ended, until the final observation
+
+    def zombie(self) -> None:
+        txid = f"{self.plan.topic}-zombie"
+        old = self._producer(txid, 0, "zombie-0")
+        if old.init() is not None or not old.begin():
+            return
+        for partition in range(self.partitions):
+            old.send(self.plan.topic, partition, f"k{partition}", f"zombie-0-1-{partition}-before")
+        old.flush()
+        new = self._producer(txid, 1, "zombie-1")
+        if new.init() is None:
+            self.rec.add("note", process="zombie-1", what="fenced-older-instance", txid=txid)
+        for partition in range(self.partitions):
+            old.send(self.plan.topic, partition, f"k{partition}", f"zombie-0-1-{partition}-after")
+        old.flush()
+        old.commit()
+        self._txn(new, Txn(tuple((p, 1) for p in range(self.partitions)), True))
+
+    def kill(self) -> None:
+        txid = f"{self.plan.topic}-killed"
+        args = {
+            "bootstrap": self.target.bootstrap,
+            "txid": txid,
+            "topic": self.plan.topic,
+            "partitions": self.partitions,
+            "process": "killed-0",
+            "committed": 1,
+            "log": self.clients_log,
+        }
+        child = subprocess.Popen(
+            [sys.executable, "-m", "probe._child", json.dumps(args)],
+            bufsize=0,  # unbuffered: select() then sees every line the child wrote
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        lines: list[dict[str, Any]] = []
+        assert child.stdout is not None
+        try:
+            limit = time.monotonic() + 30.0
+            while time.monotonic() < limit and len(lines) < 1000:
+                ready, _, _ = select.select([child.stdout], [], [], max(0.0, limit - time.monotonic()))
+                raw = child.stdout.readline() if ready else b""
+                if not raw:
+                    break
+                try:
+                    line = json.loads(raw)
+                except ValueError:
+                    continue
+                if isinstance(line, dict):
+                    lines.append(line)
+                    if line.get("type") == "mid":
+                        break
+        finally:
+            os.kill(child.pid, signal.SIGKILL)
+            child.wait(10)
+            child.stdout.close()
+        self.rec.add_lines([ln for ln in lines if ln.get("type") != "mid"])
+        mid = any(ln.get("type") == "mid" for ln in lines)
+        self.rec.add("note", process="killed-0", what="killed" if mid else "killed-before-mid", pid=child.pid, signal="SIGKILL")
+        recovery = self._producer(txid, 1, "killed-1")
+        if recovery.init() is None:
+            self._txn(recovery, Txn(tuple((p, 1) for p in range(self.partitions)), True))
+
+    # --- consumers and the observer ------------------------------------------------------------
+
+    def consumer(self, isolation: str) -> None:
+        from confluent_kafka import Consumer, TopicPartition
+
+        process = f"consumer-{'rc' if isolation == 'read_committed' else 'ru'}"
+        c = Consumer(
+            {
+                "bootstrap.servers": self.target.bootstrap,
+                "group.id": f"{self.plan.topic}-{process}",
+                "isolation.level": isolation,
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+                "logger": client_logger(self.clients_log),
+            }
+        )
+        try:
+            c.assign([TopicPartition(self.plan.topic, p, 0) for p in range(self.partitions)])
+            op = 0
+            drain_until: Optional[float] = None
+            while time.monotonic() < self.deadline + DRAIN_SECONDS:
+                if self.stop.is_set() and drain_until is None:
+                    drain_until = time.monotonic() + 2.0
+                if drain_until is not None and time.monotonic() > drain_until:
+                    break
+                msgs = c.consume(200, 0.2)
+                records = [[m.topic(), m.partition(), m.offset(), _text(m.key()), _text(m.value())] for m in msgs if m.error() is None]
+                if records:
+                    op += 1
+                    self.rec.add("poll", process=process, op=op, isolation=isolation, records=records)
+                    if drain_until is not None:
+                        drain_until = time.monotonic() + 2.0
+        finally:
+            c.close()
+
+    def _connection(self, partition: int, conns: dict[tuple[str, int], Connection]) -> Connection:
+        leader = self.leaders[partition]
+        if leader not in conns:
+            conns[leader] = Connection(*leader)
+        return conns[leader]
+
+    def _record_fetch(self, process: str, isolation: int, partition: int, f: Fetched, final: bool) -> None:
+        self.rec.add(
+            "fetch",
+            process=process,
+            isolation="read_committed" if isolation == READ_COMMITTED else "read_uncommitted",
+            topic=self.plan.topic,
+            partition=partition,
+            from_offset=f.from_offset,
+            error_code=f.error_code,
+            high_watermark=f.high_watermark,
+            lso=f.lso,
+            aborted=[list(a) for a in f.aborted],
+            empty_response=f.empty_response,
+            final=final,
+            batches=[{**b.row, "records": [list(r) for r in b.records]} for b in f.batches],
+            delivered=[list(r) for r in f.delivered()] if isolation == READ_COMMITTED else None,
+        )
+
+    def observer(self) -> None:
+        conns: dict[tuple[str, int], Connection] = {}
+        position = dict.fromkeys(range(self.partitions), 0)
+        try:
+            rounds = 0
+            while not self.stop.is_set() and time.monotonic() < self.deadline and rounds < 100_000:
+                rounds += 1
+                for p in range(self.partitions):
+                    f = self._connection(p, conns).fetch(self.plan.topic, p, position[p], READ_COMMITTED, max_wait_ms=50)
+                    if f.error_code == 0 and (f.batches or not f.empty_response):
+                        self._record_fetch("fetch-rc", READ_COMMITTED, p, f, final=False)
+                        position[p] = f.next_offset()
+                self.stop.wait(FETCH_INTERVAL)
+        except WireError as e:
+            self.errors.append(f"observer: {e}")
+            self.rec.add("note", what="observer-failed", error=str(e))
+        finally:
+            for c in conns.values():
+                c.close()
+
+    def final_pass(self, isolation: int) -> None:
+        """Every partition from offset 0 to its end, one Fetch after another (bounded)."""
+        process = "log" if isolation == READ_UNCOMMITTED else "fetch-rc-final"
+        conns: dict[tuple[str, int], Connection] = {}
+        try:
+            for p in range(self.partitions):
+                offset = 0
+                for _ in range(MAX_FETCHES_PER_PASS):
+                    f = self._connection(p, conns).fetch(self.plan.topic, p, offset, isolation, max_wait_ms=200)
+                    self._record_fetch(process, isolation, p, f, final=True)
+                    end = f.high_watermark if isolation == READ_UNCOMMITTED or f.lso is None else f.lso
+                    if f.error_code != 0 or not f.batches or f.next_offset() >= end:
+                        break
+                    offset = f.next_offset()
+        except WireError as e:
+            self.errors.append(f"{process}: {e}")
+            self.rec.add("note", what=f"{process}-failed", error=str(e))
+        finally:
+            for c in conns.values():
+                c.close()
+
+    # --- the whole run ---------------------------------------------------------------------------
+
+    def run(self) -> None:
+        self.create_topic()
+        background = [threading.Thread(target=self.observer, name="observer", daemon=True)]
+        background += [threading.Thread(target=self.consumer, args=(iso,), name=iso, daemon=True) for iso in ("read_committed", "read_uncommitted")]
+        workers = [threading.Thread(target=self.producer, args=(k, txns), name=f"producer-{k}", daemon=True) for k, txns in enumerate(self.plan.producers)]
+        if self.plan.zombie:
+            workers.append(threading.Thread(target=self.zombie, name="zombie", daemon=True))
+        if self.plan.kill:
+            workers.append(threading.Thread(target=self.kill, name="kill", daemon=True))
+        for t in background + workers:
+            t.start()
+        for t in workers:
+            t.join(max(0.0, self.deadline - time.monotonic()))
+            if t.is_alive():
+                self.errors.append(f"{t.name} did not finish before the deadline")
+        time.sleep(3 * FETCH_INTERVAL)  # one more observer round sees the last markers
+        self.stop.set()
+        for t in background:
+            t.join(DRAIN_SECONDS + 5)
+        self.final_pass(READ_UNCOMMITTED)
+        self.final_pass(READ_COMMITTED)
+        self._open = None  # the open transaction's producer goes only now
+
+
+def _text(b: Optional[bytes]) -> Optional[str]:
+    return None if b is None else b.decode("utf-8", "backslashreplace")

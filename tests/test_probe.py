@@ -1,0 +1,211 @@
+"""``txconform probe`` (probe/): targets started and stopped by their own process id, a seeded plan
+run with real clients, the raw Fetch reader, the record and its adapter, one-line errors.
+
+The tests that start a broker (mark ``probe``) run each installed target with a small plan and
+check that it completes, writes its record and report, and leaves no process and no topic behind.
+What the targets do wrong is reported by the probe (docs/probe.md); these tests do not expect it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("kafka")
+
+from probe.targets import TargetError, free_port, parse_bootstrap  # noqa: E402
+from probe.wire import Fetched, FetchedBatch  # noqa: E402
+from probe.workload import make_plan  # noqa: E402
+from spark_replay.adapters.probe import read  # noqa: E402
+from spark_replay.staging import ReplayInputError  # noqa: E402
+from trace_check.cli.main import main  # noqa: E402
+
+FIXTURE = Path(__file__).parent / "fixtures" / "probe" / "tansu-seed11.jsonl"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie (exited, not reaped) counts as gone
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+# --- without a broker -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["", "nohost", "host:0", "host:99999", "a b:1"])
+def test_a_bad_bootstrap_is_refused_with_the_fix(text: str) -> None:
+    with pytest.raises(TargetError, match="HOST:PORT"):
+        parse_bootstrap(text)
+
+
+def test_bad_arguments_are_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["probe", "--bootstrap", "nohost", "--out", str(tmp_path / "a")]) == 2
+    assert main(["probe", "--scenarios", "zombie,flood", "--out", str(tmp_path / "b")]) == 2
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "keep.txt").write_text("mine")
+    assert main(["probe", "--out", str(tmp_path / "c")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 3 and all(line.startswith("txconform: error: ") for line in err), err
+    assert "flood" in err[1] and "zombie,kill,open" in err[1]
+    assert "name a new one" in err[2] and (tmp_path / "c" / "keep.txt").read_text() == "mine"
+
+
+def test_a_cluster_that_does_not_answer_is_exit_2_naming_it(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("probe.targets.BOOTSTRAP_SECONDS", 3.0)
+    port = free_port()  # nothing listens there
+    assert main(["probe", "--bootstrap", f"127.0.0.1:{port}", "--out", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err
+    assert f"127.0.0.1:{port} did not answer Metadata" in err and "Traceback" not in err
+
+
+def test_the_plan_is_the_seeds() -> None:
+    assert make_plan(5) == make_plan(5)
+    assert make_plan(5) != make_plan(6)
+    plan = make_plan(5, partitions=4, producers=3, txns=7, records=2, scenarios=("kill",))
+    assert len(plan.producers) == 3 and all(len(t) == 7 for t in plan.producers)
+    assert all(p < 4 and 1 <= n <= 2 for txns in plan.producers for t in txns for p, n in t.records)
+    assert plan.kill and not plan.zombie and not plan.open_txn
+    commits = [t.commit for txns in make_plan(1, txns=200).producers for t in txns]
+    assert 0.5 < sum(commits) / len(commits) < 0.8  # about a third aborted
+
+
+def _batch(base: int, last: int, pid: int, control: str | None = None) -> FetchedBatch:
+    row = {"base_offset": base, "last_offset": last, "producer_id": pid, "is_txn": True, "is_control": control is not None, "control": control}
+    return FetchedBatch(row, [] if control else [(o, "k", f"v{o}") for o in range(base, last + 1)])
+
+
+def test_a_read_committed_client_skips_what_the_aborted_list_names_as_kafkas_consumer_does() -> None:
+    # producer 1 aborts [0..1] (marker 2), commits [3] (marker 5); producer 2's [4] commits (marker 6)
+    batches = [_batch(0, 1, 1), _batch(2, 2, 1, "ABORT"), _batch(3, 3, 1), _batch(4, 4, 2), _batch(5, 5, 1, "COMMIT"), _batch(6, 6, 2, "COMMIT")]
+    right = Fetched(0, 0, 7, 7, [(1, 0)], batches)
+    assert [r[0] for r in right.delivered()] == [3, 4]
+    # a broker that leaves the aborted transaction out of the list makes the client deliver it
+    wrong = Fetched(0, 0, 7, 7, [], batches)
+    assert [r[0] for r in wrong.delivered()] == [0, 1, 3, 4]
+    # a fetch from the middle of a batch returns only what is at or past its offset
+    assert [r[0] for r in Fetched(1, 0, 7, 7, [], batches).delivered()][:1] == [1]
+    assert right.next_offset() == 7
+
+
+def test_the_record_becomes_the_replay_tables() -> None:
+    header, tables = read(FIXTURE)
+    assert header["format"] == "txconform-probe" and header["target"] == "tansu" and header["seed"] == 11
+    assert set(header["clients"]) >= {"confluent-kafka", "librdkafka", "kafka-python"}
+    writes, reads, entries = tables["writes"], tables["reads"], tables["entries"]
+    assert {w["outcome"] for w in writes} >= {"ok", "fail", "info"}  # the killed and the open transactions are info
+    assert {r["op_f"] for r in reads} == {"poll", "fetch"}
+    assert {r["isolation"] for r in reads if r["op_f"] == "poll"} == {"read_committed", "read_uncommitted"}
+    assert any(e["is_control"] and e["control"] == "ABORT" for e in entries) and any(e["control"] == "COMMIT" for e in entries)
+    # each entry comes after the read_committed fetches of its partition that could not see it
+    # (their high watermark was at or below it), and before the first one that could
+    lines = [json.loads(x) for x in FIXTURE.read_text().splitlines()[1:]]
+    fetches = [ln for ln in lines if ln["type"] == "fetch" and ln["isolation"] == "read_committed" and not ln.get("empty_response")]
+    for e in entries:
+        mine = [f for f in fetches if f["partition"] == e["partition"]]
+        before = [f["seq"] * 1_000_000 for f in mine if f["high_watermark"] <= e["last_offset"]]
+        after = [f["seq"] * 1_000_000 for f in mine if f["high_watermark"] > e["last_offset"]]
+        assert all(b < e["event"] for b in before if b < min(after, default=b + 1)), e
+        assert all(e["event"] < a for a in after), e
+    # the transactional id of a batch comes from the sends it holds
+    sent = {(w["partition"], w["offset"]): w["txn"].split("/")[0] for w in writes if w["offset"] is not None}
+    for e in entries:
+        if not e["is_control"] and (e["partition"], e["base_offset"]) in sent:
+            assert e["txn_id"] == sent[(e["partition"], e["base_offset"])]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("not json", ":2: not JSON"),
+        ('{"type": "send", "seq": 1}', ":2: a send line without 'process'"),
+        ('{"type": "txn", "seq": 1, "txn": "a/0/1", "outcome": "maybe"}', ":2: outcome 'maybe'"),
+        ('{"type": "poll", "seq": 1, "process": "c", "op": 1, "isolation": "read_committed", "records": [[1, 2]]}', ":2: a polled record must be"),
+        ('{"type": "send", "seq": "x", "process": "p"}', ":2: seq is 'x', not an integer"),
+    ],
+)
+def test_a_bad_record_is_one_line_naming_the_file_and_line(tmp_path: Path, line: str, message: str) -> None:
+    f = tmp_path / "probe.jsonl"
+    f.write_text(FIXTURE.read_text().splitlines()[0] + "\n" + line + "\n")
+    with pytest.raises(ReplayInputError, match=message.replace("(", r"\(").replace("[", r"\[")) as e:
+        read(f)
+    assert str(f) in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_record_of_another_version_says_to_upgrade(tmp_path: Path) -> None:
+    header = json.loads(FIXTURE.read_text().splitlines()[0]) | {"version": 99}
+    f = tmp_path / "probe.jsonl"
+    f.write_text(json.dumps(header) + "\n")
+    with pytest.raises(ReplayInputError, match="version 99.*upgrade txconform"):
+        read(f)
+
+
+# --- against the real targets -------------------------------------------------------------------
+
+
+def _installed(target: str) -> bool:
+    try:
+        import confluent_kafka  # noqa: F401
+
+        if target == "tansu":
+            from probe.targets import tansu_binary
+
+            tansu_binary()
+        return True
+    except (ImportError, TargetError):
+        return False
+
+
+@pytest.mark.probe
+@pytest.mark.parametrize("target", ["mock", "tansu"])
+def test_a_probe_of_each_installed_target_completes_and_leaves_nothing_running(target: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    if not _installed(target):
+        pytest.skip(f"{target} is not installed (pip install 'txconform[probe]')")
+    out = tmp_path / "run"
+    code = main(["probe", "--target", target, "--seed", "3", "--txns", "2", "--out", str(out), "--no-check"])
+    printed = capsys.readouterr().out
+    assert code in (0, 1), printed  # 1: the target did something wrong, which docs/probe.md reports
+    lines = [json.loads(x) for x in (out / "probe.jsonl").read_text().splitlines()]
+    header = lines[0]
+    assert header["target"] == target and header["seed"] == 3 and header["target_version"] and header["clients"]["librdkafka"]
+    assert header["command"].startswith(f"txconform probe --target {target} --seed 3")
+    kinds = {ln["type"] for ln in lines[1:]}
+    assert kinds >= {"send", "txn", "poll", "fetch", "note"}
+    notes = {ln["what"]: ln for ln in lines[1:] if ln["type"] == "note"}
+    assert "killed" in notes and "fenced-older-instance" in notes and "left-open" in notes
+    # the broker and the killed producer process are gone, each stopped by its own id
+    assert not _alive(header["target_pid"]) and not _alive(notes["killed"]["pid"])
+    assert json.loads((out / "report.json").read_text())["command"] == header["command"]
+    assert (out / "target.log").is_file() and "the target was stopped" in printed
+
+
+@pytest.mark.probe
+def test_a_probe_of_a_running_cluster_deletes_its_topic_and_leaves_the_cluster_running(tmp_path: Path) -> None:
+    if not _installed("tansu"):
+        pytest.skip("tansu is not installed (pip install 'txconform[probe]')")
+    from confluent_kafka.admin import AdminClient
+
+    from probe.run import record
+    from probe.targets import start_tansu
+
+    with start_tansu(tmp_path / "tansu") as tansu:
+        plan = make_plan(4, txns=1, scenarios=())
+        rec = record(plan, "mock", tmp_path / "run", bootstrap=tansu.bootstrap)
+        assert rec.target == "bootstrap" and rec.topic_left is None and not rec.errors
+        assert tansu.process is not None and tansu.process.poll() is None  # not the probe's to stop
+        topics = AdminClient({"bootstrap.servers": tansu.bootstrap}).list_topics(timeout=10).topics
+        assert plan.topic not in topics
+        pid = tansu.pid
+    assert pid is not None and not _alive(pid)
+    with socket.socket() as s:  # its port is free again
+        s.bind(tuple(tansu.bootstrap.split(":")[0:1]) + (int(tansu.bootstrap.split(":")[1]),))

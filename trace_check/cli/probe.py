@@ -1,0 +1,231 @@
+"""``txconform probe``: real clients against a real Kafka-protocol broker, recorded and checked (probe/)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any, Optional
+
+from rich.console import Console
+
+from trace_check.errors import TxconformError
+
+SCENARIOS = ("zombie", "kill", "open")
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser(
+        "probe",
+        help="drive a real Kafka-protocol broker with real transactional clients, record it, and check it",
+        description="Start a broker (librdkafka's mock cluster or Tansu), or use a running one (--bootstrap), run a seeded "
+        "plan of transactional producers, a zombie, a producer process killed mid-transaction, a transaction left open, and "
+        "read_committed / read_uncommitted consumers with confluent-kafka; read the log back with raw Fetch requests "
+        "(kafka-python's protocol classes); write it all to DIR/probe.jsonl and run the replay checks on it "
+        "(docs/probe.md). Exit status: 0 no anomaly, 1 anomalies, 2 bad arguments or a target that did not start.",
+    )
+    p.add_argument("--target", choices=("mock", "tansu"), default="mock", help="the broker the probe starts and stops (default mock)")
+    p.add_argument("--bootstrap", default=None, metavar="HOST:PORT", help="a running cluster instead: not started or stopped by the probe")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="the plan's seed (default 0)")
+    p.add_argument("--producers", type=_count(1, 32), default=2, metavar="N", help="concurrent transactional producers (default 2)")
+    p.add_argument("--txns", type=_count(1, 10_000), default=8, metavar="N", help="transactions per producer (default 8)")
+    p.add_argument("--partitions", type=_count(1, 64), default=3, metavar="N", help="partitions of the probe's topic (default 3)")
+    p.add_argument("--records", type=_count(1, 1000), default=3, metavar="N", help="at most N records per partition per transaction (default 3)")
+    p.add_argument("--scenarios", default=",".join(SCENARIOS), metavar="LIST", help=f"of {','.join(SCENARIOS)} (default all; '' for none)")
+    p.add_argument("--seconds", type=float, default=60.0, metavar="S", help="the workload's deadline (default 60)")
+    p.add_argument("--out", type=Path, default=None, metavar="DIR", help="where the record goes (default out/probe-TARGET-SEED)")
+    p.add_argument("--force", action="store_true", help="replace DIR if an earlier probe wrote it")
+    p.add_argument("--no-check", action="store_true", help="record only; check later with: txconform replay DIR")
+    p.add_argument("--master", default=None, metavar="URL", help="Spark master for the checks (default local[*])")
+    p.set_defaults(func=cmd_probe)
+
+
+def _count(low: int, high: int) -> Any:
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= n <= high:
+            raise argparse.ArgumentTypeError(f"{n} is not between {low} and {high}")
+        return n
+
+    return parse
+
+
+def _scenarios(text: str) -> tuple[str, ...]:
+    chosen = tuple(s.strip() for s in text.split(",") if s.strip())
+    unknown = [s for s in chosen if s not in SCENARIOS]
+    if unknown:
+        raise TxconformError(f"--scenarios {unknown[0]}: no such scenario; choose from {','.join(SCENARIOS)}")
+    return chosen
+
+
+def _command(args: argparse.Namespace, scenarios: tuple[str, ...]) -> str:
+    words = ["txconform", "probe"]
+    words += ["--bootstrap", args.bootstrap] if args.bootstrap else ["--target", args.target]
+    words += ["--seed", str(args.seed), "--producers", str(args.producers), "--txns", str(args.txns), "--partitions", str(args.partitions)]
+    words += ["--records", str(args.records), "--scenarios", ",".join(scenarios)]
+    return shlex.join(words)
+
+
+def cmd_probe(args: argparse.Namespace, out: Console, err: Console) -> int:
+    try:
+        import confluent_kafka  # noqa: F401
+        import kafka  # noqa: F401
+
+        from probe.run import record
+        from probe.workload import make_plan
+    except ImportError as e:
+        raise TxconformError(f"probe needs the probe extra ({e.name} is missing): pip install 'txconform[probe]'") from None
+    if args.seconds <= 0 or args.seconds > 3600:
+        raise TxconformError(f"--seconds {args.seconds}: give a deadline between 1 and 3600 seconds")
+    scenarios = _scenarios(args.scenarios)
+    if args.bootstrap:
+        from probe.targets import parse_bootstrap
+
+        args.bootstrap = parse_bootstrap(args.bootstrap)
+    name = "bootstrap" if args.bootstrap else args.target
+    directory: Path = args.out or Path("out") / f"probe-{name}-{args.seed}"
+    if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
+        if not (args.force and (directory / "probe.jsonl").is_file()):
+            why = "add --force to replace it" if (directory / "probe.jsonl").is_file() else "name a new one with --out"
+            raise TxconformError(f"{directory}: exists and is not an empty directory; {why} (nothing was written)")
+        shutil.rmtree(directory)
+    plan = make_plan(args.seed, partitions=args.partitions, producers=args.producers, txns=args.txns, records=args.records, scenarios=scenarios)
+    command = _command(args, scenarios)
+    err.print(f"probe: starting {name}", markup=False)
+    rec = record(plan, args.target, directory, bootstrap=args.bootstrap, command=command, seconds=args.seconds)
+    summary = summarise(directory)
+    out.print(f"target: {rec.target_version} at {summary['bootstrap']}", markup=False)
+    out.print(f"clients: {', '.join(f'{k} {v}' for k, v in summary['clients'].items())}", markup=False)
+    out.print(f"plan: seed {args.seed}, topic {plan.topic}, {summary['partitions']} partitions, scenarios {','.join(scenarios) or 'none'}", markup=False)
+    out.print(
+        f"recorded: {summary['sends']} sends in {summary['txns']} transactions ({summary['outcomes']}), "
+        f"{summary['polls']} polls, {summary['fetches']} raw Fetch responses",
+        markup=False,
+    )
+    for note in summary["notes"]:
+        out.print(f"  note: {note}", markup=False)
+    for problem in rec.errors:
+        out.print(f"  error: {problem}", markup=False)
+    if args.bootstrap:
+        topic = "deleted" if rec.topic_left is None else f"NOT deleted ({rec.topic_left}): delete {plan.topic} yourself"
+        out.print(f"the cluster was left running; the probe's topic was {topic}", markup=False)
+    else:
+        topic = "deleted" if rec.topic_left is None else f"not deleted ({rec.topic_left}), and went with the target"
+        out.print(f"the target was stopped; the probe's topic was {topic}", markup=False)
+    out.print(f"record: {directory / 'probe.jsonl'}; the target's log: {directory / 'target.log'}", markup=False)
+    from probe.findings import record_findings
+
+    own = record_findings(directory / "probe.jsonl")
+    if args.no_check:
+        print_findings(own, command, out)
+        (directory / "report.json").write_text(
+            json.dumps({"findings": own, "command": command, "checks": "not run (--no-check)"}, indent=1, default=str) + "\n"
+        )
+        out.print(f"check it with: txconform replay {directory}", markup=False)
+        return 1 if own else 0
+    report = check(directory, args.master, err)
+    from trace_check.cli.replay import print_report
+
+    print_report(report, out)
+    found = print_findings(own + findings_of(report), command, out)
+    (directory / "report.json").write_text(json.dumps({**report.to_json(), "findings": found, "command": command}, indent=1, default=str) + "\n")
+    verdict = f"{len(found)} kind(s) of anomaly found" if found else "no anomaly"
+    out.print(f"\nprobe: {verdict} ({report.seconds:.1f} s of checks); the report is in {directory / 'report.json'}", markup=False)
+    return 1 if found else 0
+
+
+def check(directory: Path, master: Optional[str], err: Console, spark_factory: Any = None) -> Any:
+    """The replay checks on a probe's record (the Spark session from ``spark_factory``, else a local one)."""
+    try:
+        from spark_replay.adapters import FORMATS
+        from spark_replay.replay import run_replay
+        from spark_replay.session import replay_spark
+    except ImportError as e:
+        raise TxconformError(f"the probe's checks need the spark extra ({e.name} is missing): pip install 'txconform[spark]', or use --no-check") from None
+    from trace_check.cli.replay import _first_line
+
+    log = Path(tempfile.gettempdir()) / f"txconform-probe-{os.getpid()}-spark.log"
+
+    def progress(s: str) -> None:
+        err.print(f"probe: {s}", markup=False)
+
+    def run(factory: Any) -> Any:
+        return run_replay([directory], FORMATS, input_format="probe", spark_factory=factory, out=directory / "replay", progress=progress)
+
+    try:
+        if spark_factory is not None:
+            return run(spark_factory)
+        with replay_spark(master, log=log) as factory:
+            return run(factory)
+    except TxconformError:
+        raise
+    except Exception as e:
+        if type(e).__module__.split(".")[0] not in ("py4j", "pyspark"):
+            raise
+        raise TxconformError(f"Spark failed: {_first_line(e)}; Spark's log: {log}") from None
+
+
+def findings_of(report: Any) -> list[dict[str, Any]]:
+    from probe.findings import findings
+
+    return findings(report)
+
+
+def print_findings(found: list[dict[str, Any]], command: str, out: Console) -> list[dict[str, Any]]:
+    from probe.findings import where
+
+    if not found:
+        return found
+    out.print("\nFindings (anomaly: what the broker did; the invariant of specs/kafka/ it breaks):", markup=False)
+    for f in found:
+        out.print(f"  {f['anomaly']} ({f['check']} {f['kind']}, {f['count']}x; breaks {f['invariant']}): {f['meaning']}", markup=False)
+        ex = f["example"]
+        if ex:
+            out.print(f"    e.g. {where(ex)}: {ex.get('detail')}", markup=False)
+    out.print(f"  reproduce: {command}", markup=False)
+    return found
+
+
+def summarise(directory: Path) -> dict[str, Any]:
+    """Counts from a probe's record, for the summary lines."""
+    header: dict[str, Any] = {}
+    kinds: Counter[str] = Counter()
+    outcomes: Counter[str] = Counter()
+    notes = []
+    partitions = None
+    with open(directory / "probe.jsonl", encoding="utf-8") as fh:
+        for i, raw in enumerate(fh):
+            line = json.loads(raw)
+            if i == 0:
+                header = line
+                partitions = line.get("plan", {}).get("partitions")
+                continue
+            kinds[line.get("type")] += 1
+            if line.get("type") == "txn":
+                outcomes[line.get("outcome")] += 1
+            if line.get("type") == "note":
+                what = line.get("what")
+                if what == "partitions":
+                    partitions = line.get("got")
+                if what in ("create-topic-failed", "partitions", "observer-failed", "log-failed", "fetch-rc-final-failed", "init-failed", "killed-before-mid"):
+                    notes.append(f"{what}: " + ", ".join(f"{k} {v}" for k, v in line.items() if k not in ("type", "seq", "time_ns", "what")))
+    words = {"ok": "committed", "fail": "aborted", "info": "unknown"}
+    return {
+        "bootstrap": header.get("bootstrap"),
+        "clients": header.get("clients", {}),
+        "partitions": partitions,
+        "sends": kinds["send"],
+        "txns": sum(outcomes.values()),
+        "outcomes": ", ".join(f"{outcomes[k]} {w}" for k, w in words.items() if outcomes[k]) or "none ended",
+        "polls": kinds["poll"],
+        "fetches": kinds["fetch"],
+        "notes": notes,
+    }
