@@ -29,7 +29,7 @@ def client_versions() -> dict[str, str]:
     import confluent_kafka
     import kafka
 
-    return {"confluent-kafka": confluent_kafka.version()[0], "librdkafka": confluent_kafka.libversion()[0], "kafka-python": kafka.__version__}
+    return {"confluent-kafka": confluent_kafka.__version__, "librdkafka": confluent_kafka.libversion()[0], "kafka-python": kafka.__version__}
 
 
 def record(plan: Plan, target_name: str, out: Path, bootstrap: Optional[str] = None, command: str = "", seconds: float = 90.0) -> Recorded:

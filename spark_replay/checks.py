@@ -521,6 +521,7 @@ def c1_read_committed_windows(d: Derived) -> "DataFrame":
         "is_control",
         "control",
         F.lit(None).cast("long").alias("from_offset"),
+        F.lit(None).cast("long").alias("to_offset"),
         F.lit(None).cast("long").alias("lso"),
     )
     # each fetch judged per partition it read (its last row there has kind 2)
@@ -544,6 +545,7 @@ def c1_read_committed_windows(d: Derived) -> "DataFrame":
         F.lit(None).cast("boolean").alias("is_control"),
         F.lit(None).cast("string").alias("control"),
         "from_offset",
+        "to_offset",
         "lso",
     )
     merged = entries.unionByName(reads)
@@ -808,12 +810,13 @@ def _c2_history_logs(d: Derived, sends: "DataFrame", committed: bool = True) -> 
     fates = d.fates.select(*KEY, "base_offset", "fate")
     batches = (
         data.join(fates, on=[*KEY, "base_offset"], how="left")
-        .withColumn("committed_copy", ~F.col("is_txn") | (F.col("fate") == "COMMIT"))
+        # an open batch (no marker yet: a null fate) is neither committed nor aborted, not unknown
+        .withColumn("committed_copy", F.coalesce(~F.col("is_txn") | (F.col("fate") == "COMMIT"), F.lit(False)))
         .groupBy("topic", "partition", "base_offset")
         .agg(
             F.max("last_offset").alias("last_offset"),
             F.max("committed_copy").alias("any_commit"),
-            F.max(F.col("fate") == "ABORT").alias("any_abort"),
+            F.max(F.coalesce(F.col("fate") == "ABORT", F.lit(False))).alias("any_abort"),
             F.max(F.col("is_txn") & F.col("fate").isNull()).alias("any_open"),
             F.first("producer_id").alias("producer_id"),
         )
@@ -912,7 +915,9 @@ def _c2_judged(d: Derived) -> "DataFrame":
         sources = {r["source"] for r in d.t.writes.select("source").distinct().collect()}
         has_entries = d.t.counts.get("entries", 0) > 0
         logged_tps = d.t.entries.where(F.col("source") != "trace").select("topic", "partition").distinct()
-        in_logs = with_offset.join(logged_tps, on=["topic", "partition"], how="left_semi")
+        # with the log at hand, a send is judged by what the client was told (ok), not by a poll
+        # that saw it: an indeterminate send the log aborted was not lost, whatever a poll returned
+        in_logs = with_offset.where(F.col("outcome") == "ok").join(logged_tps, on=["topic", "partition"], how="left_semi")
         no_logs = with_offset.join(logged_tps, on=["topic", "partition"], how="left_anti") if has_entries else with_offset
         failed = d.t.writes.where((F.col("source") != "trace") & (F.col("outcome") == "fail"))
         failed_in_logs = failed.where(F.col("offset").isNotNull()).join(logged_tps, on=["topic", "partition"], how="left_semi")
@@ -925,7 +930,9 @@ def _c2_judged(d: Derived) -> "DataFrame":
             how="left",
         )
         g1a = seen.groupBy("w.trace_id", "w.topic", "w.partition", "w.process", "w.op_index", "w.event", "w.value").agg(
-            F.min("r.op_index").alias("reader"), F.min("r.offset").alias("read_offset")
+            F.min("r.op_index").alias("reader"),
+            F.min("r.offset").alias("read_offset"),
+            F.min(F.struct("r.op_index", "r.process")).getField("process").alias("reader_process"),
         )
         g1a = _c2_rows(
             g1a,
@@ -933,8 +940,8 @@ def _c2_judged(d: Derived) -> "DataFrame":
             F.when(
                 F.col("reader").isNotNull(),
                 F.format_string(
-                    "process %s's send of %s failed (op %d), but op %d polled it at offset %d",
-                    *(F.col(c) for c in ("process", "value", "op_index", "reader", "read_offset")),
+                    "process %s's send of %s failed (op %d), but process %s's op %d polled it at offset %d",
+                    *(F.col(c) for c in ("process", "value", "op_index", "reader_process", "reader", "read_offset")),
                 ),
             ),
             offset=F.col("read_offset"),

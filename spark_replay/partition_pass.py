@@ -137,6 +137,9 @@ def _sweep_vectorised(pdf: "pd.DataFrame") -> Optional["pd.DataFrame"]:
     lso = np.where(first_open < k_data, d_off[np.minimum(first_open, max(len(data) - 1, 0))] if len(data) else 0, log_end)
     frm = last["from_offset"].to_numpy(dtype=np.float64)
     frm = np.where(np.isnan(frm), 0, frm).astype(np.int64)
+    # the end of what each fetch answered: the LSO, or where a partial answer ended
+    to = last["to_offset"].to_numpy(dtype=np.float64)
+    upto = np.where(np.isnan(to), lso, np.minimum(lso, np.where(np.isnan(to), 0, to).astype(np.int64)))
     reported = last["lso"].to_numpy(dtype=np.float64)
 
     # what each fetch returned (a set per fetch), judged in the log as it was
@@ -150,9 +153,9 @@ def _sweep_vectorised(pdf: "pd.DataFrame") -> Optional["pd.DataFrame"]:
     # committed offsets below the LSO not returned
     c_off = e_off[committed]
     fi = np.searchsorted(f_ev, g_ev)  # f_ev is sorted and unique: the fetch of each returned offset
-    in_range = ok & (g_off >= frm[fi]) & (g_off < lso[fi])
+    in_range = ok & (g_off >= frm[fi]) & (g_off < upto[fi])
     returned = np.bincount(fi[in_range], minlength=len(f_ev))
-    should = np.maximum(np.searchsorted(c_off, lso, "left") - np.searchsorted(c_off, frm, "left"), 0)
+    should = np.maximum(np.searchsorted(c_off, upto, "left") - np.searchsorted(c_off, frm, "left"), 0)
     skipped = should - returned
 
     rows: list[dict] = []
@@ -175,7 +178,7 @@ def _sweep_vectorised(pdf: "pd.DataFrame") -> Optional["pd.DataFrame"]:
             )
         if skipped[i] > 0:
             mine = set(g_off[fi == i].tolist())
-            lo, hi = np.searchsorted(c_off, [frm[i], lso_i])
+            lo, hi = np.searchsorted(c_off, [frm[i], int(upto[i])])
             o = next(int(x) for x in c_off[lo:hi] if int(x) not in mine)
             rows.append(
                 {
@@ -238,7 +241,8 @@ def sweep_partition(pdf: "pd.DataFrame") -> "pd.DataFrame":
                                 "detail": f"read_committed returned offset {o}, {what}",
                             }
                         )
-                missing = [o for o in range(frm, lso) if fate.get(o) == "COMMIT" and o not in got]
+                upto = lso if r.to_offset != r.to_offset or r.to_offset is None else min(lso, int(r.to_offset))
+                missing = [o for o in range(frm, upto) if fate.get(o) == "COMMIT" and o not in got]
                 for o in missing[:1]:
                     rows.append(
                         {
@@ -290,6 +294,7 @@ _INPUT = (
     ("event", "long"),
     ("txn_id", "string"),
     ("from_offset", "long"),  # read
+    ("to_offset", "long"),  # read: where its answer ended (null: at the LSO)
     ("lso", "long"),  # read: the LSO the fetch reported; index: the entry's LSO
 )
 SEQ_MOD = 2**31
@@ -318,7 +323,7 @@ def pass_input(t: Any, with_reads: bool, with_index: bool) -> "DataFrame":
 
     frame = _as_input(t.entries, "entry", {})
     if with_reads:
-        reads = t.reads.where(C1_FETCHES).select("trace_id", "topic", "partition", "offset", "event", "from_offset", "lso")
+        reads = t.reads.where(C1_FETCHES).select("trace_id", "topic", "partition", "offset", "event", "from_offset", "to_offset", "lso")
         frame = frame.unionByName(_as_input(reads, "read", {"base_offset": "offset"}))
     if with_index:
         index = t.aborted_index.select("trace_id", "topic", "partition", "producer_id", "first_offset", "last_offset", "lso")
@@ -517,6 +522,7 @@ def _c1_frame(entries: "pd.DataFrame", reads: "pd.DataFrame") -> "pd.DataFrame":
             "is_control": ent["is_control"],
             "control": ent["control"],
             "from_offset": None,
+            "to_offset": None,
             "lso": None,
         }
     )
@@ -536,6 +542,7 @@ def _c1_frame(entries: "pd.DataFrame", reads: "pd.DataFrame") -> "pd.DataFrame":
             "is_control": None,
             "control": None,
             "from_offset": r["from_offset"],
+            "to_offset": r["to_offset"],
             "lso": r["lso"],
         }
     )

@@ -144,6 +144,9 @@ READS = pa.schema(
         ("topic", pa.string()),
         ("partition", pa.int32()),
         ("from_offset", pa.int64()),  # where the fetch started, null if unknown
+        # where its answer ended (the offset after its last batch): a broker may answer with part of
+        # what it has (Kafka's fetch size limits); null: it returned everything below the LSO
+        ("to_offset", pa.int64()),
         ("offset", pa.int64()),  # the record returned, null for an empty fetch
         ("key", pa.string()),
         ("value", pa.string()),

@@ -92,7 +92,7 @@ def test_replay_reads_a_staged_directory(spark: Any, tmp_path: Path) -> None:
 def _merged(entries: list[dict], reads: list[dict]) -> pd.DataFrame:
     """The frame C1 gives sweep_partition for one partition (entries and read rows, the last row
     of each fetch with kind_order 2), with the dtypes Arrow gives pandas."""
-    rows = [{"row": "entry", "kind_order": 0, "from_offset": None, "lso": None, **e} for e in entries]
+    rows = [{"row": "entry", "kind_order": 0, "from_offset": None, "to_offset": None, "lso": None, **e} for e in entries]
     by_event: dict[int, list[dict]] = {}
     for r in reads:
         by_event.setdefault(r["event"], []).append(r)
@@ -101,7 +101,7 @@ def _merged(entries: list[dict], reads: list[dict]) -> pd.DataFrame:
         blank = {"row": "read", "producer_id": None, "is_txn": None, "is_control": None, "control": None}
         rows += [{**blank, "kind_order": 2 if i == len(rs) - 1 else 1, **r} for i, r in enumerate(rs)]
     frame = pd.DataFrame(rows)
-    for c in ("offset", "from_offset", "lso", "producer_id"):
+    for c in ("offset", "from_offset", "to_offset", "lso", "producer_id"):
         frame[c] = pd.to_numeric(frame[c], errors="coerce").astype("float64")
     return frame.assign(trace_id="t", topic="x", partition=1)
 
@@ -128,8 +128,9 @@ def test_the_vectorised_c1_sweep_gives_the_rows_of_the_loop(monkeypatch: pytest.
         reads = []
         for ev in events[n_e:]:
             lso, frm = rng.choice([None, rng.randint(0, 30)]), rng.choice([None, rng.randint(0, 15)])
+            upto = rng.choice([None, None, rng.randint(0, 35)])  # a partial answer
             offs = [rng.randint(0, 35) for _ in range(rng.randint(0, 4))] or [None]
-            reads += [{"event": ev, "offset": o, "from_offset": frm, "lso": lso} for o in offs]
+            reads += [{"event": ev, "offset": o, "from_offset": frm, "to_offset": upto, "lso": lso} for o in offs]
         frame = _merged(entries, reads)
         fast = partition_pass._sweep_vectorised(frame.copy())
         assert fast is not None

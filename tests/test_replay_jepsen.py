@@ -421,7 +421,7 @@ def test_a_planted_anomaly_is_found(replayed: dict[str, Any], name: str) -> None
 def test_what_a_violation_says(replayed: dict[str, Any]) -> None:
     (g1a,) = replayed["found"]["g1a"]
     assert (g1a["topic"], g1a["partition"], g1a["event"]) == ("t0", 0, 1)
-    assert g1a["detail"] == "process 1's send of 9 failed (op 1), but op 2 polled it at offset 1"
+    assert g1a["detail"] == "process 1's send of 9 failed (op 1), but process 2's op 2 polled it at offset 1"
     lost = {v["offset"]: v for v in replayed["found"]["lost"]}
     assert lost[1]["detail"] == "process 0's send of 2 at offset 1 was acknowledged, but no poll returned it, though op 6 read up to offset 2"
     assert (lost[0]["topic"], lost[0]["partition"], lost[0]["event"]) == ("t1", 1, 3)  # the info op, proven by op 7

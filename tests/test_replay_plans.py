@@ -96,9 +96,11 @@ def random_logs(root: Path, seed: int, partitions: int = 60) -> dict[str, int]:
                 got = sorted(rng.sample(range(offset + 2), rng.randint(0, min(4, offset + 2))))
                 lso = rng.choice([None, rng.randint(0, offset + 1)])
                 start = rng.choice([None, rng.randint(0, offset)])
+                upto = rng.choice([None, None, rng.randint(0, offset + 1)])  # a partial answer ends there
                 for i, o in enumerate(got or [None]):
                     reads.append({"source": "trace", "trace_id": trace, "process": "c1", "op_index": clock, "time": clock, "isolation": isolation,
-                                  "topic": topic, "partition": partition, "from_offset": start, "offset": o, "lso": lso, "event": clock, "read_index": i})
+                                  "topic": topic, "partition": partition, "from_offset": start, "to_offset": upto, "offset": o, "lso": lso,
+                                  "event": clock, "read_index": i})
         entries += mine
         if rng.random() < 0.4:  # a .txnindex: the right entries, some changed, dropped or made up
             idem = pd.DataFrame([r for r in mine if r["producer_id"] >= 0])

@@ -158,6 +158,9 @@ def read(path: Path) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
                 "topic": tp[0],
                 "partition": tp[1],
                 "from_offset": _int(path, n, line["from_offset"], "from_offset"),
+                # a broker may answer with part of what it has below the LSO: the fetch covers up to
+                # the offset after its last batch
+                "to_offset": max([_int(path, n, line["from_offset"], "from_offset") or 0, *(int(b["last_offset"]) + 1 for b in line["batches"])]),
                 "lso": _int(path, n, line.get("lso"), "lso"),
                 "event": event,
                 "op_type": "ok",

@@ -275,6 +275,7 @@ def stage(paths: list[Path], stager: Stager) -> None:
             F.lit(DATA_TOPIC).alias("topic"),
             "partition",
             F.col("from").alias("from_offset"),
+            lit_null.cast("long").alias("to_offset"),  # the reference broker answers up to the LSO
             F.col("record").alias("offset"),
             lit_null.cast("string").alias("key"),
             lit_null.cast("string").alias("value"),

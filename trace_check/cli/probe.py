@@ -42,6 +42,14 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--force", action="store_true", help="replace DIR if an earlier probe wrote it")
     p.add_argument("--no-check", action="store_true", help="record only; check later with: txconform replay DIR")
     p.add_argument("--master", default=None, metavar="URL", help="Spark master for the checks (default local[*])")
+    p.add_argument(
+        "--from",
+        dest="recorded",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="check a recorded probe (DIR/probe.jsonl) again, without a target: the same summary, checks and findings",
+    )
     p.set_defaults(func=cmd_probe)
 
 
@@ -83,6 +91,8 @@ def cmd_probe(args: argparse.Namespace, out: Console, err: Console) -> int:
         from probe.workload import make_plan
     except ImportError as e:
         raise TxconformError(f"probe needs the probe extra ({e.name} is missing): pip install 'txconform[probe]'") from None
+    if args.recorded is not None:
+        return _recheck(args.recorded, args.master, out, err)
     if args.seconds <= 0 or args.seconds > 3600:
         raise TxconformError(f"--seconds {args.seconds}: give a deadline between 1 and 3600 seconds")
     scenarios = _scenarios(args.scenarios)
@@ -101,17 +111,7 @@ def cmd_probe(args: argparse.Namespace, out: Console, err: Console) -> int:
     command = _command(args, scenarios)
     err.print(f"probe: starting {name}", markup=False)
     rec = record(plan, args.target, directory, bootstrap=args.bootstrap, command=command, seconds=args.seconds)
-    summary = summarise(directory)
-    out.print(f"target: {rec.target_version} at {summary['bootstrap']}", markup=False)
-    out.print(f"clients: {', '.join(f'{k} {v}' for k, v in summary['clients'].items())}", markup=False)
-    out.print(f"plan: seed {args.seed}, topic {plan.topic}, {summary['partitions']} partitions, scenarios {','.join(scenarios) or 'none'}", markup=False)
-    out.print(
-        f"recorded: {summary['sends']} sends in {summary['txns']} transactions ({summary['outcomes']}), "
-        f"{summary['polls']} polls, {summary['fetches']} raw Fetch responses",
-        markup=False,
-    )
-    for note in summary["notes"]:
-        out.print(f"  note: {note}", markup=False)
+    print_summary(directory, out)
     for problem in rec.errors:
         out.print(f"  error: {problem}", markup=False)
     if args.bootstrap:
@@ -121,9 +121,7 @@ def cmd_probe(args: argparse.Namespace, out: Console, err: Console) -> int:
         topic = "deleted" if rec.topic_left is None else f"not deleted ({rec.topic_left}), and went with the target"
         out.print(f"the target was stopped; the probe's topic was {topic}", markup=False)
     out.print(f"record: {directory / 'probe.jsonl'}; the target's log: {directory / 'target.log'}", markup=False)
-    from probe.findings import record_findings
-
-    own = record_findings(directory / "probe.jsonl")
+    own = _record_findings(directory)
     if args.no_check:
         print_findings(own, command, out)
         (directory / "report.json").write_text(
@@ -131,18 +129,66 @@ def cmd_probe(args: argparse.Namespace, out: Console, err: Console) -> int:
         )
         out.print(f"check it with: txconform replay {directory}", markup=False)
         return 1 if own else 0
-    report = check(directory, args.master, err)
+    return _check_and_report(directory, own, command, args.master, out, err)
+
+
+def _record_findings(directory: Path) -> list[dict[str, Any]]:
+    from probe.findings import record_findings
+
+    return record_findings(directory / "probe.jsonl")
+
+
+def _check_and_report(directory: Path, own: list[dict[str, Any]], command: str, master: Optional[str], out: Console, err: Console, write: bool = True) -> int:
+    """Run the checks, print them and the findings; ``write``: keep the violations (DIR/replay) and
+    the report (DIR/report.json) next to the record."""
+    report = check(directory, master, err, keep=write)
     from trace_check.cli.replay import print_report
 
     print_report(report, out)
     found = print_findings(own + findings_of(report), command, out)
-    (directory / "report.json").write_text(json.dumps({**report.to_json(), "findings": found, "command": command}, indent=1, default=str) + "\n")
     verdict = f"{len(found)} kind(s) of anomaly found" if found else "no anomaly"
-    out.print(f"\nprobe: {verdict} ({report.seconds:.1f} s of checks); the report is in {directory / 'report.json'}", markup=False)
+    if write:
+        (directory / "report.json").write_text(json.dumps({**report.to_json(), "findings": found, "command": command}, indent=1, default=str) + "\n")
+        out.print(f"\nprobe: {verdict} ({report.seconds:.1f} s of checks); the report is in {directory / 'report.json'}", markup=False)
+    else:
+        out.print(f"\nprobe: {verdict} ({report.seconds:.1f} s of checks)", markup=False)
     return 1 if found else 0
 
 
-def check(directory: Path, master: Optional[str], err: Console, spark_factory: Any = None) -> Any:
+def _recheck(directory: Path, master: Optional[str], out: Console, err: Console) -> int:
+    """``--from DIR``: the checks and findings of a recorded probe, without a target."""
+    record = directory / "probe.jsonl" if directory.is_dir() else directory
+    if not record.is_file():
+        raise TxconformError(f"--from {directory}: no probe.jsonl there; give a directory txconform probe wrote")
+    try:
+        with open(record, encoding="utf-8") as fh:
+            header = json.loads(fh.readline())
+    except (ValueError, UnicodeDecodeError):
+        header = None
+    if not isinstance(header, dict) or header.get("format") != "txconform-probe":
+        raise TxconformError(f"{record}:1: not the header of a txconform probe record; give a directory txconform probe wrote")
+    directory = record.parent
+    print_summary(directory, out)
+    return _check_and_report(directory, _record_findings(directory), str(header.get("command") or ""), master, out, err, write=False)
+
+
+def print_summary(directory: Path, out: Console) -> None:
+    summary = summarise(directory)
+    plan = summary["plan"]
+    out.print(f"target: {summary['target_version']} at {summary['bootstrap']}", markup=False)
+    out.print(f"clients: {', '.join(f'{k} {v}' for k, v in summary['clients'].items())}", markup=False)
+    scenarios = ",".join(s for s, on in (("zombie", plan.get("zombie")), ("kill", plan.get("kill")), ("open", plan.get("open_txn"))) if on)
+    out.print(f"plan: seed {plan.get('seed')}, topic {plan.get('topic')}, {summary['partitions']} partitions, scenarios {scenarios or 'none'}", markup=False)
+    out.print(
+        f"recorded: {summary['sends']} sends in {summary['txns']} transactions ({summary['outcomes']}), "
+        f"{summary['polls']} polls, {summary['fetches']} raw Fetch responses",
+        markup=False,
+    )
+    for note in summary["notes"]:
+        out.print(f"  note: {note}", markup=False)
+
+
+def check(directory: Path, master: Optional[str], err: Console, spark_factory: Any = None, keep: bool = True) -> Any:
     """The replay checks on a probe's record (the Spark session from ``spark_factory``, else a local one)."""
     try:
         from spark_replay.adapters import FORMATS
@@ -158,7 +204,7 @@ def check(directory: Path, master: Optional[str], err: Console, spark_factory: A
         err.print(f"probe: {s}", markup=False)
 
     def run(factory: Any) -> Any:
-        return run_replay([directory], FORMATS, input_format="probe", spark_factory=factory, out=directory / "replay", progress=progress)
+        return run_replay([directory], FORMATS, input_format="probe", spark_factory=factory, out=directory / "replay" if keep else None, progress=progress)
 
     try:
         if spark_factory is not None:
@@ -203,14 +249,19 @@ def summarise(directory: Path) -> dict[str, Any]:
     partitions = None
     with open(directory / "probe.jsonl", encoding="utf-8") as fh:
         for i, raw in enumerate(fh):
-            line = json.loads(raw)
+            try:
+                line = json.loads(raw)
+            except ValueError:
+                raise TxconformError(f"{directory / 'probe.jsonl'}:{i + 1}: not JSON; give the probe.jsonl a txconform probe run wrote, unchanged") from None
+            if not isinstance(line, dict):
+                raise TxconformError(f"{directory / 'probe.jsonl'}:{i + 1}: not a JSON object; give the probe.jsonl a txconform probe run wrote, unchanged")
             if i == 0:
                 header = line
                 partitions = line.get("plan", {}).get("partitions")
                 continue
-            kinds[line.get("type")] += 1
+            kinds[str(line.get("type"))] += 1
             if line.get("type") == "txn":
-                outcomes[line.get("outcome")] += 1
+                outcomes[str(line.get("outcome"))] += 1
             if line.get("type") == "note":
                 what = line.get("what")
                 if what == "partitions":
@@ -219,6 +270,8 @@ def summarise(directory: Path) -> dict[str, Any]:
                     notes.append(f"{what}: " + ", ".join(f"{k} {v}" for k, v in line.items() if k not in ("type", "seq", "time_ns", "what")))
     words = {"ok": "committed", "fail": "aborted", "info": "unknown"}
     return {
+        "target_version": header.get("target_version"),
+        "plan": header.get("plan") or {},
         "bootstrap": header.get("bootstrap"),
         "clients": header.get("clients", {}),
         "partitions": partitions,
