@@ -45,7 +45,7 @@ def findings(report: Any) -> list[dict[str, Any]]:
 def where(example: dict[str, Any]) -> str:
     """The partition, offset, producer and transaction of a violation row, as far as it has them."""
     parts = []
-    if example.get("topic") is not None:
+    if example.get("topic") is not None and example.get("partition") is not None:
         parts.append(f"partition {example['partition']}")
     if example.get("offset") is not None:
         parts.append(f"offset {example['offset']}")
@@ -53,21 +53,27 @@ def where(example: dict[str, Any]) -> str:
         parts.append(f"producer {example['producer_id']}")
     if example.get("txn_id"):
         parts.append(f"transactional id {example['txn_id']}")
-    return ", ".join(parts)
+    return ", ".join(parts) or str(example.get("topic") or "the run")
 
 
 def record_findings(path: Any) -> list[dict[str, Any]]:
-    """What the record itself shows, without the replay: batches the broker served whose CRC-32C
-    does not match (a consumer with check.crcs=true rejects them; Kafka's brokers validate and
-    write correct ones: DefaultRecordBatch.ensureValid)."""
+    """What the record itself shows, without the replay: batches whose CRC does not match
+    (``crc_findings``) and the consume-transform-produce loop's outcome (``ctp_findings``)."""
     import json
 
-    bad: dict[tuple[Any, Any], dict[str, Any]] = {}
     with open(path, encoding="utf-8") as fh:
-        for i, raw in enumerate(fh):
-            line = json.loads(raw)
-            if i == 0 or line.get("type") != "fetch":
-                continue
+        lines = [json.loads(raw) for raw in fh]
+    return crc_findings(lines) + ctp_findings(lines)
+
+
+def crc_findings(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Batches the broker served whose CRC-32C does not match (a consumer with check.crcs=true
+    rejects them; Kafka's brokers validate and write correct ones: DefaultRecordBatch.ensureValid)."""
+    bad: dict[tuple[Any, Any], dict[str, Any]] = {}
+    for i, line in enumerate(lines):
+        if i == 0 or line.get("type") != "fetch":
+            continue
+        if True:
             for b in line.get("batches") or []:
                 if b.get("crc_valid") is False:
                     bad.setdefault((line.get("partition"), b.get("base_offset")), {**b, "topic": line.get("topic"), "partition": line.get("partition")})
@@ -92,3 +98,138 @@ def record_findings(path: Any) -> list[dict[str, Any]]:
             },
         }
     ]
+
+
+def _logs(lines: list[dict[str, Any]]) -> dict[tuple[str, int], list[dict[str, Any]]]:
+    """Each partition's batches from the final read_uncommitted pass (process ``log``), by offset."""
+    out: dict[tuple[str, int], dict[int, dict[str, Any]]] = {}
+    for line in lines[1:]:
+        if line.get("type") == "fetch" and line.get("process") == "log" and not line.get("error_code"):
+            for b in line.get("batches") or []:
+                out.setdefault((str(line["topic"]), int(line["partition"])), {})[int(b["base_offset"])] = b
+    return {tp: [bs[o] for o in sorted(bs)] for tp, bs in out.items()}
+
+
+def _fates(batches: list[dict[str, Any]]) -> dict[int, str]:
+    """Offset -> COMMIT / ABORT / OPEN for each data record: a transactional batch's fate is its
+    producer's next marker (the spec's CloserOf); a non-transactional one is committed."""
+    fate: dict[int, str] = {}
+    for i, b in enumerate(batches):
+        if b.get("is_control"):
+            continue
+        closer = "COMMIT"
+        if b.get("is_txn"):
+            m = next((m for m in batches[i + 1 :] if m.get("is_control") and m.get("producer_id") == b.get("producer_id")), None)
+            closer = str(m.get("control")) if m is not None else "OPEN"
+        for o in range(int(b["base_offset"]), int(b["last_offset"]) + 1):
+            fate[o] = closer
+    return fate
+
+
+def ctp_findings(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Exactly-once of the consume-transform-produce loop (the spec's ExactlyOnceCTP), judged on the
+    logs of both topics as the broker served them: each committed output names its input record
+    (its key is topic/partition/offset). Flags an input with two committed outputs
+    (CTP_DUPLICATE), a committed output of an input that did not commit (CTP_ABORTED_INPUT), an
+    input below the group's committed offset with no committed output (CTP_LOST), and committed
+    transactions that sent offsets while the group ends with none (CTP_OFFSETS_NOT_COMMITTED)."""
+    header = lines[0] if lines else {}
+    plan = header.get("plan") or {}
+    if not plan.get("ctp"):
+        return []
+    topic, output = plan.get("topic"), f"{plan.get('topic')}-out"
+    logs = _logs(lines)
+    fates = {tp: _fates(bs) for tp, bs in logs.items()}
+    outputs: dict[str, list[tuple[int, int]]] = {}
+    for (t, p), bs in logs.items():
+        if t != output:
+            continue
+        for b in bs:
+            if b.get("is_control"):
+                continue
+            for rec in b.get("records") or []:
+                if fates[(t, p)].get(int(rec[0])) == "COMMIT" and rec[1]:
+                    outputs.setdefault(str(rec[1]), []).append((p, int(rec[0])))
+    notes = [ln for ln in lines[1:] if ln.get("type") == "note" and ln.get("process") == "ctp-0"]
+    ends = {ln["txn"]: ln["outcome"] for ln in lines[1:] if ln.get("type") == "txn" and ln.get("process") == "ctp-0"}
+    sent_offsets = [n for n in notes if n.get("what") == "ctp-offsets" and ends.get(n.get("txn")) == "ok"]
+    group = next((n for n in notes if n.get("what") == "group-committed"), None)
+    committed_at = {int(p): int(o) for t, p, o in (group or {}).get("offsets") or [] if t == topic and o is not None and o >= 0}
+
+    found: list[dict[str, Any]] = []
+    silent = next((n for n in notes if n.get("what") == "ctp-no-assignment"), None)
+    if silent is not None:
+        found.append(
+            {
+                "check": "probe",
+                "kind": "CTP_NO_ASSIGNMENT",
+                "anomaly": "consumer group never formed",
+                "invariant": "(liveness of the group protocol; no safety invariant)",
+                "meaning": "the consume-transform-produce member subscribed but was never assigned a partition (JoinGroup/SyncGroup did not complete)",
+                "count": 1,
+                "example": {
+                    "topic": topic,
+                    "partition": None,
+                    "offset": None,
+                    "detail": f"group {silent.get('group')}: no assignment after {silent.get('seconds')} s",
+                },
+            }
+        )
+
+    def add(kind: str, name: str, meaning: str, rows: list[dict[str, Any]]) -> None:
+        if rows:
+            found.append(
+                {"check": "probe", "kind": kind, "anomaly": name, "invariant": "ExactlyOnceCTP", "meaning": meaning, "count": len(rows), "example": rows[0]}
+            )
+
+    dup, aborted = [], []
+    for src, outs in sorted(outputs.items()):
+        in_topic, in_partition, in_offset = src.rsplit("/", 2)
+        if len(outs) > 1:
+            dup.append(
+                {"topic": output, "partition": outs[1][0], "offset": outs[1][1], "detail": f"input {src} has {len(outs)} committed outputs, at {sorted(outs)}"}
+            )
+        fate = fates.get((in_topic, int(in_partition)), {}).get(int(in_offset))
+        if fate != "COMMIT":
+            aborted.append(
+                {
+                    "topic": output,
+                    "partition": outs[0][0],
+                    "offset": outs[0][1],
+                    "detail": f"the output of input {src} committed, but that input is {(fate or 'not in the log').lower()}",
+                }
+            )
+    add("CTP_DUPLICATE", "duplicate (exactly-once broken)", "an input record's output was committed more than once", dup)
+    add(
+        "CTP_ABORTED_INPUT", "aborted read through consume-transform-produce (G1a)", "an output was committed for an input record that never committed", aborted
+    )
+    lost = []
+    for p, upto in sorted(committed_at.items()):
+        for o, fate in sorted(fates.get((str(topic), p), {}).items()):
+            if o < upto and fate == "COMMIT" and f"{topic}/{p}/{o}" not in outputs:
+                lost.append(
+                    {
+                        "topic": topic,
+                        "partition": p,
+                        "offset": o,
+                        "detail": f"the group committed offset {upto}, past input {topic}/{p}/{o}, which has no committed output",
+                    }
+                )
+    add("CTP_LOST", "lost input (exactly-once broken)", "the group's committed offset passed an input record whose output never committed", lost)
+    if sent_offsets and not committed_at:
+        n = sent_offsets[-1]
+        add(
+            "CTP_OFFSETS_NOT_COMMITTED",
+            "transactional offset commit lost",
+            "transactions that sent the group's offsets (TxnOffsetCommit) committed, but the group has no committed offset",
+            [
+                {
+                    "topic": topic,
+                    "partition": None,
+                    "offset": None,
+                    "detail": f"{len(sent_offsets)} committed transaction(s) sent offsets, e.g. {n.get('txn')}: {n.get('offsets')}; "
+                    f"the group then had {(group or {}).get('offsets')}",
+                }
+            ],
+        )
+    return found

@@ -54,7 +54,7 @@ def record(plan: Plan, target_name: str, out: Path, bootstrap: Optional[str] = N
         try:
             run.run()
         finally:
-            left = run.delete_topic() if run.leaders else None
+            left = run.delete_topics()
             rec.close()
         return Recorded(out, target.name, target.version, run.errors, left)
     finally:

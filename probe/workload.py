@@ -47,6 +47,7 @@ FETCH_INTERVAL = 0.2
 PACE = 0.15  # between a producer's transactions, so that the observer's fetches fall between them
 MAX_FETCHES_PER_PASS = 10_000  # per partition and pass: a log the probe wrote is far smaller
 DRAIN_SECONDS = 10.0
+GROUP_SECONDS = 30.0  # how long the consume-transform-produce member waits for its group to form
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,12 @@ class Plan:
     zombie: bool
     kill: bool
     open_txn: bool
+    ctp: bool = False
+
+    @property
+    def output(self) -> str:
+        """The consume-transform-produce output topic."""
+        return f"{self.topic}-out"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -74,6 +81,7 @@ class Plan:
             "zombie": self.zombie,
             "kill": self.kill,
             "open_txn": self.open_txn,
+            "ctp": self.ctp,
         }
 
 
@@ -84,7 +92,7 @@ def make_plan(
     txns: int = 6,
     records: int = 3,
     abort_ratio: float = 0.34,
-    scenarios: tuple[str, ...] = ("zombie", "kill", "open"),
+    scenarios: tuple[str, ...] = ("zombie", "kill", "open", "ctp"),
 ) -> Plan:
     rng = random.Random(seed)
     topic = f"txconform-probe-{seed}-{rng.randrange(16**6):06x}"
@@ -95,7 +103,7 @@ def make_plan(
             chosen = sorted(rng.sample(range(partitions), rng.randint(1, partitions)))
             mine.append(Txn(tuple((p, rng.randint(1, records)) for p in chosen), rng.random() >= abort_ratio))
         plans.append(tuple(mine))
-    return Plan(seed, topic, partitions, tuple(plans), "zombie" in scenarios, "kill" in scenarios, "open" in scenarios)
+    return Plan(seed, topic, partitions, tuple(plans), "zombie" in scenarios, "kill" in scenarios, "open" in scenarios, "ctp" in scenarios)
 
 
 class Run:
@@ -110,50 +118,57 @@ class Run:
         self.stop = threading.Event()
         self.clients_log = str(workdir / "clients.log")
         self.errors: list[str] = []
-        self.leaders: dict[int, tuple[str, int]] = {}
-        self.partitions = plan.partitions
+        self.leaders: dict[tuple[str, int], tuple[str, int]] = {}  # (topic, partition) -> its leader
+        self.partitions = plan.partitions  # of the input topic, as the broker made it
+        self.topics: dict[str, int] = {}  # every topic the probe made -> its partitions
         self._open: Optional[TxnProducer] = None
+        self.producers_done = threading.Event()
 
     # --- the topic ---------------------------------------------------------------------------
 
     def _admin_config(self) -> dict[str, Any]:
         return {"bootstrap.servers": self.target.bootstrap, "logger": client_logger(self.clients_log)}
 
-    def create_topic(self) -> None:
+    def create_topic(self, topic: str) -> int:
+        """Create ``topic`` (or have the broker auto-create it) and learn its leaders; its partitions."""
         from confluent_kafka.admin import AdminClient, NewTopic
 
         admin = AdminClient(self._admin_config())
-        futures = admin.create_topics([NewTopic(self.plan.topic, num_partitions=self.plan.partitions, replication_factor=1)], operation_timeout=ADMIN_SECONDS)
+        futures = admin.create_topics([NewTopic(topic, num_partitions=self.plan.partitions, replication_factor=1)], operation_timeout=ADMIN_SECONDS)
+        self.topics[topic] = self.plan.partitions
         try:
-            futures[self.plan.topic].result(ADMIN_SECONDS)
-            self.rec.add("note", what="create-topic", topic=self.plan.topic, partitions=self.plan.partitions)
+            futures[topic].result(ADMIN_SECONDS)
+            self.rec.add("note", what="create-topic", topic=topic, partitions=self.plan.partitions)
         except Exception as e:
-            self.rec.add("note", what="create-topic-failed", topic=self.plan.topic, error=str(e) or type(e).__name__)
+            self.rec.add("note", what="create-topic-failed", topic=topic, error=str(e) or type(e).__name__)
         for _ in range(50):  # the topic's metadata (a Metadata request for it auto-creates it where allowed)
-            md = admin.list_topics(self.plan.topic, timeout=CALL_SECONDS)
-            t = md.topics.get(self.plan.topic)
+            md = admin.list_topics(topic, timeout=CALL_SECONDS)
+            t = md.topics.get(topic)
             if t is not None and t.error is None and t.partitions and all(p.leader >= 0 for p in t.partitions.values()):
-                self.partitions = len(t.partitions)
-                self.leaders = {p: (str(md.brokers[m.leader].host), int(md.brokers[m.leader].port)) for p, m in t.partitions.items()}
-                if self.partitions != self.plan.partitions:
-                    self.rec.add("note", what="partitions", topic=self.plan.topic, asked=self.plan.partitions, got=self.partitions)
-                return
+                self.topics[topic] = len(t.partitions)
+                for p, m in t.partitions.items():
+                    self.leaders[(topic, p)] = (str(md.brokers[m.leader].host), int(md.brokers[m.leader].port))
+                if len(t.partitions) != self.plan.partitions:
+                    self.rec.add("note", what="partitions", topic=topic, asked=self.plan.partitions, got=len(t.partitions))
+                return len(t.partitions)
             time.sleep(0.2)
-        raise TargetError(f"{self.target.name}: topic {self.plan.topic} has no leaders after 10 s; the clients' log: {self.clients_log}")
+        raise TargetError(f"{self.target.name}: topic {topic} has no leaders after 10 s; the clients' log: {self.clients_log}")
 
-    def delete_topic(self) -> Optional[str]:
-        """Delete the probe's topic; None, or why it could not."""
+    def delete_topics(self) -> Optional[str]:
+        """Delete the probe's topics; None, or why one could not be."""
         from confluent_kafka.admin import AdminClient
 
         admin = AdminClient(self._admin_config())
-        try:
-            admin.delete_topics([self.plan.topic], operation_timeout=ADMIN_SECONDS)[self.plan.topic].result(ADMIN_SECONDS)
-            self.rec.add("note", what="delete-topic", topic=self.plan.topic)
-            return None
-        except Exception as e:
-            why = str(e) or type(e).__name__
-            self.rec.add("note", what="delete-topic-failed", topic=self.plan.topic, error=why)
-            return why
+        why = None
+        futures = admin.delete_topics(list(self.topics), operation_timeout=ADMIN_SECONDS) if self.topics else {}
+        for topic, future in futures.items():
+            try:
+                future.result(ADMIN_SECONDS)
+                self.rec.add("note", what="delete-topic", topic=topic)
+            except Exception as e:
+                why = str(e) or type(e).__name__
+                self.rec.add("note", what="delete-topic-failed", topic=topic, error=why)
+        return why
 
     # --- producers -----------------------------------------------------------------------------
 
@@ -252,6 +267,89 @@ class Run:
         if recovery.init() is None:
             self._txn(recovery, Txn(tuple((p, 1) for p in range(self.partitions)), True))
 
+    def ctp(self) -> None:
+        """Consume-transform-produce: a member of a consumer group reads the input (read_committed),
+        writes one output record per input record in a transaction that also commits the group's
+        offsets (send_offsets_to_transaction), and commits or, as the plan says, aborts and rewinds
+        to the group's committed offsets (the exactly-once loop of KIP-98 / KIP-447). Each output
+        record's key names its input record (topic/partition/offset)."""
+        from confluent_kafka import Consumer, TopicPartition
+
+        rng = random.Random(self.plan.seed * 7919 + 1)
+        group = f"{self.plan.topic}-ctp"
+        c = Consumer(
+            {
+                "bootstrap.servers": self.target.bootstrap,
+                "group.id": group,
+                "isolation.level": "read_committed",
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+                "logger": client_logger(self.clients_log),
+            }
+        )
+        p = self._producer(f"{self.plan.topic}-ctp", 0, "ctp-0")
+        try:
+            if p.init() is not None:
+                return
+            c.subscribe([self.plan.topic])
+            started = time.monotonic()
+            assigned = False
+            idle_since: Optional[float] = None
+            rounds = 0
+            while time.monotonic() < self.deadline + DRAIN_SECONDS and rounds < 10_000:
+                rounds += 1
+                msgs = [m for m in c.consume(50, 0.3) if m.error() is None]
+                if not assigned and c.assignment():
+                    assigned = True
+                    parts = [[tp.topic, tp.partition] for tp in c.assignment()]
+                    self.rec.add("note", process="ctp-0", what="ctp-assigned", group=group, seconds=round(time.monotonic() - started, 1), partitions=parts)
+                if not msgs:
+                    if not c.assignment() and time.monotonic() - started < GROUP_SECONDS:
+                        continue  # a new group takes a while to form (Kafka: group.initial.rebalance.delay.ms, 3 s)
+                    if self.producers_done.is_set():
+                        idle_since = idle_since or time.monotonic()
+                        if time.monotonic() - idle_since > 5.0:
+                            break
+                    continue
+                idle_since = None
+                if not p.begin():
+                    break
+                for m in msgs:
+                    src = f"{m.topic()}/{m.partition()}/{m.offset()}"
+                    p.send(self.plan.output, (m.partition() or 0) % self.topics[self.plan.output], src, f"ctp:{_text(m.value())}")
+                p.flush()
+                positions = c.position(c.assignment())
+                try:
+                    p.producer.send_offsets_to_transaction(positions, c.consumer_group_metadata(), CALL_SECONDS)
+                    self.rec.add(
+                        "note",
+                        process="ctp-0",
+                        what="ctp-offsets",
+                        txn=p.txn_name(),
+                        group=group,
+                        offsets=[[tp.topic, tp.partition, tp.offset] for tp in positions],
+                    )
+                except Exception as e:
+                    self.rec.add("note", process="ctp-0", what="ctp-offsets-failed", txn=p.txn_name(), error=str(e))
+                if rng.random() < 0.2:
+                    p.abort()
+                    committed = c.committed(c.assignment(), CALL_SECONDS)
+                    for tp in committed:  # rewind to what the group committed
+                        c.seek(TopicPartition(tp.topic, tp.partition, tp.offset if tp.offset >= 0 else 0))
+                elif p.commit() != "ok" and p.fenced:
+                    break
+            if not c.assignment():
+                # the group never gave this member a partition (JoinGroup / SyncGroup never completed)
+                self.rec.add("note", process="ctp-0", what="ctp-no-assignment", group=group, seconds=round(time.monotonic() - started, 1))
+                return
+            final = c.committed([TopicPartition(self.plan.topic, k) for k in range(self.partitions)], CALL_SECONDS)
+            self.rec.add("note", process="ctp-0", what="group-committed", group=group, offsets=[[tp.topic, tp.partition, tp.offset] for tp in final])
+        except Exception as e:  # a client error the loop did not expect: recorded, the run goes on
+            self.errors.append(f"ctp: {e}")
+            self.rec.add("note", process="ctp-0", what="ctp-failed", error=str(e))
+        finally:
+            c.close()
+
     # --- consumers and the observer ------------------------------------------------------------
 
     def consumer(self, isolation: str) -> None:
@@ -287,18 +385,18 @@ class Run:
         finally:
             c.close()
 
-    def _connection(self, partition: int, conns: dict[tuple[str, int], Connection]) -> Connection:
-        leader = self.leaders[partition]
+    def _connection(self, topic: str, partition: int, conns: dict[tuple[str, int], Connection]) -> Connection:
+        leader = self.leaders[(topic, partition)]
         if leader not in conns:
             conns[leader] = Connection(*leader)
         return conns[leader]
 
-    def _record_fetch(self, process: str, isolation: int, partition: int, f: Fetched, final: bool) -> None:
+    def _record_fetch(self, process: str, isolation: int, topic: str, partition: int, f: Fetched, final: bool) -> None:
         self.rec.add(
             "fetch",
             process=process,
             isolation="read_committed" if isolation == READ_COMMITTED else "read_uncommitted",
-            topic=self.plan.topic,
+            topic=topic,
             partition=partition,
             from_offset=f.from_offset,
             error_code=f.error_code,
@@ -313,16 +411,16 @@ class Run:
 
     def observer(self) -> None:
         conns: dict[tuple[str, int], Connection] = {}
-        position = dict.fromkeys(range(self.partitions), 0)
+        position = dict.fromkeys(sorted(self.leaders), 0)
         try:
             rounds = 0
             while not self.stop.is_set() and time.monotonic() < self.deadline and rounds < 100_000:
                 rounds += 1
-                for p in range(self.partitions):
-                    f = self._connection(p, conns).fetch(self.plan.topic, p, position[p], READ_COMMITTED, max_wait_ms=50)
+                for topic, p in position:
+                    f = self._connection(topic, p, conns).fetch(topic, p, position[(topic, p)], READ_COMMITTED, max_wait_ms=50)
                     if f.error_code == 0 and (f.batches or not f.empty_response):
-                        self._record_fetch("fetch-rc", READ_COMMITTED, p, f, final=False)
-                        position[p] = f.next_offset()
+                        self._record_fetch("fetch-rc", READ_COMMITTED, topic, p, f, final=False)
+                        position[(topic, p)] = f.next_offset()
                 self.stop.wait(FETCH_INTERVAL)
         except WireError as e:
             self.errors.append(f"observer: {e}")
@@ -336,11 +434,11 @@ class Run:
         process = "log" if isolation == READ_UNCOMMITTED else "fetch-rc-final"
         conns: dict[tuple[str, int], Connection] = {}
         try:
-            for p in range(self.partitions):
+            for topic, p in sorted(self.leaders):
                 offset = 0
                 for _ in range(MAX_FETCHES_PER_PASS):
-                    f = self._connection(p, conns).fetch(self.plan.topic, p, offset, isolation, max_wait_ms=200)
-                    self._record_fetch(process, isolation, p, f, final=True)
+                    f = self._connection(topic, p, conns).fetch(topic, p, offset, isolation, max_wait_ms=200)
+                    self._record_fetch(process, isolation, topic, p, f, final=True)
                     end = f.high_watermark if isolation == READ_UNCOMMITTED or f.lso is None else f.lso
                     if f.error_code != 0 or not f.batches or f.next_offset() >= end:
                         break
@@ -355,7 +453,9 @@ class Run:
     # --- the whole run ---------------------------------------------------------------------------
 
     def run(self) -> None:
-        self.create_topic()
+        self.partitions = self.create_topic(self.plan.topic)
+        if self.plan.ctp:
+            self.create_topic(self.plan.output)
         background = [threading.Thread(target=self.observer, name="observer", daemon=True)]
         background += [threading.Thread(target=self.consumer, args=(iso,), name=iso, daemon=True) for iso in ("read_committed", "read_uncommitted")]
         workers = [threading.Thread(target=self.producer, args=(k, txns), name=f"producer-{k}", daemon=True) for k, txns in enumerate(self.plan.producers)]
@@ -363,12 +463,18 @@ class Run:
             workers.append(threading.Thread(target=self.zombie, name="zombie", daemon=True))
         if self.plan.kill:
             workers.append(threading.Thread(target=self.kill, name="kill", daemon=True))
-        for t in background + workers:
+        ctp = [threading.Thread(target=self.ctp, name="ctp", daemon=True)] if self.plan.ctp else []
+        for t in background + workers + ctp:
             t.start()
         for t in workers:
             t.join(max(0.0, self.deadline - time.monotonic()))
             if t.is_alive():
                 self.errors.append(f"{t.name} did not finish before the deadline")
+        self.producers_done.set()
+        for t in ctp:  # it drains the input, then stops
+            t.join(max(0.0, self.deadline - time.monotonic()) + DRAIN_SECONDS)
+            if t.is_alive():
+                self.errors.append("ctp did not finish before the deadline")
         time.sleep(3 * FETCH_INTERVAL)  # one more observer round sees the last markers
         self.stop.set()
         for t in background:

@@ -12,6 +12,7 @@ import json
 import os
 import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,7 +58,7 @@ def test_bad_arguments_are_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Ca
     assert main(["probe", "--out", str(tmp_path / "c")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 3 and all(line.startswith("txconform: error: ") for line in err), err
-    assert "flood" in err[1] and "zombie,kill,open" in err[1]
+    assert "flood" in err[1] and "zombie,kill,open,ctp" in err[1]
     assert "name a new one" in err[2] and (tmp_path / "c" / "keep.txt").read_text() == "mine"
 
 
@@ -75,7 +76,7 @@ def test_the_plan_is_the_seeds() -> None:
     plan = make_plan(5, partitions=4, producers=3, txns=7, records=2, scenarios=("kill",))
     assert len(plan.producers) == 3 and all(len(t) == 7 for t in plan.producers)
     assert all(p < 4 and 1 <= n <= 2 for txns in plan.producers for t in txns for p, n in t.records)
-    assert plan.kill and not plan.zombie and not plan.open_txn
+    assert plan.kill and not plan.zombie and not plan.open_txn and not plan.ctp
     commits = [t.commit for txns in make_plan(1, txns=200).producers for t in txns]
     assert 0.5 < sum(commits) / len(commits) < 0.8  # about a third aborted
 
@@ -209,3 +210,53 @@ def test_a_probe_of_a_running_cluster_deletes_its_topic_and_leaves_the_cluster_r
     assert pid is not None and not _alive(pid)
     with socket.socket() as s:  # its port is free again
         s.bind(tuple(tansu.bootstrap.split(":")[0:1]) + (int(tansu.bootstrap.split(":")[1]),))
+
+
+def _ctp_record(outputs: list[tuple[int, str, str]], group_offset: int, sent: bool = True) -> list[dict[str, Any]]:
+    """A minimal record of the consume-transform-produce loop: input partition 0 holds a committed
+    batch (offsets 0..2, marker 3) and an aborted one (offset 4, marker 5); the output partition 0
+    holds ``outputs`` as (offset, key, marker) with a marker right after each record."""
+    topic = "in"
+    header = {"format": "txconform-probe", "version": 1, "plan": {"topic": topic, "ctp": True}}
+    data = {"is_control": False, "is_txn": True, "producer_id": 1}
+    marker = {"is_control": True, "is_txn": True, "producer_id": 1}
+    inp = [
+        {**data, "base_offset": 0, "last_offset": 2, "records": [[o, None, f"v{o}"] for o in range(3)]},
+        {**marker, "base_offset": 3, "last_offset": 3, "control": "COMMIT"},
+        {**data, "base_offset": 4, "last_offset": 4, "records": [[4, None, "v4"]]},
+        {**marker, "base_offset": 5, "last_offset": 5, "control": "ABORT"},
+    ]
+    out = []
+    for o, key, control in outputs:
+        out += [
+            {**data, "producer_id": 9, "base_offset": o, "last_offset": o, "records": [[o, key, "x"]]},
+            {**marker, "producer_id": 9, "base_offset": o + 1, "last_offset": o + 1, "control": control},
+        ]
+    lines: list[dict[str, Any]] = [header]
+    lines.append({"type": "fetch", "process": "log", "topic": topic, "partition": 0, "batches": inp})
+    lines.append({"type": "fetch", "process": "log", "topic": "in-out", "partition": 0, "batches": out})
+    if sent:
+        lines.append({"type": "note", "process": "ctp-0", "what": "ctp-offsets", "txn": "c/0/1", "offsets": [[topic, 0, 3]]})
+        lines.append({"type": "txn", "process": "ctp-0", "txn": "c/0/1", "outcome": "ok"})
+    lines.append({"type": "note", "process": "ctp-0", "what": "group-committed", "group": "g", "offsets": [[topic, 0, group_offset]]})
+    return lines
+
+
+def test_exactly_once_of_consume_transform_produce_is_judged_on_both_logs() -> None:
+    from probe.findings import ctp_findings
+
+    # each committed input once, the group past them: clean (an aborted output does not count)
+    clean = [(0, "in/0/0", "COMMIT"), (2, "in/0/1", "ABORT"), (4, "in/0/1", "COMMIT"), (6, "in/0/2", "COMMIT")]
+    assert ctp_findings(_ctp_record(clean, 3)) == []
+    kinds = {f["kind"]: f for f in ctp_findings(_ctp_record([*clean, (8, "in/0/2", "COMMIT"), (10, "in/0/4", "COMMIT")], 3))}
+    assert set(kinds) == {"CTP_DUPLICATE", "CTP_ABORTED_INPUT"}
+    assert kinds["CTP_DUPLICATE"]["example"]["offset"] == 8 and "in/0/2 has 2 committed outputs" in kinds["CTP_DUPLICATE"]["example"]["detail"]
+    assert "input in/0/4 committed, but that input is abort" in kinds["CTP_ABORTED_INPUT"]["example"]["detail"]
+    (lost,) = ctp_findings(_ctp_record(clean[:2], 3))
+    assert lost["kind"] == "CTP_LOST" and lost["count"] == 2 and lost["example"]["offset"] == 1
+    (gone,) = ctp_findings(_ctp_record(clean, -1001))
+    assert gone["kind"] == "CTP_OFFSETS_NOT_COMMITTED"
+    assert ctp_findings(_ctp_record(clean, -1001, sent=False)) == []
+    record = _ctp_record(clean, 3)
+    record[0]["plan"]["ctp"] = False
+    assert ctp_findings(record) == []

@@ -16,7 +16,7 @@ from rich.console import Console
 
 from trace_check.errors import TxconformError
 
-SCENARIOS = ("zombie", "kill", "open")
+SCENARIOS = ("zombie", "kill", "open", "ctp")
 
 
 def add_parsers(sub: Any) -> None:
@@ -177,7 +177,8 @@ def print_summary(directory: Path, out: Console) -> None:
     plan = summary["plan"]
     out.print(f"target: {summary['target_version']} at {summary['bootstrap']}", markup=False)
     out.print(f"clients: {', '.join(f'{k} {v}' for k, v in summary['clients'].items())}", markup=False)
-    scenarios = ",".join(s for s, on in (("zombie", plan.get("zombie")), ("kill", plan.get("kill")), ("open", plan.get("open_txn"))) if on)
+    chosen = (("zombie", plan.get("zombie")), ("kill", plan.get("kill")), ("open", plan.get("open_txn")), ("ctp", plan.get("ctp")))
+    scenarios = ",".join(s for s, on in chosen if on)
     out.print(f"plan: seed {plan.get('seed')}, topic {plan.get('topic')}, {summary['partitions']} partitions, scenarios {scenarios or 'none'}", markup=False)
     out.print(
         f"recorded: {summary['sends']} sends in {summary['txns']} transactions ({summary['outcomes']}), "
@@ -266,7 +267,19 @@ def summarise(directory: Path) -> dict[str, Any]:
                 what = line.get("what")
                 if what == "partitions":
                     partitions = line.get("got")
-                if what in ("create-topic-failed", "partitions", "observer-failed", "log-failed", "fetch-rc-final-failed", "init-failed", "killed-before-mid"):
+                if what in (
+                    "ctp-assigned",
+                    "ctp-no-assignment",
+                    "ctp-failed",
+                    "ctp-offsets-failed",
+                    "create-topic-failed",
+                    "partitions",
+                    "observer-failed",
+                    "log-failed",
+                    "fetch-rc-final-failed",
+                    "init-failed",
+                    "killed-before-mid",
+                ):
                     notes.append(f"{what}: " + ", ".join(f"{k} {v}" for k, v in line.items() if k not in ("type", "seq", "time_ns", "what")))
     words = {"ok": "committed", "fail": "aborted", "info": "unknown"}
     return {
