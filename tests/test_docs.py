@@ -75,11 +75,12 @@ def txconform(shared_tlc: SharedTlcRuns, monkeypatch: pytest.MonkeyPatch) -> gen
 
 def once_per_session(args: list[str]) -> str:
     """The console script's output for ``args``. A command that only reads (``check``, ``replay``
-    without ``--out``) and is quoted in two documents, such as the replay of the dump-log samples in
+    without ``--out``, ``probe --from``) and is quoted in two documents, such as the replay of the dump-log samples in
     README.md and docs/replay.md, runs once per test session: its output is kept next to the
     session's TLC runs (tests/conftest.py), keyed by the command and the bytes of the files it
     names, and the other worker waits for it under a lock."""
-    if args[0] not in ("check", "replay") or "--out" in args or CACHE_ENV not in os.environ:
+    read_only = args[0] in ("check", "replay") or (args[0] == "probe" and "--from" in args)
+    if not read_only or "--out" in args or CACHE_ENV not in os.environ:
         return gen_docs.txconform(args)
     key = hashlib.sha256(repr(args).encode())
     for arg in args[1:]:
