@@ -50,13 +50,17 @@ class TxnProducer:
     def __init__(self, emit: Emit, bootstrap: str, txid: str, instance: int, process: str, log_path: Optional[str] = None) -> None:
         from confluent_kafka import Producer
 
+        self._steps(emit, txid, instance, process)
+        self.producer = Producer(producer_config(bootstrap, txid, log_path))
+
+    def _steps(self, emit: Emit, txid: str, instance: int, process: str) -> None:
+        """What every client's instance records its steps with."""
         self.emit = emit
         self.txid = txid
         self.instance = instance
         self.process = process
-        self.n = 0
+        self.n = 0  # the current transaction's number
         self.fenced = False
-        self.producer = Producer(producer_config(bootstrap, txid, log_path))
 
     def init(self) -> Optional[str]:
         """InitProducerId; None, or the error."""
@@ -153,3 +157,107 @@ def _err(e: BaseException) -> str:
     if kerr is not None and hasattr(kerr, "name") and hasattr(kerr, "str"):
         return f"{kerr.name()}: {kerr.str()}"
     return f"{type(e).__name__}: {e}"
+
+
+class KpProducer(TxnProducer):
+    """The same steps with kafka-python's transactional KafkaProducer (kafka-python 2.1+): a second
+    client with its own sequence, epoch and retry logic, recorded the same way. Its errors are
+    kafka.errors classes: ProducerFencedError (and InvalidProducerEpochError) is fencing, a
+    KafkaTimeoutError leaves the outcome unknown."""
+
+    def __init__(self, emit: Emit, bootstrap: str, txid: str, instance: int, process: str, log_path: Optional[str] = None) -> None:
+        from kafka import KafkaProducer
+
+        self._steps(emit, txid, instance, process)
+        self._pending: list[Any] = []
+        self.kp = KafkaProducer(
+            bootstrap_servers=bootstrap.split(","),
+            transactional_id=txid,
+            enable_idempotence=True,
+            transaction_timeout_ms=60000,
+            max_block_ms=int(CALL_SECONDS * 1000),
+            bootstrap_timeout_ms=int(CALL_SECONDS * 1000),
+            request_timeout_ms=int(CALL_SECONDS * 1000),
+            linger_ms=2,
+        )
+
+    def init(self) -> Optional[str]:
+        try:
+            self.kp.init_transactions()
+            self.emit("note", process=self.process, what="init", txid=self.txid, instance=self.instance, client="kafka-python")
+            return None
+        except Exception as e:
+            self.emit("note", process=self.process, what="init-failed", txid=self.txid, instance=self.instance, client="kafka-python", error=_kp_err(e))
+            return _kp_err(e)
+
+    def begin(self) -> bool:
+        self.n += 1
+        try:
+            self.kp.begin_transaction()
+            return True
+        except Exception as e:
+            self.fenced = self.fenced or _kp_fenced(e)
+            self.end("fail" if self.fenced else "info", _kp_err(e))
+            return False
+
+    def send(self, topic: str, partition: int, key: str, value: str) -> None:
+        txn, op = self.txn_name(), self.n
+        fields = {"process": self.process, "txn": txn, "op": op, "topic": topic, "partition": partition, "key": key, "value": value}
+        try:
+            future = self.kp.send(topic, value=value.encode(), key=key.encode(), partition=partition)
+            self._pending.append((future, fields))
+        except Exception as e:
+            self.emit("send", **fields, offset=None, error=_kp_err(e))
+
+    def flush(self) -> int:
+        try:
+            self.kp.flush(timeout=CALL_SECONDS)
+        except Exception:  # each send's own outcome is read below
+            pass
+        left = 0
+        for future, fields in self._pending:
+            if not future.is_done:
+                left += 1
+                self.emit("send", **fields, offset=None, error="no answer before the flush timed out")
+            elif future.failed():
+                self.emit("send", **fields, offset=None, error=_kp_err(future.exception))
+            else:
+                self.emit("send", **fields, offset=future.value.offset, error=None)
+        self._pending = []
+        return left
+
+    def commit(self) -> str:
+        try:
+            self.kp.commit_transaction()
+            return self.end("ok")
+        except Exception as e:
+            if _kp_fenced(e):
+                self.fenced = True
+                return self.end("fail", _kp_err(e))
+            try:
+                self.kp.abort_transaction()
+                return self.end("fail", _kp_err(e))
+            except Exception as e2:
+                return self.end("info", f"{_kp_err(e)}; then abort: {_kp_err(e2)}")
+
+    def abort(self) -> str:
+        try:
+            self.kp.abort_transaction()
+            return self.end("fail", None, decided="abort")
+        except Exception as e:
+            self.fenced = self.fenced or _kp_fenced(e)
+            return self.end("fail" if self.fenced else "info", _kp_err(e), decided="abort")
+
+    def close(self) -> None:
+        try:
+            self.kp.close(timeout=CALL_SECONDS)
+        except Exception:  # closing a producer in a fatal state: nothing left to record
+            pass
+
+
+def _kp_fenced(e: BaseException) -> bool:
+    return type(e).__name__ in ("ProducerFencedError", "InvalidProducerEpochError")
+
+
+def _kp_err(e: Optional[BaseException]) -> str:
+    return "unknown" if e is None else f"{type(e).__name__}: {e}"

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from probe.clients import ADMIN_SECONDS, CALL_SECONDS, TxnProducer, client_logger
+from probe.clients import ADMIN_SECONDS, CALL_SECONDS, KpProducer, TxnProducer, client_logger
 from probe.history import Recorder
 from probe.targets import Target, TargetError
 from probe.wire import READ_COMMITTED, READ_UNCOMMITTED, Connection, Fetched, WireError
@@ -66,6 +66,7 @@ class Plan:
     kill: bool
     open_txn: bool
     ctp: bool = False
+    kafka_python: bool = False
 
     @property
     def output(self) -> str:
@@ -82,6 +83,7 @@ class Plan:
             "kill": self.kill,
             "open_txn": self.open_txn,
             "ctp": self.ctp,
+            "kafka_python": self.kafka_python,
         }
 
 
@@ -92,7 +94,7 @@ def make_plan(
     txns: int = 6,
     records: int = 3,
     abort_ratio: float = 0.34,
-    scenarios: tuple[str, ...] = ("zombie", "kill", "open", "ctp"),
+    scenarios: tuple[str, ...] = ("zombie", "kill", "open", "ctp", "kafka-python"),
 ) -> Plan:
     rng = random.Random(seed)
     topic = f"txconform-probe-{seed}-{rng.randrange(16**6):06x}"
@@ -103,7 +105,9 @@ def make_plan(
             chosen = sorted(rng.sample(range(partitions), rng.randint(1, partitions)))
             mine.append(Txn(tuple((p, rng.randint(1, records)) for p in chosen), rng.random() >= abort_ratio))
         plans.append(tuple(mine))
-    return Plan(seed, topic, partitions, tuple(plans), "zombie" in scenarios, "kill" in scenarios, "open" in scenarios, "ctp" in scenarios)
+    return Plan(
+        seed, topic, partitions, tuple(plans), "zombie" in scenarios, "kill" in scenarios, "open" in scenarios, "ctp" in scenarios, "kafka-python" in scenarios
+    )
 
 
 class Run:
@@ -202,6 +206,24 @@ class Run:
                 p.flush()
                 self.rec.add("note", process=p.process, what="left-open", txn=p.txn_name())
                 self._open = p  # kept, never ended, until the final observation
+
+    def kafka_python_producer(self) -> None:
+        """Producer 0's transactions again, with kafka-python's KafkaProducer as the client."""
+        try:
+            p = KpProducer(self.rec.add, self.target.bootstrap, f"{self.plan.topic}-kp", 0, "kp-0")
+        except Exception as e:  # the client could not even start (e.g. no broker version it knows)
+            self.rec.add("note", process="kp-0", what="init-failed", client="kafka-python", error=f"{type(e).__name__}: {e}")
+            return
+        try:
+            if p.init() is not None:
+                return
+            for txn in self.plan.producers[0]:
+                if time.monotonic() > self.deadline or p.fenced:
+                    break
+                self._txn(p, txn)
+                time.sleep(PACE)
+        finally:
+            p.close()
 
     def zombie(self) -> None:
         txid = f"{self.plan.topic}-zombie"
@@ -463,6 +485,8 @@ class Run:
             workers.append(threading.Thread(target=self.zombie, name="zombie", daemon=True))
         if self.plan.kill:
             workers.append(threading.Thread(target=self.kill, name="kill", daemon=True))
+        if self.plan.kafka_python:
+            workers.append(threading.Thread(target=self.kafka_python_producer, name="kafka-python", daemon=True))
         ctp = [threading.Thread(target=self.ctp, name="ctp", daemon=True)] if self.plan.ctp else []
         for t in background + workers + ctp:
             t.start()

@@ -16,7 +16,7 @@ from rich.console import Console
 
 from trace_check.errors import TxconformError
 
-SCENARIOS = ("zombie", "kill", "open", "ctp")
+SCENARIOS = ("zombie", "kill", "open", "ctp", "kafka-python")
 
 
 def add_parsers(sub: Any) -> None:
@@ -177,7 +177,13 @@ def print_summary(directory: Path, out: Console) -> None:
     plan = summary["plan"]
     out.print(f"target: {summary['target_version']} at {summary['bootstrap']}", markup=False)
     out.print(f"clients: {', '.join(f'{k} {v}' for k, v in summary['clients'].items())}", markup=False)
-    chosen = (("zombie", plan.get("zombie")), ("kill", plan.get("kill")), ("open", plan.get("open_txn")), ("ctp", plan.get("ctp")))
+    chosen = (
+        ("zombie", plan.get("zombie")),
+        ("kill", plan.get("kill")),
+        ("open", plan.get("open_txn")),
+        ("ctp", plan.get("ctp")),
+        ("kafka-python", plan.get("kafka_python")),
+    )
     scenarios = ",".join(s for s, on in chosen if on)
     out.print(f"plan: seed {plan.get('seed')}, topic {plan.get('topic')}, {summary['partitions']} partitions, scenarios {scenarios or 'none'}", markup=False)
     out.print(
