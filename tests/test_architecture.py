@@ -9,7 +9,7 @@ from pathlib import Path
 from test_ref_impl_structure import find_cycle, imported_modules, module_name
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("trace_check", "ref_impl", "spark_replay")
+PACKAGES = ("trace_check", "ref_impl", "spark_replay", "probe")
 # What ref_impl may import of trace_check: the trace format and the plug-in contract (and the
 # packages that hold them, whose __init__ modules only document).
 ALLOWED_FROM_REF_IMPL = {"trace_check", "trace_check.traces", "trace_check.traces.format", "trace_check.traces.protocol"}
