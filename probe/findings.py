@@ -73,10 +73,9 @@ def crc_findings(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for i, line in enumerate(lines):
         if i == 0 or line.get("type") != "fetch":
             continue
-        if True:
-            for b in line.get("batches") or []:
-                if b.get("crc_valid") is False:
-                    bad.setdefault((line.get("partition"), b.get("base_offset")), {**b, "topic": line.get("topic"), "partition": line.get("partition")})
+        for b in line.get("batches") or []:
+            if b.get("crc_valid") is False:
+                bad.setdefault((line.get("partition"), b.get("base_offset")), {**b, "topic": line.get("topic"), "partition": line.get("partition")})
     if not bad:
         return []
     first = bad[min(bad, key=lambda k: (k[0], k[1]))]

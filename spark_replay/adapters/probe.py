@@ -192,7 +192,7 @@ def read(path: Path) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
                 "value": line["value"],
                 "offset": offset,
                 "outcome": outcome,
-                "event": _int(path, n, line["seq"], "seq") * SCALE,  # type: ignore[operator]
+                "event": (_int(path, n, line["seq"], "seq") or 0) * SCALE,
                 "committed": {"ok": True, "fail": False}.get(outcome),
             }
         )

@@ -200,10 +200,10 @@ def check(directory: Path, master: Optional[str], err: Console, spark_factory: A
     try:
         from spark_replay.adapters import FORMATS
         from spark_replay.replay import run_replay
-        from spark_replay.session import replay_spark
+        from spark_replay.session import replay_spark  # noqa: F401 (on_spark's; checked here for the extra)
     except ImportError as e:
         raise TxconformError(f"the probe's checks need the spark extra ({e.name} is missing): pip install 'txconform[spark]', or use --no-check") from None
-    from trace_check.cli.replay import _first_line
+    from trace_check.cli.replay import on_spark
 
     log = Path(tempfile.gettempdir()) / f"txconform-probe-{os.getpid()}-spark.log"
 
@@ -213,17 +213,9 @@ def check(directory: Path, master: Optional[str], err: Console, spark_factory: A
     def run(factory: Any) -> Any:
         return run_replay([directory], FORMATS, input_format="probe", spark_factory=factory, out=directory / "replay" if keep else None, progress=progress)
 
-    try:
-        if spark_factory is not None:
-            return run(spark_factory)
-        with replay_spark(master, log=log) as factory:
-            return run(factory)
-    except TxconformError:
-        raise
-    except Exception as e:
-        if type(e).__module__.split(".")[0] not in ("py4j", "pyspark"):
-            raise
-        raise TxconformError(f"Spark failed: {_first_line(e)}; Spark's log: {log}") from None
+    if spark_factory is not None:  # a session the caller owns (the tests')
+        return run(spark_factory)
+    return on_spark(master, log, run)
 
 
 def findings_of(report: Any) -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Optional
 
 from rich.console import Console
 from rich.table import Table
@@ -65,7 +65,7 @@ def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     try:
         from spark_replay.adapters import FORMATS
         from spark_replay.replay import run_replay
-        from spark_replay.session import replay_spark
+        from spark_replay.session import replay_spark  # noqa: F401 (on_spark's; checked here for the extra)
     except ImportError as e:
         raise TxconformError(f"replay needs the spark extra ({e.name} is missing): pip install 'txconform[spark]'") from None
     from spark_replay.checks import CHECKS
@@ -82,24 +82,19 @@ def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
         stage[0] = s
         err.print(f"replay: {s}", markup=False)
 
-    try:
-        with replay_spark(args.master, log=log) as spark_factory:
-            report = run_replay(
-                args.inputs,
-                FORMATS,
-                input_format=args.input_format,
-                spark_factory=spark_factory,
-                out=args.out,
-                checks=only or None,
-                progress=progress,
-                plan=args.plan,
-            )
-    except TxconformError:
-        raise
-    except Exception as e:  # Spark's failures (Py4JJavaError, PySparkException, ...): one line, not a JVM stack
-        if type(e).__module__.split(".")[0] not in ("py4j", "pyspark"):
-            raise
-        raise TxconformError(f"Spark failed at {stage[0]!r}: {_first_line(e)}; Spark's log: {log}") from None
+    def work(spark_factory: Any) -> Any:
+        return run_replay(
+            args.inputs,
+            FORMATS,
+            input_format=args.input_format,
+            spark_factory=spark_factory,
+            out=args.out,
+            checks=only or None,
+            progress=progress,
+            plan=args.plan,
+        )
+
+    report = on_spark(args.master, log, work, where=lambda: stage[0])
     if args.json:
         out.print_json(json.dumps(report.to_json()))
         return report.exit_code
@@ -140,6 +135,24 @@ def print_report(report: Any, out: Console) -> None:
             for r in o.txn_records:
                 parts = ",".join(f"{p['topic']}-{p['partition']}" for p in r.get("partitions") or [])
                 out.print(f"    {_at(r)} {r.get('txn_id')} {r.get('state')} epoch {r.get('epoch')} [{parts}]", markup=False)
+
+
+def on_spark(master: Optional[str], log: Path, work: Callable[[Any], Any], where: Callable[[], str] = lambda: "") -> Any:
+    """``work(spark_factory)`` in a replay's Spark session (spark_replay.session.replay_spark, stopped
+    after it); Spark's failures (Py4JJavaError, PySparkException, ...) become one line, not a JVM
+    stack, naming ``where()`` it failed and Spark's log."""
+    from spark_replay.session import replay_spark
+
+    try:
+        with replay_spark(master, log=log) as spark_factory:
+            return work(spark_factory)
+    except TxconformError:
+        raise
+    except Exception as e:
+        if type(e).__module__.split(".")[0] not in ("py4j", "pyspark"):
+            raise
+        at = where()
+        raise TxconformError(f"Spark failed{f' at {at!r}' if at else ''}: {_first_line(e)}; Spark's log: {log}") from None
 
 
 def _first_line(e: Exception) -> str:
