@@ -55,7 +55,7 @@ def test_every_kafka_action_is_in_the_mapping_table() -> None:
     assert documented - actions == set(), "these table rows name no action of Next"
 
 
-@pytest.mark.parametrize("spec_dir", ["kafka", "resharding"])
+@pytest.mark.parametrize("spec_dir", ["kafka", "resharding", "cone"])
 def test_every_checked_invariant_has_its_one_sentence(spec_dir: str) -> None:
     registry = tomllib.loads((ROOT / "specs" / spec_dir / "models.toml").read_text())
     checked = set(registry.get("base", {}).get("invariants", []))
