@@ -95,7 +95,7 @@ def test_the_toy_trace_is_read_with_its_own_columns(tmp_path: Path, monkeypatch:
 
 def test_an_unknown_protocol_gets_one_line_naming_the_known_ones(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TXCONFORM_PROTOCOLS", raising=False)
-    with pytest.raises(TxconformError, match=r"no plug-in for protocol 'kafak' \(did you mean 'kafka'\?\); known: kafka"):
+    with pytest.raises(TxconformError, match=r"no plug-in for protocol 'kafak' \(did you mean 'kafka'\?\); known: cone, kafka, ydb"):
         protocols.get("kafak")
 
 

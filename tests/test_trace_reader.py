@@ -68,7 +68,7 @@ def mutate_line(good: Path, tmp_path: Path, n: int, **changes) -> Path:
     [
         (1, {"format": "otf"}, ':1: header: "format" must be "txconform-trace"'),
         (1, {"version": 9}, ':1: header: "version" 9 is not supported'),
-        (1, {"protocol": "cstar"}, ':1: header: "protocol" "cstar" has no plug-in; supported: "kafka", "ydb"'),
+        (1, {"protocol": "cstar"}, ':1: header: "protocol" "cstar" has no plug-in; supported: "cone", "kafka", "ydb"'),
         (2, {"action": "TcEndTxm"}, ":2: field \"action\": unknown value \"TcEndTxm\" (did you mean 'TcEndTxn'?)"),
         (2, {"colour": "red"}, ':2: unknown field "colour"'),
         (3, {"seq": "one"}, ':3: field "seq": expected a whole number, got "one"'),

@@ -276,7 +276,7 @@ VARIABLES
     \* @type: <<Int, Int, Int, Int>>;
     faults,
     \* History: the last step, its actor and arguments (no step reads it).
-    \* @type: [name: Str, actor: Str, args: Str -> Int];
+    \* @type: [name: Str, actor: Str, client: Str, args: Str -> Int];
     action
 
 clientVars == <<cl>>
@@ -286,8 +286,11 @@ storeVars == <<batches>>
 ghostVars == <<hist, told>>
 vars == <<cl, co, lk, txs, unborn, cut, dead, batches, hist, told, faults, action>>
 
-\* @type: (Str, Str, Str -> Int) => [name: Str, actor: Str, args: Str -> Int];
-Act(name, actor, args) == [name |-> name, actor |-> actor, args |-> args]
+\* The step's name, who takes it, the client it concerns ("" if none) and its arguments.
+\* @type: (Str, Str, Str, Str -> Int) => [name: Str, actor: Str, client: Str, args: Str -> Int];
+ActC(name, actor, c, args) == [name |-> name, actor |-> actor, client |-> c, args |-> args]
+\* @type: (Str, Str, Str -> Int) => [name: Str, actor: Str, client: Str, args: Str -> Int];
+Act(name, actor, args) == ActC(name, actor, "", args)
 NoArgs == [s \in {} |-> 0]
 
 \* @type: $tx;
@@ -389,7 +392,7 @@ ClientBegin(c) ==
     /\ LET t == <<c, cl[c].att + 1>>
        IN /\ cl' = [cl EXCEPT ![c] = [IdleClient EXCEPT !.st = "begin", !.att = cl[c].att + 1]]
           /\ unborn' = [x \in Coords |-> IF co[x].up THEN unborn[x] \cup {t} ELSE unborn[x]]
-    /\ action' = Act("ClientBegin", c, "attempt" :> cl[c].att + 1)
+    /\ action' = ActC("ClientBegin", c, c, "attempt" :> cl[c].att + 1)
     /\ UNCHANGED <<co, lk, txs, fdVars, storeVars, ghostVars, faults>>
 
 \* The client asks to commit its transaction.
@@ -397,7 +400,7 @@ ClientBegin(c) ==
 ClientCommit(c) ==
     /\ cl[c].st = "open" /\ cl[c].pc = "commit"
     /\ cl' = [cl EXCEPT ![c].st = "commit"]
-    /\ action' = Act("ClientCommit", c, "attempt" :> cl[c].att)
+    /\ action' = ActC("ClientCommit", c, c, "attempt" :> cl[c].att)
     /\ UNCHANGED <<coordVars, fdVars, storeVars, ghostVars, faults>>
 
 \* An add whose photo is already there (an earlier attempt committed) rolls back: the
@@ -412,7 +415,7 @@ ClientRollback(c) ==
           /\ txs' = [txs EXCEPT ![x][t] = NoTx]
           /\ lk' = [lk EXCEPT ![x] = {l \in lk[x] : l[2] # t}]
     /\ cl' = [cl EXCEPT ![c].st = "done"]
-    /\ action' = Act("ClientRollback", c, "attempt" :> cl[c].att)
+    /\ action' = ActC("ClientRollback", c, c, "attempt" :> cl[c].att)
     /\ UNCHANGED <<co, unborn, fdVars, storeVars, ghostVars, faults>>
 
 \* The client stops waiting: on a Begin no coordinator that can act holds, on an open
@@ -427,7 +430,7 @@ ClientTimeout(c) ==
           \/ cl[c].st = "commit" /\ (~CanAct(x) \/ \A i \in BatchOf(x, t) : Cardinality(batches[i].applied) < Quorum)
        /\ told' = told \cup {<<t, IF cl[c].st = "commit" /\ ~Bug("timeout_as_abort") THEN "unknown" ELSE "failed">>}
        /\ cl' = [cl EXCEPT ![c] = [IdleClient EXCEPT !.att = cl[c].att]]
-       /\ action' = Act("ClientTimeout", c, "attempt" :> cl[c].att)
+       /\ action' = ActC("ClientTimeout", c, c, "attempt" :> cl[c].att @@ "unknown" :> IF cl[c].st = "commit" /\ ~Bug("timeout_as_abort") THEN 1 ELSE 0)
        /\ UNCHANGED <<coordVars, fdVars, storeVars, hist, faults>>
 
 (***************************************************************************)
@@ -462,7 +465,7 @@ CoBegin(x, t) ==
           THEN /\ cl' = IF Waiting(c, t) THEN [cl EXCEPT ![c] = [IdleClient EXCEPT !.att = cl[c].att]] ELSE cl
                /\ told' = IF Waiting(c, t) THEN told \cup {<<t, "failed">>} ELSE told
                /\ UNCHANGED <<co, lk, txs>>
-               /\ action' = Act("CoBegin", CoName[x], "locked" :> 1)
+               /\ action' = ActC("CoBegin", CoName[x], c, "attempt" :> t[2] @@ "locked" :> 1 @@ "orphan" :> IF Waiting(c, t) THEN 0 ELSE 1)
           ELSE \E Q \in Quorums :
                 LET cell == ReadAt(Q, k)
                     ts == IF Bug("ts_at_begin") THEN co[x].clock + 1 ELSE 0
@@ -475,7 +478,8 @@ CoBegin(x, t) ==
                                                             ELSE IF Live(cell) THEN "rollback" ELSE "read"]]
                             ELSE cl
                    /\ told' = told
-                   /\ action' = Act("CoBegin", CoName[x], "locked" :> 0 @@ "orphan" :> IF Waiting(c, t) THEN 0 ELSE 1)
+                   /\ action' = ActC("CoBegin", CoName[x], c, "attempt" :> t[2] @@ "locked" :> 0 @@ "orphan" :> (IF Waiting(c, t) THEN 0 ELSE 1)
+                                      @@ "read_ts" :> cell[2] @@ "read_val" :> cell[1])
        /\ UNCHANGED <<fdVars, storeVars, hist, faults>>
 
 \* The backups drop a Begin from their unborn queues when its time to live runs out, which
@@ -486,7 +490,7 @@ CoUnbornExpire(t) ==
     /\ \E x \in Coords : t \in unborn[x] /\ ~co[x].active
     /\ ~Waiting(t[1], t)
     /\ unborn' = [x \in Coords |-> IF co[x].active THEN unborn[x] ELSE unborn[x] \ {t}]
-    /\ action' = Act("CoUnbornExpire", t[1], "attempt" :> t[2])
+    /\ action' = ActC("CoUnbornExpire", t[1], t[1], "attempt" :> t[2])
     /\ UNCHANGED <<clientVars, co, lk, txs, fdVars, storeVars, ghostVars, faults>>
 
 \* The value of key k in t's transaction: its own write if it has one (read your writes),
@@ -507,11 +511,13 @@ CoRead(x, c) ==
                /\ Forget(x, t)
                /\ cl' = [cl EXCEPT ![c] = [IdleClient EXCEPT !.att = cl[c].att]]
                /\ told' = told \cup {<<t, "failed">>}
-               /\ action' = Act("CoRead", CoName[x], "locked" :> 1)
+               /\ action' = ActC("CoRead", CoName[x], c, "attempt" :> t[2] @@ "locked" :> 1)
           ELSE /\ lk' = IF Bug("read_without_lock") THEN lk ELSE [lk EXCEPT ![x] = @ \cup {<<Album, t>>}]
                /\ IF Buffered(x, t, Album) # {} /\ ~Bug("no_ryw")
-                  THEN /\ cl' = [cl EXCEPT ![c].ryw = (CHOOSE m \in Buffered(x, t, Album) : TRUE)[2], ![c].pc = "commit"]
-                       /\ txs' = txs
+                  THEN LET v == (CHOOSE m \in Buffered(x, t, Album) : TRUE)[2]
+                       IN /\ cl' = [cl EXCEPT ![c].ryw = v, ![c].pc = "commit"]
+                          /\ txs' = txs
+                          /\ action' = ActC("CoRead", CoName[x], c, "attempt" :> t[2] @@ "locked" :> 0 @@ "read_ts" :> -1 @@ "read_val" :> v)
                   ELSE \E Q \in Quorums :
                         LET cell == ReadAt(Q, Album)
                         IN /\ cl' = IF cl[c].pc = "read"
@@ -520,8 +526,8 @@ CoRead(x, c) ==
                            /\ txs' = IF cl[c].pc = "read"
                                      THEN [txs EXCEPT ![x][t].rd = @ \cup {<<Album, cell[4], cell[2]>>}]
                                      ELSE txs
+                           /\ action' = ActC("CoRead", CoName[x], c, "attempt" :> t[2] @@ "locked" :> 0 @@ "read_ts" :> cell[2] @@ "read_val" :> cell[1])
                /\ told' = told
-               /\ action' = Act("CoRead", CoName[x], "locked" :> 0)
        /\ UNCHANGED <<co, unborn, fdVars, storeVars, hist, faults>>
 
 \* The mutations of a client's write: an add writes the counter, its photo (tag 1) and the
@@ -555,7 +561,7 @@ CoWrite(x, c) ==
        /\ cl' = [cl EXCEPT ![c].pc = IF Kind(c) = "add" THEN "ryw" ELSE "commit"]
        /\ batches' = IF Bug("write_through") THEN Append(batches, NewBatch(t, x, co[x].clock + 1, muts, FALSE)) ELSE batches
        /\ co' = IF Bug("write_through") THEN [co EXCEPT ![x].clock = @ + 1] ELSE co
-       /\ action' = Act("CoWrite", CoName[x], "attempt" :> t[2])
+       /\ action' = ActC("CoWrite", CoName[x], c, "attempt" :> t[2] @@ "batch" :> IF Bug("write_through") THEN Len(batches) + 1 ELSE 0)
        /\ UNCHANGED <<lk, unborn, fdVars, ghostVars, faults>>
 
 \* Commit: the timestamp (above the clock and every timestamp read), the logged batch
@@ -576,7 +582,7 @@ CoCommit(x, c) ==
        /\ hist' = hist \cup {[t |-> t, ts |-> ts, rd |-> tx.rd, ks |-> {m[1] : m \in tx.wr}]}
        /\ txs' = [txs EXCEPT ![x][t] = [@ EXCEPT !.st = "committing", !.ts = ts]]
        /\ lk' = IF Bug("early_unlock") THEN [lk EXCEPT ![x] = {l \in lk[x] : l[2] # t}] ELSE lk
-       /\ action' = Act("CoCommit", CoName[x], "attempt" :> t[2] @@ "ts" :> ts)
+       /\ action' = ActC("CoCommit", CoName[x], c, "attempt" :> t[2] @@ "ts" :> ts @@ "batch" :> Len(batches) + 1)
        /\ UNCHANGED <<clientVars, unborn, fdVars, told, faults>>
 
 \* Storage answered at the consistency level (QUORUM; commit_cl_one: ONE): the batchlog
@@ -590,6 +596,8 @@ CoCommitDone(x, t) ==
        /\ \E i \in BatchOf(x, t) :
             /\ Cardinality(batches[i].applied) >= need
             /\ batches' = [batches EXCEPT ![i].blog = FALSE]
+            /\ action' = ActC("CoCommitDone", CoName[x], c, "attempt" :> t[2] @@ "batch" :> i
+                               @@ "told" :> IF cl[c].st = "commit" /\ cl[c].att = t[2] /\ cl[c].co = x THEN 1 ELSE 0)
        /\ IF Bug("index_outside_txn")
           THEN /\ txs' = [txs EXCEPT ![x][t].st = "indexing"]
                /\ lk' = [lk EXCEPT ![x] = {l \in lk[x] : l[2] # t}]
@@ -598,7 +606,6 @@ CoCommitDone(x, t) ==
           THEN /\ cl' = [cl EXCEPT ![c].st = "done"]
                /\ told' = told \cup {<<t, "committed">>}
           ELSE UNCHANGED <<cl, told>>
-       /\ action' = Act("CoCommitDone", CoName[x], "attempt" :> t[2])
        /\ UNCHANGED <<co, unborn, fdVars, hist, faults>>
 
 \* index_outside_txn: the index mutations follow in a batch of their own.
@@ -608,7 +615,7 @@ CoIndexWrite(x, t) ==
     /\ txs[x][t].st = "indexing"
     /\ batches' = Append(batches, NewBatch(t, x, txs[x][t].ts, {m \in txs[x][t].wr : IsIndex(m)}, TRUE))
     /\ txs' = [txs EXCEPT ![x][t] = NoTx]
-    /\ action' = Act("CoIndexWrite", CoName[x], "attempt" :> t[2])
+    /\ action' = ActC("CoIndexWrite", CoName[x], t[1], "attempt" :> t[2] @@ "batch" :> Len(batches) + 1)
     /\ UNCHANGED <<clientVars, co, lk, unborn, fdVars, ghostVars, faults>>
 
 \* An open transaction whose client has moved on (an orphan of the unborn queue, or a
@@ -619,7 +626,7 @@ CoTxTimeout(x, t) ==
     /\ txs[x][t].st = "open"
     /\ ~(cl[t[1]].att = t[2] /\ cl[t[1]].co = x /\ cl[t[1]].st \in {"open", "commit"})
     /\ Forget(x, t)
-    /\ action' = Act("CoTxTimeout", CoName[x], "attempt" :> t[2])
+    /\ action' = ActC("CoTxTimeout", CoName[x], t[1], "attempt" :> t[2])
     /\ UNCHANGED <<clientVars, co, unborn, fdVars, storeVars, ghostVars, faults>>
 
 (***************************************************************************)
@@ -719,8 +726,8 @@ CoActivate(x) ==
     /\ Drained \/ Bug("failover_no_drain")
     /\ \E Q \in Quorums :
         LET top == MaxOf({batches[i].ts : i \in {i \in DOMAIN batches : batches[i].applied \cap Q # {}}})
-        IN co' = [co EXCEPT ![x].active = TRUE, ![x].clock = IF Bug("no_ts_bump") THEN @ ELSE Max(@, top) + 1]
-    /\ action' = Act("CoActivate", CoName[x], NoArgs)
+        IN /\ co' = [co EXCEPT ![x].active = TRUE, ![x].clock = IF Bug("no_ts_bump") THEN @ ELSE Max(@, top) + 1]
+           /\ action' = Act("CoActivate", CoName[x], "top" :> top)
     /\ UNCHANGED <<clientVars, lk, txs, unborn, fdVars, storeVars, ghostVars, faults>>
 
 \* A coordinator crashes: its memory (locks, transactions, unborn queue) is gone.

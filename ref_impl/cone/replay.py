@@ -1,0 +1,89 @@
+"""Replay a trace on the reference engine: can the engine itself take these steps, in this order,
+with these logged columns? An independent second opinion to the spec's: the mutation score uses
+it to tell a mutant that is still a legal run from one the checker missed."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Optional
+
+from .actions import BY_EVENT, Action, arguments
+from .constants import Constants, co_index
+from .engine import Engine
+
+INFO = frozenset({"event", "read_txn"})
+
+
+def _agrees(got: dict[str, Any], ev: dict[str, Any]) -> bool:
+    return all(got.get(c) == v for c, v in ev.items() if c not in INFO)
+
+
+def _fits(a: Action, arg: tuple[Any, ...], ev: dict[str, Any]) -> bool:
+    """Whether the step's argument agrees with the event's logged keys."""
+    names: dict[str, Any] = {}
+    for v in arg:
+        if isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], str):
+            names["client"], names["attempt"] = v
+    if a.over in ("(coordinator, client, quorum)", "(coordinator, client)"):
+        names["client"] = arg[1]
+    if a.over == "client":
+        names["client"] = arg[0]
+    if a.over.startswith("(coordinator") or a.over == "coordinator":
+        names["coordinator"] = arg[0]
+    if a.over == "(coordinator, peer)":
+        names["peer"] = arg[1]
+    if a.over == "(coordinator, transaction, batch)" or a.over == "batch":
+        names["batch"] = arg[-1]
+    for col in ("coordinator", "peer"):
+        if col in ev and col in names:
+            try:
+                if names[col] != co_index(ev[col]):
+                    return False
+            except ValueError:
+                return False
+            names.pop(col)
+    return all(c not in ev or ev[c] == v for c, v in names.items())
+
+
+class _Replayer:
+    def __init__(self, constants: dict[str, Any]) -> None:
+        self.emitted: list[dict[str, Any]] = []
+        self.engine = Engine(Constants.from_spec({**constants, "Bugs": []}), self.emitted.append)
+
+    def step(self, ev: dict[str, Any]) -> Optional[dict[str, Any]]:
+        a = BY_EVENT.get(ev.get("action", ""))
+        if a is None:
+            return None
+        e = self.engine
+        try:
+            cands = [arg for arg in arguments(e, a.over) if _fits(a, arg, ev) and a.enabled(e, arg)]
+        except (KeyError, TypeError, ValueError, IndexError):
+            return None
+        for arg in cands:
+            saved = copy.deepcopy({n: v for n, v in e.__dict__.items() if n not in ("emit", "k")}), len(self.emitted)
+            a.apply(e, arg)
+            got = self.emitted[-1]
+            if _agrees(got, ev):
+                return got
+            e.__dict__.update(saved[0])
+            del self.emitted[saved[1] :]
+        return None
+
+
+def replay(constants: dict[str, Any], events: list[dict[str, Any]]) -> Optional[int]:
+    """The 1-based index of the first event the engine cannot reproduce, or None if it can all."""
+    r = _Replayer(constants)
+    for n, ev in enumerate(events, 1):
+        if r.step(ev) is None:
+            return n
+    return None
+
+
+def engine_value(constants: dict[str, Any], events: list[dict[str, Any]], n: int, field: str) -> Any:
+    """What the engine logs for ``field`` when it takes event ``n`` after replaying the ones before."""
+    r = _Replayer(constants)
+    for ev in events[: n - 1]:
+        if r.step(ev) is None:
+            return None
+    got = r.step({c: v for c, v in events[n - 1].items() if c != field})
+    return None if got is None else got.get(field)
