@@ -20,7 +20,7 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Any, Callable, Iterator, Optional
 
 import pytest
 from shared_runs import SharedTlcRuns
@@ -44,7 +44,7 @@ def blocks(path: Path) -> list[tuple[str, str, str]]:
 
 
 @pytest.fixture
-def txconform(shared_tlc: SharedTlcRuns, monkeypatch: pytest.MonkeyPatch) -> gen_docs.Runner:
+def txconform(shared_tlc: SharedTlcRuns, monkeypatch: pytest.MonkeyPatch, docs_spark: list[Any]) -> gen_docs.Runner:
     """Run ``txconform ARGS`` for a block: ``model-check`` in this process, with the session's shared
     TLC runs; anything else with the console script (gen_docs.txconform)."""
 
@@ -59,29 +59,57 @@ def txconform(shared_tlc: SharedTlcRuns, monkeypatch: pytest.MonkeyPatch) -> gen
     monkeypatch.setenv("COLUMNS", "160")
 
     def run(args: list[str]) -> str:
+        if args[0] in SPARK_COMMANDS:
+            return once_per_session(args, lambda: in_process(args, docs_spark))
         if args[0] != "model-check":
             return once_per_session(args)
-        output = io.StringIO()  # stdout and stderr in the order printed, as gen_docs captures them
-        sigterm = signal.getsignal(signal.SIGTERM)  # main() sets its own
-        try:
-            with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
-                cli.main(args)
-        finally:
-            signal.signal(signal.SIGTERM, sigterm)
-        return gen_docs.tidy(output.getvalue())
+        return in_process(args)
 
     return run
 
 
-def once_per_session(args: list[str]) -> str:
+# The commands that run on Spark. They run in this process, on one local Spark session the
+# worker keeps for its docs (a JVM starts once, not once per block): an active session is
+# reused by the replay and left running (spark_replay.session.replay_spark).
+SPARK_COMMANDS = ("replay", "probe")
+
+
+@pytest.fixture(scope="session")
+def docs_spark() -> Iterator[list[Any]]:
+    """The worker's Spark session for the docs' Spark blocks, made at the first one."""
+    made: list[Any] = []
+    yield made
+    if made:
+        made[0].stop()
+
+
+def in_process(args: list[str], spark: Optional[list[Any]] = None) -> str:
+    """``txconform ARGS`` run in this process: stdout and stderr in the order printed, as gen_docs
+    captures them from the console script."""
+    if spark is not None and not spark:
+        from spark_replay.session import spark_session
+
+        spark.append(spark_session())  # what the console script would make: local[*], its defaults
+    output = io.StringIO()
+    sigterm = signal.getsignal(signal.SIGTERM)  # main() sets its own
+    try:
+        with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+            cli.main(args)
+    finally:
+        signal.signal(signal.SIGTERM, sigterm)
+    return gen_docs.tidy(output.getvalue())
+
+
+def once_per_session(args: list[str], run: Optional[Callable[[], str]] = None) -> str:
     """The console script's output for ``args``. A command that only reads (``check``, ``replay``
     without ``--out``, ``probe --from``) and is quoted in two documents, such as the replay of the dump-log samples in
     README.md and docs/replay.md, runs once per test session: its output is kept next to the
     session's TLC runs (tests/conftest.py), keyed by the command and the bytes of the files it
     names, and the other worker waits for it under a lock."""
     read_only = args[0] in ("check", "replay") or (args[0] == "probe" and "--from" in args)
+    fresh = run or (lambda: gen_docs.txconform(args))
     if not read_only or "--out" in args or CACHE_ENV not in os.environ:
-        return gen_docs.txconform(args)
+        return fresh()
     key = hashlib.sha256(repr(args).encode())
     for arg in args[1:]:
         path = ROOT / arg
@@ -94,7 +122,7 @@ def once_per_session(args: list[str]) -> str:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if kept.exists():
             return kept.read_text()
-        output = gen_docs.txconform(args)
+        output = fresh()
         kept.write_text(output)
         return output
 
