@@ -90,7 +90,12 @@ def error_of(tmp_path: Path, text: str) -> str:
 
 
 def test_the_project_registries_are_valid() -> None:
-    assert [f.relative_to(ROOT).as_posix() for f in project().files] == ["specs/cone/models.toml", "specs/kafka/models.toml", "specs/resharding/models.toml", "specs/ydb/models.toml"]
+    assert [f.relative_to(ROOT).as_posix() for f in project().files] == [
+        "specs/cone/models.toml",
+        "specs/kafka/models.toml",
+        "specs/resharding/models.toml",
+        "specs/ydb/models.toml",
+    ]
     names = [m.name for m in project().models]
     assert {"resharding_naive", "resharding_txn_no_check", "resharding_txn_offset_check", "kafka_tv1_safe"} <= set(names)
     for model in project().models:
