@@ -68,7 +68,7 @@ def test_the_zoo_is_the_specs_bugs_each_with_its_registry_model() -> None:
     adders=st.integers(0, 2),
     retaggers=st.integers(0, 1),
     attempts=st.integers(1, 2),
-    faults=st.sampled_from(["none", "all", "crash=1", "pause=1,cut=1", "drop=2", "crash=1,pause=1,cut=2,drop=1"]),
+    faults=st.sampled_from(["none", "all", "crash=1", "pause=1,cut=1", "drop=2", "crash=1,pause=1,cut=2,drop=1", "dc=1,drop=1"]),
 )
 @settings(max_examples=60, deadline=None, derandomize=True, database=None)
 def test_every_event_is_one_the_plugin_reads_and_the_engine_replays_its_own_runs(seed: int, adders: int, retaggers: int, attempts: int, faults: str) -> None:
@@ -98,7 +98,10 @@ def test_the_same_seed_gives_the_same_bytes(tmp_path: Path) -> None:
 def test_generated_runs_of_the_correct_engine_are_accepted(tmp_path_factory: pytest.TempPathFactory) -> None:
     @settings(max_examples=5, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
     @given(
-        seed=st.integers(0, 10**6), retaggers=st.integers(0, 1), attempts=st.integers(1, 2), faults=st.sampled_from(["all", "crash=1,drop=1", "pause=1,cut=1"])
+        seed=st.integers(0, 10**6),
+        retaggers=st.integers(0, 1),
+        attempts=st.integers(1, 2),
+        faults=st.sampled_from(["all", "crash=1,drop=1", "pause=1,cut=1", "dc=1,drop=1"]),
     )
     def run(seed: int, retaggers: int, attempts: int, faults: str) -> None:
         w = f"album:adders=2,retaggers={retaggers},attempts={attempts}"
@@ -135,7 +138,7 @@ def test_each_zoo_bug_is_rejected_at_the_event_where_the_engine_deviates(tmp_pat
 
 @pytest.mark.tlc
 def test_a_trace_that_logs_only_its_keys_is_accepted_and_a_wrong_key_is_caught(tmp_path: Path) -> None:
-    path = simulate(tmp_path / "full.jsonl", 3, "album:adders=2,retaggers=1", "all")
+    path = simulate(tmp_path / "full.jsonl", 3, "album:adders=2,retaggers=1", "crash=1,pause=1,cut=1,drop=1")
     lines = [json.loads(x) for x in path.read_text().splitlines()]
     keys = {"event", "action", *cone_trace.PARAMS, "replica"}
     partial = [lines[0]] + [{k: v for k, v in ev.items() if k in keys} for ev in lines[1:]]

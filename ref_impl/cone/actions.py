@@ -71,6 +71,7 @@ ACTIONS: tuple[Action, ...] = (
     Action("Crash", CO, Engine.crash_enabled, Engine.crash, fault=True),
     Action("Pause", CO, Engine.pause_enabled, Engine.pause, fault=True),
     Action("Resume", CO, Engine.resume_enabled, Engine.resume),
+    Action("DcFail", CO, Engine.dc_fail_enabled, Engine.dc_fail, fault=True),
 )
 BY_EVENT = {a.name: a for a in ACTIONS}
 EVENTS = tuple(a.name for a in ACTIONS)

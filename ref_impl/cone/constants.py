@@ -22,6 +22,7 @@ BUGS = (
     "index_same_ts_tombstone",
     "failover_no_drain",
     "timeout_as_abort",
+    "local_batchlog",
 )
 
 COORDS = (1, 2, 3)  # coordinator i: the master (1), the first backup (2), the second (3); in DC i
@@ -50,6 +51,7 @@ class Constants:
     max_pauses: int
     max_cuts: int
     max_drops: int
+    max_dc_fails: int = 0
     bugs: frozenset[str] = frozenset()
 
     @property
@@ -77,6 +79,7 @@ class Constants:
             "MaxPauses": self.max_pauses,
             "MaxCuts": self.max_cuts,
             "MaxDrops": self.max_drops,
+            "MaxDcFails": self.max_dc_fails,
             "Bugs": sorted(self.bugs),
         }
 
@@ -91,5 +94,6 @@ class Constants:
             max_pauses=k["MaxPauses"],
             max_cuts=k["MaxCuts"],
             max_drops=k["MaxDrops"],
+            max_dc_fails=k.get("MaxDcFails", 0),
             bugs=frozenset(k.get("Bugs", [])),
         )

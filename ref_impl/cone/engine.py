@@ -84,6 +84,7 @@ class Batch:
     muts: frozenset[Mut]
     logged: bool
     blog: bool
+    bdc: set[int]
     pend: set[int]
     applied: set[int]
 
@@ -114,9 +115,10 @@ class Engine:
         self.cut: set[tuple[int, int]] = set()
         self.dead: set[int] = set()
         self.batches: list[Batch] = []  # batch i of the spec is batches[i - 1]
+        self.dc_down: set[int] = set()
         self.hist: list[tuple[Txn, int]] = []
         self.told: set[tuple[Txn, str]] = set()
-        self.faults = [0, 0, 0, 0]  # crashes, pauses, cuts, drops
+        self.faults = [0, 0, 0, 0, 0]  # crashes, pauses, cuts, drops, data centres lost
 
     # --- reading the state, as the spec's operators do ---
 
@@ -143,6 +145,10 @@ class Engine:
 
     def can_act(self, x: int) -> bool:
         return self.running(x) and not self.co[x].fenced and self.co[x].active
+
+    def live_quorum(self, q: tuple[int, ...]) -> bool:
+        """Cone.tla LiveQuorums: a quorum of replicas still up."""
+        return not set(q) & self.dc_down
 
     def drained(self) -> bool:
         return not any(b.blog for b in self.batches)
@@ -227,7 +233,7 @@ class Engine:
     # --- coordinators ---
 
     def co_begin_enabled(self, x: int, t: Txn, q: tuple[int, ...]) -> bool:
-        return self.can_act(x) and t in self.unborn[x]
+        return self.can_act(x) and t in self.unborn[x] and self.live_quorum(q)
 
     def co_begin(self, x: int, t: Txn, q: tuple[int, ...]) -> None:
         c = t[0]
@@ -275,7 +281,9 @@ class Engine:
 
     def co_read_enabled(self, x: int, c: str, q: tuple[int, ...]) -> bool:
         cl = self.cl[c]
-        return cl.st == "open" and cl.co == x and cl.pc in ("read", "ryw") and self.can_act(x) and self.tx(x, self.txn_of(c)).st == "open"
+        return (
+            cl.st == "open" and cl.co == x and cl.pc in ("read", "ryw") and self.can_act(x) and self.tx(x, self.txn_of(c)).st == "open" and self.live_quorum(q)
+        )
 
     def co_read(self, x: int, c: str, q: tuple[int, ...]) -> None:
         t = self.txn_of(c)
@@ -316,7 +324,11 @@ class Engine:
         return frozenset(muts)
 
     def _new_batch(self, t: Txn, x: int, ts: int, muts: frozenset[Mut], logged: bool) -> int:
-        self.batches.append(Batch(t=t, co=x, ts=ts, muts=muts, logged=logged, blog=logged, pend=set(REPLICAS), applied=set()))
+        """Cone.tla NewBatch: the batchlog entry in the coordinator's data centre and the next one
+        (local_batchlog: the coordinator's only)."""
+        nxt = x % 3 + 1 if x % 3 + 1 not in self.dc_down else (x + 1) % 3 + 1  # Cone.tla NextLiveDc
+        bdc = set() if not logged else {x} if self.k.bug("local_batchlog") else {x, nxt}
+        self.batches.append(Batch(t=t, co=x, ts=ts, muts=muts, logged=logged, blog=logged, bdc=bdc, pend=set(REPLICAS) - self.dc_down, applied=set()))
         return len(self.batches)
 
     def co_write_enabled(self, x: int, c: str) -> bool:
@@ -440,7 +452,7 @@ class Engine:
 
     def batchlog_replay(self, i: int) -> None:
         b = self.batches[i - 1]
-        b.applied, b.blog = set(REPLICAS), False
+        b.applied, b.blog = b.applied | (set(REPLICAS) - self.dc_down), False
         self._event("BatchlogReplay", batch=i)
 
     # --- heartbeats, failure detection, failover ---
@@ -482,7 +494,8 @@ class Engine:
 
     def co_activate_enabled(self, x: int, q: tuple[int, ...]) -> bool:
         return (
-            self.running(x)
+            self.live_quorum(q)
+            and self.running(x)
             and not self.co[x].fenced
             and not self.co[x].active
             and x not in self.dead
@@ -505,6 +518,20 @@ class Engine:
         self.lk[x], self.txs[x], self.unborn[x] = set(), {}, set()
         self.faults[0] += 1
         self._event("Crash", coordinator=co_name(x))
+
+    def dc_fail_enabled(self, d: int) -> bool:
+        return d not in self.dc_down and self.faults[4] < self.k.max_dc_fails
+
+    def dc_fail(self, d: int) -> None:
+        self.dc_down.add(d)
+        self.co[d].up = False
+        self.lk[d], self.txs[d], self.unborn[d] = set(), {}, set()
+        for b in self.batches:
+            b.pend.discard(d)
+            b.blog = b.blog and bool(b.bdc - {d})
+            b.bdc.discard(d)
+        self.faults[4] += 1
+        self._event("DcFail", dc=d)
 
     def pause_enabled(self, x: int) -> bool:
         return self.running(x) and self.co[x].active and self.faults[1] < self.k.max_pauses

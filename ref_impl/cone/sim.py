@@ -3,8 +3,8 @@
 Workload ``album`` (the seed's photo album): ``adders`` clients each add a photo (c1, c2, ...),
 ``retaggers`` clients each change the indexed tag of photo p0 to ``retag_to`` (r1, ...), each
 with ``attempts`` attempts. Faults: ``none``, ``all`` (one of each), or budgets
-``crash=N,pause=N,cut=N,drop=N`` (master crashes, GC pauses of the master, heartbeat links cut,
-mutations lost). Bugs: the spec's ``Bugs``, joined with ``+``. The same seed gives the same
+``crash=N,pause=N,cut=N,drop=N,dc=N`` (master crashes, GC pauses of the master, heartbeat links
+cut, mutations lost, data centres lost). Bugs: the spec's ``Bugs``, joined with ``+``. The same seed gives the same
 trace, byte for byte.
 """
 
@@ -84,14 +84,15 @@ class Workload:
 
 @attrs.frozen
 class Faults:
-    """The fault budgets: the spec's MaxCrashes, MaxPauses, MaxCuts, MaxDrops."""
+    """The fault budgets: the spec's MaxCrashes, MaxPauses, MaxCuts, MaxDrops, MaxDcFails."""
 
     crash: int = 0
     pause: int = 0
     cut: int = 0
     drop: int = 0
+    dc: int = 0
 
-    KEYS = ("crash", "pause", "cut", "drop")
+    KEYS = ("crash", "pause", "cut", "drop", "dc")
 
     @classmethod
     def parse(cls, text: str) -> "Faults":
@@ -99,7 +100,7 @@ class Faults:
         if text in ("", "none"):
             return cls()
         if text == "all":
-            return cls(1, 1, 1, 1)
+            return cls(1, 1, 1, 1, 1)
         fields: dict[str, int] = {}
         for key, value in _settings(text, "faults").items():
             if key not in cls.KEYS:
@@ -130,6 +131,7 @@ def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constan
         max_pauses=f.pause,
         max_cuts=f.cut,
         max_drops=f.drop,
+        max_dc_fails=f.dc,
         bugs=frozenset(bugs),
     )
 

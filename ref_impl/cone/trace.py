@@ -9,7 +9,7 @@ the step, and logs:
   master, ``x2`` and ``x3`` its backups in failover order, one per data centre), ``peer`` (the
   coordinator a cut or healed heartbeat link goes to), ``batch`` (the storage batch: 1, 2, ...
   in the order sent), ``replica`` (1, 2, 3: the replica a mutation reached or was lost on the way
-  to);
+  to), ``dc`` (the data centre lost: 1, 2, 3, where coordinator xN and replica N live);
 - outcomes: ``result`` (CoBegin: ok, orphan (the client no longer waits: an unborn Begin served
   after a failover) or locked; CoRead: ok or locked; ClientTimeout: unknown (a commit) or failed;
   CoCommitDone: committed or none (the client had stopped waiting); Resume: fenced or running),
@@ -36,7 +36,7 @@ SPEC_DIR = Path(__file__).resolve().parents[2] / "specs" / "cone"
 SPEC_MODULES = ("Cone.tla", "ConeProperties.tla")
 TRACE_MODULE = "TraceCone"
 
-KEY_COLUMNS = ("client", "attempt", "coordinator", "peer", "batch", "replica")
+KEY_COLUMNS = ("client", "attempt", "coordinator", "peer", "batch", "replica", "dc")
 OUTCOME_COLUMNS = ("result", "ts", "mutations", "read_ts", "read_val", "read_txn")
 POST_COLUMNS = ("clock", "tx_state", "client_state")
 ORDER = ("event", "action") + KEY_COLUMNS + OUTCOME_COLUMNS + POST_COLUMNS
@@ -92,6 +92,7 @@ EVENT_COLUMNS: dict[str, frozenset[str]] = {
         "Crash": ("coordinator",),
         "Pause": ("coordinator",),
         "Resume": ("coordinator", "result"),
+        "DcFail": ("dc",),
     }.items()
 }
 assert set(EVENT_COLUMNS) == set(EVENTS), "every event of the table of actions has its columns"
@@ -112,9 +113,10 @@ CONSTANT_KINDS = {
     "MaxPauses": INT,
     "MaxCuts": INT,
     "MaxDrops": INT,
+    "MaxDcFails": INT,
     "Bugs": LIST,
 }
-DEFAULTS: dict[str, Any] = {"Bugs": []}
+DEFAULTS: dict[str, Any] = {"Bugs": [], "MaxDcFails": 0}
 
 
 def _name(s: Any) -> bool:
@@ -134,7 +136,7 @@ def check_constants(k: Constants) -> None:
         raise ProtocolInputError('the trace has no client: give "Adders" or "Retaggers"')
     if k["MaxAttempts"] < 1:
         raise ProtocolInputError(f'"MaxAttempts" must be at least 1, got {k["MaxAttempts"]}')
-    for name in ("RetagTo", "MaxCrashes", "MaxPauses", "MaxCuts", "MaxDrops"):
+    for name in ("RetagTo", "MaxCrashes", "MaxPauses", "MaxCuts", "MaxDrops", "MaxDcFails"):
         if k[name] < 0:
             raise ProtocolInputError(f'"{name}" must be 0 or more, got {k[name]}')
     bad = [b for b in k["Bugs"] if b not in BUGS]
@@ -162,6 +164,7 @@ def check_event(ev: Event, k: Constants) -> None:
     within("client", clients, "a client (Adders or Retaggers)")
     within("attempt", range(1, k["MaxAttempts"] + 1), "an attempt (1..MaxAttempts)")
     within("replica", REPLICAS, "a replica (1, 2 or 3)")
+    within("dc", REPLICAS, "a data centre (1, 2 or 3)")
     within("batch", range(1, 2**31), "a batch (1, 2, ...)")
     if a == "CoWrite":
         within("batch", range(0, 2**31), "a batch (0: none, 1, 2, ...)")
@@ -193,7 +196,7 @@ def event_text(ev: Event) -> str:
         parts.append(f"to {ev['peer']}")
     if "client" in ev:
         parts.append(f"{ev['client']}/{ev.get('attempt', '?')}")
-    for col in ("batch", "replica", "ts"):
+    for col in ("batch", "replica", "dc", "ts"):
         if col in ev:
             parts.append(f"{col} {ev[col]}")
     if "read_val" in ev:

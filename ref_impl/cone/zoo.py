@@ -5,7 +5,8 @@ checks against the correct design) rejects its trace.
 
 A bug shows in a trace only through what an event logs. ``unlogged_batch`` writes no batchlog
 entry, which no event logs: it shows when a failover follows, because the correct design's new
-master waits for the batchlog (CoActivate). ``index_same_ts_tombstone`` and
+master waits for the batchlog (CoActivate); so does ``local_batchlog``, after the loss of the
+coordinator's data centre. ``index_same_ts_tombstone`` and
 ``index_outside_txn`` show in the number of mutations a commit's batch holds.
 """
 
@@ -57,5 +58,14 @@ ZOO = (
     ),
     ZooBug("failover_no_drain", _TWO, "crash=1", 11, "cone_failover_no_drain", "CoActivate", "a new master serves before the batchlog is drained"),
     ZooBug("timeout_as_abort", _TWO, "none", 0, "cone_timeout_as_abort", "ClientTimeout", "a commit timeout reported as an abort"),
+    ZooBug(
+        "local_batchlog",
+        _TWO,
+        "dc=1",
+        3,
+        "cone_dc_loss_batchlog",
+        "CoActivate",
+        "the batchlog entry kept in the coordinator's data centre only dies with it",
+    ),
 )
 ZOO_BY_NAME = {b.name: b for b in ZOO}

@@ -118,8 +118,9 @@
 (*  - One group, three coordinators, three replicas. A replica applies a   *)
 (*    batch's mutations in one step (in Cassandra the base rows of a group *)
 (*    share a partition, but index rows live in other partitions: their    *)
-(*    separate arrival at one replica is not modelled). Replicas do not    *)
-(*    fail; a mutation may be lost on its way (DropMutation).              *)
+(*    separate arrival at one replica is not modelled). A replica fails    *)
+(*    only with its data centre (DcFail); a mutation may be lost on its    *)
+(*    way (DropMutation).                                                  *)
 (*  - Writing the batchlog is part of CoCommit: a crash before it is a    *)
 (*    crash before the commit.                                             *)
 (*  - Read and write requests are answered in the coordinator's step      *)
@@ -145,7 +146,7 @@ EXTENDS Integers, Sequences, FiniteSets, TLC
   @typeAlias: txn = <<Str, Int>>;
   @typeAlias: mut = <<$key, Int, Bool>>;
   @typeAlias: cell = <<Int, Int, Bool, $txn>>;
-  @typeAlias: batch = [t: $txn, co: Int, ts: Int, muts: Set($mut), logged: Bool, blog: Bool, pend: Set(Int), applied: Set(Int)];
+  @typeAlias: batch = [t: $txn, co: Int, ts: Int, muts: Set($mut), logged: Bool, blog: Bool, bdc: Set(Int), pend: Set(Int), applied: Set(Int)];
   @typeAlias: tx = [st: Str, ts: Int, rd: Set(<<$key, $txn, Int>>), wr: Set($mut)];
   @typeAlias: coord = [up: Bool, paused: Bool, fenced: Bool, active: Bool, clock: Int];
   @typeAlias: client = [st: Str, att: Int, co: Int, pc: Str, n: Int, ryw: Int];
@@ -176,6 +177,9 @@ CONSTANTS
     MaxCuts,
     \* @type: Int;
     MaxDrops,
+    \* Data centres lost (the coordinator and the replica in it, at once).
+    \* @type: Int;
+    MaxDcFails,
     \* The designs the seed warns about, or that it is silent on (BugNames).
     \* @type: Set(Str);
     Bugs
@@ -194,7 +198,8 @@ BugNames == {
     "index_outside_txn",    \* index mutations go in a second batch after the commit
     "index_same_ts_tombstone", \* an unchanged index entry is deleted and re-inserted at one timestamp
     "failover_no_drain",    \* the seed as written: a new master does not wait for the batchlog
-    "timeout_as_abort"      \* a commit timeout is reported to the client as an abort
+    "timeout_as_abort",     \* a commit timeout is reported to the client as an abort
+    "local_batchlog"        \* the batchlog entry is kept in the coordinator's data centre only
 }
 
 ASSUME Bugs \subseteq BugNames
@@ -262,10 +267,14 @@ VARIABLES
     \* The coordinators a quorum has reported dead.
     \* @type: Set(Int);
     dead,
-    \* Storage: every batch ever sent, in the order sent, with its batchlog entry (blog),
+    \* Storage: every batch ever sent, in the order sent, with its batchlog entry (blog) and
+    \* the data centres that keep it (bdc),
     \* the replicas its mutations are on their way to (pend) and those that applied it.
     \* @type: Seq($batch);
     batches,
+    \* The data centres lost.
+    \* @type: Set(Int);
+    dcDown,
     \* Ghost: every committed transaction (its batch reached storage): timestamp, reads, keys.
     \* @type: Set($commit);
     hist,
@@ -273,7 +282,7 @@ VARIABLES
     \* @type: Set(<<$txn, Str>>);
     told,
     \* Fault budgets used.
-    \* @type: <<Int, Int, Int, Int>>;
+    \* @type: <<Int, Int, Int, Int, Int>>;
     faults,
     \* History: the last step, its actor and arguments (no step reads it).
     \* @type: [name: Str, actor: Str, client: Str, args: Str -> Int];
@@ -282,9 +291,9 @@ VARIABLES
 clientVars == <<cl>>
 coordVars == <<co, lk, txs, unborn>>
 fdVars == <<cut, dead>>
-storeVars == <<batches>>
+storeVars == <<batches, dcDown>>
 ghostVars == <<hist, told>>
-vars == <<cl, co, lk, txs, unborn, cut, dead, batches, hist, told, faults, action>>
+vars == <<cl, co, lk, txs, unborn, cut, dead, batches, dcDown, hist, told, faults, action>>
 
 \* The step's name, who takes it, the client it concerns ("" if none) and its arguments.
 \* @type: (Str, Str, Str, Str -> Int) => [name: Str, actor: Str, client: Str, args: Str -> Int];
@@ -339,6 +348,9 @@ Live(c) == ~c[3]
 (* The failure detector.                                                   *)
 (***************************************************************************)
 
+\* The quorums of replicas still up (a data centre's loss takes its replica).
+LiveQuorums == {Q \in Quorums : Q \cap dcDown = {}}
+
 \* @type: (Int) => Bool;
 Running(x) == co[x].up /\ ~co[x].paused
 \* y hears x's heartbeats.
@@ -371,9 +383,10 @@ Init ==
     /\ cut = {}
     /\ dead = {}
     /\ batches = <<>>
+    /\ dcDown = {}
     /\ hist = {}
     /\ told = {}
-    /\ faults = <<0, 0, 0, 0>>
+    /\ faults = <<0, 0, 0, 0, 0>>
     /\ action = Act("Init", "", NoArgs)
 
 (***************************************************************************)
@@ -466,7 +479,7 @@ CoBegin(x, t) ==
                /\ told' = IF Waiting(c, t) THEN told \cup {<<t, "failed">>} ELSE told
                /\ UNCHANGED <<co, lk, txs>>
                /\ action' = ActC("CoBegin", CoName[x], c, "attempt" :> t[2] @@ "locked" :> 1 @@ "orphan" :> IF Waiting(c, t) THEN 0 ELSE 1)
-          ELSE \E Q \in Quorums :
+          ELSE \E Q \in LiveQuorums :
                 LET cell == ReadAt(Q, k)
                     ts == IF Bug("ts_at_begin") THEN co[x].clock + 1 ELSE 0
                 IN /\ lk' = [lk EXCEPT ![x] = @ \cup {<<k, t>>}]
@@ -518,7 +531,7 @@ CoRead(x, c) ==
                        IN /\ cl' = [cl EXCEPT ![c].ryw = v, ![c].pc = "commit"]
                           /\ txs' = txs
                           /\ action' = ActC("CoRead", CoName[x], c, "attempt" :> t[2] @@ "locked" :> 0 @@ "read_ts" :> -1 @@ "read_val" :> v)
-                  ELSE \E Q \in Quorums :
+                  ELSE \E Q \in LiveQuorums :
                         LET cell == ReadAt(Q, Album)
                         IN /\ cl' = IF cl[c].pc = "read"
                                     THEN [cl EXCEPT ![c].n = cell[1], ![c].pc = "write"]
@@ -544,10 +557,20 @@ WriteMuts(c) ==
 \* @type: ($mut) => Bool;
 IsIndex(m) == m[1][1] = "ix"
 
-\* A batch as the coordinator sends it: logged (in the batchlog) unless unlogged_batch.
+\* The data centre after d (in the order 1, 2, 3, 1) that is still up.
+\* @type: (Int) => Int;
+NextLiveDc(d) == IF (d % 3) + 1 \notin dcDown THEN (d % 3) + 1 ELSE ((d + 1) % 3) + 1
+
+\* A batch as the coordinator sends it: logged (in the batchlog) unless unlogged_batch. [CHOICE]
+\* The batchlog entry is kept in two data centres, the coordinator's and the next one up, so that
+\* losing one leaves a copy to replay. local_batchlog keeps it in the coordinator's only:
+\* Cassandra picks batchlog endpoints in the local data centre (BatchlogManager, 2.0:
+\* getBatchlogEndpoints(localDataCenter, ...)), which holds one replica here.
 \* @type: ($txn, Int, Int, Set($mut), Bool) => $batch;
 NewBatch(t, x, ts, muts, logged) ==
-    [t |-> t, co |-> x, ts |-> ts, muts |-> muts, logged |-> logged, blog |-> logged, pend |-> Replicas, applied |-> {}]
+    [t |-> t, co |-> x, ts |-> ts, muts |-> muts, logged |-> logged, blog |-> logged,
+     bdc |-> IF ~logged THEN {} ELSE IF Bug("local_batchlog") THEN {x} ELSE {x, NextLiveDc(x)},
+     pend |-> Replicas \ dcDown, applied |-> {}]
 
 \* The coordinator buffers a write in memory (write_through: and sends it to storage at once).
 \* @type: (Int, Str) => Bool;
@@ -562,7 +585,7 @@ CoWrite(x, c) ==
        /\ batches' = IF Bug("write_through") THEN Append(batches, NewBatch(t, x, co[x].clock + 1, muts, FALSE)) ELSE batches
        /\ co' = IF Bug("write_through") THEN [co EXCEPT ![x].clock = @ + 1] ELSE co
        /\ action' = ActC("CoWrite", CoName[x], c, "attempt" :> t[2] @@ "batch" :> IF Bug("write_through") THEN Len(batches) + 1 ELSE 0)
-       /\ UNCHANGED <<lk, unborn, fdVars, ghostVars, faults>>
+       /\ UNCHANGED <<dcDown, lk, unborn, fdVars, ghostVars, faults>>
 
 \* Commit: the timestamp (above the clock and every timestamp read), the logged batch
 \* written to the batchlog and sent to every replica. The transaction is committed from
@@ -583,7 +606,7 @@ CoCommit(x, c) ==
        /\ txs' = [txs EXCEPT ![x][t] = [@ EXCEPT !.st = "committing", !.ts = ts]]
        /\ lk' = IF Bug("early_unlock") THEN [lk EXCEPT ![x] = {l \in lk[x] : l[2] # t}] ELSE lk
        /\ action' = ActC("CoCommit", CoName[x], c, "attempt" :> t[2] @@ "ts" :> ts @@ "batch" :> Len(batches) + 1)
-       /\ UNCHANGED <<clientVars, unborn, fdVars, told, faults>>
+       /\ UNCHANGED <<dcDown, clientVars, unborn, fdVars, told, faults>>
 
 \* Storage answered at the consistency level (QUORUM; commit_cl_one: ONE): the batchlog
 \* entry is removed (StorageProxy.mutateAtomically), the locks released, the client told.
@@ -606,7 +629,7 @@ CoCommitDone(x, t) ==
           THEN /\ cl' = [cl EXCEPT ![c].st = "done"]
                /\ told' = told \cup {<<t, "committed">>}
           ELSE UNCHANGED <<cl, told>>
-       /\ UNCHANGED <<co, unborn, fdVars, hist, faults>>
+       /\ UNCHANGED <<dcDown, co, unborn, fdVars, hist, faults>>
 
 \* index_outside_txn: the index mutations follow in a batch of their own.
 \* @type: (Int, $txn) => Bool;
@@ -616,7 +639,7 @@ CoIndexWrite(x, t) ==
     /\ batches' = Append(batches, NewBatch(t, x, txs[x][t].ts, {m \in txs[x][t].wr : IsIndex(m)}, TRUE))
     /\ txs' = [txs EXCEPT ![x][t] = NoTx]
     /\ action' = ActC("CoIndexWrite", CoName[x], t[1], "attempt" :> t[2] @@ "batch" :> Len(batches) + 1)
-    /\ UNCHANGED <<clientVars, co, lk, unborn, fdVars, ghostVars, faults>>
+    /\ UNCHANGED <<dcDown, clientVars, co, lk, unborn, fdVars, ghostVars, faults>>
 
 \* An open transaction whose client has moved on (an orphan of the unborn queue, or a
 \* client that timed out) is rolled back when its time to live runs out.
@@ -647,7 +670,7 @@ ApplyMutation(i, r) ==
     /\ r \in batches[i].pend
     /\ batches' = [batches EXCEPT ![i].pend = @ \ {r}, ![i].applied = @ \cup {r}]
     /\ action' = Act("ApplyMutation", "storage", "batch" :> i @@ "replica" :> r)
-    /\ UNCHANGED <<clientVars, coordVars, fdVars, ghostVars, faults>>
+    /\ UNCHANGED <<dcDown, clientVars, coordVars, fdVars, ghostVars, faults>>
 
 \* A mutation is lost on its way (a dropped message, a write timeout at the replica).
 \* @type: (Int, Int) => Bool;
@@ -657,7 +680,7 @@ DropMutation(i, r) ==
     /\ batches' = [batches EXCEPT ![i].pend = @ \ {r}]
     /\ faults' = [faults EXCEPT ![4] = @ + 1]
     /\ action' = Act("DropMutation", "storage", "batch" :> i @@ "replica" :> r)
-    /\ UNCHANGED <<clientVars, coordVars, fdVars, ghostVars>>
+    /\ UNCHANGED <<dcDown, clientVars, coordVars, fdVars, ghostVars>>
 
 \* The batchlog replays an entry: its mutations go to every replica again (those that had
 \* them apply them again, which changes nothing) and the entry is removed. Cassandra's
@@ -667,9 +690,9 @@ DropMutation(i, r) ==
 BatchlogReplay(i) ==
     /\ batches[i].blog
     /\ batches[i].pend = {}
-    /\ batches' = [batches EXCEPT ![i].applied = Replicas, ![i].blog = FALSE]
+    /\ batches' = [batches EXCEPT ![i].applied = @ \cup (Replicas \ dcDown), ![i].blog = FALSE]
     /\ action' = Act("BatchlogReplay", "storage", "batch" :> i)
-    /\ UNCHANGED <<clientVars, coordVars, fdVars, ghostVars, faults>>
+    /\ UNCHANGED <<dcDown, clientVars, coordVars, fdVars, ghostVars, faults>>
 
 (***************************************************************************)
 (* Heartbeats, failure detection, failover                                 *)
@@ -724,7 +747,7 @@ CoActivate(x) ==
     /\ x \notin dead
     /\ \A y \in 1..(x - 1) : y \in dead
     /\ Drained \/ Bug("failover_no_drain")
-    /\ \E Q \in Quorums :
+    /\ \E Q \in LiveQuorums :
         LET top == MaxOf({batches[i].ts : i \in {i \in DOMAIN batches : batches[i].applied \cap Q # {}}})
         IN /\ co' = [co EXCEPT ![x].active = TRUE, ![x].clock = IF Bug("no_ts_bump") THEN @ ELSE Max(@, top) + 1]
            /\ action' = Act("CoActivate", CoName[x], "top" :> top)
@@ -742,6 +765,23 @@ Crash(x) ==
     /\ faults' = [faults EXCEPT ![1] = @ + 1]
     /\ action' = Act("Crash", CoName[x], NoArgs)
     /\ UNCHANGED <<clientVars, fdVars, storeVars, ghostVars>>
+
+\* A data centre is lost: its coordinator (with its memory), its replica (mutations on their
+\* way to it are lost; hinted handoff is not modelled) and the batchlog entries kept there.
+\* @type: (Int) => Bool;
+DcFail(d) ==
+    /\ d \notin dcDown
+    /\ faults[5] < MaxDcFails
+    /\ dcDown' = dcDown \cup {d}
+    /\ co' = [co EXCEPT ![d].up = FALSE]
+    /\ lk' = [lk EXCEPT ![d] = {}]
+    /\ txs' = [txs EXCEPT ![d] = [t \in TxnIds |-> NoTx]]
+    /\ unborn' = [unborn EXCEPT ![d] = {}]
+    /\ batches' = [i \in DOMAIN batches |->
+                    [batches[i] EXCEPT !.pend = @ \ {d}, !.bdc = @ \ {d}, !.blog = @ /\ (batches[i].bdc \ {d}) # {}]]
+    /\ faults' = [faults EXCEPT ![5] = @ + 1]
+    /\ action' = Act("DcFail", CoName[d], "dc" :> d)
+    /\ UNCHANGED <<clientVars, fdVars, ghostVars>>
 
 \* A GC pause: x stops without knowing it.
 \* @type: (Int) => Bool;
@@ -780,6 +820,7 @@ Next ==
     \/ \E i \in DOMAIN batches : BatchlogReplay(i)
     \/ \E x, y \in Coords : Cut(x, y) \/ Heal(x, y)
     \/ \E x \in Coords : CoSelfFence(x) \/ DeclareDead(x) \/ CoActivate(x) \/ Crash(x) \/ Pause(x) \/ Resume(x)
+    \/ \E d \in Coords : DcFail(d)
 
 Spec == Init /\ [][Next]_vars
 

@@ -28,10 +28,14 @@ TypeOK ==
         /\ \A t \in TxnIds : txs[x][t].st \in {"none", "open", "committing", "indexing"}
     /\ cut \subseteq Coords \X Coords
     /\ dead \subseteq Coords
+    /\ dcDown \subseteq Coords
     /\ \A i \in DOMAIN batches :
         /\ batches[i].t \in TxnIds /\ batches[i].co \in Coords
         /\ batches[i].pend \subseteq Replicas /\ batches[i].applied \subseteq Replicas
         /\ batches[i].pend \cap batches[i].applied = {}
+        /\ batches[i].pend \cap dcDown = {}
+        /\ batches[i].bdc \subseteq Coords \ dcDown
+        /\ batches[i].blog => batches[i].bdc # {}
         /\ \A m \in batches[i].muts : m[1] \in Keys
     /\ \A o \in told : o[1] \in TxnIds /\ o[2] \in {"committed", "failed", "unknown"}
 
@@ -61,10 +65,15 @@ LatestWriter(k, ts) ==
 Serializable ==
     \A h \in hist : \A r \in h.rd : r[2] = LatestWriter(r[1], h.ts)
 
+\* Every QUORUM read of the replicas still up meets a replica that applied batch i.
+\* @type: (Int) => Bool;
+AtEveryQuorum(i) == \A Q \in LiveQuorums : Q \cap batches[i].applied # {}
+
 \* INV: Atomicity
-\* Once storage is quiescent, every batch is applied at a quorum or nowhere.
+\* Once storage is quiescent, every batch is applied where every QUORUM read sees it, or at no
+\* replica still up.
 Atomicity ==
-    Quiescent => \A i \in DOMAIN batches : batches[i].applied = {} \/ Cardinality(batches[i].applied) >= Quorum
+    Quiescent => \A i \in DOMAIN batches : AtEveryQuorum(i) \/ batches[i].applied \cap dcDown = batches[i].applied
 
 \* The committed transaction that wrote k last, in the order batches were sent.
 \* @type: ($key) => $txn;
@@ -76,7 +85,7 @@ LastSent(k) ==
 \* Once storage is quiescent, a QUORUM read of any key returns the write of the last
 \* committed transaction that wrote it.
 CommittedVisible ==
-    Quiescent => \A k \in Keys, Q \in Quorums : ReadAt(Q, k)[4] = LastSent(k)
+    Quiescent => \A k \in Keys, Q \in LiveQuorums : ReadAt(Q, k)[4] = LastSent(k)
 
 \* INV: NoUncommittedInStorage
 \* Storage holds only writes of committed transactions (the seed's Read Committed for
@@ -99,7 +108,7 @@ IndexAt(Q) == {<<g[2], g[1]>> : g \in {g \in Tags \X Photos : Live(ReadAt(Q, Ix(
 \* Once storage is quiescent, live index entries and live photos are in bijection, each
 \* entry under its photo's tag.
 IndexConsistent ==
-    Quiescent => \A Q \in Quorums : IndexAt(Q) = PhotosAt(Q)
+    Quiescent => \A Q \in LiveQuorums : IndexAt(Q) = PhotosAt(Q)
 
 \* INV: ClientOutcomeHonest
 \* A client told its transaction failed never sees it stored; one told it committed finds it
@@ -108,12 +117,12 @@ ClientOutcomeHonest ==
     \A o \in told :
         /\ o[2] = "failed" => \A i \in DOMAIN batches : batches[i].t # o[1]
         /\ o[2] = "committed" => \E i \in DOMAIN batches :
-                batches[i].t = o[1] /\ (batches[i].blog \/ Cardinality(batches[i].applied) >= Quorum)
+                batches[i].t = o[1] /\ (batches[i].blog \/ AtEveryQuorum(i))
 
 \* INV: AlbumCountMatches
 \* The seed's example: once storage is quiescent, the album's counter equals its number of
 \* photos, whichever quorum is read.
 AlbumCountMatches ==
-    Quiescent => \A Q \in Quorums : ReadAt(Q, Album)[1] = Cardinality(PhotosAt(Q))
+    Quiescent => \A Q \in LiveQuorums : ReadAt(Q, Album)[1] = Cardinality(PhotosAt(Q))
 
 =============================================================================

@@ -7,6 +7,6 @@ EXTENDS Cone, ConeProperties
 
 \* TLC: two states that differ only in the history variable `action` are the same
 \* state of the protocol.
-View == <<cl, co, lk, txs, unborn, cut, dead, batches, hist, told, faults>>
+View == <<cl, co, lk, txs, unborn, cut, dead, batches, dcDown, hist, told, faults>>
 
 =============================================================================

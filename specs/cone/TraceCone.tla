@@ -6,7 +6,8 @@
 (*                                                                         *)
 (* Event l names the step as the spec's history variable `action` names   *)
 (* it and logs some of the step's parameters (client, attempt,             *)
-(* coordinator, peer, batch), its outcome and the variables it changed.    *)
+(* coordinator, peer, batch; DcFail's data centre is compared, not bound), *)
+(* its outcome and the variables it changed.                               *)
 (* TraceNext takes event l: Bound finds the spec action with the logged    *)
 (* parameters, the step must be the one the event names, and every other   *)
 (* logged column must equal the spec's value (PostVal). What the event     *)
@@ -108,6 +109,7 @@ Bound(ev) ==
          [] a = "Crash"          -> \E x \in CoSet(ev) : Crash(x)
          [] a = "Pause"          -> \E x \in CoSet(ev) : Pause(x)
          [] a = "Resume"         -> \E x \in CoSet(ev) : Resume(x)
+         [] a = "DcFail"         -> \E d \in Coords : DcFail(d)
          [] OTHER                -> FALSE
 
 \* The step event ev names.
@@ -134,6 +136,7 @@ PostVal(a, f) ==
       [] f = "peer"         -> IF Arg("to") \in Coords THEN CoName[Arg("to")] ELSE ""
       [] f = "batch"        -> Arg("batch")
       [] f = "replica"      -> Arg("replica")
+      [] f = "dc"           -> Arg("dc")
       [] f = "result"       -> CASE a = "ClientTimeout" -> IF Arg("unknown") = 1 THEN "unknown" ELSE "failed"
                                  [] a = "CoBegin"       -> IF Arg("locked") = 1 THEN "locked" ELSE IF Arg("orphan") = 1 THEN "orphan" ELSE "ok"
                                  [] a = "CoRead"        -> IF Arg("locked") = 1 THEN "locked" ELSE "ok"
