@@ -45,8 +45,9 @@ def blocks(path: Path) -> list[tuple[str, str, str]]:
 
 @pytest.fixture
 def txconform(shared_tlc: SharedTlcRuns, monkeypatch: pytest.MonkeyPatch, docs_spark: list[Any]) -> gen_docs.Runner:
-    """Run ``txconform ARGS`` for a block: ``model-check`` in this process, with the session's shared
-    TLC runs; anything else with the console script (gen_docs.txconform)."""
+    """Run ``txconform ARGS`` for a block in this process (gen_docs runs the console script; the
+    output is the same): ``model-check`` with the session's shared TLC runs, ``replay`` and
+    ``probe`` on the worker's Spark session."""
 
     def run_task(engine: str, task: CheckTask, workdir: Path, on_progress: Optional[ProgressCallback] = None,
                  checkpointing: Checkpointing = Checkpointing()) -> CheckResult:
@@ -59,11 +60,9 @@ def txconform(shared_tlc: SharedTlcRuns, monkeypatch: pytest.MonkeyPatch, docs_s
     monkeypatch.setenv("COLUMNS", "160")
 
     def run(args: list[str]) -> str:
-        if args[0] in SPARK_COMMANDS:
-            return once_per_session(args, lambda: in_process(args, docs_spark))
-        if args[0] != "model-check":
-            return once_per_session(args)
-        return in_process(args)
+        if args[0] == "model-check":
+            return in_process(args)
+        return once_per_session(args, lambda: in_process(args, docs_spark if args[0] in SPARK_COMMANDS else None))
 
     return run
 

@@ -249,16 +249,16 @@ WALK_SIZE = 99
 # tlc2.TLCGlobals.chkpt sets the interval in milliseconds instead (TLCGlobals.java), so the first
 # checkpoint comes about 3 s into the run and the test costs seconds of CPU, not minutes.
 CHECKPOINT_EVERY_MS = 2000
-FIRST_RUN_SECONDS = 12
+FIRST_RUN_SECONDS = 7
 
 
 def walk(**overrides) -> CheckTask:
     fields = dict(
         name="walk",
         spec_file=FIXTURES / "Walk.tla",
-        # Work sets the cost per state: about 30 s in all on one idle core, well past the first
+        # Work sets the cost per state: about 14 s in all on one idle core, twice the first
         # checkpoint and the first run's time budget
-        constants={"Size": WALK_SIZE, "Work": 20000},
+        constants={"Size": WALK_SIZE, "Work": 6000},
         invariants=("Costly",),
         tlc=TlcOptions(workers=1),
         timeout=600,
