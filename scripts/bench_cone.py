@@ -89,7 +89,7 @@ def models_table() -> str:
         warn_if_unpinned(m, r)
         budget = HOLDING_BUDGET if m.expect == "holds" else VIOLATING_BUDGET
         total += r.wall_time
-        lines.append(f"{row(f'`{m.name}`', m.expect, r, m.task.workers)} {budget:.0f} s | {'yes' if r.wall_time <= budget else '**no**'} |")
+        lines.append(f"{row(f'`{m.name}`', m.expect, r, m.task.tlc.workers)} {budget:.0f} s | {'yes' if r.wall_time <= budget else '**no**'} |")
         print(lines[-1], flush=True)
     lines += ["", f"All {len(models)} models: {total:.0f} s of TLC, one model at a time. {loads(before)}"]
     return "\n".join(lines)
