@@ -13,7 +13,6 @@ score. The load average is recorded with every table: other jobs may share the m
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
@@ -27,7 +26,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from bench_models import measure, record, row, stamp, warn_if_unpinned  # noqa: E402
-from bench_traces import mutant_notes  # noqa: E402
+from bench_traces import mutation_rows  # noqa: E402
+from bench_ydb import load, loads  # noqa: E402
 
 from ref_impl.cone.protocol import PROTOCOL as CONE  # noqa: E402
 from trace_check.models.registry import load_registries  # noqa: E402
@@ -56,15 +56,6 @@ MUTATION_TRACES = [  # (workload, faults, seed)
     ("album:adders=1,retaggers=1,attempts=2", "dc=1,drop=1", 2),
 ]
 MUTANTS_PER_TRACE = 25
-
-
-def load() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"{one:.2f}, {five:.2f}, {fifteen:.2f}"
-
-
-def loads(before: str) -> str:
-    return f"Load average (1, 5, 15 min) before: {before}; after: {load()} ({os.cpu_count()} cores)."
 
 
 def simulate(workload: str, faults: str, seed: int) -> Any:
@@ -125,20 +116,8 @@ def mutation_table(tmp: Path) -> str:
     t0 = time.perf_counter()
     report = mutation_report(traces, MUTANTS_PER_TRACE, 0, tmp / "mutants", jobs=2)
     wall = time.perf_counter() - t0
-    by_op: dict[str, list[str]] = {}
-    for r in report.results:
-        by_op.setdefault(r.mutation.op, []).append(r.outcome)
-    rows = ["| operator | mutants | killed | legal (not counted) | survived | errors |", "|---|---:|---:|---:|---:|---:|"]
-    for op, outs in sorted(by_op.items()):
-        rows.append(f"| {op} | {len(outs)} | {outs.count('killed')} | {outs.count('legal')} | {outs.count('survived')} | {outs.count('error')} |")
     described = "; ".join(f"`{w}` faults {f} seed {s} ({len(t.events)} events)" for (w, f, s), t in zip(MUTATION_TRACES, traces, strict=True))
-    rows += [
-        "",
-        f"Mutation score: **{100 * (report.score or 0):.1f}%** ({report.count('killed')} killed, {report.count('survived')} survived, "
-        f"{report.count('legal')} legal, {report.count('error')} errors) over {len(traces)} traces x {MUTANTS_PER_TRACE} mutants, two at a "
-        f"time, in {wall:.0f} s. Traces: {described}.",
-    ]
-    rows += mutant_notes(report.results)
+    rows = mutation_rows(report, wall, described, len(traces), MUTANTS_PER_TRACE)
     rows += ["", loads(before)]
     print("\n".join(rows), flush=True)
     return "\n".join(rows)

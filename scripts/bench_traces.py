@@ -115,6 +115,24 @@ def mutation_table(tmp: Path) -> str:
     return "\n".join(rows)
 
 
+def mutation_rows(report: Any, wall: float, described: str, traces: int, mutants: int) -> list[str]:
+    """A mutation report as a table by operator, the score and the notes below it (bench_ydb.py,
+    bench_cone.py); ``described`` names the traces."""
+    by_op: dict[str, list[str]] = {}
+    for r in report.results:
+        by_op.setdefault(r.mutation.op, []).append(r.outcome)
+    rows = ["| operator | mutants | killed | legal (not counted) | survived | errors |", "|---|---:|---:|---:|---:|---:|"]
+    for op, outs in sorted(by_op.items()):
+        rows.append(f"| {op} | {len(outs)} | {outs.count('killed')} | {outs.count('legal')} | {outs.count('survived')} | {outs.count('error')} |")
+    rows += [
+        "",
+        f"Mutation score: **{100 * (report.score or 0):.1f}%** ({report.count('killed')} killed, {report.count('survived')} survived, "
+        f"{report.count('legal')} legal, {report.count('error')} errors) over {traces} traces x {mutants} mutants, two at a time, "
+        f"in {wall:.0f} s. Traces: {described}.",
+    ]
+    return rows + mutant_notes(report.results)
+
+
 def mutant_notes(results: Any, shown: int = 12) -> list[str]:
     """The legal mutants (the first ``shown``) with why each is still a run, then every survivor
     and error: the lines under a mutation table (bench_traces.py, bench_ydb.py)."""

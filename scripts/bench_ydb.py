@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from bench_models import DOC, HEADER, measure, record, row, stamp, warn_if_unpinned  # noqa: E402
-from bench_traces import mutant_notes  # noqa: E402
+from bench_traces import mutation_rows  # noqa: E402
 from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 
 from ref_impl.kafka.protocol import PROTOCOL as KAFKA  # noqa: E402
@@ -343,19 +343,8 @@ def mutation_table(tmp: Path) -> str:
     t0 = time.perf_counter()
     report = mutation_report(traces, MUTANTS_PER_TRACE, 0, tmp / "mutants", jobs=2)
     wall = time.perf_counter() - t0
-    by_op: dict[str, list[str]] = {}
-    for r in report.results:
-        by_op.setdefault(r.mutation.op, []).append(r.outcome)
-    rows = ["| operator | mutants | killed | legal (not counted) | survived | errors |", "|---|---:|---:|---:|---:|---:|"]
-    for op, outs in sorted(by_op.items()):
-        rows.append(f"| {op} | {len(outs)} | {outs.count('killed')} | {outs.count('legal')} | {outs.count('survived')} | "
-                    f"{outs.count('error')} |")
-    score = report.score
     described = "; ".join(f"`{w}` faults {f} seed {s} ({len(t.events)} events)" for (w, f, s), t in zip(MUTATION_TRACES, traces, strict=True))
-    rows += ["", f"Mutation score: **{100 * (score or 0):.1f}%** ({report.count('killed')} killed, "
-             f"{report.count('survived')} survived, {report.count('legal')} legal, {report.count('error')} errors) "
-             f"over {len(traces)} traces x {MUTANTS_PER_TRACE} mutants, two at a time, in {wall:.0f} s. Traces: {described}."]
-    rows += mutant_notes(report.results)
+    rows = mutation_rows(report, wall, described, len(traces), MUTANTS_PER_TRACE)
     rows += ["", loads(before)]
     print("\n".join(rows), flush=True)
     return "\n".join(rows)
