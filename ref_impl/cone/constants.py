@@ -37,10 +37,6 @@ def co_name(x: int) -> str:
     return CO_NAMES[x - 1]
 
 
-def co_index(name: str) -> int:
-    return CO_NAMES.index(name) + 1
-
-
 @attrs.frozen
 class Constants:
     adders: tuple[str, ...]

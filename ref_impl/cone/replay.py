@@ -7,8 +7,8 @@ from __future__ import annotations
 import copy
 from typing import Any, Optional
 
-from .actions import BY_EVENT, Action, arguments
-from .constants import Constants, co_index
+from .actions import BATCH, BY_EVENT, CLIENT, CO, CO_CLIENT, CO_CLIENT_QUORUM, CO_QUORUM, CO_TXN, CO_TXN_BATCH, CO_TXN_QUORUM, LINK, TXN, Action, arguments
+from .constants import Constants, co_name
 from .engine import Engine
 
 INFO = frozenset({"event", "read_txn"})
@@ -18,31 +18,35 @@ def _agrees(got: dict[str, Any], ev: dict[str, Any]) -> bool:
     return all(got.get(c) == v for c, v in ev.items() if c not in INFO)
 
 
+# The trace columns that name each position of an action's argument (None: not logged, as the
+# quorum a read took its answers from); a transaction is logged as client and attempt.
+TXN_COLUMNS = ("client", "attempt")
+ARG_COLUMNS: dict[str, tuple[Any, ...]] = {
+    CLIENT: ("client",),
+    TXN: (TXN_COLUMNS,),
+    CO_TXN_QUORUM: ("coordinator", TXN_COLUMNS, None),
+    CO_CLIENT_QUORUM: ("coordinator", "client", None),
+    CO_CLIENT: ("coordinator", "client"),
+    CO_TXN_BATCH: ("coordinator", TXN_COLUMNS, "batch"),
+    CO_TXN: ("coordinator", TXN_COLUMNS),
+    BATCH: ("batch",),
+    LINK: ("coordinator", "peer"),
+    CO: ("coordinator",),
+    CO_QUORUM: ("coordinator", None),
+}
+
+
 def _fits(a: Action, arg: tuple[Any, ...], ev: dict[str, Any]) -> bool:
     """Whether the step's argument agrees with the event's logged keys."""
-    names: dict[str, Any] = {}
-    for v in arg:
-        if isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], str):
-            names["client"], names["attempt"] = v
-    if a.over in ("(coordinator, client, quorum)", "(coordinator, client)"):
-        names["client"] = arg[1]
-    if a.over == "client":
-        names["client"] = arg[0]
-    if a.over.startswith("(coordinator") or a.over == "coordinator":
-        names["coordinator"] = arg[0]
-    if a.over == "(coordinator, peer)":
-        names["peer"] = arg[1]
-    if a.over == "(coordinator, transaction, batch)" or a.over == "batch":
-        names["batch"] = arg[-1]
-    for col in ("coordinator", "peer"):
-        if col in ev and col in names:
-            try:
-                if names[col] != co_index(ev[col]):
-                    return False
-            except ValueError:
-                return False
-            names.pop(col)
-    return all(c not in ev or ev[c] == v for c, v in names.items())
+    logged: dict[str, Any] = {}
+    for cols, v in zip(ARG_COLUMNS[a.over], arg, strict=True):
+        if cols == TXN_COLUMNS:
+            logged.update(zip(TXN_COLUMNS, v, strict=True))
+        elif cols in ("coordinator", "peer"):
+            logged[cols] = co_name(v)
+        elif cols is not None:
+            logged[cols] = v
+    return all(c not in ev or ev[c] == v for c, v in logged.items())
 
 
 class _Replayer:
