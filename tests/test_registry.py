@@ -104,7 +104,8 @@ def test_the_project_registries_are_valid() -> None:
         assert model.task.spec_file.parent == model.registry.parent, "a registry holds the models of its own spec folder"
         assert model.note
         if model.tier == "ci":
-            assert model.distinct_states and model.depth
+            liveness = model.expect.split()[-1] in model.task.properties and model.expect != "holds"
+            assert model.distinct_states and (model.depth or liveness), "TLC reports no depth only for a liveness counterexample"
 
 
 def test_the_kafka_base_invariants_are_what_the_trace_checker_checks() -> None:
@@ -117,11 +118,55 @@ def test_the_kafka_base_invariants_are_what_the_trace_checker_checks() -> None:
 def test_every_invariant_is_both_violated_and_held_by_some_model() -> None:
     guarantees = [m for m in project().models if not m.witness]
     violated = {m.expect.split()[1] for m in guarantees if m.expect.startswith("violates")}
-    held = {inv for m in guarantees if m.expect == "holds" for inv in m.task.invariants}
+    held = {inv for m in guarantees if m.expect == "holds" for inv in m.task.invariants + m.task.properties}
     assert violated <= held, f"invariants never shown to hold: {violated - held}"
     # type invariants (TypeOK, DepthTypeOK, ...) are well-formedness checks, not guarantees to break
-    checked = {inv for m in guarantees for inv in m.task.invariants if not inv.endswith("TypeOK")}
+    checked = {inv for m in guarantees for inv in m.task.invariants + m.task.properties if not inv.endswith("TypeOK")}
     assert checked <= violated, f"invariants no model violates: {checked - violated}"
+
+
+LIVENESS = """
+[base]
+spec = "tlc/Counter.tla"
+constants = { Limit = 4, Names = ["a", "b"] }
+invariants = ["Small"]
+tlc = { view = "Small" }
+apalache = { length = 5 }
+
+[models.counter_live]
+specification = "FairSpec"
+properties = ["ReachesLimit"]
+expect = "violates ReachesLimit"
+note = "Resets keep the counter from its limit."
+distinct_states = 5
+"""
+
+
+def test_a_liveness_model_loads_without_the_base_view_and_without_a_depth(tmp_path: Path) -> None:
+    (model,) = load_registry(registry(tmp_path, LIVENESS)).models
+    assert model.task.specification == "FairSpec" and model.task.properties == ("ReachesLimit",)
+    assert model.task.tlc.view is None, "TLC finds the loops of a lasso among whole states"
+    assert model.depth is None
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (('specification = "FairSpec"\n', ""), "temporal properties need a specification with fairness"),
+        (('properties = ["ReachesLimit"]', 'properties = ["ReachesLimit", "NeverDown"]'), "TLC does not say which of ReachesLimit, NeverDown"),
+        (("distinct_states = 5", "distinct_states = 5\ndepth = 3"), "reports no depth with the counterexample of a temporal property"),
+        (('specification = "FairSpec"', 'specification = "FairSpec"\ntlc = { view = "Small" }'), "drop tlc.view Small"),
+        (('specification = "FairSpec"', 'specification = "FairSpec"\nnext = "OnlyInc"'), "drop init and next"),
+        (
+            ('properties = ["ReachesLimit"]\nexpect = "violates ReachesLimit"', 'properties = ["ReachesLimt"]\nexpect = "holds"'),
+            "property ReachesLimt is not defined",
+        ),
+        (('expect = "violates ReachesLimit"', 'expect = "violates Limit2"'), "not in its invariants or properties list"),
+    ],
+)
+def test_liveness_mistakes_are_one_line_each(tmp_path: Path, change: tuple[str, str], expected: str) -> None:
+    assert change[0] in LIVENESS
+    assert expected in error_of(tmp_path, LIVENESS.replace(*change))
 
 
 def test_a_good_entry_loads(tmp_path: Path) -> None:
@@ -154,7 +199,7 @@ def test_invariant_the_spec_does_not_define(tmp_path: Path) -> None:
 
 def test_expected_invariant_must_be_checked(tmp_path: Path) -> None:
     message = error_of(tmp_path, GOOD_MODEL.replace('expect = "violates BelowThree"', 'expect = "violates Small2"'))
-    assert "not in its invariants list" in message
+    assert "not in its invariants or properties list" in message
 
 
 def test_malformed_expectation(tmp_path: Path) -> None:

@@ -65,3 +65,5 @@ def test_every_checked_invariant_has_its_one_sentence(spec_dir: str) -> None:
     explained = set(re.findall(r"^\| `([A-Za-z]+)` \| [^|]+\. \|$", readme, re.M))
     missing = checked - explained - {"TypeOK"}
     assert missing == set(), "explain these invariants in specs/README.md"
+    properties = {q for model in registry["models"].values() for q in model.get("properties", [])}
+    assert properties - explained == set(), "explain these temporal properties in specs/README.md"

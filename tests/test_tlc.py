@@ -65,6 +65,29 @@ def test_a_kept_run_is_read_again_as_a_live_one_and_only_for_the_same_model(tmp_
     assert len(list((tmp_path / "kept").glob("*.json"))) == 4
 
 
+def test_a_liveness_counterexample_is_a_lasso_named_after_its_property(tmp_path: Path) -> None:
+    task = counter(specification="FairSpec", properties=("ReachesLimit",))
+    assert "SPECIFICATION FairSpec\n" in tlc.config_text(task) and "PROPERTY ReachesLimit\n" in tlc.config_text(task)
+    assert "INIT" not in tlc.config_text(task)
+    result = tlc.run_tlc(task, tmp_path / "run")
+    assert result.outcome is Outcome.VIOLATED, result.message
+    # TLC does not name a violated temporal property; with one checked, it is that one
+    assert result.invariant == "ReachesLimit"
+    cex = result.counterexample
+    assert cex is not None and cex.loop is not None and 1 <= cex.loop <= len(cex.steps), "a lasso says where it loops back to"
+    from trace_check.models.counterexample import render_steps
+
+    assert f"back to state {cex.loop}: the behaviour loops from there for ever" in render_steps(cex)[-1]
+    held = tlc.run_tlc(counter(specification="FairIncSpec", properties=("ReachesLimit",), tlc=TlcOptions(check_deadlock=False)), tmp_path / "held")
+    assert held.outcome is Outcome.HOLDS, held.message
+
+
+def test_a_step_property_is_violated_at_its_step(tmp_path: Path) -> None:
+    result = tlc.run_tlc(counter(specification="FairSpec", properties=("NeverDown",)), tmp_path / "run")
+    assert result.outcome is Outcome.VIOLATED and result.invariant == "NeverDown", result.message
+    assert result.counterexample is not None and result.counterexample.steps[-1].action == "Reset"
+
+
 def test_holds_reports_statistics(tmp_path: Path) -> None:
     progress = []
     result = tlc.run_tlc(counter(), tmp_path / "run", progress.append)

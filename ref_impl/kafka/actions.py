@@ -154,6 +154,7 @@ ACTIONS: tuple[Action, ...] = (
     # The coordinator, per transactional.id.
     Action("TcAppend", TXN_ID, C.tc_append_enabled, C.tc_append),
     Action("TcComplete", TXN_ID, C.tc_complete_enabled, C.tc_complete),
+    Action("TcTimeoutAbort", TXN_ID, C.tc_timeout_abort_enabled, C.tc_timeout_abort, fault=always),
     Action("TcResendMarker", TXN_PARTITION, C.tc_resend_marker_enabled, C.tc_resend_marker),
     # Partition leaders and the coordinator as a whole.
     Action("LeaderVerifyLost", PARTITION, C.leader_verify_lost_enabled, C.leader_verify_lost),

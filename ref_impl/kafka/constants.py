@@ -7,7 +7,7 @@ from typing import Any
 import attrs
 
 BUGS = ("no_epoch_bump", "no_idempotence", "no_pending_check", "lso_inclusive", "no_generation_check",
-        "restart_forgets_producers")
+        "restart_forgets_producers", "tv2_endtxn_before_4_0")
 LATE_REQUEST_TYPES = ("InitProducerId", "AddPartitionsToTxn", "Produce", "EndTxn")
 
 
@@ -31,6 +31,7 @@ class Constants:
     max_hangs: int = 0
     input_size: int = 0
     leader_restarts: bool = False
+    txn_timeouts: bool = False
     bugs: tuple[str, ...] = attrs.field(default=(), converter=_sorted_tuple)
 
     def __attrs_post_init__(self) -> None:
@@ -69,6 +70,7 @@ class Constants:
             "MaxHangs": self.max_hangs,
             "InputSize": self.input_size,
             "LeaderRestarts": self.leader_restarts,
+            "TxnTimeouts": self.txn_timeouts,
             "Bugs": list(self.bugs) if bugs else [],
         }
 
@@ -89,6 +91,7 @@ class Constants:
             max_hangs=d["MaxHangs"],
             input_size=d["InputSize"],
             leader_restarts=d.get("LeaderRestarts", False),  # traces made before restarts existed
+            txn_timeouts=d.get("TxnTimeouts", False),  # traces made before timeouts existed
             bugs=d.get("Bugs", ()),
         )
 

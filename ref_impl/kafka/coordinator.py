@@ -22,6 +22,11 @@ def fence_gtx(t: str, k: int) -> Gtx:
     return (t, k, 0)
 
 
+def timeout_gtx(t: str) -> Gtx:
+    """The ghost requester of the coordinator's timeout abort of t (KafkaTxn: TimeoutGtx)."""
+    return (t, 0, -1)
+
+
 class CoordinatorActions(ClusterState):
     def busy(self, t: str) -> bool:
         c = self.tc[t]
@@ -94,12 +99,19 @@ class CoordinatorActions(ClusterState):
     def tc_verify(self, m: Msg) -> None:
         self.tc_add_partitions("TcVerify", m, frozenset({m.part}), m.reply("NONE"))
 
+    def abort_bumps(self, t: str) -> bool:
+        """Kafka 4.x, TV2 (KAFKA-14563): an EndTxn(abort) at the current epoch with no transaction
+        open bumps the epoch and aborts; before 4.0 ("tv2_endtxn_before_4_0") it was refused."""
+        return self.k.tv2 and not self.k.bug("tv2_endtxn_before_4_0") and self.tc[t].st in ("Empty", "CompleteCommit", "CompleteAbort")
+
     def end_txn_epoch_valid(self, t: str, e: int) -> bool:
         c = self.tc[t]
         if not self.k.tv2:
             return e == c.epoch
         if c.st in ("Ongoing", "Empty"):
             return e == c.epoch
+        if self.abort_bumps(t) and e == c.epoch:
+            return True
         return e + 1 == c.epoch  # TV2: a retry of the EndTxn that bumped the epoch
 
     def tc_end_txn_enabled(self, m: Msg) -> bool:
@@ -117,6 +129,10 @@ class CoordinatorActions(ClusterState):
         elif c.st == "Ongoing":
             entry = TxnEntry(prep, new_epoch, c.parts, c.gtx, m.gtx)
             self._pend("TcEndTxn", m, entry, [m.reply("NONE", epoch=new_epoch)])
+        elif not m.commit and self.abort_bumps(t) and m.epoch == c.epoch:
+            # 4.x: abort whatever may still arrive; no partitions yet, so no markers
+            entry = TxnEntry("PrepareAbort", c.epoch + 1, frozenset(), m.gtx, m.gtx)
+            self._pend("TcEndTxn", m, entry, [m.reply("NONE", epoch=c.epoch + 1)])
         elif c.st == done:
             self._reply_now("TcEndTxn", m, m.reply("NONE", epoch=c.epoch))
         elif c.st == prep:
@@ -179,6 +195,19 @@ class CoordinatorActions(ClusterState):
         st = "CompleteCommit" if c.st == "PrepareCommit" else "CompleteAbort"
         self.mark_pending(t, TxnEntry(st, c.epoch, frozenset(), c.gtx, c.end_by), [])
         self.emit(self.with_coord(self.event("TcComplete", "coordinator", txn_id=t), t))
+
+    def tc_timeout_abort_enabled(self, t: str) -> bool:
+        """The transaction timed out (transaction.timeout.ms): the coordinator aborts it itself."""
+        return self.k.txn_timeouts and self.tc[t].st == "Ongoing" and not self.busy(t)
+
+    def tc_timeout_abort(self, t: str) -> None:
+        # TransactionCoordinator.abortTimedOutTransactions: fence the epoch (PrepareEpochFence),
+        # then end the transaction as an abort; one step here, as KafkaTxn's TcTimeoutAbort. TV2
+        # bumps once more, as every EndTxn does.
+        c = self.tc[t]
+        epoch = c.epoch + (2 if self.k.tv2 else 1)
+        self.mark_pending(t, TxnEntry("PrepareAbort", epoch, c.parts, c.gtx, timeout_gtx(t)), [])
+        self.emit(self.with_coord(self.event("TcTimeoutAbort", "coordinator", txn_id=t), t))
 
     def failover_enabled(self) -> bool:
         """A new coordinator (epoch + 1) loads __transaction_state and re-sends pending markers."""

@@ -11,7 +11,8 @@ VALID_PREVIOUS: dict[str, frozenset[str]] = {
     "Empty": frozenset({"Empty", "CompleteCommit", "CompleteAbort"}),
     "Ongoing": frozenset({"Ongoing", "Empty", "CompleteCommit", "CompleteAbort"}),
     "PrepareCommit": frozenset({"Ongoing"}),
-    "PrepareAbort": frozenset({"Ongoing", "PrepareEpochFence"}),
+    # Kafka 4.x (KAFKA-14563): a TV2 abort from Empty or Complete* (KafkaTxnStates.ValidPrevious)
+    "PrepareAbort": frozenset({"Ongoing", "PrepareEpochFence", "Empty", "CompleteCommit", "CompleteAbort"}),
     "CompleteCommit": frozenset({"PrepareCommit"}),
     "CompleteAbort": frozenset({"PrepareAbort"}),
     "Dead": frozenset({"Empty", "CompleteAbort", "CompleteCommit"}),

@@ -133,9 +133,10 @@ CONSTANT_KINDS = {
     "MaxHangs": INT,
     "InputSize": INT,
     "LeaderRestarts": BOOL,
+    "TxnTimeouts": BOOL,
     "Bugs": LIST,
 }
-DEFAULTS = {"LeaderRestarts": False, "Bugs": []}  # traces written before restarts were modelled
+DEFAULTS = {"LeaderRestarts": False, "TxnTimeouts": False, "Bugs": []}  # traces written before restarts / timeouts were modelled
 
 
 def _printable(s: str) -> bool:

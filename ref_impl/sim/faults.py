@@ -4,7 +4,9 @@ They are the spec's fault constants, so a trace's header says what the checker m
 lost messages (MaxLoss), requests retried while a copy is still in flight, arriving late or twice
 (LateRequests, MaxRetries), produce timeouts, instance pauses that make zombies (MaxHangs),
 coordinator crashes with failover (MaxFailovers), and partition leader crashes with restart
-(LeaderRestarts: the spec allows any number; the budget bounds a run). Duplication is a retry with a copy in flight:
+(LeaderRestarts: the spec allows any number; the budget bounds a run), and transaction timeouts: the
+coordinator aborting an open transaction on its own (TxnTimeouts, ``txn-timeouts``; not part of
+``all``, which keeps the runs it made before timeouts were modelled). Duplication is a retry with a copy in flight:
 Kafka runs over TCP, so a second copy of a request only ever comes from the client sending again.
 """
 
@@ -28,10 +30,11 @@ class Faults:
     hangs: int = 0
     failovers: int = 0
     restarts: int = 0
+    txn_timeouts: bool = False
 
     @classmethod
     def parse(cls, text: str) -> "Faults":
-        """``none``, ``all``, or ``loss=1,late=EndTxn+Produce,retries=2,timeouts,hangs=1,failovers=1,restarts=1``."""
+        """``none``, ``all``, or ``loss=1,late=EndTxn+Produce,retries=2,timeouts,hangs=1,failovers=1,restarts=1,txn-timeouts``."""
         text = text.strip()
         if text in ("", "none"):
             return cls()
@@ -49,6 +52,8 @@ class Faults:
                     fields["late"] = names
                 elif key == "timeouts":
                     fields["timeouts"] = value in ("", "1", "true", "yes")
+                elif key == "txn-timeouts":
+                    fields["txn_timeouts"] = value in ("", "1", "true", "yes")
                 elif key in ("loss", "retries", "hangs", "failovers", "restarts"):
                     fields[key] = int(value)
                     if fields[key] < 0:  # type: ignore[operator]
@@ -56,7 +61,7 @@ class Faults:
                 else:
                     raise FaultSpecError(
                         f"unknown fault {key!r}; use loss=N, late=Type+Type, retries=N, timeouts, hangs=N, failovers=N, "
-                        "restarts=N"
+                        "restarts=N, txn-timeouts"
                     )
             except ValueError as e:
                 if isinstance(e, FaultSpecError):
@@ -80,10 +85,12 @@ class Faults:
             parts.append(f"failovers={self.failovers}")
         if self.restarts:
             parts.append(f"restarts={self.restarts}")
+        if self.txn_timeouts:
+            parts.append("txn-timeouts")
         return ",".join(parts) or "none"
 
 
-FAULT_KINDS = ("drop", "retry", "delay", "timeout", "hang", "resume", "failover", "restart")
+FAULT_KINDS = ("drop", "retry", "delay", "timeout", "hang", "resume", "failover", "restart", "txn-timeout")
 
 
 @attrs.frozen(order=True)
@@ -126,6 +133,7 @@ class Schedule:
             hangs=n["hang"],
             failovers=n["failover"],
             restarts=n["restart"],
+            txn_timeouts=n["txn-timeout"] > 0,
         )
 
     def describe(self) -> list[str]:

@@ -60,6 +60,7 @@ FAULT_ACTIONS = {
     "resume": ACTION["Resume"],
     "restart": ACTION["LeaderRestart"],
     "failover": ACTION["Failover"],
+    "txn-timeout": ACTION["TcTimeoutAbort"],
 }
 NARROWED_BY_MESSAGE = ("drop",)
 NARROWED_BY_REQUEST = ("retry", "hang")
@@ -81,6 +82,7 @@ def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constan
         max_hangs=f.hangs,
         input_size=w.input if w.kind == "ctp" else 0,
         leader_restarts=f.restarts > 0,
+        txn_timeouts=f.txn_timeouts,
         bugs=bugs,
     )
 

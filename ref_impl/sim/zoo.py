@@ -31,7 +31,7 @@ class ZooBug:
         return status == "violates" and invariant in wanted
 
 
-ZOO = (
+ZOO: tuple[ZooBug, ...] = (
     ZooBug("no_epoch_bump", ("no_epoch_bump",), "transfer:version=TV1", "hangs=1", "kafka_no_fencing", "rejected",
            "InitProducerId hands the new instance the old epoch, so the zombie is not fenced",
            ("hang", "resume")),
@@ -50,5 +50,11 @@ ZOO = (
     ZooBug("no_pending_check", ("no_pending_check",), "transfer:version=TV1", "hangs=1",
            "kafka_no_pending_check", "rejected", "the coordinator starts a transition while another is pending",
            ("delay", "hang", "resume"), ("", "InitProducerId"), 20),
+)
+ZOO = ZOO + (
+    ZooBug("tv2_endtxn_before_4_0", ("tv2_endtxn_before_4_0",), "transfer:version=TV2", "late=Produce,retries=2,timeouts",
+           "kafka_tv2_abort_empty_old_rule", "rejected",
+           "KAFKA-14563: TV2 before Kafka 4.0 answers an abort with no transaction open INVALID_TXN_STATE instead of bumping the epoch",
+           ("timeout", "delay"), ("Produce", ""), 40),
 )
 ZOO_BY_NAME = {b.name: b for b in ZOO}

@@ -61,8 +61,9 @@
 (*     finds the transaction Ongoing logs PrepareAbort with the bumped     *)
 (*     epoch and answers CONCURRENT_TRANSACTIONS (what Kafka does once its *)
 (*     PrepareEpochFence pending state resolves).                          *)
-(*   - Transaction timeouts (coordinator-initiated aborts) are not modelled; *)
-(*     fencing by a new instance is.                                       *)
+(*   - Transaction timeouts (TxnTimeouts): the coordinator may abort any  *)
+(*     Ongoing transaction at any time (TcTimeoutAbort); time itself is    *)
+(*     not modelled, so "the timeout expired" is a free choice.            *)
 (*   - One outstanding request per client (Kafka pipelines produces).      *)
 (*   - A marker refused by a leader (older coordinator or producer epoch)  *)
 (*     counts as acknowledged; Kafka stops sending it and the transaction  *)
@@ -92,6 +93,10 @@
 (*                     group generation (complete only since Kafka 3.7).   *)
 (*   "restart_forgets_producers" a restarted leader does not rebuild its   *)
 (*                     producer state from the log (it starts empty).      *)
+(*   "tv2_endtxn_before_4_0" TV2's EndTxn table before Kafka 4.0           *)
+(*                     (KAFKA-14563): an abort from Empty or Complete* is  *)
+(*                     INVALID_TXN_STATE, so a late batch can open a       *)
+(*                     transaction nobody ends (the stuck LSO).            *)
 (*                                                                         *)
 (* Modules: the invariants (what the protocol promises) are in             *)
 (* KafkaTxnProperties, which extends this module; the model checkers'      *)
@@ -131,13 +136,15 @@ CONSTANTS
     InputSize,
     \* @type: Bool;
     LeaderRestarts,
+    \* @type: Bool;
+    TxnTimeouts,
     \* @type: Set(Str);
     Bugs
 
 ASSUME Version \in {"TV1", "TV2"}
 ASSUME LateRequests \subseteq {"InitProducerId", "AddPartitionsToTxn", "Produce", "EndTxn"}
 ASSUME Bugs \subseteq {"no_epoch_bump", "no_idempotence", "no_pending_check", "lso_inclusive", "no_generation_check",
-                        "restart_forgets_producers"}
+                        "restart_forgets_producers", "tv2_endtxn_before_4_0"}
 
 (*
   @typeAlias: inst = <<Str, Int>>;
@@ -228,6 +235,9 @@ NoGtx == <<"", 0, 0>>
 FenceGtx(t, k) == <<t, k, 0>>
 \* @type: ($gtx) => Bool;
 IsFence(g) == g[3] = 0 /\ g[2] > 0
+\* The ghost "requester" of a coordinator's timeout abort of t.
+\* @type: (Str) => $gtx;
+TimeoutGtx(t) == <<t, 0, -1>>
 
 \* @type: $msg;
 NoMsg == [type |-> "", tid |-> "", inst |-> 0, epoch |-> -1, part |-> 0, seq |-> -1, commit |-> FALSE,
@@ -709,6 +719,15 @@ TcVerify(m) ==
     /\ action' = On(m.tid, Act("TcVerify", "coordinator", "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "part" :> m.part @@ "epoch" :> m.epoch))
     /\ UNCHANGED <<clientVars, tlog, cepoch, leaderVars, groupVars, faultVars>>
 
+\* Kafka 4.x, TV2 (KAFKA-14563, apache/kafka#17698): an EndTxn(abort) at the
+\* current epoch while no transaction is open (Empty, CompleteCommit,
+\* CompleteAbort) is not an error: the coordinator bumps the epoch and logs
+\* PrepareAbort with no partitions, so a batch of the old epoch that is still
+\* on its way is refused when its leader asks to add the partition.
+\* Before 4.0 ("tv2_endtxn_before_4_0") it was INVALID_TXN_STATE.
+\* @type: (Str) => Bool;
+AbortBumps(t) == TV2 /\ ~Bug("tv2_endtxn_before_4_0") /\ tc[t].st \in {"Empty", "CompleteCommit", "CompleteAbort"}
+
 \* Is an EndTxn with epoch e a valid request in state s (TransactionCoordinator.endTransaction)?
 \* TV1: the epoch must be the current one. TV2: every EndTxn bumped the
 \* epoch, so a retry of the EndTxn that did so carries epoch - 1.
@@ -717,7 +736,9 @@ EndTxnEpochValid(t, e) ==
     LET c == tc[t]
     IN IF ~TV2 THEN e = c.epoch
        ELSE IF c.st \in {"Ongoing", "Empty"} THEN e = c.epoch
+       ELSE IF AbortBumps(t) /\ e = c.epoch THEN TRUE
        ELSE e + 1 = c.epoch
+
 
 \* EndTxn (TransactionCoordinator.handleEndTransaction).
 \* @type: ($msg) => Bool;
@@ -736,6 +757,12 @@ TcEndTxn(m) ==
                  /\ tc' = [tc EXCEPT ![t] = Pending(t, [st |-> prep, epoch |-> newEpoch, parts |-> c.parts,
                                                         gtx |-> c.gtx, endBy |-> m.gtx],
                                                     {[Reply(m, "NONE") EXCEPT !.epoch = newEpoch]})]
+                 /\ net' = net \ {m}
+            [] ~m.commit /\ AbortBumps(t) /\ m.epoch = c.epoch ->
+                 \* 4.x: abort what may still arrive (no partitions yet: no markers)
+                 /\ tc' = [tc EXCEPT ![t] = Pending(t, [st |-> "PrepareAbort", epoch |-> c.epoch + 1, parts |-> {},
+                                                        gtx |-> m.gtx, endBy |-> m.gtx],
+                                                    {[Reply(m, "NONE") EXCEPT !.epoch = c.epoch + 1]})]
                  /\ net' = net \ {m}
             [] c.st = done ->
                  TcReplyNow(m, [Reply(m, "NONE") EXCEPT !.epoch = c.epoch])
@@ -790,6 +817,23 @@ TcComplete(t) ==
                                            epoch |-> tc[t].epoch, parts |-> {}, gtx |-> tc[t].gtx, endBy |-> tc[t].endBy],
                                        {})]
     /\ action' = On(t, Act("TcComplete", "coordinator", NoArgs))
+    /\ UNCHANGED <<netVars, clientVars, tlog, cepoch, leaderVars, groupVars, faultVars>>
+
+\* The transaction timed out (transaction.timeout.ms): the coordinator aborts
+\* it on its own (TransactionCoordinator.abortTimedOutTransactions: it fences
+\* the producer epoch with PrepareEpochFence, then ends the transaction as
+\* an abort). As for a fence by InitProducerId, the two steps are one here:
+\* PrepareAbort is logged with the epoch bumped (TV2: bumped once more, as by
+\* every EndTxn), so the client's next request is refused and late batches
+\* of the old epoch are fenced at their leaders.
+\* @type: (Str) => Bool;
+TcTimeoutAbort(t) ==
+    /\ TxnTimeouts
+    /\ tc[t].st = "Ongoing" /\ ~Busy(t)
+    /\ tc' = [tc EXCEPT ![t] = Pending(t, [st |-> "PrepareAbort", epoch |-> tc[t].epoch + (IF TV2 THEN 2 ELSE 1),
+                                           parts |-> tc[t].parts, gtx |-> tc[t].gtx, endBy |-> TimeoutGtx(t)],
+                                       {})]
+    /\ action' = On(t, Act("TcTimeoutAbort", "coordinator", "epoch" :> tc[t].epoch))
     /\ UNCHANGED <<netVars, clientVars, tlog, cepoch, leaderVars, groupVars, faultVars>>
 
 \* The coordinator fails over: a new one (coordinator epoch + 1) loads
@@ -1069,13 +1113,58 @@ Next ==
         \/ TcMarkerAck(m) \/ GcOffsetFetch(m) \/ GcTxnOffsetCommit(m) \/ GcMarker(m)
         \/ LeaderProduce(m) \/ LeaderVerified(m) \/ LeaderDiscardVerify(m) \/ LeaderMarker(m)
     \/ \E t \in TxnIds :
-        \/ TcAppend(t) \/ TcComplete(t)
+        \/ TcAppend(t) \/ TcComplete(t) \/ TcTimeoutAbort(t)
         \/ \E p \in {OffsetsPart} \cup Parts : TcResendMarker(t, p)
     \/ \E p \in Parts : LeaderVerifyLost(p) \/ LeaderRestart(p)
     \/ Failover
     \/ Finished
 
 Spec == Init /\ [][Next]_vars
+
+-----------------------------------------------------------------------------
+(* Fairness, for the liveness properties (KafkaTxnProperties). The        *)
+(* brokers' own steps are weakly fair, one kind of step at a time (so that *)
+(* answering CONCURRENT_TRANSACTIONS forever cannot stand in for the      *)
+(* append that ends the wait): a coordinator, leader or group coordinator *)
+(* that can take a step eventually takes it. Faults (Drop, Failover,      *)
+(* LeaderRestart, Hang, late retries, produce timeouts) are not fair: they *)
+(* may happen or not. The timeout abort is fair (with TxnTimeouts): a     *)
+(* transaction left open eventually times out. Clients may stop at any    *)
+(* point (FairSpec); FairClientsSpec also makes every client go on with   *)
+(* its program, including resuming after a hang and re-sending a request *)
+(* that was lost.                                                          *)
+
+BrokerFairness ==
+    /\ WF_vars(\E m \in net : TcInitProducerId(m))
+    /\ WF_vars(\E m \in net : TcAddPartitionsToTxn(m))
+    /\ WF_vars(\E m \in net : TcAddOffsetsToTxn(m))
+    /\ WF_vars(\E m \in net : TcVerify(m))
+    /\ WF_vars(\E m \in net : TcEndTxn(m))
+    /\ WF_vars(\E m \in net : TcMarkerAck(m))
+    /\ WF_vars(\E m \in net : GcOffsetFetch(m) \/ GcTxnOffsetCommit(m) \/ GcMarker(m))
+    /\ WF_vars(\E m \in net : LeaderProduce(m))
+    /\ WF_vars(\E m \in net : LeaderVerified(m) \/ LeaderDiscardVerify(m))
+    /\ WF_vars(\E m \in net : LeaderMarker(m))
+    /\ WF_vars(\E p \in Parts : LeaderVerifyLost(p))
+    /\ WF_vars(\E m \in net : DiscardStale(m))
+    /\ \A t \in TxnIds :
+        /\ WF_vars(TcAppend(t))
+        /\ WF_vars(TcComplete(t))
+        /\ WF_vars(TcTimeoutAbort(t))
+        /\ WF_vars(\E p \in {OffsetsPart} \cup Parts : TcResendMarker(t, p))
+
+\* Instance i goes on with its program.
+\* @type: ($inst) => Bool;
+ClientProgress(i) ==
+    \/ StartInstance(i) \/ BeginTxn(i) \/ SendRequest(i) \/ ReInit(i) \/ Resume(i)
+    \/ JoinGroup(i) \/ FetchOffset(i) \/ InputDone(i)
+    \/ Retry(i) /\ ~InFlight(cl[i].req)
+    \/ \E m \in net : ClientReceive(i, m)
+
+ClientFairness == \A i \in Instances : WF_vars(ClientProgress(i))
+
+FairSpec == Spec /\ BrokerFairness
+FairClientsSpec == FairSpec /\ ClientFairness
 
 \* Next with the consumers' steps, for traces: reads, and the commits of
 \* standalone consumers in the groups G.

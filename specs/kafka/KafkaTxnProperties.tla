@@ -101,7 +101,7 @@ NoHangingTransaction ==
 \* INV: MarkerSafety
 \* A marker completes only the transaction whose records it covers: a
 \* COMMIT only at that transaction's own EndTxn, an ABORT at its own EndTxn
-\* or when the coordinator fenced it. KAFKA-17754 (TV1) breaks it; TV2
+\* or when the coordinator fenced it or timed it out. KAFKA-17754 (TV1) breaks it; TV2
 \* (KIP-890) bumps the epoch at every EndTxn.
 MarkerSafety ==
     \A p \in Parts : \A c \in DOMAIN plog[p] :
@@ -109,7 +109,7 @@ MarkerSafety ==
             \A i \in ClosedBy(plog[p], c) :
                 \/ plog[p][i].gtx = plog[p][c].endBy
                 \/ /\ ~plog[p][c].commit
-                   /\ IsFence(plog[p][c].endBy)
+                   /\ IsFence(plog[p][c].endBy) \/ plog[p][c].endBy = TimeoutGtx(plog[p][c].pid)
                    /\ plog[p][i].gtx = plog[p][c].gtx
 
 -----------------------------------------------------------------------------
@@ -137,5 +137,39 @@ ExactlyOnceCTP ==
 \* deduplication and fencing survive a crash (LeaderRestart).
 ProducerStateInLog ==
     \A p \in Parts, t \in TxnIds : pst[p][t] = LoadedProducerState(plog[p], t)
+
+-----------------------------------------------------------------------------
+(* Liveness. Checked under FairSpec or FairClientsSpec (KafkaTxn), never  *)
+(* with a VIEW: TLC needs whole states to find the loops.                 *)
+
+\* Producer t's last entry in partition p is a record: its transaction is
+\* open there.
+\* @type: (Int, Str) => Bool;
+OpenOn(p, t) ==
+    LET es == {i \in DOMAIN plog[p] : plog[p][i].pid = t}
+    IN es # {} /\ IsData(plog[p], MaxOf(es))
+
+\* PROP: EventuallyEnded
+\* Every transaction that has a record in a partition eventually gets its
+\* marker there. Without transaction timeouts it needs clients that go on
+\* (FairClientsSpec); with them, the coordinator ends what a stopped client
+\* left open.
+EventuallyEnded == \A p \in Parts, t \in TxnIds : OpenOn(p, t) ~> ~OpenOn(p, t)
+
+\* PROP: LsoAdvances
+\* Once the clients are done, every partition's LSO reaches its log end and
+\* stays there: read_committed consumers get every record in the end. The
+\* stuck LSO of TV2 before Kafka 4.0 (KAFKA-14563) breaks it, with no
+\* invariant noticing.
+LsoAdvances == \A p \in Parts : <>[](LSO(plog[p]) = Len(plog[p]) + 1)
+
+\* PROP: ZombieNeverCommits
+\* The coordinator never logs PrepareCommit for an instance that another
+\* instance's InitProducerId has replaced (a step property: each decision to
+\* commit is requested by the instance that holds the newest epoch).
+ZombieNeverCommits ==
+    [][\A t \in TxnIds :
+         (Len(tlog'[t]) > Len(tlog[t]) /\ tlog'[t][Len(tlog'[t])].st = "PrepareCommit")
+            => tlog'[t][Len(tlog'[t])].endBy[2] = LatestInstance(t)]_vars
 
 =============================================================================

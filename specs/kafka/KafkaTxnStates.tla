@@ -10,13 +10,17 @@
 TxnStates == {"Empty", "Ongoing", "PrepareCommit", "PrepareAbort",
               "CompleteCommit", "CompleteAbort", "PrepareEpochFence", "Dead"}
 
-\* The states a state may be entered from (Kafka's validPreviousStates).
+\* The states a state may be entered from (Kafka's validPreviousStates). Kafka
+\* 4.x (KAFKA-14563, apache/kafka#17698; transaction-coordinator/.../
+\* TransactionState.java VALID_PREVIOUS_STATES in 4.3.1) lets PrepareAbort
+\* follow Empty, CompleteCommit and CompleteAbort: under TV2 an EndTxn(abort)
+\* there bumps the epoch and aborts (KafkaTxn's TcEndTxn).
 \* @type: (Str) => Set(Str);
 ValidPrevious(s) ==
     CASE s = "Empty"             -> {"Empty", "CompleteCommit", "CompleteAbort"}
       [] s = "Ongoing"           -> {"Ongoing", "Empty", "CompleteCommit", "CompleteAbort"}
       [] s = "PrepareCommit"     -> {"Ongoing"}
-      [] s = "PrepareAbort"      -> {"Ongoing", "PrepareEpochFence"}
+      [] s = "PrepareAbort"      -> {"Ongoing", "PrepareEpochFence", "Empty", "CompleteCommit", "CompleteAbort"}
       [] s = "CompleteCommit"    -> {"PrepareCommit"}
       [] s = "CompleteAbort"     -> {"PrepareAbort"}
       [] s = "Dead"              -> {"Empty", "CompleteAbort", "CompleteCommit"}

@@ -75,6 +75,7 @@ Dispatch(a, t, k, p, grp, iso, fromOff, commitOff, Matches(_), Answered(_), lost
          [] a = "LeaderMarker"        -> \E m \in net : Matches(m) /\ LeaderMarker(m) /\ Answered(m)
          [] a = "TcAppend"            -> TcAppend(t)
          [] a = "TcComplete"          -> TcComplete(t)
+         [] a = "TcTimeoutAbort"      -> TcTimeoutAbort(t)
          [] a = "TcResendMarker"      -> TcResendMarker(t, p)
          [] a = "LeaderVerifyLost"    -> LeaderVerifyLost(p) /\ lostAnswered
          [] a = "Failover"            -> Failover

@@ -133,6 +133,11 @@ def run_apalache(
         raise EngineUnavailable(INSTALL_HINT)
     if not task.spec_file.is_file():
         raise EngineUnavailable(f"{task.spec_file}: spec file not found")
+    if task.specification or task.properties:
+        return _result(
+            Outcome.CONFIG_ERROR, 0.0, [], workdir / LOG_NAME,
+            message=f"{task.name}: fairness and temporal properties are checked by TLC only here: run it with --engine tlc",
+        )
     # absolute (not resolved: the apalache-mc script finds its jar from its own path), because
     # Apalache runs with workdir as its current directory
     executable, workdir = Path(os.path.abspath(executable)), Path(os.path.abspath(workdir))

@@ -53,6 +53,8 @@ MSG_PROPERTY_VIOLATED = 2116
 MSG_DEADLOCK = 2114
 MSG_BEHAVIOR_FOLLOWS = 2121
 MSG_STATE = 2217
+MSG_STUTTERING = 2218  # a liveness counterexample that ends by stuttering forever
+MSG_BACK_TO_STATE = 2122  # "N: Back to state: <Action ...>": a liveness counterexample loops back to state N
 MSG_PROGRESS = 2200
 MSG_STATS = 2199
 MSG_DEPTH = 2194
@@ -77,6 +79,7 @@ EXIT_OUTCOMES = {
 _FRAME_START = re.compile(r"^@!@!@STARTMSG (\d+):(\d+) @!@!@$")
 _FRAME_END = re.compile(r"^@!@!@ENDMSG (\d+) @!@!@$")
 _STATE_HEADER = re.compile(r"^(\d+): (?:<(.*?)>|(Stuttering)|Back to state (\d+).*)\s*$")
+_BACK_TO = re.compile(r"^(\d+): Back to state\b")
 _ACTION_HEADER = re.compile(r"^(\S+) (line \d+, col \d+ to line \d+, col \d+ of module \S+)$")
 _COUNTS = re.compile(r"([\d,]+) states generated.*?([\d,]+) distinct states found.*?([\d,]+) states left on queue")
 _INVARIANT = re.compile(r"(?:Invariant|Temporal properties?|Property) (\S+?) (?:is|was) violated")
@@ -160,8 +163,9 @@ def config_text(task: CheckTask) -> str:
         lines.append("CONSTANTS")
         lines += [f"    {name} = {constant_to_tla(value)}" for name, value in sorted(task.constants.items())]
         lines += [f"    {name} <- {op}" for name, op in sorted(task.substitutions.items())]
-    lines += [f"INIT {task.init}", f"NEXT {task.next}"]
+    lines += [f"SPECIFICATION {task.specification}"] if task.specification else [f"INIT {task.init}", f"NEXT {task.next}"]
     lines += [f"INVARIANT {inv}" for inv in task.invariants]
+    lines += [f"PROPERTY {prop}" for prop in task.properties]
     lines += [f"CONSTRAINT {c}" for c in task.tlc.constraints]
     lines += [f"ACTION_CONSTRAINT {c}" for c in task.tlc.action_constraints]
     if task.tlc.symmetry:
@@ -518,6 +522,10 @@ def _interpret(
     counterexample = None
     if outcome is Outcome.VIOLATED:
         invariant, message = _violated_property(reader)
+        if invariant is None and len(task.properties) == 1:
+            # TLC names a violated invariant, but of temporal properties says only that one was
+            # violated: with one property checked, it is that one.
+            invariant = task.properties[0]
     elif outcome is Outcome.DEADLOCK:
         message = "a reachable state has no successor (and is not a declared terminal state)"
     elif outcome is Outcome.PARSE_ERROR:
@@ -549,8 +557,15 @@ def _violated_property(reader: _OutputReader) -> tuple[Optional[str], str]:
 def _error_trace(reader: _OutputReader) -> Optional[Counterexample]:
     steps: list[Step] = []
     loop = None
-    for msg in reader.all(MSG_STATE):
+    for msg in (m for m in reader.messages if m.code in (MSG_STATE, MSG_STUTTERING, MSG_BACK_TO_STATE)):
         header, _, body = msg.text.partition("\n")
+        back = _BACK_TO.match(header.strip())
+        if back:
+            loop = int(back.group(1))
+            continue
+        if msg.code == MSG_STUTTERING and steps:
+            loop = steps[-1].index  # it stays in the last state for ever
+            continue
         match = _STATE_HEADER.match(header.strip())
         if not match:
             continue

@@ -179,8 +179,10 @@ def render_steps(cex: Counterexample, hide: tuple[str, ...] = ()) -> list[str]:
             found = changes(previous, step.state, hidden)
             lines += [f"       {c.describe()}" for c in found] or ["       (no change)"]
         previous = step.state
-    if cex.loop is not None:
-        lines.append(f"       ... and back to state {cex.loop}: the behaviour loops forever")
+    if cex.loop is not None and cex.steps and cex.loop == cex.steps[-1].index:
+        lines.append(f"       ... and nothing more happens: the behaviour stays in state {cex.loop} for ever")
+    elif cex.loop is not None:
+        lines.append(f"       ... and back to state {cex.loop}: the behaviour loops from there for ever")
     return lines
 
 

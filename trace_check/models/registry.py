@@ -5,7 +5,7 @@ Each spec folder has one registry. Its ``[base]`` table holds what the folder's 
 spec module, constants, invariants, trace_hide, timeout, engine options); each ``[models.NAME]``
 gives only what differs: its constants and its ``tlc``/``apalache`` options are merged key by key
 over the base's, every other key replaces the base's. A model names the outcome it must have
-(``holds``, ``deadlock`` or ``violates <Invariant>``), a one-line teaching note and, in tier "ci",
+(``holds``, ``deadlock`` or ``violates <Invariant or Property>``), a one-line teaching note and, in tier "ci",
 the distinct states and depth TLC reports for it, so that a reduction that silently stops reaching
 states fails as surely as a lost counterexample. Everything is validated before any engine starts,
 and every problem is reported as one line naming the file, the line, the model and the fix.
@@ -35,7 +35,7 @@ class RegistryError(TxconformError):
 
 REGISTRY_NAME = "models.toml"  # specs/<protocol>/models.toml
 # What [base] may give every model of its registry.
-BASE_KEYS = {"spec", "constants", "invariants", "trace_hide", "timeout", "init", "next", "tlc", "apalache"}
+BASE_KEYS = {"spec", "constants", "invariants", "trace_hide", "timeout", "init", "next", "specification", "properties", "tlc", "apalache"}
 # Pins: TLC's counts for the model (distinct states found, and the depth of the search).
 PIN_KEYS = ("distinct_states", "depth")
 MODEL_KEYS = BASE_KEYS | {"expect", "note", "witness", "tier", *PIN_KEYS}
@@ -276,8 +276,19 @@ def _load_model(path: Path, text: str, name: str, own: Any, base: Mapping[str, A
     if not match:
         raise RegistryError(f"{where}: expect = {expect!r}: write \"holds\", \"deadlock\" or \"violates <Invariant>\"")
     expected_inv = match.group(2)
-    if expected_inv and expected_inv not in invariants:
-        raise RegistryError(f"{where}: expects a violation of {expected_inv}, which is not in its invariants list")
+    properties = tuple(_names(where, "properties", entry.get("properties", [])))
+    specification = _optional_name(where, "specification", entry.get("specification"))
+    if expected_inv and expected_inv not in invariants + properties:
+        raise RegistryError(f"{where}: expects a violation of {expected_inv}, which is not in its invariants or properties list")
+    if expected_inv in properties and len(properties) > 1:
+        raise RegistryError(
+            f"{where}: expects a violation of the temporal property {expected_inv}, but TLC does not say which of "
+            f"{', '.join(properties)} it found violated: list only {expected_inv} in properties"
+        )
+    if specification and ("init" in own or "next" in own):
+        raise RegistryError(f"{where}: gives specification = {specification!r} and init/next: the specification formula names both; drop init and next")
+    if properties and not specification:
+        raise RegistryError(f"{where}: temporal properties need a specification with fairness: add specification = \"FairSpec\" (or the spec's own)")
 
     tlc_entry = _typed(where, "tlc", entry.get("tlc", {}), dict)
     _check_keys(path, f"model {name} [tlc]", tlc_entry, TLC_KEYS, line)
@@ -298,11 +309,18 @@ def _load_model(path: Path, text: str, name: str, own: Any, base: Mapping[str, A
     timeout = entry.get("timeout", DEFAULT_TIMEOUT)
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
         raise RegistryError(f"{where}: timeout = {timeout!r}: give a positive number of seconds")
+    if properties and tlc.view:
+        # TLC finds the loops of a liveness counterexample among whole states: a view that merges
+        # states (the base's, for the safety models) is not used, and a model may not ask for one.
+        if "view" in own.get("tlc", {}):
+            raise RegistryError(f"{where}: TLC checks temporal properties on whole states: drop tlc.view {tlc.view}")
+        tlc = attrs.evolve(tlc, view=None)
     init = _optional_name(where, "init", entry.get("init")) or "Init"
     nxt = _optional_name(where, "next", entry.get("next")) or "Next"
 
     defined = defined_operators(spec_file)
-    operators = [("init", init), ("next", nxt)] + [("invariant", i) for i in invariants]
+    operators = [("init", init), ("next", nxt)] + [("invariant", i) for i in invariants] + [("property", q) for q in properties]
+    operators += [("specification", specification)] if specification else []
     operators += [("tlc constraint", c) for c in tlc.constraints + tlc.action_constraints]
     operators += [(kind, op) for kind, op in (("tlc.symmetry", tlc.symmetry), ("tlc.view", tlc.view)) if op]
     for kind, op in operators:
@@ -339,8 +357,13 @@ def _load_model(path: Path, text: str, name: str, own: Any, base: Mapping[str, A
         raise RegistryError(f"{where}: note must be one non-empty line")
 
     pins = {key: _positive_int(where, key, entry[key]) for key in PIN_KEYS if key in entry}
-    if tier == "ci" and len(pins) < len(PIN_KEYS):
-        absent = " and ".join(k for k in PIN_KEYS if k not in pins)
+    # TLC finds a liveness counterexample after its search and reports no depth with it.
+    liveness_cex = bool(expected_inv) and expected_inv in properties and _is_liveness(spec_file, expected_inv)
+    pin_keys = ("distinct_states",) if liveness_cex else PIN_KEYS
+    if "depth" in pins and "depth" not in pin_keys:
+        raise RegistryError(f"{where}: TLC reports no depth with the counterexample of a temporal property: drop depth")
+    if tier == "ci" and len(pins) < len(pin_keys):
+        absent = " and ".join(k for k in pin_keys if k not in pins)
         raise RegistryError(
             f"{where}: no pinned {absent}: every model of tier \"ci\" pins TLC's distinct_states and depth "
             "(to measure them, pin any number, e.g. distinct_states = 1, depth = 1, and run "
@@ -358,12 +381,27 @@ def _load_model(path: Path, text: str, name: str, own: Any, base: Mapping[str, A
         invariants=invariants,
         init=init,
         next=nxt,
+        specification=specification,
+        properties=properties,
         tlc=tlc,
         apalache=apalache,
         timeout=float(timeout),
     )
     return Model(name=name, task=task, expect=expect, note=note, line=line, witness=witness, trace_hide=trace_hide,
                  tier=tier, registry=path, distinct_states=pins.get("distinct_states"), depth=pins.get("depth"))
+
+
+def _is_liveness(spec_file: Path, name: str) -> bool:
+    """Is property ``name`` a liveness property (TLC checks it after the search, reporting no
+    depth), rather than a box of an action (checked on each step, like an invariant)? Read from
+    its definition: a leads-to or an eventually."""
+    for module in [spec_file, *spec_file.parent.glob("*.tla")]:
+        text = _COMMENT.sub("", module.read_text(encoding="utf-8"))
+        match = re.search(rf"^\s*{re.escape(name)}\s*==(.*?)(?=^\S|\Z)", text, re.MULTILINE | re.DOTALL)
+        if match:
+            body = match.group(1).replace("<<", "").replace(">>", "")  # tuples, not <> (eventually)
+            return "~>" in body or "<>" in body
+    return True
 
 
 def _unprefixed(name: str) -> str:

@@ -65,6 +65,10 @@ class CheckTask:
     invariants: tuple[str, ...] = ()
     init: str = "Init"
     next: str = "Next"
+    # A spec formula with fairness (e.g. "FairSpec"): TLC then checks SPECIFICATION it, not
+    # INIT/NEXT, and ``properties`` are temporal properties checked against it.
+    specification: Optional[str] = None
+    properties: tuple[str, ...] = ()
     tlc: TlcOptions = TlcOptions()
     apalache: ApalacheOptions = ApalacheOptions()
     timeout: float = 300.0
