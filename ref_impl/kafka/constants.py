@@ -7,7 +7,7 @@ from typing import Any
 import attrs
 
 BUGS = ("no_epoch_bump", "no_idempotence", "no_pending_check", "lso_inclusive", "no_generation_check",
-        "restart_forgets_producers", "tv2_endtxn_before_4_0")
+        "restart_forgets_producers", "tv2_endtxn_before_4_0", "early_producer_expiry")
 LATE_REQUEST_TYPES = ("InitProducerId", "AddPartitionsToTxn", "Produce", "EndTxn")
 
 
@@ -32,6 +32,7 @@ class Constants:
     input_size: int = 0
     leader_restarts: bool = False
     txn_timeouts: bool = False
+    producer_expiry: bool = False
     bugs: tuple[str, ...] = attrs.field(default=(), converter=_sorted_tuple)
 
     def __attrs_post_init__(self) -> None:
@@ -71,6 +72,7 @@ class Constants:
             "InputSize": self.input_size,
             "LeaderRestarts": self.leader_restarts,
             "TxnTimeouts": self.txn_timeouts,
+            "ProducerExpiry": self.producer_expiry,
             "Bugs": list(self.bugs) if bugs else [],
         }
 
@@ -92,6 +94,7 @@ class Constants:
             input_size=d["InputSize"],
             leader_restarts=d.get("LeaderRestarts", False),  # traces made before restarts existed
             txn_timeouts=d.get("TxnTimeouts", False),  # traces made before timeouts existed
+            producer_expiry=d.get("ProducerExpiry", False),  # ... and before producer expiry
             bugs=d.get("Bugs", ()),
         )
 

@@ -66,7 +66,7 @@ class GroupActions(ClusterState):
             if m.commit and gc.pending[m.tid] != -1:
                 gc.committed = gc.pending[m.tid]
             gc.pending[m.tid] = -1
-            self.pst[OFFSETS_PART][m.tid] = ProducerState(m.epoch, s.last_seq, s.seqs, s.open, m.cepoch)
+            self.pst[OFFSETS_PART][m.tid] = ProducerState(m.epoch, s.last_seq, s.seqs, s.open, m.cepoch, s.start)
         self.take(m)
         self.send(m.reply(err))
         self._group_event("GcMarker", m, err)

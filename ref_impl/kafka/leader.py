@@ -23,7 +23,8 @@ def produce_check(m: Msg, s: ProducerState, no_idempotence: bool) -> str:
     if no_idempotence:
         return "append"
     if m.epoch > s.epoch:
-        return "append" if m.seq == 0 else "OUT_OF_ORDER_SEQUENCE_NUMBER"
+        # a new epoch starts at sequence 0; with no producer state any sequence is taken
+        return "append" if m.seq == 0 or s.epoch == -1 else "OUT_OF_ORDER_SEQUENCE_NUMBER"
     if m.seq in s.seqs:
         return "duplicate"
     if m.seq == s.last_seq + 1:
@@ -59,20 +60,20 @@ def remember(seqs: frozenset[int], s: int) -> frozenset[int]:
 def after_append(s: ProducerState, epoch: int, seq: int) -> ProducerState:
     """The producer state once a batch of (epoch, seq) is appended."""
     seqs = frozenset({seq}) if epoch > s.epoch else remember(s.seqs, seq)
-    return ProducerState(epoch, seq, seqs, True, s.cepoch)
+    return ProducerState(epoch, seq, seqs, True, s.cepoch, s.start)
 
 
 def after_marker(s: ProducerState, epoch: int, cepoch: int) -> ProducerState:
     """The producer state once a marker of (epoch, coordinator epoch) is appended."""
     newer = epoch > s.epoch
-    return ProducerState(epoch, -1 if newer else s.last_seq, frozenset() if newer else s.seqs, False, cepoch)
+    return ProducerState(epoch, -1 if newer else s.last_seq, frozenset() if newer else s.seqs, False, cepoch, s.start)
 
 
-def load_producer_state(log: PartitionLog, pid: str) -> ProducerState:
-    """Rebuild a producer's state by replaying the log, as a restarted leader does
-    (ProducerStateManager; LoadedProducerState in the spec)."""
-    s = ProducerState()
-    for e in log.entries:
+def load_producer_state(log: PartitionLog, pid: str, start: int = 0) -> ProducerState:
+    """Rebuild a producer's state by replaying the log from offset ``start`` (where the state
+    last expired), as a restarted leader does (ProducerStateManager; LoadedProducerState in the spec)."""
+    s = ProducerState(start=start)
+    for e in log.entries[start:]:
         if e.pid == pid:
             s = after_append(s, e.epoch, e.seq) if e.kind == "data" else after_marker(s, e.epoch, e.cepoch)
     return s
@@ -220,9 +221,35 @@ class LeaderActions(ClusterState):
         if self.k.bug("restart_forgets_producers"):
             self.pst[p] = {t: ProducerState() for t in self.pst[p]}
         else:
-            self.pst[p] = {t: load_producer_state(self.plog[p], t) for t in self.pst[p]}
+            self.pst[p] = {t: load_producer_state(self.plog[p], t, s.start) for t, s in self.pst[p].items()}
         self.held[p] = []
         self.emit(self.event("LeaderRestart", f"leader-{p}", partition=p))
+
+    def leader_expire_producer_enabled(self, t: str, p: int) -> bool:
+        """The leader of ``p`` forgets producer ``t`` (producer.id.expiration.ms): no transaction
+        of it open here and, the expiry being longer than any request lives, nothing of it under
+        way for ``p``; with "early_producer_expiry" (KAFKA-9144) markers under way do not count."""
+        if not self.k.producer_expiry or p not in self.plog:
+            return False
+        s = self.pst[p][t]
+        if s.epoch == -1 or s.open or any(h.m.tid == t for h in self.held[p]):
+            return False
+        if any(m.tid == t and m.part == p and m.type in ("Produce", "Verify", "VerifyResp") for m in self.net):
+            return False
+        if any(i[0] == t and c.out and c.req.type == "Produce" and c.req.part == p for i, c in self.cl.items()):
+            return False
+        if self.k.bug("early_producer_expiry"):
+            return True
+        c = self.tc[t]
+        return not (
+            any(m.tid == t and m.part == p and m.type == "WriteTxnMarkers" for m in self.net)
+            or (c.st in ("PrepareCommit", "PrepareAbort") and p in c.todo)
+            or any(p in pending.entry.parts for pending in c.pending)
+        )
+
+    def leader_expire_producer(self, t: str, p: int) -> None:
+        self.pst[p][t] = ProducerState(start=len(self.plog[p]))
+        self.emit(self.event("LeaderExpireProducer", f"leader-{p}", txn_id=t, partition=p))
 
     def fetch_enabled(self, p: int, isolation: str, start: int) -> bool:
         """A consumer fetches partition p from offset ``start`` (KafkaTxn: Fetch). The client

@@ -82,6 +82,7 @@ class ProducerState:
     seqs: frozenset[int] = frozenset()
     open: bool = False
     cepoch: int = -1
+    start: int = 0  # the spec's `from`: the log length when this producer's state last expired
 
 
 @attrs.define

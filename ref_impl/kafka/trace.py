@@ -134,9 +134,10 @@ CONSTANT_KINDS = {
     "InputSize": INT,
     "LeaderRestarts": BOOL,
     "TxnTimeouts": BOOL,
+    "ProducerExpiry": BOOL,
     "Bugs": LIST,
 }
-DEFAULTS = {"LeaderRestarts": False, "TxnTimeouts": False, "Bugs": []}  # traces written before restarts / timeouts were modelled
+DEFAULTS = {"LeaderRestarts": False, "TxnTimeouts": False, "ProducerExpiry": False, "Bugs": []}  # traces written before restarts / timeouts were modelled
 
 
 def _printable(s: str) -> bool:

@@ -6,7 +6,8 @@ lost messages (MaxLoss), requests retried while a copy is still in flight, arriv
 coordinator crashes with failover (MaxFailovers), and partition leader crashes with restart
 (LeaderRestarts: the spec allows any number; the budget bounds a run), and transaction timeouts: the
 coordinator aborting an open transaction on its own (TxnTimeouts, ``txn-timeouts``; not part of
-``all``, which keeps the runs it made before timeouts were modelled). Duplication is a retry with a copy in flight:
+``all``, which keeps the runs it made before timeouts were modelled), and leaders forgetting idle
+producers (ProducerExpiry, ``expiry``; not in ``all`` either). Duplication is a retry with a copy in flight:
 Kafka runs over TCP, so a second copy of a request only ever comes from the client sending again.
 """
 
@@ -31,6 +32,7 @@ class Faults:
     failovers: int = 0
     restarts: int = 0
     txn_timeouts: bool = False
+    expiry: bool = False
 
     @classmethod
     def parse(cls, text: str) -> "Faults":
@@ -54,6 +56,8 @@ class Faults:
                     fields["timeouts"] = value in ("", "1", "true", "yes")
                 elif key == "txn-timeouts":
                     fields["txn_timeouts"] = value in ("", "1", "true", "yes")
+                elif key == "expiry":
+                    fields["expiry"] = value in ("", "1", "true", "yes")
                 elif key in ("loss", "retries", "hangs", "failovers", "restarts"):
                     fields[key] = int(value)
                     if fields[key] < 0:  # type: ignore[operator]
@@ -61,7 +65,7 @@ class Faults:
                 else:
                     raise FaultSpecError(
                         f"unknown fault {key!r}; use loss=N, late=Type+Type, retries=N, timeouts, hangs=N, failovers=N, "
-                        "restarts=N, txn-timeouts"
+                        "restarts=N, txn-timeouts, expiry"
                     )
             except ValueError as e:
                 if isinstance(e, FaultSpecError):
@@ -87,10 +91,12 @@ class Faults:
             parts.append(f"restarts={self.restarts}")
         if self.txn_timeouts:
             parts.append("txn-timeouts")
+        if self.expiry:
+            parts.append("expiry")
         return ",".join(parts) or "none"
 
 
-FAULT_KINDS = ("drop", "retry", "delay", "timeout", "hang", "resume", "failover", "restart", "txn-timeout")
+FAULT_KINDS = ("drop", "retry", "delay", "timeout", "hang", "resume", "failover", "restart", "txn-timeout", "expire")
 
 
 @attrs.frozen(order=True)
@@ -134,6 +140,7 @@ class Schedule:
             failovers=n["failover"],
             restarts=n["restart"],
             txn_timeouts=n["txn-timeout"] > 0,
+            expiry=n["expire"] > 0,
         )
 
     def describe(self) -> list[str]:

@@ -61,6 +61,7 @@ FAULT_ACTIONS = {
     "restart": ACTION["LeaderRestart"],
     "failover": ACTION["Failover"],
     "txn-timeout": ACTION["TcTimeoutAbort"],
+    "expire": ACTION["LeaderExpireProducer"],
 }
 NARROWED_BY_MESSAGE = ("drop",)
 NARROWED_BY_REQUEST = ("retry", "hang")
@@ -83,6 +84,7 @@ def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constan
         input_size=w.input if w.kind == "ctp" else 0,
         leader_restarts=f.restarts > 0,
         txn_timeouts=f.txn_timeouts,
+        producer_expiry=f.expiry,
         bugs=bugs,
     )
 

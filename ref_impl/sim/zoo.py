@@ -56,5 +56,9 @@ ZOO = ZOO + (
            "kafka_tv2_abort_empty_old_rule", "rejected",
            "KAFKA-14563: TV2 before Kafka 4.0 answers an abort with no transaction open INVALID_TXN_STATE instead of bumping the epoch",
            ("timeout", "delay"), ("Produce", ""), 40),
+    ZooBug("early_producer_expiry", ("early_producer_expiry",), "transfer:version=TV1,partitions=1", "failovers=1,expiry",
+           "kafka_early_producer_expiry", "rejected",
+           "KAFKA-9144: a leader forgets a producer while markers for it are still under way, and then takes a stale one",
+           ("failover", "expire", "delay"), ("", "WriteTxnMarkers"), 60),
 )
 ZOO_BY_NAME = {b.name: b for b in ZOO}

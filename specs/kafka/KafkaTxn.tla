@@ -93,6 +93,8 @@
 (*                     group generation (complete only since Kafka 3.7).   *)
 (*   "restart_forgets_producers" a restarted leader does not rebuild its   *)
 (*                     producer state from the log (it starts empty).      *)
+(*   "early_producer_expiry" KAFKA-9144: a leader forgets a producer while *)
+(*                     markers for it are still under way.                 *)
 (*   "tv2_endtxn_before_4_0" TV2's EndTxn table before Kafka 4.0           *)
 (*                     (KAFKA-14563): an abort from Empty or Complete* is  *)
 (*                     INVALID_TXN_STATE, so a late batch can open a       *)
@@ -138,13 +140,15 @@ CONSTANTS
     LeaderRestarts,
     \* @type: Bool;
     TxnTimeouts,
+    \* @type: Bool;
+    ProducerExpiry,
     \* @type: Set(Str);
     Bugs
 
 ASSUME Version \in {"TV1", "TV2"}
 ASSUME LateRequests \subseteq {"InitProducerId", "AddPartitionsToTxn", "Produce", "EndTxn"}
 ASSUME Bugs \subseteq {"no_epoch_bump", "no_idempotence", "no_pending_check", "lso_inclusive", "no_generation_check",
-                        "restart_forgets_producers", "tv2_endtxn_before_4_0"}
+                        "restart_forgets_producers", "tv2_endtxn_before_4_0", "early_producer_expiry"}
 
 (*
   @typeAlias: inst = <<Str, Int>>;
@@ -153,7 +157,7 @@ ASSUME Bugs \subseteq {"no_epoch_bump", "no_idempotence", "no_pending_check", "l
   @typeAlias: group = {gen: Int, owner: $inst, committed: Int, pending: Str -> Int, groups: Str -> (Int -> Int)};
   @typeAlias: tentry = {st: Str, epoch: Int, parts: Set(Int), gtx: $gtx, endBy: $gtx};
   @typeAlias: coord = {st: Str, epoch: Int, parts: Set(Int), gtx: $gtx, endBy: $gtx, todo: Set(Int), pending: Seq({entry: $tentry, replies: Set($msg)})};
-  @typeAlias: pstate = {epoch: Int, lastSeq: Int, seqs: Set(Int), open: Bool, cepoch: Int};
+  @typeAlias: pstate = {epoch: Int, lastSeq: Int, seqs: Set(Int), open: Bool, cepoch: Int, from: Int};
   @typeAlias: held = {m: $msg, void: Bool};
   @typeAlias: action = {name: Str, actor: Str, txn_id: Str, args: Str -> Int, note: Str};
 *)
@@ -336,7 +340,7 @@ InFlight(m) ==
 (* Initial state *)
 
 \* @type: Str -> $pstate;
-FreshProducerState == [t \in TxnIds |-> [epoch |-> -1, lastSeq |-> -1, seqs |-> {}, open |-> FALSE, cepoch |-> -1]]
+FreshProducerState == [t \in TxnIds |-> [epoch |-> -1, lastSeq |-> -1, seqs |-> {}, open |-> FALSE, cepoch |-> -1, from |-> 0]]
 
 \* @type: $coord;
 FreshCoord == [st |-> "Empty", epoch |-> -1, parts |-> {}, gtx |-> NoGtx, endBy |-> NoGtx, todo |-> {},
@@ -863,7 +867,9 @@ Failover ==
 ProduceCheck(m, s) ==
     CASE m.epoch < s.epoch -> "INVALID_PRODUCER_EPOCH"
       [] Bug("no_idempotence") -> "append"
-      [] m.epoch > s.epoch -> IF m.seq = 0 THEN "append" ELSE "OUT_OF_ORDER_SEQUENCE_NUMBER"
+      \* a new epoch starts at sequence 0, but with no producer state (never
+      \* written, or expired) any sequence is taken (ProducerAppendInfo.checkSequence)
+      [] m.epoch > s.epoch -> IF m.seq = 0 \/ s.epoch = -1 THEN "append" ELSE "OUT_OF_ORDER_SEQUENCE_NUMBER"
       [] m.seq \in s.seqs -> "duplicate"
       [] m.seq = s.lastSeq + 1 -> "append"
       [] OTHER -> "OUT_OF_ORDER_SEQUENCE_NUMBER"
@@ -890,7 +896,8 @@ AppendBatch(m, consumed) ==
                   ELSE plog
        /\ pst' = IF verdict = "append"
                  THEN [pst EXCEPT ![p][m.tid] = [epoch |-> m.epoch, lastSeq |-> m.seq, open |-> TRUE, cepoch |-> s.cepoch,
-                                                 seqs |-> IF m.epoch > s.epoch THEN {m.seq} ELSE Remember(s.seqs, m.seq)]]
+                                                 seqs |-> IF m.epoch > s.epoch THEN {m.seq} ELSE Remember(s.seqs, m.seq),
+                                                 from |-> s.from]]
                  ELSE pst
        /\ net' = (net \ consumed) \cup {Reply(m, ProduceError(verdict))}
 
@@ -981,7 +988,7 @@ LeaderMarker(m) ==
                   /\ pst' = [pst EXCEPT ![p][m.tid] =
                                 [epoch |-> m.epoch, open |-> FALSE, cepoch |-> m.cepoch,
                                  lastSeq |-> IF m.epoch > s.epoch THEN -1 ELSE s.lastSeq,
-                                 seqs |-> IF m.epoch > s.epoch THEN {} ELSE s.seqs]]
+                                 seqs |-> IF m.epoch > s.epoch THEN {} ELSE s.seqs, from |-> s.from]]
                   /\ held' = [held EXCEPT ![p] = {IF h.m.tid = m.tid THEN [h EXCEPT !.void = TRUE] ELSE h : h \in @}]
              ELSE UNCHANGED leaderVars
           /\ net' = (net \ {m}) \cup {Reply(m, err)}
@@ -990,16 +997,19 @@ LeaderMarker(m) ==
     /\ UNCHANGED <<clientVars, coordVars, groupVars, faultVars>>
 
 \* The producer state of t that a leader rebuilds from `log` when it loads
-\* the partition (ProducerStateManager: snapshot plus replay of the log):
-\* the epoch of t's last entry (epochs never go back), the sequences of
-\* its batches of that epoch (the last one, and the last five), whether
-\* its last entry is a batch (a transaction is open), and the coordinator
-\* epoch of its last marker. (Replaying the appends gives the same sets
-\* while sequences grow, which they do unless "no_idempotence".)
-\* @type: (Seq($entry), Str) => $pstate;
-LoadedProducerState(log, t) ==
-    LET es == {i \in DOMAIN log : log[i].pid = t}
-    IN IF es = {} THEN FreshProducerState[t]
+\* the partition (ProducerStateManager: snapshot plus replay of the log),
+\* from the entries after index `from` (where t's state last expired; 0:
+\* never): the epoch of t's last entry (epochs never go back), the
+\* sequences of its batches of that epoch (the last one, and the last
+\* five), whether its last entry is a batch (a transaction is open), and the
+\* coordinator epoch of its last marker. (Replaying the appends gives the
+\* same sets while sequences grow, which they do unless "no_idempotence".)
+\* Abstraction: the snapshot a restart loads is taken after the expiry, so
+\* an expired producer stays forgotten.
+\* @type: (Seq($entry), Str, Int) => $pstate;
+LoadedProducerState(log, t, from) ==
+    LET es == {i \in DOMAIN log : i > from /\ log[i].pid = t}
+    IN IF es = {} THEN [FreshProducerState[t] EXCEPT !.from = from]
        ELSE LET last == MaxOf(es)
                 epoch == log[last].epoch
                 cur == {i \in es : IsData(log, i) /\ log[i].epoch = epoch}
@@ -1008,7 +1018,8 @@ LoadedProducerState(log, t) ==
             IN [epoch |-> epoch, lastSeq |-> lastSeq,
                 seqs |-> {log[i].seq : i \in {j \in cur : log[j].seq > lastSeq - 5}},
                 open |-> IsData(log, last),
-                cepoch |-> IF markers = {} THEN -1 ELSE log[MaxOf(markers)].cepoch]
+                cepoch |-> IF markers = {} THEN -1 ELSE log[MaxOf(markers)].cepoch,
+                from |-> from]
 
 \* The leader of partition p crashes and restarts (or another replica takes
 \* over with the same log): it rebuilds its producer state from the log;
@@ -1019,10 +1030,37 @@ LoadedProducerState(log, t) ==
 LeaderRestart(p) ==
     /\ LeaderRestarts
     /\ pst' = [pst EXCEPT ![p] = [t \in TxnIds |-> IF Bug("restart_forgets_producers") THEN FreshProducerState[t]
-                                                   ELSE LoadedProducerState(plog[p], t)]]
+                                                   ELSE LoadedProducerState(plog[p], t, pst[p][t].from)]]
     /\ held' = [held EXCEPT ![p] = {}]
     /\ action' = Act("LeaderRestart", "leader", "part" :> p)
     /\ UNCHANGED <<netVars, clientVars, coordVars, plog, groupVars, faultVars>>
+
+\* With ProducerExpiry, a leader forgets a producer with no transaction open
+\* here once producer.id.expiration.ms (a day by default) has passed since
+\* its last append (ProducerStateManager.removeExpiredProducers; Kafka never
+\* expires a producer with an ongoing transaction). Time is not modelled:
+\* the expiry time is longer than any request lives (delivery.timeout.ms,
+\* the transaction timeout), so nothing of the producer for this partition
+\* may be under way: no produce or verification, no batch held, no marker
+\* in flight or still to be sent. KAFKA-9144 ("early_producer_expiry"):
+\* markers did not update the producer's timestamp, so a producer whose
+\* last activity was a marker expired early, while markers of an older
+\* coordinator could still arrive; with its coordinator epoch forgotten,
+\* the leader takes such a stale marker (the coordinator epoch regresses).
+\* @type: (Int, Str) => Bool;
+LeaderExpireProducer(p, t) ==
+    /\ ProducerExpiry
+    /\ pst[p][t].epoch # -1 /\ ~pst[p][t].open
+    /\ ~\E h \in held[p] : h.m.tid = t
+    /\ ~\E m \in net : m.tid = t /\ m.part = p /\ m.type \in {"Produce", "Verify", "VerifyResp"}
+    /\ ~\E i \in Instances : i[1] = t /\ cl[i].out /\ cl[i].req.type = "Produce" /\ cl[i].req.part = p
+    /\ \/ Bug("early_producer_expiry")
+       \/ /\ ~\E m \in net : m.tid = t /\ m.part = p /\ m.type = "WriteTxnMarkers"
+          /\ ~(tc[t].st \in {"PrepareCommit", "PrepareAbort"} /\ p \in tc[t].todo)
+          /\ ~\E k \in DOMAIN tc[t].pending : p \in tc[t].pending[k].entry.parts
+    /\ pst' = [pst EXCEPT ![p][t] = [FreshProducerState[t] EXCEPT !.from = Len(plog[p])]]
+    /\ action' = On(t, Act("LeaderExpireProducer", "leader", "part" :> p))
+    /\ UNCHANGED <<netVars, clientVars, coordVars, plog, held, groupVars, faultVars>>
 
 \* The coordinator's marker channel re-sends a marker that got lost.
 \* @type: (Str, Int) => Bool;
@@ -1115,7 +1153,7 @@ Next ==
     \/ \E t \in TxnIds :
         \/ TcAppend(t) \/ TcComplete(t) \/ TcTimeoutAbort(t)
         \/ \E p \in {OffsetsPart} \cup Parts : TcResendMarker(t, p)
-    \/ \E p \in Parts : LeaderVerifyLost(p) \/ LeaderRestart(p)
+    \/ \E p \in Parts : LeaderVerifyLost(p) \/ LeaderRestart(p) \/ \E t \in TxnIds : LeaderExpireProducer(p, t)
     \/ Failover
     \/ Finished
 

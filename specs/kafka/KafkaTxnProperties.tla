@@ -134,9 +134,11 @@ ExactlyOnceCTP ==
 \* A leader loses nothing when it restarts: its producer state (epoch,
 \* sequences, open transaction, coordinator epoch) is what it rebuilds from
 \* its log (LoadedProducerState, as ProducerStateManager does), so
-\* deduplication and fencing survive a crash (LeaderRestart).
+\* deduplication and fencing survive a crash (LeaderRestart). What Kafka
+\* guarantees is weaker than the whole log: a producer that expired
+\* (ProducerExpiry) is rebuilt only from the entries after its expiry.
 ProducerStateInLog ==
-    \A p \in Parts, t \in TxnIds : pst[p][t] = LoadedProducerState(plog[p], t)
+    \A p \in Parts, t \in TxnIds : pst[p][t] = LoadedProducerState(plog[p], t, pst[p][t].from)
 
 -----------------------------------------------------------------------------
 (* Liveness. Checked under FairSpec or FairClientsSpec (KafkaTxn), never  *)

@@ -63,8 +63,8 @@ WitnessTransactionCommits ==
 (*    of appends). TxnStateMachine compares each new entry with the last   *)
 (*    one, so it holds of the whole log if it held before.                 *)
 (*  - Partition logs: below the LSO every record is decided and no step    *)
-(*    reads the log (leaders keep pst; LeaderRestart is the exception,     *)
-(*    hence the condition). Decided records keep only what invariants of   *)
+(*    reads the log (leaders keep pst; LeaderRestart and the index of a    *)
+(*    producer's expiry are the exceptions, hence the condition). Decided records keep only what invariants of   *)
 (*    later states can still ask: each one's client transaction, fate and  *)
 (*    input offset (Atomicity, NoDuplicates, ExactlyOnceCTP). ReadCommitted, *)
 (*    ZombieFenced and MarkerSafety cannot change below the LSO (later     *)
@@ -79,7 +79,7 @@ WitnessTransactionCommits ==
 (* (tests/test_reduced_view.py): it must still find its violation.         *)
 
 \* Do the partition and transaction logs reduce to their summaries?
-SummarizeLogs == ~LeaderRestarts /\ Bugs \cap {"lso_inclusive", "no_idempotence"} = {}
+SummarizeLogs == ~LeaderRestarts /\ ~ProducerExpiry /\ Bugs \cap {"lso_inclusive", "no_idempotence"} = {}
 
 \* @type: $client;
 NoClient == [st |-> "", epoch |-> -1, txn |-> 0, pc |-> 0, out |-> FALSE, req |-> NoMsg,

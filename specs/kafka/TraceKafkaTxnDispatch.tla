@@ -81,6 +81,8 @@ Dispatch(a, t, k, p, grp, iso, fromOff, commitOff, Matches(_), Answered(_), lost
          [] a = "Failover"            -> Failover
          [] a = "LeaderRestart"       -> /\ p \in Parts
                                          /\ LeaderRestart(p)
+         [] a = "LeaderExpireProducer" -> /\ p \in Parts
+                                         /\ LeaderExpireProducer(p, t)
          [] a = "OffsetCommit"        -> OffsetCommit(grp, p, commitOff)
          [] a = "Fetch"               -> /\ p \in Parts
                                          /\ Fetch(p, iso, fromOff)
