@@ -153,6 +153,7 @@ ACTIONS: tuple[Action, ...] = (
     _msg("Drop", MESSAGE_TYPES, C.drop_enabled, C.drop, fault=always),
     # The coordinator, per transactional.id.
     Action("TcAppend", TXN_ID, C.tc_append_enabled, C.tc_append),
+    Action("TcAppendFail", TXN_ID, C.tc_append_fail_enabled, C.tc_append_fail, fault=always),
     Action("TcComplete", TXN_ID, C.tc_complete_enabled, C.tc_complete),
     Action("TcTimeoutAbort", TXN_ID, C.tc_timeout_abort_enabled, C.tc_timeout_abort, fault=always),
     Action("TcResendMarker", TXN_PARTITION, C.tc_resend_marker_enabled, C.tc_resend_marker),

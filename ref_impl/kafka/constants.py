@@ -7,7 +7,8 @@ from typing import Any
 import attrs
 
 BUGS = ("no_epoch_bump", "no_idempotence", "no_pending_check", "lso_inclusive", "no_generation_check",
-        "restart_forgets_producers", "tv2_endtxn_before_4_0", "early_producer_expiry")
+        "restart_forgets_producers", "tv2_endtxn_before_4_0", "early_producer_expiry",
+        "append_fail_keeps_pending")
 LATE_REQUEST_TYPES = ("InitProducerId", "AddPartitionsToTxn", "Produce", "EndTxn")
 
 
@@ -33,6 +34,7 @@ class Constants:
     leader_restarts: bool = False
     txn_timeouts: bool = False
     producer_expiry: bool = False
+    max_append_fails: int = 0
     bugs: tuple[str, ...] = attrs.field(default=(), converter=_sorted_tuple)
 
     def __attrs_post_init__(self) -> None:
@@ -73,6 +75,7 @@ class Constants:
             "LeaderRestarts": self.leader_restarts,
             "TxnTimeouts": self.txn_timeouts,
             "ProducerExpiry": self.producer_expiry,
+            "MaxAppendFails": self.max_append_fails,
             "Bugs": list(self.bugs) if bugs else [],
         }
 
@@ -95,6 +98,7 @@ class Constants:
             leader_restarts=d.get("LeaderRestarts", False),  # traces made before restarts existed
             txn_timeouts=d.get("TxnTimeouts", False),  # traces made before timeouts existed
             producer_expiry=d.get("ProducerExpiry", False),  # ... and before producer expiry
+            max_append_fails=d.get("MaxAppendFails", 0),  # ... and before failed appends
             bugs=d.get("Bugs", ()),
         )
 

@@ -22,6 +22,10 @@ def fence_gtx(t: str, k: int) -> Gtx:
     return (t, k, 0)
 
 
+# The entry of a failed append that the bug "append_fail_keeps_pending" keeps pending (FailedSt).
+FAILED_ST = "AppendFailed"
+
+
 def timeout_gtx(t: str) -> Gtx:
     """The ghost requester of the coordinator's timeout abort of t (KafkaTxn: TimeoutGtx)."""
     return (t, 0, -1)
@@ -158,7 +162,7 @@ class CoordinatorActions(ClusterState):
     def tc_append_enabled(self, t: str) -> bool:
         """The pending transition reaches __transaction_state: apply it, answer, and once
         PrepareCommit/PrepareAbort is durable, send the markers."""
-        return bool(self.tc[t].pending)
+        return bool(self.tc[t].pending) and self.tc[t].pending[0].entry.st != FAILED_ST
 
     def tc_append(self, t: str) -> None:
         c = self.tc[t]
@@ -172,6 +176,25 @@ class CoordinatorActions(ClusterState):
             self.send(*self.markers(t, e, self.cepoch))
         ev = self.event("TcAppend", "coordinator", txn_id=t, txn_partitions=sorted(e.parts))
         self.emit(self.with_coord(ev, t))
+
+    def tc_append_fail_enabled(self, t: str) -> bool:
+        """The append of the head pending transition fails without a failover (MaxAppendFails)."""
+        pending = self.tc[t].pending
+        return self.append_fails < self.k.max_append_fails and bool(pending) and pending[0].entry.st != FAILED_ST
+
+    def tc_append_fail(self, t: str) -> None:
+        # TransactionStateManager.appendTransactionToLog: the pending state is reset and the waiting
+        # request answered COORDINATOR_NOT_AVAILABLE; KAFKA-5351 ("append_fail_keeps_pending") left
+        # the transition pending for good.
+        c = self.tc[t]
+        head = c.pending[0]
+        self.append_fails += 1
+        self.send(*(attrs.evolve(r, err="COORDINATOR_NOT_AVAILABLE") for r in head.replies))
+        if self.k.bug("append_fail_keeps_pending"):
+            c.pending[0] = Pending(attrs.evolve(head.entry, st=FAILED_ST), [])
+        else:
+            c.pending.pop(0)
+        self.emit(self.with_coord(self.event("TcAppendFail", "coordinator", txn_id=t), t))
 
     def tc_marker_ack_enabled(self, m: Msg) -> bool:
         return m in self.net and m.type == "WriteTxnMarkersResp"

@@ -47,7 +47,7 @@ def verify_error(err: str) -> str:
     NOT_ENOUGH_REPLICAS, as ReplicaManager translates it."""
     if err == "NONE":
         return "INVALID_TXN_STATE"
-    if err == "CONCURRENT_TRANSACTIONS":
+    if err in ("CONCURRENT_TRANSACTIONS", "COORDINATOR_NOT_AVAILABLE"):
         return "NOT_ENOUGH_REPLICAS"
     return err
 

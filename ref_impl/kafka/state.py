@@ -123,7 +123,7 @@ class ClusterState:
         }
         self.held: dict[int, list[Held]] = {p: [] for p in self.parts}
         self.gc = Group(pending={t: -1 for t in k.txn_ids})
-        self.hangs = self.retries = self.losses = self.failovers = 0
+        self.hangs = self.retries = self.losses = self.failovers = self.append_fails = 0
         self.events = 0
         # Not spec state: the payloads applications sent, by (transactional.id, instance, txn, partition).
         self.batches: dict[tuple[str, int, int, int], list[Any]] = {}

@@ -135,9 +135,11 @@ CONSTANT_KINDS = {
     "LeaderRestarts": BOOL,
     "TxnTimeouts": BOOL,
     "ProducerExpiry": BOOL,
+    "MaxAppendFails": INT,
     "Bugs": LIST,
 }
-DEFAULTS = {"LeaderRestarts": False, "TxnTimeouts": False, "ProducerExpiry": False, "Bugs": []}  # traces written before restarts / timeouts were modelled
+# What a trace written before a constant existed leaves out (restarts, timeouts, expiry, failed appends).
+DEFAULTS = {"LeaderRestarts": False, "TxnTimeouts": False, "ProducerExpiry": False, "MaxAppendFails": 0, "Bugs": []}
 
 
 def _printable(s: str) -> bool:

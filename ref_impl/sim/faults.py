@@ -7,7 +7,8 @@ coordinator crashes with failover (MaxFailovers), and partition leader crashes w
 (LeaderRestarts: the spec allows any number; the budget bounds a run), and transaction timeouts: the
 coordinator aborting an open transaction on its own (TxnTimeouts, ``txn-timeouts``; not part of
 ``all``, which keeps the runs it made before timeouts were modelled), and leaders forgetting idle
-producers (ProducerExpiry, ``expiry``; not in ``all`` either). Duplication is a retry with a copy in flight:
+producers (ProducerExpiry, ``expiry``), and failed appends to __transaction_state (MaxAppendFails,
+``append-fails=N``); neither is in ``all``. Duplication is a retry with a copy in flight:
 Kafka runs over TCP, so a second copy of a request only ever comes from the client sending again.
 """
 
@@ -33,6 +34,7 @@ class Faults:
     restarts: int = 0
     txn_timeouts: bool = False
     expiry: bool = False
+    append_fails: int = 0
 
     @classmethod
     def parse(cls, text: str) -> "Faults":
@@ -58,14 +60,15 @@ class Faults:
                     fields["txn_timeouts"] = value in ("", "1", "true", "yes")
                 elif key == "expiry":
                     fields["expiry"] = value in ("", "1", "true", "yes")
-                elif key in ("loss", "retries", "hangs", "failovers", "restarts"):
+                elif key in ("loss", "retries", "hangs", "failovers", "restarts", "append-fails"):
+                    key = key.replace("-", "_")
                     fields[key] = int(value)
                     if fields[key] < 0:  # type: ignore[operator]
                         raise ValueError
                 else:
                     raise FaultSpecError(
                         f"unknown fault {key!r}; use loss=N, late=Type+Type, retries=N, timeouts, hangs=N, failovers=N, "
-                        "restarts=N, txn-timeouts, expiry"
+                        "restarts=N, txn-timeouts, expiry, append-fails=N"
                     )
             except ValueError as e:
                 if isinstance(e, FaultSpecError):
@@ -93,10 +96,12 @@ class Faults:
             parts.append("txn-timeouts")
         if self.expiry:
             parts.append("expiry")
+        if self.append_fails:
+            parts.append(f"append-fails={self.append_fails}")
         return ",".join(parts) or "none"
 
 
-FAULT_KINDS = ("drop", "retry", "delay", "timeout", "hang", "resume", "failover", "restart", "txn-timeout", "expire")
+FAULT_KINDS = ("drop", "retry", "delay", "timeout", "hang", "resume", "failover", "restart", "txn-timeout", "expire", "append-fail")
 
 
 @attrs.frozen(order=True)
@@ -141,6 +146,7 @@ class Schedule:
             restarts=n["restart"],
             txn_timeouts=n["txn-timeout"] > 0,
             expiry=n["expire"] > 0,
+            append_fails=n["append-fail"],
         )
 
     def describe(self) -> list[str]:

@@ -62,6 +62,7 @@ FAULT_ACTIONS = {
     "failover": ACTION["Failover"],
     "txn-timeout": ACTION["TcTimeoutAbort"],
     "expire": ACTION["LeaderExpireProducer"],
+    "append-fail": ACTION["TcAppendFail"],
 }
 NARROWED_BY_MESSAGE = ("drop",)
 NARROWED_BY_REQUEST = ("retry", "hang")
@@ -85,6 +86,7 @@ def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constan
         leader_restarts=f.restarts > 0,
         txn_timeouts=f.txn_timeouts,
         producer_expiry=f.expiry,
+        max_append_fails=f.append_fails,
         bugs=bugs,
     )
 

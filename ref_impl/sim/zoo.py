@@ -60,5 +60,9 @@ ZOO = ZOO + (
            "kafka_early_producer_expiry", "rejected",
            "KAFKA-9144: a leader forgets a producer while markers for it are still under way, and then takes a stale one",
            ("failover", "expire", "delay"), ("", "WriteTxnMarkers"), 60),
+    ZooBug("append_fail_keeps_pending", ("append_fail_keeps_pending",), "transfer", "append-fails=1",
+           "kafka_append_fail_keeps_pending", "rejected",
+           "KAFKA-5351: a failed append to __transaction_state leaves the transition pending: CONCURRENT_TRANSACTIONS for ever",
+           ("append-fail",), ("",), 40),
 )
 ZOO_BY_NAME = {b.name: b for b in ZOO}

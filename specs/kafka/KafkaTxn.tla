@@ -95,6 +95,8 @@
 (*                     producer state from the log (it starts empty).      *)
 (*   "early_producer_expiry" KAFKA-9144: a leader forgets a producer while *)
 (*                     markers for it are still under way.                 *)
+(*   "append_fail_keeps_pending" KAFKA-5351: a failed append to           *)
+(*                     __transaction_state leaves the transition pending.  *)
 (*   "tv2_endtxn_before_4_0" TV2's EndTxn table before Kafka 4.0           *)
 (*                     (KAFKA-14563): an abort from Empty or Complete* is  *)
 (*                     INVALID_TXN_STATE, so a late batch can open a       *)
@@ -142,13 +144,16 @@ CONSTANTS
     TxnTimeouts,
     \* @type: Bool;
     ProducerExpiry,
+    \* @type: Int;
+    MaxAppendFails,
     \* @type: Set(Str);
     Bugs
 
 ASSUME Version \in {"TV1", "TV2"}
 ASSUME LateRequests \subseteq {"InitProducerId", "AddPartitionsToTxn", "Produce", "EndTxn"}
 ASSUME Bugs \subseteq {"no_epoch_bump", "no_idempotence", "no_pending_check", "lso_inclusive", "no_generation_check",
-                        "restart_forgets_producers", "tv2_endtxn_before_4_0", "early_producer_expiry"}
+                        "restart_forgets_producers", "tv2_endtxn_before_4_0", "early_producer_expiry",
+                        "append_fail_keeps_pending"}
 
 (*
   @typeAlias: inst = <<Str, Int>>;
@@ -202,7 +207,7 @@ VARIABLES
     \* offsets standalone consumers committed in their own groups (groups).
     \* @type: $group;
     gc,
-    \* -- faultVars: fault budgets used so far: hangs, retries, lost messages, failovers --
+    \* -- faultVars: fault budgets used so far: hangs, retries, lost messages, failovers, failed appends --
     \* @type: Int;
     hangs,
     \* @type: Int;
@@ -211,6 +216,8 @@ VARIABLES
     losses,
     \* @type: Int;
     failovers,
+    \* @type: Int;
+    appendFails,
     \* -- history --
     \* The last step, for readable traces (history only).
     \* @type: $action;
@@ -221,7 +228,7 @@ clientVars == <<cl>>
 coordVars == <<tc, tlog, cepoch>>
 leaderVars == <<plog, pst, held>>
 groupVars == <<gc>>
-faultVars == <<hangs, retries, losses, failovers>>
+faultVars == <<hangs, retries, losses, failovers, appendFails>>
 vars == <<netVars, clientVars, coordVars, leaderVars, groupVars, faultVars, action>>
 
 Parts == 1..NumPartitions
@@ -361,6 +368,7 @@ Init ==
     /\ retries = 0
     /\ losses = 0
     /\ failovers = 0
+    /\ appendFails = 0
     /\ action = Act("Init", "", NoArgs)
 
 -----------------------------------------------------------------------------
@@ -438,7 +446,7 @@ Retry(i) ==
        ELSE /\ net' = net \cup {cl[i].req}
             /\ UNCHANGED <<clientVars, retries>>
     /\ action' = Act("Retry", InstName(i), "instance" :> i[2] @@ "txn" :> cl[i].txn @@ "part" :> cl[i].req.part)
-    /\ UNCHANGED <<coordVars, leaderVars, groupVars, hangs, losses, failovers>>
+    /\ UNCHANGED <<coordVars, leaderVars, groupVars, hangs, losses, failovers, appendFails>>
 
 \* A produce request times out (delivery.timeout.ms): the batch is failed,
 \* which is an abortable error, so the transaction goes on to abort. The
@@ -453,7 +461,7 @@ ProduceTimeout(i) ==
     /\ retries' = retries + 1
     /\ cl' = [cl EXCEPT ![i].out = FALSE, ![i].pc = EndPc, ![i].commit = FALSE]
     /\ action' = Act("ProduceTimeout", InstName(i), "instance" :> i[2] @@ "txn" :> cl[i].txn @@ "part" :> cl[i].req.part)
-    /\ UNCHANGED <<netVars, coordVars, leaderVars, groupVars, hangs, losses, failovers>>
+    /\ UNCHANGED <<netVars, coordVars, leaderVars, groupVars, hangs, losses, failovers, appendFails>>
 
 \* Does response m answer instance i's outstanding request?
 \* @type: ($inst, $msg) => Bool;
@@ -480,7 +488,8 @@ ClientReceive(i, m) ==
     /\ Answers(i, m)
     /\ net' = net \ {m}
     /\ cl' = [cl EXCEPT ![i] =
-        IF m.err \in {"CONCURRENT_TRANSACTIONS", "UNSTABLE_OFFSET_COMMIT", "NOT_COORDINATOR", "NOT_ENOUGH_REPLICAS"} THEN [@ EXCEPT !.out = FALSE, !.pc = IF m.type = "InitProducerIdResp" THEN 0 ELSE @]
+        IF m.err \in {"CONCURRENT_TRANSACTIONS", "UNSTABLE_OFFSET_COMMIT", "NOT_COORDINATOR", "NOT_ENOUGH_REPLICAS",
+                      "COORDINATOR_NOT_AVAILABLE"} THEN [@ EXCEPT !.out = FALSE, !.pc = IF m.type = "InitProducerIdResp" THEN 0 ELSE @]
         ELSE IF m.err \notin {"NONE", "DUPLICATE_SEQUENCE_NUMBER"} THEN AfterError(i, m)
         ELSE CASE m.type = "InitProducerIdResp" ->
                     [@ EXCEPT !.st = "ready", !.out = FALSE, !.epoch = m.epoch, !.seq = [p \in Parts |-> 0]]
@@ -535,7 +544,7 @@ Hang(i) ==
     /\ cl' = [cl EXCEPT ![i].hung = TRUE]
     /\ hangs' = hangs + 1
     /\ action' = Act("Hang", InstName(i), "instance" :> i[2])
-    /\ UNCHANGED <<netVars, coordVars, leaderVars, groupVars, retries, losses, failovers>>
+    /\ UNCHANGED <<netVars, coordVars, leaderVars, groupVars, retries, losses, failovers, appendFails>>
 
 \* A hung instance resumes. If it was replaced meanwhile (a successor
 \* started, or the group gave its input away), it does not know: a zombie.
@@ -785,11 +794,15 @@ Markers(t, entry, ce) ==
                     !.commit = (entry.st = "PrepareCommit"), !.cepoch = ce, !.gtx = entry.gtx, !.endBy = entry.endBy] :
       p \in entry.parts }
 
+\* The entry of a failed append that "append_fail_keeps_pending" keeps pending.
+FailedSt == "AppendFailed"
+
 \* The pending transition reaches __transaction_state: apply it, answer,
 \* and once PrepareCommit/PrepareAbort is durable, send the markers.
 \* @type: (Str) => Bool;
 TcAppend(t) ==
     /\ tc[t].pending # <<>>
+    /\ Head(tc[t].pending).entry.st # FailedSt
     /\ LET e == Head(tc[t].pending).entry
            prepared == e.st \in {"PrepareCommit", "PrepareAbort"}
        IN /\ tlog' = [tlog EXCEPT ![t] = Append(@, e)]
@@ -799,6 +812,30 @@ TcAppend(t) ==
           /\ net' = net \cup Head(tc[t].pending).replies \cup (IF prepared THEN Markers(t, e, cepoch) ELSE {})
           /\ action' = On(t, Act("TcAppend", "coordinator", "epoch" :> e.epoch))
     /\ UNCHANGED <<clientVars, cepoch, leaderVars, groupVars, faultVars>>
+
+\* The append of the head pending transition to __transaction_state fails
+\* without a failover (its partition lost its in-sync replicas, or the write
+\* timed out), at most MaxAppendFails times. Kafka resets the pending state
+\* and answers the waiting request with a retriable error
+\* (TransactionStateManager.appendTransactionToLog: NOT_ENOUGH_REPLICAS and
+\* REQUEST_TIMED_OUT become COORDINATOR_NOT_AVAILABLE); the client sends it
+\* again. KAFKA-5351 ("append_fail_keeps_pending"): the pending state was not
+\* reset, so every later request of the transactional id got
+\* CONCURRENT_TRANSACTIONS, for ever.
+\* @type: (Str) => Bool;
+TcAppendFail(t) ==
+    /\ appendFails < MaxAppendFails
+    /\ tc[t].pending # <<>>
+    /\ Head(tc[t].pending).entry.st # FailedSt
+    /\ LET head == Head(tc[t].pending)
+       IN /\ net' = net \cup {[r EXCEPT !.err = "COORDINATOR_NOT_AVAILABLE"] : r \in head.replies}
+          /\ tc' = [tc EXCEPT ![t].pending =
+                      IF Bug("append_fail_keeps_pending")
+                      THEN <<[entry |-> [head.entry EXCEPT !.st = FailedSt], replies |-> {}]>> \o Tail(@)
+                      ELSE Tail(@)]
+    /\ appendFails' = appendFails + 1
+    /\ action' = On(t, ActNote("TcAppendFail", "coordinator", NoArgs, "COORDINATOR_NOT_AVAILABLE"))
+    /\ UNCHANGED <<clientVars, tlog, cepoch, leaderVars, groupVars, hangs, retries, losses, failovers>>
 
 \* A partition acknowledged its marker.
 \* @type: ($msg) => Bool;
@@ -856,7 +893,7 @@ Failover ==
     /\ net' = net \cup UNION { IF tlog[t] # <<>> /\ tlog[t][Len(tlog[t])].st \in {"PrepareCommit", "PrepareAbort"}
                                 THEN Markers(t, tlog[t][Len(tlog[t])], cepoch + 1) ELSE {} : t \in TxnIds }
     /\ action' = Act("Failover", "coordinator", "cepoch" :> cepoch + 1)
-    /\ UNCHANGED <<clientVars, tlog, leaderVars, groupVars, hangs, retries, losses>>
+    /\ UNCHANGED <<clientVars, tlog, leaderVars, groupVars, hangs, retries, losses, appendFails>>
 
 -----------------------------------------------------------------------------
 (* Partition leaders *)
@@ -928,7 +965,7 @@ LeaderProduce(m) ==
 \* @type: ($msg) => Str;
 VerifyError(r) ==
     CASE r.err = "NONE" -> "INVALID_TXN_STATE"
-      [] r.err = "CONCURRENT_TRANSACTIONS" -> "NOT_ENOUGH_REPLICAS"
+      [] r.err \in {"CONCURRENT_TRANSACTIONS", "COORDINATOR_NOT_AVAILABLE"} -> "NOT_ENOUGH_REPLICAS"
       [] OTHER -> r.err
 
 \* @type: ($msg) => Bool;
@@ -1124,7 +1161,7 @@ Drop(m) ==
     /\ net' = net \ {m}
     /\ losses' = losses + 1
     /\ action' = On(m.tid, Act("Drop", "network", "instance" :> m.inst @@ "part" :> m.part @@ "txn" :> m.gtx[3]))
-    /\ UNCHANGED <<clientVars, coordVars, leaderVars, groupVars, hangs, retries, failovers>>
+    /\ UNCHANGED <<clientVars, coordVars, leaderVars, groupVars, hangs, retries, failovers, appendFails>>
 
 \* Nothing left in flight and no transaction between prepare and complete.
 Quiescent ==
@@ -1151,7 +1188,7 @@ Next ==
         \/ TcMarkerAck(m) \/ GcOffsetFetch(m) \/ GcTxnOffsetCommit(m) \/ GcMarker(m)
         \/ LeaderProduce(m) \/ LeaderVerified(m) \/ LeaderDiscardVerify(m) \/ LeaderMarker(m)
     \/ \E t \in TxnIds :
-        \/ TcAppend(t) \/ TcComplete(t) \/ TcTimeoutAbort(t)
+        \/ TcAppend(t) \/ TcAppendFail(t) \/ TcComplete(t) \/ TcTimeoutAbort(t)
         \/ \E p \in {OffsetsPart} \cup Parts : TcResendMarker(t, p)
     \/ \E p \in Parts : LeaderVerifyLost(p) \/ LeaderRestart(p) \/ \E t \in TxnIds : LeaderExpireProducer(p, t)
     \/ Failover

@@ -37,6 +37,6 @@ OpenStates == {"Ongoing", "PrepareCommit", "PrepareAbort", "PrepareEpochFence"}
 Errors == {"NONE", "PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH", "CONCURRENT_TRANSACTIONS",
            "INVALID_TXN_STATE", "OUT_OF_ORDER_SEQUENCE_NUMBER", "DUPLICATE_SEQUENCE_NUMBER",
            "TRANSACTION_COORDINATOR_FENCED", "ILLEGAL_GENERATION", "UNSTABLE_OFFSET_COMMIT",
-           "NOT_COORDINATOR", "NOT_ENOUGH_REPLICAS"}
+           "NOT_COORDINATOR", "NOT_ENOUGH_REPLICAS", "COORDINATOR_NOT_AVAILABLE"}
 
 =============================================================================

@@ -76,6 +76,7 @@ Dispatch(a, t, k, p, grp, iso, fromOff, commitOff, Matches(_), Answered(_), lost
          [] a = "TcAppend"            -> TcAppend(t)
          [] a = "TcComplete"          -> TcComplete(t)
          [] a = "TcTimeoutAbort"      -> TcTimeoutAbort(t)
+         [] a = "TcAppendFail"        -> TcAppendFail(t)
          [] a = "TcResendMarker"      -> TcResendMarker(t, p)
          [] a = "LeaderVerifyLost"    -> LeaderVerifyLost(p) /\ lostAnswered
          [] a = "Failover"            -> Failover
