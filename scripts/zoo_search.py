@@ -31,11 +31,12 @@ class _Detected(Exception):
 
 
 def run_and_check(
-    tmp: Path, w: Workload, schedule: Schedule, seed: int, bugs: tuple[str, ...] = (), checked: Optional[dict[bytes, Verdict]] = None
+    tmp: Path, w: Workload, schedule: Schedule, seed: int, bugs: tuple[str, ...] = (), checked: Optional[dict[bytes, Verdict]] = None,
+    max_events: int = 100_000,
 ) -> tuple[Verdict, list]:
     """Simulate a run, write its trace and check it; with ``checked`` (trace bytes to verdict), each
     distinct trace is checked once."""
-    head, events = simulate(w, Faults(), seed, bugs=bugs, schedule=schedule)
+    head, events = simulate(w, Faults(), seed, bugs=bugs, schedule=schedule, max_events=max_events)
     path = tmp / f"run-{seed}.jsonl"
     write_trace(path, head, events)
     if checked is None:
@@ -59,7 +60,7 @@ def examples_to_detection(bug: ZooBug, max_examples: int, tmp: Optional[Path] = 
     def search(schedule: Schedule, seed: int) -> None:
         nonlocal count
         count += 1
-        v, _ = run_and_check(tmp, w, schedule, seed, bug.bugs, checked)
+        v, _ = run_and_check(tmp, w, schedule, seed, bug.bugs, checked, bug.max_events)
         if bug.detected(v.status, v.invariant):
             raise _Detected()
         if v.status == "error":

@@ -23,6 +23,8 @@ class ZooBug:
     fault_kinds: tuple[str, ...] = ()  # what hypothesis schedules to expose it
     fault_types: tuple[str, ...] = ("",)
     horizon: int = 80  # faults are scheduled from an event in 0..horizon
+    # a bound on a run's events, for a bug that livelocks the run (it would go on to the simulator's limit)
+    max_events: int = 100_000
 
     def detected(self, status: str, invariant: str | None) -> bool:
         if self.detection == "rejected":
@@ -63,6 +65,6 @@ ZOO = ZOO + (
     ZooBug("append_fail_keeps_pending", ("append_fail_keeps_pending",), "transfer", "append-fails=1",
            "kafka_append_fail_keeps_pending", "rejected",
            "KAFKA-5351: a failed append to __transaction_state leaves the transition pending: CONCURRENT_TRANSACTIONS for ever",
-           ("append-fail",), ("",), 40),
+           ("append-fail",), ("",), 40, max_events=300),
 )
 ZOO_BY_NAME = {b.name: b for b in ZOO}
