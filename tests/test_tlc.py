@@ -75,6 +75,8 @@ def test_a_liveness_counterexample_is_a_lasso_named_after_its_property(tmp_path:
     assert result.invariant == "ReachesLimit"
     cex = result.counterexample
     assert cex is not None and cex.loop is not None and 1 <= cex.loop <= len(cex.steps), "a lasso says where it loops back to"
+    again = tlc.run_tlc(task, tmp_path / "again")
+    assert again.counterexample == cex, "the same model gives the same lasso (a fixed fingerprint polynomial)"
     from trace_check.models.counterexample import render_steps
 
     assert f"back to state {cex.loop}: the behaviour loops from there for ever" in render_steps(cex)[-1]

@@ -53,6 +53,7 @@ MSG_PROPERTY_VIOLATED = 2116
 MSG_DEADLOCK = 2114
 MSG_BEHAVIOR_FOLLOWS = 2121
 MSG_STATE = 2217
+FP_INDEX = 7  # the fingerprint polynomial of every fresh run (TLC's -fp)
 MSG_STUTTERING = 2218  # a liveness counterexample that ends by stuttering forever
 MSG_BACK_TO_STATE = 2122  # "N: Back to state: <Action ...>": a liveness counterexample loops back to state N
 MSG_PROGRESS = 2200
@@ -287,6 +288,11 @@ def build_command(
         # Without the same -fp, TLC would fingerprint new states with another polynomial than the
         # recovered ones, miss every state it had already seen, and explore them all again.
         cmd += ["-fp", str(resume.fp_index), "-recover", str(resume.directory)]
+    else:
+        # TLC picks its fingerprint polynomial at random. A safety counterexample does not depend
+        # on it (breadth-first, one worker), but the lasso its liveness checker finds does: a
+        # fixed one gives the same lasso on every run.
+        cmd += ["-fp", str(FP_INDEX)]
     if not task.tlc.check_deadlock:
         cmd.append("-deadlock")  # TLC's flag means: do not report deadlocks
     cmd.append(f"{task.module}.tla")
