@@ -26,13 +26,12 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from bench_models import measure, record, row, stamp, warn_if_unpinned  # noqa: E402
-from bench_traces import mutation_rows  # noqa: E402
+from bench_traces import mutation_section  # noqa: E402
 from bench_ydb import load, loads  # noqa: E402
 
 from ref_impl.cone.protocol import PROTOCOL as CONE  # noqa: E402
 from trace_check.models.registry import load_registries  # noqa: E402
 from trace_check.traces.format import write_trace  # noqa: E402
-from trace_check.traces.mutation import mutation_report  # noqa: E402
 from trace_check.traces.protocol import SimulateOptions  # noqa: E402
 from trace_check.traces.reader import Trace, read_trace  # noqa: E402
 from trace_check.traces.validation import check_trace  # noqa: E402
@@ -113,14 +112,7 @@ def validation_table(tmp: Path) -> str:
 def mutation_table(tmp: Path) -> str:
     before = load()
     traces = [save(simulate(w, f, seed), tmp / f"mut-{seed}.jsonl") for w, f, seed in MUTATION_TRACES]
-    t0 = time.perf_counter()
-    report = mutation_report(traces, MUTANTS_PER_TRACE, 0, tmp / "mutants", jobs=2)
-    wall = time.perf_counter() - t0
-    described = "; ".join(f"`{w}` faults {f} seed {s} ({len(t.events)} events)" for (w, f, s), t in zip(MUTATION_TRACES, traces, strict=True))
-    rows = mutation_rows(report, wall, described, len(traces), MUTANTS_PER_TRACE)
-    rows += ["", loads(before)]
-    print("\n".join(rows), flush=True)
-    return "\n".join(rows)
+    return mutation_section(traces, MUTATION_TRACES, MUTANTS_PER_TRACE, tmp, lambda: loads(before))
 
 
 def main() -> int:

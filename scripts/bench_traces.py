@@ -133,6 +133,20 @@ def mutation_rows(report: Any, wall: float, described: str, traces: int, mutants
     return rows + mutant_notes(report.results)
 
 
+def mutation_section(traces: list[Any], runs: Any, mutants: int, tmp: Path, loads_before: Any) -> str:
+    """Mutate ``traces`` (made from ``runs``: (workload, faults, seed) each), time it, and give the
+    table with its score and notes, then the load (bench_ydb.py, bench_cone.py); printed too.
+    ``loads_before`` gives the load line, called once the mutants are checked."""
+    t0 = time.perf_counter()
+    report = mutation_report(traces, mutants, 0, tmp / "mutants", jobs=2)
+    wall = time.perf_counter() - t0
+    described = "; ".join(f"`{w}` faults {f} seed {s} ({len(t.events)} events)" for (w, f, s), t in zip(runs, traces, strict=True))
+    rows = mutation_rows(report, wall, described, len(traces), mutants)
+    rows += ["", loads_before()]
+    print("\n".join(rows), flush=True)
+    return "\n".join(rows)
+
+
 def mutant_notes(results: Any, shown: int = 12) -> list[str]:
     """The legal mutants (the first ``shown``) with why each is still a run, then every survivor
     and error: the lines under a mutation table (bench_traces.py, bench_ydb.py)."""

@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from bench_models import DOC, HEADER, measure, record, row, stamp, warn_if_unpinned  # noqa: E402
-from bench_traces import mutation_rows  # noqa: E402
+from bench_traces import mutation_section  # noqa: E402
 from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 
 from ref_impl.kafka.protocol import PROTOCOL as KAFKA  # noqa: E402
@@ -43,7 +43,6 @@ from ref_impl.ydb.protocol import PROTOCOL as YDB  # noqa: E402
 from ref_impl.ydb.zoo import ZOO, ZooBug  # noqa: E402
 from trace_check.models.registry import load_registries  # noqa: E402
 from trace_check.traces.format import write_trace  # noqa: E402
-from trace_check.traces.mutation import mutation_report  # noqa: E402
 from trace_check.traces.protocol import Protocol, SimulateOptions  # noqa: E402
 from trace_check.traces.reader import Trace, read_trace  # noqa: E402
 from trace_check.traces.validation import Status, Verdict, check_trace  # noqa: E402
@@ -340,14 +339,7 @@ def mutation_table(tmp: Path) -> str:
     traces = []
     for w, f, seed in MUTATION_TRACES:
         traces.append(save(YDB, run(YDB, w, seed, 100_000, f), tmp / f"mut-{seed}.jsonl"))
-    t0 = time.perf_counter()
-    report = mutation_report(traces, MUTANTS_PER_TRACE, 0, tmp / "mutants", jobs=2)
-    wall = time.perf_counter() - t0
-    described = "; ".join(f"`{w}` faults {f} seed {s} ({len(t.events)} events)" for (w, f, s), t in zip(MUTATION_TRACES, traces, strict=True))
-    rows = mutation_rows(report, wall, described, len(traces), MUTANTS_PER_TRACE)
-    rows += ["", loads(before)]
-    print("\n".join(rows), flush=True)
-    return "\n".join(rows)
+    return mutation_section(traces, MUTATION_TRACES, MUTANTS_PER_TRACE, tmp, lambda: loads(before))
 
 
 def main() -> int:
