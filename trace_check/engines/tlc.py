@@ -79,7 +79,7 @@ EXIT_OUTCOMES = {
 
 _FRAME_START = re.compile(r"^@!@!@STARTMSG (\d+):(\d+) @!@!@$")
 _FRAME_END = re.compile(r"^@!@!@ENDMSG (\d+) @!@!@$")
-_STATE_HEADER = re.compile(r"^(\d+): (?:<(.*?)>|(Stuttering)|Back to state (\d+).*)\s*$")
+_STATE_HEADER = re.compile(r"^(\d+): (?:<(.*?)>|(Stuttering))\s*$")
 _BACK_TO = re.compile(r"^(\d+): Back to state\b")
 _ACTION_HEADER = re.compile(r"^(\S+) (line \d+, col \d+ to line \d+, col \d+ of module \S+)$")
 _COUNTS = re.compile(r"([\d,]+) states generated.*?([\d,]+) distinct states found.*?([\d,]+) states left on queue")
@@ -576,9 +576,6 @@ def _error_trace(reader: _OutputReader) -> Optional[Counterexample]:
         if not match:
             continue
         index = int(match.group(1))
-        if match.group(4):  # "Back to state N": a lasso, not a new state
-            loop = int(match.group(4))
-            continue
         action, location = None, None
         if match.group(2) and match.group(2) != "Initial predicate":
             named = _ACTION_HEADER.match(match.group(2))
