@@ -210,7 +210,8 @@ def test_bad_fault_specs_say_what_to_write(text: str, message: str) -> None:
 @pytest.mark.parametrize(
     "text, message",
     [("batch", "unknown workload"), ("transfer:txns=0", "at least 1"), ("ctp:version=TV3", "TV1 or TV2"),
-     ("transfer:colour=red", "unknown workload setting")],
+     ("transfer:colour=red", "unknown workload setting"), ("transfer:max_epoch=1", "at least 2"),
+     ("transfer:max_epoch=40000", "at most 32767")],
 )
 def test_bad_workloads_say_what_to_write(text: str, message: str) -> None:
     with pytest.raises(WorkloadSpecError, match=message):
@@ -218,7 +219,7 @@ def test_bad_workloads_say_what_to_write(text: str, message: str) -> None:
 
 
 def test_workload_descriptions_round_trip() -> None:
-    for text in ("transfer", "ctp:ids=2,aborts=true", "transfer:txns=3,version=TV1"):
+    for text in ("transfer", "ctp:ids=2,aborts=true", "transfer:txns=3,version=TV1", "transfer:max_epoch=2"):
         w = Workload.parse(text)
         assert Workload.parse(w.describe()) == w
 
@@ -235,3 +236,65 @@ def test_a_lost_offset_fetch_is_sent_again() -> None:
     assert c.cl[i].st == "ready" and run(c, "Drop", fetch)
     assert run(c, "Retry", i)
     assert fetch in c.net
+
+
+# --- producer-id rotation at the epoch bound (KafkaTxn: EpochOf, PidOf, Exhausted, NewPid, FenceEpoch) ---
+
+
+def test_generations_split_into_producer_id_and_epoch() -> None:
+    k = Constants(max_epoch=2)
+    assert [(k.pid_of(g), k.epoch_of(g)) for g in (-1, 0, 1, 2, 3, 5)] == [(-1, -1), (0, 0), (0, 1), (0, 2), (1, 0), (1, 2)]
+    assert [k.exhausted(g) for g in (-1, 0, 1, 2, 3)] == [False, False, True, True, False]
+    assert k.new_pid(1) == 3 and k.new_pid(4) == 6
+    tv1 = Constants(version="TV1", max_epoch=2)
+    assert [tv1.fence_epoch(g) for g in (0, 1, 2)] == [1, 2, 2]  # never past max_epoch
+    assert [k.fence_epoch(g) for g in (0, 1, 3)] == [2, 2, 5]  # TV2 bumps twice, clamped at max_epoch
+    assert k.fenced_error(1, 3) == "INVALID_PRODUCER_ID_MAPPING" and k.fenced_error(0, 1) == "PRODUCER_FENCED"
+
+
+def end_txn(c: Cluster, i: tuple[str, int]) -> Msg:
+    """Run instance i's transaction to its EndTxn answer (TV2, one partition) and return the answer."""
+    assert c.cl[i].st == "intxn" or run(c, "BeginTxn", i)
+    assert run(c, "SendRequest", i)
+    assert run(c, "LeaderProduce", next(m for m in c.net if m.type == "Produce"))
+    assert run(c, "TcVerify", next(m for m in c.net if m.type == "Verify")) and run(c, "TcAppend", "t1")
+    assert run(c, "LeaderVerified", next(m for m in c.net if m.type == "VerifyResp"))
+    assert run(c, "ClientReceive", next(m for m in c.net if m.type == "ProduceResp"))
+    c.cl[i].decision = True  # the application commits
+    assert run(c, "SendRequest", i) and run(c, "TcEndTxn", next(m for m in c.net if m.type == "EndTxn"))
+    assert run(c, "TcAppend", "t1")
+    return next(m for m in c.net if m.type == "EndTxnResp")
+
+
+def complete(c: Cluster) -> None:
+    """Write t1's markers and log CompleteCommit / CompleteAbort."""
+    assert run(c, "LeaderMarker", next(m for m in c.net if m.type == "WriteTxnMarkers"))
+    assert run(c, "TcMarkerAck", next(m for m in c.net if m.type == "WriteTxnMarkersResp"))
+    assert run(c, "TcComplete", "t1") and run(c, "TcAppend", "t1")
+
+
+@pytest.mark.parametrize("bugs, given", [((), 3), (("tv2_overflow_wrong_pid",), 2)])
+def test_the_tv2_endtxn_that_exhausts_the_epoch_hands_out_a_new_producer_id(bugs: tuple[str, ...], given: int) -> None:
+    c = started(Constants(version="TV2", num_partitions=1, num_instances=1, txns_per_instance=3, max_epoch=2, bugs=bugs))
+    i = ("t1", 1)
+    assert run(c, "ClientReceive", end_txn(c, i)) and c.cl[i].epoch == 1  # epoch 1 = max_epoch - 1
+    complete(c)
+    resp = end_txn(c, i)
+    assert c.tc["t1"].epoch == 2 and c.tc["t1"].st == "PrepareCommit"  # the markers carry max_epoch
+    assert resp.epoch == given  # 3: producer id 1 at epoch 0; the bug (KAFKA-18660): the old id at max_epoch
+    assert next(m for m in c.net if m.type == "WriteTxnMarkers").epoch == 2
+    complete(c)
+    assert c.tlog["t1"][-1].st == "CompleteCommit" and c.tlog["t1"][-1].epoch == 3  # rotated when complete
+
+
+def test_the_next_instance_of_an_exhausted_epoch_gets_a_new_producer_id() -> None:
+    c = started(Constants(version="TV1", num_partitions=1, max_hangs=1, max_epoch=2))
+    old, new = ("t1", 1), ("t1", 2)
+    assert run(c, "SendRequest", old) and run(c, "TcAddPartitionsToTxn", c.net[0]) and run(c, "TcAppend", "t1")
+    assert run(c, "Hang", old) and run(c, "StartInstance", new)
+    assert run(c, "TcInitProducerId", c.net[-1]) and run(c, "TcAppend", "t1")
+    assert c.tc["t1"].epoch == 1  # the fence: epoch 1 = max_epoch - 1, exhausted
+    complete(c)
+    assert run(c, "ClientReceive", next(m for m in c.net if m.type == "InitProducerIdResp" and m.inst == 2))
+    assert run(c, "ReInit", new) and run(c, "TcInitProducerId", c.net[-1]) and run(c, "TcAppend", "t1")
+    assert c.tlog["t1"][-1].st == "Empty" and c.tlog["t1"][-1].epoch == 3  # producer id 1, epoch 0

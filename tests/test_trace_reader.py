@@ -126,6 +126,10 @@ def test_header_constants_are_checked(good: Path, tmp_path: Path) -> None:
     objs[0]["constants"]["MaxLos"] = 1
     with pytest.raises(TraceError, match="unknown constant \"MaxLos\" \\(did you mean 'MaxLoss'\\?\\)"):
         read_trace(write(tmp_path, objs))
+    del objs[0]["constants"]["MaxLos"]
+    objs[0]["constants"]["MaxEpoch"] = 40000
+    with pytest.raises(TraceError, match='"MaxEpoch" must be a whole number from 2 to 32767'):
+        read_trace(write(tmp_path, objs))
 
 
 # --- trace format version 2: new columns, 64-bit producer ids, version 1 still read ---

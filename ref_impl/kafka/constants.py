@@ -8,7 +8,9 @@ import attrs
 
 BUGS = ("no_epoch_bump", "no_idempotence", "no_pending_check", "lso_inclusive", "no_generation_check",
         "restart_forgets_producers", "tv2_endtxn_before_4_0", "early_producer_expiry",
-        "append_fail_keeps_pending")
+        "append_fail_keeps_pending", "tv2_overflow_wrong_pid", "fence_no_rotation", "fence_bump_on_failed_append")
+# Short.MaxValue: Kafka's bound on producer epochs (KafkaTxn: MaxEpoch).
+SHORT_MAX = 32767
 LATE_REQUEST_TYPES = ("InitProducerId", "AddPartitionsToTxn", "Produce", "EndTxn")
 
 
@@ -35,6 +37,7 @@ class Constants:
     txn_timeouts: bool = False
     producer_expiry: bool = False
     max_append_fails: int = 0
+    max_epoch: int = attrs.field(default=SHORT_MAX, validator=attrs.validators.ge(2))
     bugs: tuple[str, ...] = attrs.field(default=(), converter=_sorted_tuple)
 
     def __attrs_post_init__(self) -> None:
@@ -56,6 +59,34 @@ class Constants:
     def bug(self, name: str) -> bool:
         return name in self.bugs
 
+    # Producer ids and epochs (KafkaTxn: Span, EpochOf, PidOf, Exhausted, NewPid, FenceEpoch): the
+    # engine keeps a producer's id and epoch as one generation g = id * (max_epoch + 1) + epoch,
+    # with the ids of a transactional.id numbered 0, 1, ...; -1 is no producer yet.
+    @property
+    def span(self) -> int:
+        return self.max_epoch + 1
+
+    def epoch_of(self, g: int) -> int:
+        return g if g < 0 else g % self.span
+
+    def pid_of(self, g: int) -> int:
+        return -1 if g < 0 else g // self.span
+
+    def exhausted(self, g: int) -> bool:
+        """No client may hold max_epoch: from max_epoch - 1 on, a new producer id (isEpochExhausted)."""
+        return g >= 0 and self.epoch_of(g) >= self.max_epoch - 1
+
+    def new_pid(self, g: int) -> int:
+        return (self.pid_of(g) + 1) * self.span
+
+    def fence_epoch(self, g: int) -> int:
+        """A fence's epoch: one bump, two under TV2, never past max_epoch (KAFKA-19367, KAFKA-20090)."""
+        k = 2 if self.tv2 else 1
+        return self.pid_of(g) * self.span + self.max_epoch if self.epoch_of(g) + k > self.max_epoch else g + k
+
+    def fenced_error(self, e: int, c: int) -> str:
+        return "INVALID_PRODUCER_ID_MAPPING" if self.pid_of(e) != self.pid_of(c) else "PRODUCER_FENCED"
+
     def to_spec(self, bugs: bool = True) -> dict[str, Any]:
         """The spec's constants (registry form: lists are sets)."""
         return {
@@ -76,6 +107,7 @@ class Constants:
             "TxnTimeouts": self.txn_timeouts,
             "ProducerExpiry": self.producer_expiry,
             "MaxAppendFails": self.max_append_fails,
+            "MaxEpoch": self.max_epoch,
             "Bugs": list(self.bugs) if bugs else [],
         }
 
@@ -99,6 +131,7 @@ class Constants:
             txn_timeouts=d.get("TxnTimeouts", False),  # traces made before timeouts existed
             producer_expiry=d.get("ProducerExpiry", False),  # ... and before producer expiry
             max_append_fails=d.get("MaxAppendFails", 0),  # ... and before failed appends
+            max_epoch=d.get("MaxEpoch", SHORT_MAX),  # ... and before the epoch bound
             bugs=d.get("Bugs", ()),
         )
 

@@ -58,23 +58,41 @@ class CoordinatorActions(ClusterState):
         return m in self.net and m.type == "InitProducerId"
 
     def tc_init_producer_id(self, m: Msg) -> None:
-        t, c = m.tid, self.tc[m.tid]
-        bumped = 0 if c.epoch == -1 else c.epoch if self.k.bug("no_epoch_bump") else c.epoch + 1
+        t, c, k = m.tid, self.tc[m.tid], self.k
+        # an exhausted epoch gets a new producer id (prepareProducerIdRotation)
+        bumped = (0 if c.epoch == -1 else c.epoch if k.bug("no_epoch_bump")
+                  else k.new_pid(c.epoch) if k.exhausted(c.epoch) else c.epoch + 1)
         if self.busy(t) or c.st in PREPARED:
             self._reply_now("TcInitProducerId", m, m.reply("CONCURRENT_TRANSACTIONS"))
+        elif c.st == "Ongoing" and k.bug("fence_bump_on_failed_append") and k.epoch_of(c.epoch) == k.max_epoch:
+            # before KAFKA-9666 and KAFKA-20090, prepareFenceProducerEpoch threw at Short.MaxValue
+            self._reply_now("TcInitProducerId", m, m.reply("UNKNOWN_SERVER_ERROR"))
         elif c.st == "Ongoing":
-            # Fence: abort the open transaction under a bumped epoch (TV2 bumps it once more, as
-            # every EndTxn does) and tell the new instance to retry once that is done.
-            entry = TxnEntry("PrepareAbort", bumped + 1 if self.k.tv2 else bumped, c.parts, c.gtx, fence_gtx(t, m.inst))
+            # Fence: abort the open transaction under a bumped epoch (KafkaTxn: FenceEpoch) and tell
+            # the new instance to retry once that is done.
+            epoch = c.epoch if k.bug("no_epoch_bump") else k.fence_epoch(c.epoch)
+            entry = TxnEntry("PrepareAbort", epoch, c.parts, c.gtx, fence_gtx(t, m.inst))
             self._pend("TcInitProducerId", m, entry, [m.reply("CONCURRENT_TRANSACTIONS")])
         else:
             entry = TxnEntry("Empty", bumped, frozenset(), fence_gtx(t, m.inst), NO_GTX)
             self._pend("TcInitProducerId", m, entry, [m.reply("NONE", epoch=bumped)])
 
+    def rotating(self, t: str, e: int) -> bool:
+        """TV2: t's transaction is being ended with a new producer id to follow, and e is that id."""
+        c, k = self.tc[t], self.k
+        return (k.tv2 and k.epoch_of(c.epoch) == k.max_epoch and e == k.new_pid(c.epoch)
+                and (c.st in PREPARED or any(p.entry.st in PREPARED for p in c.pending)))
+
     def tc_add_partitions(self, action: str, m: Msg, parts: frozenset[int], reply: Msg) -> None:
-        t, c = m.tid, self.tc[m.tid]
-        if m.epoch != c.epoch:
-            err = "PRODUCER_FENCED" if m.epoch < c.epoch else "INVALID_PRODUCER_EPOCH"
+        t, c, k = m.tid, self.tc[m.tid], self.k
+        if m.epoch != c.epoch and self.rotating(t, m.epoch):
+            # the new producer id before the rotation completed: wait (KAFKA-18660's second fix)
+            self._reply_now(action, m, attrs.evolve(reply, err="CONCURRENT_TRANSACTIONS"))
+        elif m.epoch != c.epoch:
+            if m.epoch < c.epoch:
+                err = k.fenced_error(m.epoch, c.epoch)
+            else:
+                err = "INVALID_PRODUCER_ID_MAPPING" if k.pid_of(m.epoch) != k.pid_of(c.epoch) else "INVALID_PRODUCER_EPOCH"
             self._reply_now(action, m, attrs.evolve(reply, err=err))
         elif self.busy(t) or c.st in PREPARED:
             self._reply_now(action, m, attrs.evolve(reply, err="CONCURRENT_TRANSACTIONS"))
@@ -116,27 +134,40 @@ class CoordinatorActions(ClusterState):
             return e == c.epoch
         if self.abort_bumps(t) and e == c.epoch:
             return True
-        return e + 1 == c.epoch  # TV2: a retry of the EndTxn that bumped the epoch
+        k = self.k
+        # TV2: a retry of the EndTxn that bumped the epoch, or that rotated the producer id (retryOnOverflow)
+        return e + 1 == c.epoch or (
+            c.st in ("CompleteCommit", "CompleteAbort") and k.epoch_of(c.epoch) == 0
+            and k.pid_of(e) + 1 == k.pid_of(c.epoch) and k.epoch_of(e) == k.max_epoch - 1
+        )
 
     def tc_end_txn_enabled(self, m: Msg) -> bool:
         return m in self.net and m.type == "EndTxn"
 
     def tc_end_txn(self, m: Msg) -> None:
-        t, c = m.tid, self.tc[m.tid]
+        t, c, k = m.tid, self.tc[m.tid], self.k
         done = "CompleteCommit" if m.commit else "CompleteAbort"
         prep = "PrepareCommit" if m.commit else "PrepareAbort"
-        new_epoch = c.epoch + 1 if self.k.tv2 else c.epoch
+        new_epoch = c.epoch + 1 if k.tv2 else c.epoch
+        # TV2: the epoch the client goes on with; at max_epoch the producer id rotates (KAFKA-18660:
+        # the client got the old id and max_epoch)
+        rotates = k.tv2 and k.epoch_of(new_epoch) == k.max_epoch and not k.bug("tv2_overflow_wrong_pid")
+        given = k.new_pid(c.epoch) if rotates else new_epoch
+        abort_bumps = not m.commit and self.abort_bumps(t) and m.epoch == c.epoch
         if not self.end_txn_epoch_valid(t, m.epoch):
-            self._reply_now("TcEndTxn", m, m.reply("PRODUCER_FENCED"))
+            self._reply_now("TcEndTxn", m, m.reply(k.fenced_error(m.epoch, c.epoch)))
         elif self.busy(t):
             self._reply_now("TcEndTxn", m, m.reply("CONCURRENT_TRANSACTIONS"))
+        elif k.tv2 and k.epoch_of(c.epoch) == k.max_epoch and (c.st == "Ongoing" or abort_bumps):
+            # the bump would overflow (prepareAbortOrCommit: an illegal epoch)
+            self._reply_now("TcEndTxn", m, m.reply("UNKNOWN_SERVER_ERROR"))
         elif c.st == "Ongoing":
             entry = TxnEntry(prep, new_epoch, c.parts, c.gtx, m.gtx)
-            self._pend("TcEndTxn", m, entry, [m.reply("NONE", epoch=new_epoch)])
-        elif not m.commit and self.abort_bumps(t) and m.epoch == c.epoch:
+            self._pend("TcEndTxn", m, entry, [m.reply("NONE", epoch=given)])
+        elif abort_bumps:
             # 4.x: abort whatever may still arrive; no partitions yet, so no markers
             entry = TxnEntry("PrepareAbort", c.epoch + 1, frozenset(), m.gtx, m.gtx)
-            self._pend("TcEndTxn", m, entry, [m.reply("NONE", epoch=c.epoch + 1)])
+            self._pend("TcEndTxn", m, entry, [m.reply("NONE", epoch=given)])
         elif c.st == done:
             self._reply_now("TcEndTxn", m, m.reply("NONE", epoch=c.epoch))
         elif c.st == prep:
@@ -194,6 +225,8 @@ class CoordinatorActions(ClusterState):
             c.pending[0] = Pending(attrs.evolve(head.entry, st=FAILED_ST), [])
         else:
             c.pending.pop(0)
+        if self.k.bug("fence_bump_on_failed_append") and self.is_fence_entry(t, head.entry):
+            c.epoch = head.entry.epoch  # KAFKA-9666: the failed fence's bump stays in memory
         self.emit(self.with_coord(self.event("TcAppendFail", "coordinator", txn_id=t), t))
 
     def tc_marker_ack_enabled(self, m: Msg) -> bool:
@@ -213,22 +246,38 @@ class CoordinatorActions(ClusterState):
         c = self.tc[t]
         return c.st in PREPARED and not c.todo and not c.pending
 
+    def is_fence_entry(self, t: str, e: TxnEntry) -> bool:
+        """Is e the abort of a fence (by an InitProducerId or a timeout)? (KafkaTxn: IsFenceEntry)"""
+        return e.st == "PrepareAbort" and ((e.end_by[2] == 0 and e.end_by[1] > 0) or e.end_by == timeout_gtx(t))
+
+    def complete_epoch(self, t: str) -> int:
+        """TV2: a transaction ended at max_epoch completes with the next producer id at epoch 0
+        (prepareComplete); "fence_no_rotation" (KAFKA-20090): not when the abort was a fence."""
+        c, k = self.tc[t], self.k
+        fence = self.is_fence_entry(t, TxnEntry(c.st, c.epoch, frozenset(c.parts), c.gtx, c.end_by))
+        if k.tv2 and k.epoch_of(c.epoch) == k.max_epoch and not (k.bug("fence_no_rotation") and fence):
+            return k.new_pid(c.epoch)
+        return c.epoch
+
     def tc_complete(self, t: str) -> None:
         c = self.tc[t]
         st = "CompleteCommit" if c.st == "PrepareCommit" else "CompleteAbort"
-        self.mark_pending(t, TxnEntry(st, c.epoch, frozenset(), c.gtx, c.end_by), [])
+        self.mark_pending(t, TxnEntry(st, self.complete_epoch(t), frozenset(), c.gtx, c.end_by), [])
         self.emit(self.with_coord(self.event("TcComplete", "coordinator", txn_id=t), t))
 
     def tc_timeout_abort_enabled(self, t: str) -> bool:
         """The transaction timed out (transaction.timeout.ms): the coordinator aborts it itself."""
-        return self.k.txn_timeouts and self.tc[t].st == "Ongoing" and not self.busy(t)
+        k, c = self.k, self.tc[t]
+        if k.bug("fence_bump_on_failed_append") and k.epoch_of(c.epoch) == k.max_epoch:
+            return False  # before KAFKA-20090 the fence threw at Short.MaxValue
+        return k.txn_timeouts and c.st == "Ongoing" and not self.busy(t)
 
     def tc_timeout_abort(self, t: str) -> None:
         # TransactionCoordinator.abortTimedOutTransactions: fence the epoch (PrepareEpochFence),
-        # then end the transaction as an abort; one step here, as KafkaTxn's TcTimeoutAbort. TV2
-        # bumps once more, as every EndTxn does.
+        # then end the transaction as an abort; one step here, as KafkaTxn's TcTimeoutAbort
+        # (FenceEpoch: TV2 bumps once more, as every EndTxn does, never past max_epoch).
         c = self.tc[t]
-        epoch = c.epoch + (2 if self.k.tv2 else 1)
+        epoch = self.k.fence_epoch(c.epoch)
         self.mark_pending(t, TxnEntry("PrepareAbort", epoch, c.parts, c.gtx, timeout_gtx(t)), [])
         self.emit(self.with_coord(self.event("TcTimeoutAbort", "coordinator", txn_id=t), t))
 

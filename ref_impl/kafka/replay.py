@@ -27,10 +27,17 @@ MSG_FIELDS = {
 }
 INFO = {"event", "actor", "producer_id", "topic"}
 
-def _matches(m: Msg, ev: dict[str, Any]) -> bool:
+def _matches(c: Cluster, m: Msg, ev: dict[str, Any]) -> bool:
     if "txn" in ev and m.gtx[2] != ev["txn"]:
         return False
-    return all(getattr(m, attr) == ev[col] for col, attr in MSG_FIELDS.items() if col in ev)
+    # the engine's epochs are generations (producer id and epoch in one number); traces log both
+    if "producer_id" in ev and m.tid in c.producer_ids and c.producer_id(m.tid, m.epoch) != ev["producer_id"]:
+        return False
+    return all(
+        (c.k.epoch_of(m.epoch) if col == "producer_epoch" else getattr(m, attr)) == ev[col]
+        for col, attr in MSG_FIELDS.items()
+        if col in ev
+    )
 
 
 def _agrees(got: Optional[dict[str, Any]], ev: dict[str, Any]) -> bool:
@@ -63,7 +70,7 @@ def _step(c: Cluster, ev: dict[str, Any]) -> bool:
     if a is None:
         return False
     if a.over == MESSAGE:
-        m = next((m for m in c.net if _matches(m, ev)), None)
+        m = next((m for m in c.net if _matches(c, m, ev)), None)
         return m is not None and a.run(c, m)
     i = _argument(a, ev)
     if a.name == "SendRequest" and i in c.cl:  # the application's choice at EndTxn is in the event

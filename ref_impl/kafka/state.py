@@ -192,7 +192,7 @@ class ClusterState:
             instance=m.inst,
             txn=m.gtx[2],
             partition=m.part,
-            producer_epoch=m.epoch,
+            producer_epoch=self.k.epoch_of(m.epoch),
             seq=m.seq,
             att=m.att,
             commit=m.commit,
@@ -202,22 +202,26 @@ class ClusterState:
             generation=m.gen,
         )
         if m.tid in self.producer_ids:
-            ev["producer_id"] = self.producer_ids[m.tid]
+            ev["producer_id"] = self.producer_id(m.tid, m.epoch)
         return ev
+
+    def producer_id(self, t: str, g: int) -> int:
+        """Kafka's 64-bit producer id of transactional.id t at generation g (a new one per rotation)."""
+        return self.producer_ids[t] + len(self.k.txn_ids) * max(self.k.pid_of(g), 0)
 
     def with_client(self, ev: dict[str, Any], i: Inst) -> dict[str, Any]:
         c = self.cl[i]
         ev.setdefault("txn_id", i[0])
         ev.setdefault("instance", i[1])
-        ev["producer_id"] = self.producer_ids[i[0]]
-        ev.update(client_state=c.st, client_epoch=c.epoch, client_txn=c.txn)
+        ev["producer_id"] = self.producer_id(i[0], c.epoch)
+        ev.update(client_state=c.st, client_epoch=self.k.epoch_of(c.epoch), client_txn=c.txn)
         return ev
 
     def with_coord(self, ev: dict[str, Any], t: str) -> dict[str, Any]:
         c = self.tc[t]
         ev.setdefault("txn_id", t)
-        ev["producer_id"] = self.producer_ids[t]
-        ev.update(txn_state=c.st, txn_epoch=c.epoch, pending=len(c.pending))
+        ev["producer_id"] = self.producer_id(t, c.epoch)
+        ev.update(txn_state=c.st, txn_epoch=self.k.epoch_of(c.epoch), pending=len(c.pending))
         return ev
 
     def emit(self, ev: dict[str, Any]) -> None:

@@ -136,10 +136,13 @@ CONSTANT_KINDS = {
     "TxnTimeouts": BOOL,
     "ProducerExpiry": BOOL,
     "MaxAppendFails": INT,
+    "MaxEpoch": INT,
     "Bugs": LIST,
 }
-# What a trace written before a constant existed leaves out (restarts, timeouts, expiry, failed appends).
-DEFAULTS = {"LeaderRestarts": False, "TxnTimeouts": False, "ProducerExpiry": False, "MaxAppendFails": 0, "Bugs": []}
+# What a trace written before a constant existed leaves out (restarts, timeouts, expiry, failed
+# appends, the epoch bound: Short.MaxValue).
+DEFAULTS = {"LeaderRestarts": False, "TxnTimeouts": False, "ProducerExpiry": False, "MaxAppendFails": 0,
+            "MaxEpoch": 32767, "Bugs": []}
 
 
 def _printable(s: str) -> bool:
@@ -156,6 +159,8 @@ def check_constants(k: Constants) -> None:
     bad = [r for r in k["LateRequests"] if r not in LATE_REQUEST_TYPES]
     if bad:
         raise ProtocolInputError(f'"LateRequests": {json.dumps(bad[0])} is not one of {", ".join(LATE_REQUEST_TYPES)}')
+    if not isinstance(k["MaxEpoch"], int) or not 2 <= k["MaxEpoch"] <= 32767:
+        raise ProtocolInputError('"MaxEpoch" must be a whole number from 2 to 32767 (Short.MaxValue)')
     if any(b not in BUGS for b in k["Bugs"]):
         raise ProtocolInputError(f'"Bugs" must list bugs of {", ".join(BUGS)}')
 

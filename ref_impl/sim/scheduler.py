@@ -75,6 +75,7 @@ def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constan
         num_partitions=w.partitions,
         txns_per_instance=w.txns,
         version=w.version,
+        max_epoch=w.max_epoch,
         late_requests=f.late,
         max_retries=f.retries,
         max_loss=f.loss,

@@ -33,11 +33,13 @@ class Workload:
     aborts: bool = False
     input: int = 2  # ctp: input records
     version: str = "TV2"
+    # The bound on producer epochs (Short.MaxValue); a small one makes producer ids rotate.
+    max_epoch: int = 32767
 
     @classmethod
     def parse(cls, text: str) -> "Workload":
         """``transfer`` or ``ctp``, then optional ``:key=value,...`` (ids, instances, partitions,
-        txns, records, aborts, input, version)."""
+        txns, records, aborts, input, version, max_epoch)."""
         kind, _, rest = text.strip().partition(":")
         if kind not in ("transfer", "ctp"):
             raise WorkloadSpecError(f"unknown workload {kind!r}; use transfer or ctp, e.g. transfer:txns=3,version=TV1")
@@ -50,16 +52,19 @@ class Workload:
                 fields[key] = value
             elif key == "aborts":
                 fields[key] = value in ("", "1", "true", "yes")
-            elif key in ("ids", "instances", "partitions", "txns", "records", "input"):
+            elif key in ("ids", "instances", "partitions", "txns", "records", "input", "max_epoch"):
                 try:
                     fields[key] = int(value)
                 except ValueError:
                     raise WorkloadSpecError(f"{part!r}: {key} needs a whole number") from None
-                if fields[key] < (0 if key == "input" else 1):
-                    raise WorkloadSpecError(f"{part!r}: {key} must be at least {0 if key == 'input' else 1}")
+                low = {"input": 0, "max_epoch": 2}.get(key, 1)
+                if fields[key] < low:
+                    raise WorkloadSpecError(f"{part!r}: {key} must be at least {low}")
+                if key == "max_epoch" and fields[key] > 32767:
+                    raise WorkloadSpecError(f"{part!r}: max_epoch is at most 32767 (Short.MaxValue)")
             else:
                 raise WorkloadSpecError(
-                    f"unknown workload setting {key!r}; use ids, instances, partitions, txns, records, aborts, input, version"
+                    f"unknown workload setting {key!r}; use ids, instances, partitions, txns, records, aborts, input, version, max_epoch"
                 )
         return cls(**fields)
 

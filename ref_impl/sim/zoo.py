@@ -66,5 +66,17 @@ ZOO = ZOO + (
            "kafka_append_fail_keeps_pending", "rejected",
            "KAFKA-5351: a failed append to __transaction_state leaves the transition pending: CONCURRENT_TRANSACTIONS for ever",
            ("append-fail",), ("",), 40, max_events=300),
+    ZooBug("tv2_overflow_wrong_pid", ("tv2_overflow_wrong_pid",), "transfer:version=TV2,partitions=1,txns=3,max_epoch=2",
+           "none", "kafka_tv2_overflow_wrong_pid", "rejected",
+           "KAFKA-18660: the TV2 EndTxn that exhausts the epoch answers the old producer id at Short.MaxValue",
+           ()),
+    ZooBug("fence_no_rotation", ("fence_no_rotation",), "transfer:version=TV2,partitions=1,txns=3,aborts=true,max_epoch=2",
+           "txn-timeouts", "kafka_fence_no_rotation", "rejected",
+           "KAFKA-20090: a timeout that fences the epoch up to Short.MaxValue completes without a new producer id",
+           ("txn-timeout",), ("",), 60),
+    ZooBug("fence_bump_on_failed_append", ("fence_bump_on_failed_append",), "transfer:version=TV1,partitions=1,txns=1,max_epoch=2",
+           "hangs=1,append-fails=2", "kafka_fence_bump_on_failed_append", "rejected",
+           "KAFKA-9666: a fence whose append fails keeps its epoch bump, until the epoch cannot be fenced any more",
+           ("hang", "append-fail"), ("",), 25),
 )
 ZOO_BY_NAME = {b.name: b for b in ZOO}

@@ -62,10 +62,23 @@
 (* transaction open bumps the epoch too (Kafka 4.x, KAFKA-14563).          *)
 (*                                                                         *)
 (* Abstractions                                                            *)
-(*   - One producer id per transactional.id (no id rotation on epoch       *)
-(*     exhaustion); epochs are unbounded integers.                         *)
+(*   - Producer ids and epochs (KIP-360, producer-id rotation): epochs   *)
+(*     are bounded by MaxEpoch (Short.MaxValue in Kafka). The spec keeps a *)
+(*     producer's id and epoch as one integer, its generation             *)
+(*     g = id * (MaxEpoch + 1) + epoch (EpochOf, PidOf), with the ids of  *)
+(*     one transactional.id numbered 0, 1, ... as the coordinator hands   *)
+(*     them out. Kafka's leaders keep a state per producer id; the spec    *)
+(*     keeps one per transactional.id and compares generations, so a      *)
+(*     request or marker of an earlier producer id is refused as an old   *)
+(*     epoch. That is the same verdict: a new id is used only once every   *)
+(*     marker of the old one was written (TcComplete hands it out; a TV2  *)
+(*     batch of the new id waits for verification until then), so what   *)
+(*     Kafka could still append for the old id is a copy of a marker that *)
+(*     closes nothing.                                                    *)
 (*   - One batch per Produce request; no replication (each leader's log is *)
 (*     its committed log; the high watermark is the log end).              *)
+(*   - InitProducerId carries no expected epoch (KIP-360's retry of an    *)
+(*     InitProducerId by a running producer is not modelled).              *)
 (*   - PrepareEpochFence is not a separate step: an InitProducerId that    *)
 (*     finds the transaction Ongoing logs PrepareAbort with the bumped     *)
 (*     epoch and answers CONCURRENT_TRANSACTIONS (what Kafka does once its *)
@@ -115,6 +128,15 @@
 (*                     (KAFKA-14563): an abort from Empty or Complete* is  *)
 (*                     INVALID_TXN_STATE, so a late batch can open a       *)
 (*                     transaction nobody ends (the stuck LSO).            *)
+(*   "tv2_overflow_wrong_pid" KAFKA-18660: a TV2 EndTxn that exhausts the  *)
+(*                     epoch answers the old producer id and its last     *)
+(*                     epoch instead of the new producer id.              *)
+(*   "fence_no_rotation" KAFKA-20090: an abort that fenced the epoch      *)
+(*                     (timeout, InitProducerId) up to MaxEpoch completes *)
+(*                     without a new producer id.                        *)
+(*   "fence_bump_on_failed_append" KAFKA-9666: a fence whose append to    *)
+(*                     __transaction_state fails keeps its epoch bump in  *)
+(*                     memory; at MaxEpoch the coordinator cannot fence.  *)
 (*                                                                         *)
 (* Modules: the invariants and temporal properties (what the protocol      *)
 (* promises) are in KafkaTxnProperties, which extends this module; the     *)
@@ -160,6 +182,8 @@ CONSTANTS
     ProducerExpiry,
     \* @type: Int;
     MaxAppendFails,
+    \* @type: Int;
+    MaxEpoch,
     \* @type: Set(Str);
     Bugs
 
@@ -167,7 +191,9 @@ ASSUME Version \in {"TV1", "TV2"}
 ASSUME LateRequests \subseteq {"InitProducerId", "AddPartitionsToTxn", "Produce", "EndTxn"}
 ASSUME Bugs \subseteq {"no_epoch_bump", "no_idempotence", "no_pending_check", "lso_inclusive", "no_generation_check",
                         "restart_forgets_producers", "tv2_endtxn_before_4_0", "early_producer_expiry",
-                        "append_fail_keeps_pending"}
+                        "append_fail_keeps_pending", "tv2_overflow_wrong_pid", "fence_no_rotation",
+                        "fence_bump_on_failed_append"}
+ASSUME MaxEpoch \in Nat /\ MaxEpoch >= 2
 
 (*
   @typeAlias: inst = <<Str, Int>>;
@@ -317,6 +343,38 @@ LatestInstance(t) ==
        ELSE IF tlog[t][last].st = "Empty" THEN tlog[t][last].gtx[2] ELSE tlog[t][last].endBy[2]
 
 TV2 == Version = "TV2"
+
+-----------------------------------------------------------------------------
+(* Producer ids and epochs. A generation g (the epoch field of clients,    *)
+(* messages, the coordinator and leaders) is producer id PidOf(g) at epoch *)
+(* EpochOf(g); -1 is no producer yet. MaxEpoch stands for Short.MaxValue.  *)
+
+Span == MaxEpoch + 1
+\* @type: (Int) => Int;
+EpochOf(g) == IF g < 0 THEN g ELSE g % Span
+\* @type: (Int) => Int;
+PidOf(g) == IF g < 0 THEN -1 ELSE g \div Span
+\* No client may hold MaxEpoch, so that the coordinator can always fence
+\* it: from MaxEpoch - 1 on, the next producer of a transactional.id gets a
+\* new producer id (TransactionMetadata.isEpochExhausted).
+\* @type: (Int) => Bool;
+Exhausted(g) == g >= 0 /\ EpochOf(g) >= MaxEpoch - 1
+\* The next producer id, at epoch 0.
+\* @type: (Int) => Int;
+NewPid(g) == (PidOf(g) + 1) * Span
+\* The epoch a fence (InitProducerId on an open transaction, a timeout)
+\* aborts with: one bump, two under TV2 (the abort bumps as every EndTxn
+\* does), never past MaxEpoch (KAFKA-19367: the second bump overflowed at
+\* Short.MaxValue - 1; KAFKA-20090: prepareFenceProducerEpoch at MaxEpoch
+\* keeps the epoch).
+\* @type: (Int) => Int;
+FenceEpoch(g) ==
+    LET k == IF TV2 THEN 2 ELSE 1
+    IN IF EpochOf(g) + k > MaxEpoch THEN PidOf(g) * Span + MaxEpoch ELSE g + k
+\* The error for a request of generation e that the coordinator at
+\* generation c refuses: another producer id took over, or its epoch is old.
+\* @type: (Int, Int) => Str;
+FencedError(e, c) == IF PidOf(e) # PidOf(c) THEN "INVALID_PRODUCER_ID_MAPPING" ELSE "PRODUCER_FENCED"
 \* @type: (Str) => Bool;
 Bug(b) == b \in Bugs
 
@@ -488,7 +546,7 @@ Answers(i, m) ==
 \* fencing is fatal; a failed produce or verification aborts the transaction.
 \* @type: ($inst, $msg) => $client;
 AfterError(i, m) ==
-    CASE m.err \in {"PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH"} ->
+    CASE m.err \in {"PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH", "INVALID_PRODUCER_ID_MAPPING"} ->
             [cl[i] EXCEPT !.st = "fenced", !.out = FALSE]
       [] m.type \in {"ProduceResp", "TxnOffsetCommitResp"} ->
             [cl[i] EXCEPT !.out = FALSE, !.pc = EndPc, !.commit = FALSE]
@@ -686,14 +744,19 @@ TcInitProducerId(m) ==
     /\ m \in net /\ m.type = "InitProducerId"
     /\ LET t == m.tid
            c == tc[t]
-           bumped == IF c.epoch = -1 THEN 0 ELSE IF Bug("no_epoch_bump") THEN c.epoch ELSE c.epoch + 1
+           \* an exhausted epoch: a new producer id (prepareProducerIdRotation)
+           bumped == IF c.epoch = -1 THEN 0 ELSE IF Bug("no_epoch_bump") THEN c.epoch
+                     ELSE IF Exhausted(c.epoch) THEN NewPid(c.epoch) ELSE c.epoch + 1
        IN CASE Busy(t) \/ c.st \in {"PrepareCommit", "PrepareAbort"} ->
                  TcReplyNow(m, Reply(m, "CONCURRENT_TRANSACTIONS"))
+            [] c.st = "Ongoing" /\ Bug("fence_bump_on_failed_append") /\ EpochOf(c.epoch) = MaxEpoch ->
+                 \* before KAFKA-9666 and KAFKA-20090, prepareFenceProducerEpoch threw
+                 \* IllegalStateException at Short.MaxValue: the request fails
+                 TcReplyNow(m, Reply(m, "UNKNOWN_SERVER_ERROR"))
             [] c.st = "Ongoing" ->
                  \* Fence: abort the open transaction under a bumped epoch, and
                  \* tell the new instance to retry once that is done.
-                 \* (TV2: the abort bumps the fenced epoch once more, as every EndTxn does.)
-                 /\ tc' = [tc EXCEPT ![t] = Pending(t, [st |-> "PrepareAbort", epoch |-> IF TV2 THEN bumped + 1 ELSE bumped, parts |-> c.parts,
+                 /\ tc' = [tc EXCEPT ![t] = Pending(t, [st |-> "PrepareAbort", epoch |-> IF Bug("no_epoch_bump") THEN c.epoch ELSE FenceEpoch(c.epoch), parts |-> c.parts,
                                                         gtx |-> c.gtx, endBy |-> FenceGtx(t, m.inst)],
                                                     {Reply(m, "CONCURRENT_TRANSACTIONS")})]
                  /\ net' = net \ {m}
@@ -705,14 +768,28 @@ TcInitProducerId(m) ==
     /\ action' = On(m.tid, Act("TcInitProducerId", "coordinator", "instance" :> m.inst))
     /\ UNCHANGED <<clientVars, tlog, cepoch, leaderVars, groupVars, faultVars>>
 
+\* TV2: the transaction of t is being ended with a new producer id to
+\* follow (its PrepareX is at MaxEpoch), and generation e is that id.
+\* @type: (Str, Int) => Bool;
+Rotating(t, e) ==
+    /\ TV2 /\ EpochOf(tc[t].epoch) = MaxEpoch /\ e = NewPid(tc[t].epoch)
+    /\ \/ tc[t].st \in {"PrepareCommit", "PrepareAbort"}
+       \/ \E k \in DOMAIN tc[t].pending : tc[t].pending[k].entry.st \in {"PrepareCommit", "PrepareAbort"}
+
 \* AddPartitionsToTxn for partitions `parts`: from the client (TV1), or from
 \* a leader on the client's behalf (TV2, `reply` goes to the leader).
 \* @type: ($msg, Set(Int), $msg) => Bool;
 TcAddPartitions(m, parts, reply) ==
     LET t == m.tid
         c == tc[t]
-    IN CASE m.epoch # c.epoch ->
-              TcReplyNow(m, [reply EXCEPT !.err = IF m.epoch < c.epoch THEN "PRODUCER_FENCED" ELSE "INVALID_PRODUCER_EPOCH"])
+    IN CASE m.epoch # c.epoch /\ Rotating(t, m.epoch) ->
+              \* the new producer id, before the rotation completed: wait (KAFKA-18660's
+              \* second fix; before it, INVALID_PRODUCER_ID_MAPPING fenced the producer)
+              TcReplyNow(m, [reply EXCEPT !.err = "CONCURRENT_TRANSACTIONS"])
+         [] m.epoch # c.epoch ->
+              TcReplyNow(m, [reply EXCEPT !.err = IF m.epoch < c.epoch THEN FencedError(m.epoch, c.epoch)
+                                                  ELSE IF PidOf(m.epoch) # PidOf(c.epoch) THEN "INVALID_PRODUCER_ID_MAPPING"
+                                                  ELSE "INVALID_PRODUCER_EPOCH"])
          [] Busy(t) \/ c.st \in {"PrepareCommit", "PrepareAbort"} ->
               TcReplyNow(m, [reply EXCEPT !.err = "CONCURRENT_TRANSACTIONS"])
          [] c.st = "Ongoing" /\ parts \subseteq c.parts ->
@@ -764,7 +841,10 @@ EndTxnEpochValid(t, e) ==
     IN IF ~TV2 THEN e = c.epoch
        ELSE IF c.st \in {"Ongoing", "Empty"} THEN e = c.epoch
        ELSE IF AbortBumps(t) /\ e = c.epoch THEN TRUE
-       ELSE e + 1 = c.epoch
+       ELSE \/ e + 1 = c.epoch
+            \* retryOnOverflow: the retry of the EndTxn that rotated the producer id
+            \/ c.st \in {"CompleteCommit", "CompleteAbort"} /\ EpochOf(c.epoch) = 0
+               /\ PidOf(e) + 1 = PidOf(c.epoch) /\ EpochOf(e) = MaxEpoch - 1
 
 
 \* EndTxn (TransactionCoordinator.handleEndTransaction).
@@ -776,20 +856,28 @@ TcEndTxn(m) ==
            done == IF m.commit THEN "CompleteCommit" ELSE "CompleteAbort"
            prep == IF m.commit THEN "PrepareCommit" ELSE "PrepareAbort"
            newEpoch == IF TV2 THEN c.epoch + 1 ELSE c.epoch
+           \* TV2: the epoch the client goes on with. At MaxEpoch the producer id
+           \* rotates: the markers carry MaxEpoch, the client gets the new id at
+           \* epoch 0 (KAFKA-18660: it got the old id and MaxEpoch).
+           given == IF TV2 /\ EpochOf(newEpoch) = MaxEpoch /\ ~Bug("tv2_overflow_wrong_pid")
+                    THEN NewPid(c.epoch) ELSE newEpoch
        IN CASE ~EndTxnEpochValid(t, m.epoch) ->
-                 TcReplyNow(m, Reply(m, "PRODUCER_FENCED"))
+                 TcReplyNow(m, Reply(m, FencedError(m.epoch, c.epoch)))
             [] Busy(t) ->
                  TcReplyNow(m, Reply(m, "CONCURRENT_TRANSACTIONS"))
+            [] TV2 /\ EpochOf(c.epoch) = MaxEpoch /\ (c.st = "Ongoing" \/ (~m.commit /\ AbortBumps(t) /\ m.epoch = c.epoch)) ->
+                 \* the bump would overflow (prepareAbortOrCommit: an illegal epoch)
+                 TcReplyNow(m, Reply(m, "UNKNOWN_SERVER_ERROR"))
             [] c.st = "Ongoing" ->
                  /\ tc' = [tc EXCEPT ![t] = Pending(t, [st |-> prep, epoch |-> newEpoch, parts |-> c.parts,
                                                         gtx |-> c.gtx, endBy |-> m.gtx],
-                                                    {[Reply(m, "NONE") EXCEPT !.epoch = newEpoch]})]
+                                                    {[Reply(m, "NONE") EXCEPT !.epoch = given]})]
                  /\ net' = net \ {m}
             [] ~m.commit /\ AbortBumps(t) /\ m.epoch = c.epoch ->
                  \* 4.x: abort what may still arrive (no partitions yet: no markers)
                  /\ tc' = [tc EXCEPT ![t] = Pending(t, [st |-> "PrepareAbort", epoch |-> c.epoch + 1, parts |-> {},
                                                         gtx |-> m.gtx, endBy |-> m.gtx],
-                                                    {[Reply(m, "NONE") EXCEPT !.epoch = c.epoch + 1]})]
+                                                    {[Reply(m, "NONE") EXCEPT !.epoch = given]})]
                  /\ net' = net \ {m}
             [] c.st = done ->
                  TcReplyNow(m, [Reply(m, "NONE") EXCEPT !.epoch = c.epoch])
@@ -810,6 +898,10 @@ Markers(t, entry, ce) ==
 
 \* The entry of a failed append that "append_fail_keeps_pending" keeps pending.
 FailedSt == "AppendFailed"
+
+\* Is `entry` the abort of a fence (by an InitProducerId or a timeout)?
+\* @type: (Str, $tentry) => Bool;
+IsFenceEntry(t, entry) == entry.st = "PrepareAbort" /\ (IsFence(entry.endBy) \/ entry.endBy = TimeoutGtx(t))
 
 \* The pending transition reaches __transaction_state: apply it, answer,
 \* and once PrepareCommit/PrepareAbort is durable, send the markers.
@@ -846,7 +938,10 @@ TcAppendFail(t) ==
           /\ tc' = [tc EXCEPT ![t].pending =
                       IF Bug("append_fail_keeps_pending")
                       THEN <<[entry |-> [head.entry EXCEPT !.st = FailedSt], replies |-> {}]>> \o Tail(@)
-                      ELSE Tail(@)]
+                      ELSE Tail(@),
+                    \* KAFKA-9666: the failed fence's epoch bump stays in memory
+                    ![t].epoch = IF Bug("fence_bump_on_failed_append") /\ IsFenceEntry(t, head.entry)
+                                 THEN head.entry.epoch ELSE @]
     /\ appendFails' = appendFails + 1
     /\ action' = On(t, ActNote("TcAppendFail", "coordinator", NoArgs, "COORDINATOR_NOT_AVAILABLE"))
     /\ UNCHANGED <<clientVars, tlog, cepoch, leaderVars, groupVars, hangs, retries, losses, failovers>>
@@ -862,6 +957,17 @@ TcMarkerAck(m) ==
     /\ action' = On(m.tid, Act("TcMarkerAck", "coordinator", "part" :> m.part @@ "cepoch" :> m.cepoch))
     /\ UNCHANGED <<clientVars, tlog, cepoch, leaderVars, groupVars, faultVars>>
 
+\* The generation CompleteCommit / CompleteAbort is logged with. TV2: a
+\* transaction ended at MaxEpoch completes with the next producer id at
+\* epoch 0 (prepareComplete); "fence_no_rotation" (KAFKA-20090): not when
+\* the abort was a fence.
+\* @type: (Str) => Int;
+CompleteEpoch(t) ==
+    IF TV2 /\ EpochOf(tc[t].epoch) = MaxEpoch
+       /\ ~(Bug("fence_no_rotation") /\ IsFenceEntry(t, [st |-> tc[t].st, epoch |-> tc[t].epoch, parts |-> tc[t].parts,
+                                                         gtx |-> tc[t].gtx, endBy |-> tc[t].endBy]))
+    THEN NewPid(tc[t].epoch) ELSE tc[t].epoch
+
 \* Every marker is written: log CompleteCommit / CompleteAbort.
 \* @type: (Str) => Bool;
 TcComplete(t) ==
@@ -869,7 +975,7 @@ TcComplete(t) ==
     /\ tc[t].todo = {}
     /\ tc[t].pending = <<>>
     /\ tc' = [tc EXCEPT ![t] = Pending(t, [st |-> IF tc[t].st = "PrepareCommit" THEN "CompleteCommit" ELSE "CompleteAbort",
-                                           epoch |-> tc[t].epoch, parts |-> {}, gtx |-> tc[t].gtx, endBy |-> tc[t].endBy],
+                                           epoch |-> CompleteEpoch(t), parts |-> {}, gtx |-> tc[t].gtx, endBy |-> tc[t].endBy],
                                        {})]
     /\ action' = On(t, Act("TcComplete", "coordinator", NoArgs))
     /\ UNCHANGED <<netVars, clientVars, tlog, cepoch, leaderVars, groupVars, faultVars>>
@@ -885,7 +991,9 @@ TcComplete(t) ==
 TcTimeoutAbort(t) ==
     /\ TxnTimeouts
     /\ tc[t].st = "Ongoing" /\ ~Busy(t)
-    /\ tc' = [tc EXCEPT ![t] = Pending(t, [st |-> "PrepareAbort", epoch |-> tc[t].epoch + (IF TV2 THEN 2 ELSE 1),
+    \* before KAFKA-20090 the fence threw at MaxEpoch: the timeout never aborts
+    /\ ~(Bug("fence_bump_on_failed_append") /\ EpochOf(tc[t].epoch) = MaxEpoch)
+    /\ tc' = [tc EXCEPT ![t] = Pending(t, [st |-> "PrepareAbort", epoch |-> FenceEpoch(tc[t].epoch),
                                            parts |-> tc[t].parts, gtx |-> tc[t].gtx, endBy |-> TimeoutGtx(t)],
                                        {})]
     /\ action' = On(t, Act("TcTimeoutAbort", "coordinator", "epoch" :> tc[t].epoch))

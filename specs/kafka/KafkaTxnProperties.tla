@@ -84,6 +84,16 @@ ZombieFenced ==
     \A e \in DataEntries : plog[e[1]][e[2]].zombie => FateOf(e) # "committed"
 
 -----------------------------------------------------------------------------
+\* INV: ClientsFenceable
+\* No client holds the epoch MaxEpoch (Short.MaxValue), so the coordinator
+\* can always fence it with a bump: a producer id whose epoch is exhausted
+\* is replaced by a new one (TransactionMetadata.isEpochExhausted: "We do
+\* not allow the client to use an epoch equal to Short.MaxValue").
+\* KAFKA-18660 and KAFKA-20090 break it.
+ClientsFenceable ==
+    \A i \in Instances : EpochOf(cl[i].epoch) < MaxEpoch
+
+-----------------------------------------------------------------------------
 \* INV: NoHangingTransaction
 \* A partition's LSO is held back only by a transaction that the
 \* coordinator's log says is open and includes that partition, so the LSO

@@ -41,6 +41,11 @@ View == <<{m \in net : Live(m)}, clientVars, coordVars, leaderVars, groupVars, f
 WitnessTransactionCommits ==
     \A t \in TxnIds : \A k \in DOMAIN tlog[t] : tlog[t][k].st # "CompleteCommit"
 
+\* A witness: false once a client goes on with a second producer id, so
+\* that its counterexample shows a producer-id rotation at MaxEpoch.
+WitnessProducerIdRotates ==
+    \A i \in Instances : PidOf(cl[i].epoch) < 1
+
 -----------------------------------------------------------------------------
 (* ReducedView: a coarser view for the holding models, sound for their     *)
 (* invariants. TLC explores one state per view value and checks the        *)

@@ -86,7 +86,7 @@ Inst == <<ETxnId, EInstance>>
 MsgVal(m, f) ==
     CASE f = "type"              -> m.type
       [] f = "txn"               -> m.gtx[3]
-      [] f = "producer_epoch"    -> m.epoch
+      [] f = "producer_epoch"    -> EpochOf(m.epoch)
       [] f = "seq"               -> m.seq
       [] f = "att"               -> m.att
       [] f = "commit"            -> m.commit
@@ -107,10 +107,10 @@ MsgMatches(m) ==
 \* @type: (Str) => a;
 PostVal(f) ==
     CASE f = "client_state"     -> cl'[Inst].st
-      [] f = "client_epoch"     -> cl'[Inst].epoch
+      [] f = "client_epoch"     -> EpochOf(cl'[Inst].epoch)
       [] f = "client_txn"       -> cl'[Inst].txn
       [] f = "txn_state"        -> tc'[ETxnId].st
-      [] f = "txn_epoch"        -> tc'[ETxnId].epoch
+      [] f = "txn_epoch"        -> EpochOf(tc'[ETxnId].epoch)
       [] f = "pending"          -> Len(tc'[ETxnId].pending)
       [] f = "log_end"          -> Len(plog'[EPartition])
       [] f = "group_generation" -> gc'.gen

@@ -47,7 +47,7 @@ MsgMatches(m) ==
     /\ Has("instance") => m.inst = E.instance
     /\ Has("txn") => m.gtx[3] = E.txn
     /\ Has("partition") => m.part = E.partition
-    /\ Has("producer_epoch") => m.epoch = E.producer_epoch
+    /\ Has("producer_epoch") => EpochOf(m.epoch) = E.producer_epoch
     /\ Has("seq") => m.seq = E.seq
     /\ Has("att") => m.att = E.att
     /\ Has("commit") => m.commit = E.commit
@@ -82,10 +82,10 @@ Step ==
 \* @type: (Str) => Bool;
 PostHolds(f) ==
     CASE f = "client_state"     -> cl'[Inst].st = E.client_state
-      [] f = "client_epoch"     -> cl'[Inst].epoch = E.client_epoch
+      [] f = "client_epoch"     -> EpochOf(cl'[Inst].epoch) = E.client_epoch
       [] f = "client_txn"       -> cl'[Inst].txn = E.client_txn
       [] f = "txn_state"        -> tc'[E.txn_id].st = E.txn_state
-      [] f = "txn_epoch"        -> tc'[E.txn_id].epoch = E.txn_epoch
+      [] f = "txn_epoch"        -> EpochOf(tc'[E.txn_id].epoch) = E.txn_epoch
       [] f = "pending"          -> Len(tc'[E.txn_id].pending) = E.pending
       [] f = "log_end"          -> Len(plog'[E.partition]) = E.log_end
       [] f = "group_generation" -> gc'.gen = E.group_generation
