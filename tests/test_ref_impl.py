@@ -298,3 +298,24 @@ def test_the_next_instance_of_an_exhausted_epoch_gets_a_new_producer_id() -> Non
     assert run(c, "ClientReceive", next(m for m in c.net if m.type == "InitProducerIdResp" and m.inst == 2))
     assert run(c, "ReInit", new) and run(c, "TcInitProducerId", c.net[-1]) and run(c, "TcAppend", "t1")
     assert c.tlog["t1"][-1].st == "Empty" and c.tlog["t1"][-1].epoch == 3  # producer id 1, epoch 0
+
+
+# --- replication: an unclean election loses a marker (KAFKA-20716) ---
+
+
+def test_an_unclean_election_truncates_the_log_to_the_follower_and_rebuilds_producer_state() -> None:
+    c = started(Constants(version="TV1", num_partitions=1, num_instances=1, unclean_elections=True))
+    i = ("t1", 1)
+    assert run(c, "SendRequest", i) and run(c, "TcAddPartitionsToTxn", c.net[0]) and run(c, "TcAppend", "t1")
+    assert run(c, "ClientReceive", next(m for m in c.net if m.type == "AddPartitionsToTxnResp"))
+    assert run(c, "SendRequest", i) and run(c, "LeaderProduce", next(m for m in c.net if m.type == "Produce"))
+    assert run(c, "FollowerLag", 1) and c.lag[1] == 1  # the record reached the follower; nothing after will
+    c.cl[i].decision = True
+    assert run(c, "ClientReceive", next(m for m in c.net if m.type == "ProduceResp")) and run(c, "SendRequest", i)
+    assert run(c, "TcEndTxn", next(m for m in c.net if m.type == "EndTxn")) and run(c, "TcAppend", "t1")
+    assert run(c, "LeaderMarker", next(m for m in c.net if m.type == "WriteTxnMarkers"))
+    assert len(c.plog[1]) == 2 and c.plog[1].lso() == 2
+    assert run(c, "UncleanElection", 1)
+    assert len(c.plog[1]) == 1 and c.plog[1].lso() == 0  # the marker is gone: the LSO is stuck at the record
+    assert c.pst[1]["t1"].open and c.lag[1] == -2
+    assert not run(c, "UncleanElection", 1) and not run(c, "FollowerLag", 1)  # once per partition

@@ -284,3 +284,25 @@ def test_the_record_encoding_checks_the_new_columns_too(tv1: Path, tmp_path: Pat
 
     path, _ = changed_at(tv1, lambda o: o.get("action") == "TcAppend" and o.get("txn_partitions") == [1, 2], {"txn_partitions": [2]}, "parts-records.jsonl")
     assert check_trace_records(read_trace(path), "tlc", tmp_path / "parts").status == "rejected"
+
+
+@pytest.mark.parametrize("unclean_at, status", [(18, "violates"), (None, "accepted")])
+def test_an_unclean_election_that_loses_a_marker_is_a_behaviour_that_breaks_no_hanging_transaction(
+    tmp_path: Path, unclean_at, status: str
+) -> None:
+    """KAFKA-20716: the follower leaves the ISR after the record (event 11), the marker is
+    acknowledged by the leader alone, and the stale follower is elected: the spec allows it (Kafka
+    does not promise exactly-once with unclean elections) and NoHangingTransaction fails."""
+    faults = (Fault(11, "lag"),) + ((Fault(unclean_at, "unclean"),) if unclean_at else ())
+    head, events = simulate(Workload.parse("transfer:version=TV1,partitions=1,txns=1"), Faults(), 0, schedule=Schedule(faults))
+    assert head["constants"]["UncleanElections"] is True
+    assert [e["action"] for e in events].count("UncleanElection") == (1 if unclean_at else 0)
+    path = tmp_path / "unclean.jsonl"
+    write_trace(path, head, events)
+    v = check_trace(read_trace(path), timeout=300)
+    assert v.status == status, v.message
+    if unclean_at:
+        assert v.invariant == "NoHangingTransaction"
+        # caught once the coordinator's log says the transaction is complete (its CompleteCommit)
+        election = 1 + next(n for n, e in enumerate(events) if e["action"] == "UncleanElection")
+        assert v.event is not None and v.event["event"] > election and v.event["action"] == "TcAppend"

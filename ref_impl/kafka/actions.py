@@ -162,6 +162,8 @@ ACTIONS: tuple[Action, ...] = (
     Action("Failover", NONE, C.failover_enabled, C.failover, fault=always),
     Action("LeaderRestart", PARTITION, C.leader_restart_enabled, C.leader_restart, fault=always),
     Action("LeaderExpireProducer", TXN_PARTITION, C.leader_expire_producer_enabled, C.leader_expire_producer, fault=always),
+    Action("FollowerLag", PARTITION, C.follower_lag_enabled, C.follower_lag, fault=always),
+    Action("UncleanElection", PARTITION, C.unclean_election_enabled, C.unclean_election, fault=always),
     # Consumers (NextWithConsumers).
     Action("Fetch", FETCH_ARGS, C.fetch_enabled, C.fetch, by=APPLICATION),
     Action("OffsetCommit", COMMIT_ARGS, C.offset_commit_enabled, C.offset_commit, by=APPLICATION),

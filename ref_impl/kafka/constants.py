@@ -38,6 +38,7 @@ class Constants:
     producer_expiry: bool = False
     max_append_fails: int = 0
     max_epoch: int = attrs.field(default=SHORT_MAX, validator=attrs.validators.ge(2))
+    unclean_elections: bool = False
     bugs: tuple[str, ...] = attrs.field(default=(), converter=_sorted_tuple)
 
     def __attrs_post_init__(self) -> None:
@@ -108,6 +109,7 @@ class Constants:
             "ProducerExpiry": self.producer_expiry,
             "MaxAppendFails": self.max_append_fails,
             "MaxEpoch": self.max_epoch,
+            "UncleanElections": self.unclean_elections,
             "Bugs": list(self.bugs) if bugs else [],
         }
 
@@ -132,6 +134,7 @@ class Constants:
             producer_expiry=d.get("ProducerExpiry", False),  # ... and before producer expiry
             max_append_fails=d.get("MaxAppendFails", 0),  # ... and before failed appends
             max_epoch=d.get("MaxEpoch", SHORT_MAX),  # ... and before the epoch bound
+            unclean_elections=d.get("UncleanElections", False),  # ... and before replication
             bugs=d.get("Bugs", ()),
         )
 

@@ -225,6 +225,27 @@ class LeaderActions(ClusterState):
         self.held[p] = []
         self.emit(self.event("LeaderRestart", f"leader-{p}", partition=p))
 
+    def follower_lag_enabled(self, p: int) -> bool:
+        """The follower of ``p`` stops replicating and leaves the ISR; the leader goes on alone."""
+        return self.k.unclean_elections and p in self.plog and self.lag[p] == -1
+
+    def follower_lag(self, p: int) -> None:
+        self.lag[p] = len(self.plog[p])
+        self.emit(self.event("FollowerLag", f"leader-{p}", partition=p))
+
+    def unclean_election_enabled(self, p: int) -> bool:
+        """unclean.leader.election.enable: the lagging follower of ``p`` is elected with the log it
+        has; what came after is lost (KAFKA-20716: a marker among it leaves the LSO stuck)."""
+        return p in self.lag and self.lag[p] >= 0
+
+    def unclean_election(self, p: int) -> None:
+        kept = self.lag[p]
+        del self.plog[p].entries[kept:]
+        self.pst[p] = {t: load_producer_state(self.plog[p], t, min(s.start, kept)) for t, s in self.pst[p].items()}
+        self.held[p] = []
+        self.lag[p] = -2
+        self.emit(self.event("UncleanElection", f"leader-{p}", partition=p, log_end=len(self.plog[p])))
+
     def leader_expire_producer_enabled(self, t: str, p: int) -> bool:
         """The leader of ``p`` forgets producer ``t`` (producer.id.expiration.ms): no transaction
         of it open here and, the expiry being longer than any request lives, nothing of it under

@@ -122,6 +122,9 @@ class ClusterState:
             p: {t: ProducerState() for t in k.txn_ids} for p in [OFFSETS_PART] + self.parts
         }
         self.held: dict[int, list[Held]] = {p: [] for p in self.parts}
+        # Replication (KafkaTxn: lag): -1 while the follower is in sync, else the log length it
+        # has; -2 once an unclean election made it the leader.
+        self.lag: dict[int, int] = {p: -1 for p in self.parts}
         self.gc = Group(pending={t: -1 for t in k.txn_ids})
         self.hangs = self.retries = self.losses = self.failovers = self.append_fails = 0
         self.events = 0

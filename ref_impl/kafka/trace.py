@@ -137,12 +137,13 @@ CONSTANT_KINDS = {
     "ProducerExpiry": BOOL,
     "MaxAppendFails": INT,
     "MaxEpoch": INT,
+    "UncleanElections": BOOL,
     "Bugs": LIST,
 }
 # What a trace written before a constant existed leaves out (restarts, timeouts, expiry, failed
 # appends, the epoch bound: Short.MaxValue).
 DEFAULTS = {"LeaderRestarts": False, "TxnTimeouts": False, "ProducerExpiry": False, "MaxAppendFails": 0,
-            "MaxEpoch": 32767, "Bugs": []}
+            "MaxEpoch": 32767, "UncleanElections": False, "Bugs": []}
 
 
 def _printable(s: str) -> bool:
@@ -209,7 +210,8 @@ def check_event(ev: Event, k: Constants) -> None:
                                      f"and {a} appends none; leave it out")
         if ev["append_offset"] < 0:
             raise ProtocolInputError(f'{a}: field "append_offset" = {ev["append_offset"]} is not an offset (a whole number >= 0)')
-    if a in ("LeaderVerifyLost", "LeaderRestart", "Fetch", "OffsetCommit") or any(c in ev for c in ("log_end", "records", "lso", "append_offset")):
+    partition_actions = ("LeaderVerifyLost", "LeaderRestart", "FollowerLag", "UncleanElection", "Fetch", "OffsetCommit")
+    if a in partition_actions or any(c in ev for c in ("log_end", "records", "lso", "append_offset")):
         need("partition", parts, "a data partition")
     if a == "Fetch" or "records" in ev:
         need("isolation", ISOLATIONS, "an isolation level")
@@ -265,7 +267,7 @@ def event_text(ev: Event) -> str:
         parts.append(f"txn {ev['txn']}")
     if "type" in ev:
         parts.append(ev["type"])
-    if ev.get("partition") or ev.get("action") in ("Fetch", "OffsetCommit", "LeaderRestart"):
+    if ev.get("partition") or ev.get("action") in ("Fetch", "OffsetCommit", "LeaderRestart", "FollowerLag", "UncleanElection"):
         parts.append(f"p{ev.get('partition')}")
     if ev.get("type") in ("Produce", "ProduceResp", "Verify", "VerifyResp"):
         parts.append(f"seq {ev.get('seq')}")

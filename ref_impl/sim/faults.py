@@ -8,7 +8,9 @@ coordinator crashes with failover (MaxFailovers), and partition leader crashes w
 coordinator aborting an open transaction on its own (TxnTimeouts, ``txn-timeouts``; not part of
 ``all``, which keeps the runs it made before timeouts were modelled), and leaders forgetting idle
 producers (ProducerExpiry, ``expiry``), and failed appends to __transaction_state (MaxAppendFails,
-``append-fails=N``); neither is in ``all``. Duplication is a retry with a copy in flight:
+``append-fails=N``), and unclean leader elections (UncleanElections, ``unclean``: a follower falls
+out of the ISR and is later elected with its shorter log; Kafka does not promise exactly-once then,
+so such a run may break an invariant, KAFKA-20716); none of these is in ``all``. Duplication is a retry with a copy in flight:
 Kafka runs over TCP, so a second copy of a request only ever comes from the client sending again.
 """
 
@@ -35,6 +37,7 @@ class Faults:
     txn_timeouts: bool = False
     expiry: bool = False
     append_fails: int = 0
+    unclean: bool = False
 
     @classmethod
     def parse(cls, text: str) -> "Faults":
@@ -60,6 +63,8 @@ class Faults:
                     fields["txn_timeouts"] = value in ("", "1", "true", "yes")
                 elif key == "expiry":
                     fields["expiry"] = value in ("", "1", "true", "yes")
+                elif key == "unclean":
+                    fields["unclean"] = value in ("", "1", "true", "yes")
                 elif key in ("loss", "retries", "hangs", "failovers", "restarts", "append-fails"):
                     key = key.replace("-", "_")
                     fields[key] = int(value)
@@ -68,7 +73,7 @@ class Faults:
                 else:
                     raise FaultSpecError(
                         f"unknown fault {key!r}; use loss=N, late=Type+Type, retries=N, timeouts, hangs=N, failovers=N, "
-                        "restarts=N, txn-timeouts, expiry, append-fails=N"
+                        "restarts=N, txn-timeouts, expiry, append-fails=N, unclean"
                     )
             except ValueError as e:
                 if isinstance(e, FaultSpecError):
@@ -98,10 +103,15 @@ class Faults:
             parts.append("expiry")
         if self.append_fails:
             parts.append(f"append-fails={self.append_fails}")
+        if self.unclean:
+            parts.append("unclean")
         return ",".join(parts) or "none"
 
 
 FAULT_KINDS = ("drop", "retry", "delay", "timeout", "hang", "resume", "failover", "restart", "txn-timeout", "expire", "append-fail")
+# Faults outside what Kafka's exactly-once promises survive: generated runs of the correct broker
+# never draw them; a schedule may name them (the zoo's KAFKA-20716 entry does).
+UNSAFE_FAULT_KINDS = ("lag", "unclean")
 
 
 @attrs.frozen(order=True)
@@ -116,7 +126,7 @@ class Fault:
     """
 
     at: int
-    kind: str = attrs.field(validator=attrs.validators.in_(FAULT_KINDS))
+    kind: str = attrs.field(validator=attrs.validators.in_(FAULT_KINDS + UNSAFE_FAULT_KINDS))
     target: int = 0
     steps: int = 0
     type: str = ""
@@ -135,7 +145,7 @@ class Schedule:
 
     def budgets(self) -> Faults:
         """The spec constants that allow every fault of the schedule."""
-        n = {k: sum(1 for f in self.faults if f.kind == k) for k in FAULT_KINDS}
+        n = {k: sum(1 for f in self.faults if f.kind == k) for k in FAULT_KINDS + UNSAFE_FAULT_KINDS}
         return Faults(
             loss=n["drop"],
             late=LATE_REQUEST_TYPES if n["retry"] or n["timeout"] else (),
@@ -147,6 +157,7 @@ class Schedule:
             txn_timeouts=n["txn-timeout"] > 0,
             expiry=n["expire"] > 0,
             append_fails=n["append-fail"],
+            unclean=n["lag"] + n["unclean"] > 0,
         )
 
     def describe(self) -> list[str]:

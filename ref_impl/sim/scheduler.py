@@ -63,6 +63,8 @@ FAULT_ACTIONS = {
     "txn-timeout": ACTION["TcTimeoutAbort"],
     "expire": ACTION["LeaderExpireProducer"],
     "append-fail": ACTION["TcAppendFail"],
+    "lag": ACTION["FollowerLag"],
+    "unclean": ACTION["UncleanElection"],
 }
 NARROWED_BY_MESSAGE = ("drop",)
 NARROWED_BY_REQUEST = ("retry", "hang")
@@ -88,6 +90,7 @@ def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constan
         txn_timeouts=f.txn_timeouts,
         producer_expiry=f.expiry,
         max_append_fails=f.append_fails,
+        unclean_elections=f.unclean,
         bugs=bugs,
     )
 

@@ -74,8 +74,8 @@ ZOO = ZOO + (
            "txn-timeouts", "kafka_fence_no_rotation", "rejected",
            "KAFKA-20090: a timeout that fences the epoch up to Short.MaxValue completes without a new producer id",
            ("txn-timeout",), ("",), 60),
-    ZooBug("fence_bump_on_failed_append", ("fence_bump_on_failed_append",), "transfer:version=TV1,partitions=1,txns=1,max_epoch=2",
-           "hangs=1,append-fails=2", "kafka_fence_bump_on_failed_append", "rejected",
+    ZooBug("fence_bump_on_failed_append", ("fence_bump_on_failed_append",), "transfer:version=TV2,partitions=1,txns=1,max_epoch=2",
+           "hangs=1,append-fails=1", "kafka_fence_bump_on_failed_append", "rejected",
            "KAFKA-9666: a fence whose append fails keeps its epoch bump, until the epoch cannot be fenced any more",
            ("hang", "append-fail"), ("",), 25),
 )

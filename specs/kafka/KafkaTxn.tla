@@ -75,8 +75,14 @@
 (*     batch of the new id waits for verification until then), so what   *)
 (*     Kafka could still append for the old id is a copy of a marker that *)
 (*     closes nothing.                                                    *)
-(*   - One batch per Produce request; no replication (each leader's log is *)
-(*     its committed log; the high watermark is the log end).              *)
+(*   - One batch per Produce request. Replication is one follower per    *)
+(*     partition, in sync (it has every acknowledged entry: acks=all) until *)
+(*     it falls behind (FollowerLag: it leaves the ISR, and with           *)
+(*     min.insync.replicas = 1 the leader acknowledges alone); the high    *)
+(*     watermark is the log end. With UncleanElections, the leader dies   *)
+(*     and the lagging follower is elected (UncleanElection): the log is  *)
+(*     truncated to what it has, at most once per partition. Clean        *)
+(*     elections are LeaderRestart (the new leader has the same log).     *)
 (*   - InitProducerId carries no expected epoch (KIP-360's retry of an    *)
 (*     InitProducerId by a running producer is not modelled).              *)
 (*   - PrepareEpochFence is not a separate step: an InitProducerId that    *)
@@ -184,6 +190,8 @@ CONSTANTS
     MaxAppendFails,
     \* @type: Int;
     MaxEpoch,
+    \* @type: Bool;
+    UncleanElections,
     \* @type: Set(Str);
     Bugs
 
@@ -240,6 +248,11 @@ VARIABLES
     \* TV2: batches a leader holds until the coordinator verified them.
     \* @type: Int -> Set($held);
     held,
+    \* Replication: -1 while the partition's follower is in sync; else the
+    \* length of the log it has (it fell behind there); -2 once an unclean
+    \* election made it the leader.
+    \* @type: Int -> Int;
+    lag,
     \* -- groupVars: the group coordinator --
     \* The group coordinator of the application's consumer group: generation,
     \* the member that owns the input partition, the committed offset, and
@@ -266,7 +279,7 @@ VARIABLES
 netVars == <<net>>
 clientVars == <<cl>>
 coordVars == <<tc, tlog, cepoch>>
-leaderVars == <<plog, pst, held>>
+leaderVars == <<plog, pst, held, lag>>
 groupVars == <<gc>>
 faultVars == <<hangs, retries, losses, failovers, appendFails>>
 vars == <<netVars, clientVars, coordVars, leaderVars, groupVars, faultVars, action>>
@@ -435,6 +448,7 @@ Init ==
     /\ plog = [p \in Parts |-> <<>>]
     /\ pst = [p \in {OffsetsPart} \cup Parts |-> FreshProducerState]
     /\ held = [p \in Parts |-> {}]
+    /\ lag = [p \in Parts |-> -1]
     /\ gc = [gen |-> 0, owner |-> NoInst, committed |-> 0, pending |-> [t \in TxnIds |-> -1], groups |-> NoGroups]
     /\ hangs = 0
     /\ retries = 0
@@ -715,6 +729,7 @@ GcMarker(m) ==
           /\ net' = (net \ {m}) \cup {Reply(m, err)}
     /\ action' = On(m.tid, Act("GcMarker", "group", "epoch" :> m.epoch @@ "commit" :> (IF m.commit THEN 1 ELSE 0)))
     /\ UNCHANGED <<clientVars, coordVars, plog, held, faultVars>>
+    /\ UNCHANGED lag
 
 -----------------------------------------------------------------------------
 (* Transaction coordinator *)
@@ -1076,6 +1091,7 @@ LeaderProduce(m) ==
     /\ action' = On(m.tid, Act("LeaderProduce", "leader", "part" :> m.part @@ "instance" :> m.inst @@ "txn" :> m.gtx[3]
                                             @@ "epoch" :> m.epoch @@ "seq" :> m.seq))
     /\ UNCHANGED <<clientVars, coordVars, groupVars, faultVars>>
+    /\ UNCHANGED lag
 
 \* TV2: the coordinator answered the verification of a held batch. Append
 \* it, unless a marker for its producer arrived meanwhile (Kafka's
@@ -1103,6 +1119,7 @@ LeaderVerified(r) ==
         /\ action' = On(r.tid, Act("LeaderVerified", "leader", "part" :> r.part @@ "txn" :> r.gtx[3]
                                                  @@ "ok" :> (IF r.err = "NONE" /\ ~h.void THEN 1 ELSE 0)))
     /\ UNCHANGED <<clientVars, coordVars, groupVars, faultVars>>
+    /\ UNCHANGED lag
 
 \* TV2: a coordinator failover lost the verification of held batch h (its
 \* pending answer died with the old coordinator): the produce fails with a
@@ -1119,6 +1136,7 @@ LeaderVerifyLost(p) ==
         /\ net' = net \cup {Reply(h.m, "NOT_ENOUGH_REPLICAS")}
         /\ action' = On(h.m.tid, ActNote("LeaderVerifyLost", "leader", "part" :> p @@ "txn" :> h.m.gtx[3], "NOT_ENOUGH_REPLICAS"))
     /\ UNCHANGED <<clientVars, coordVars, plog, pst, groupVars, faultVars>>
+    /\ UNCHANGED lag
 
 \* An answer to a verification whose batch was already dealt with (a
 \* retried produce asked twice): nothing waits for it.
@@ -1154,6 +1172,7 @@ LeaderMarker(m) ==
     /\ action' = On(m.tid, Act("LeaderMarker", "leader", "part" :> m.part @@ "epoch" :> m.epoch @@ "cepoch" :> m.cepoch
                                            @@ "commit" :> (IF m.commit THEN 1 ELSE 0)))
     /\ UNCHANGED <<clientVars, coordVars, groupVars, faultVars>>
+    /\ UNCHANGED lag
 
 \* The producer state of t that a leader rebuilds from `log` when it loads
 \* the partition (ProducerStateManager: snapshot plus replay of the log),
@@ -1193,6 +1212,36 @@ LeaderRestart(p) ==
     /\ held' = [held EXCEPT ![p] = {}]
     /\ action' = Act("LeaderRestart", "leader", "part" :> p)
     /\ UNCHANGED <<netVars, clientVars, coordVars, plog, groupVars, faultVars>>
+    /\ UNCHANGED lag
+
+\* The follower of partition p stops replicating and leaves the ISR; the
+\* leader goes on alone (min.insync.replicas = 1), so what it appends from
+\* now on, markers included, is acknowledged with one copy.
+\* @type: (Int) => Bool;
+FollowerLag(p) ==
+    /\ UncleanElections /\ lag[p] = -1
+    /\ lag' = [lag EXCEPT ![p] = Len(plog[p])]
+    /\ action' = Act("FollowerLag", "leader", "part" :> p @@ "offset" :> Len(plog[p]))
+    /\ UNCHANGED <<netVars, clientVars, coordVars, plog, pst, held, groupVars, faultVars>>
+
+\* unclean.leader.election.enable: the leader of p dies and its lagging
+\* follower, out of the ISR, is elected. Its log is the prefix it had: what
+\* was appended after it fell behind (data, markers) is gone, though it was
+\* acknowledged. It rebuilds its producer state from that log; batches held
+\* for verification are lost. KAFKA-20716 (apache/kafka#22937): a marker
+\* lost this way leaves its transaction open on p for ever, and the LSO
+\* stuck; Kafka documents that unclean election cannot keep exactly-once.
+\* @type: (Int) => Bool;
+UncleanElection(p) ==
+    /\ lag[p] >= 0
+    /\ LET kept == SubSeq(plog[p], 1, lag[p])
+       IN /\ plog' = [plog EXCEPT ![p] = kept]
+          /\ pst' = [pst EXCEPT ![p] = [t \in TxnIds |->
+                        LoadedProducerState(kept, t, IF pst[p][t].from > lag[p] THEN lag[p] ELSE pst[p][t].from)]]
+    /\ held' = [held EXCEPT ![p] = {}]
+    /\ lag' = [lag EXCEPT ![p] = -2]
+    /\ action' = Act("UncleanElection", "leader", "part" :> p @@ "offset" :> lag[p])
+    /\ UNCHANGED <<netVars, clientVars, coordVars, groupVars, faultVars>>
 
 \* With ProducerExpiry, a leader forgets a producer with no transaction open
 \* here once producer.id.expiration.ms (a day by default) has passed since
@@ -1220,6 +1269,7 @@ LeaderExpireProducer(p, t) ==
     /\ pst' = [pst EXCEPT ![p][t] = [FreshProducerState[t] EXCEPT !.from = Len(plog[p])]]
     /\ action' = On(t, Act("LeaderExpireProducer", "leader", "part" :> p))
     /\ UNCHANGED <<netVars, clientVars, coordVars, plog, held, groupVars, faultVars>>
+    /\ UNCHANGED lag
 
 \* The coordinator's marker channel re-sends a marker that got lost.
 \* @type: (Str, Int) => Bool;
@@ -1313,6 +1363,7 @@ Next ==
         \/ TcAppend(t) \/ TcAppendFail(t) \/ TcComplete(t) \/ TcTimeoutAbort(t)
         \/ \E p \in {OffsetsPart} \cup Parts : TcResendMarker(t, p)
     \/ \E p \in Parts : LeaderVerifyLost(p) \/ LeaderRestart(p) \/ \E t \in TxnIds : LeaderExpireProducer(p, t)
+    \/ \E p \in Parts : FollowerLag(p) \/ UncleanElection(p)
     \/ Failover
     \/ Finished
 

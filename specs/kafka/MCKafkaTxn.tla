@@ -68,8 +68,10 @@ WitnessProducerIdRotates ==
 (*    of appends). TxnStateMachine compares each new entry with the last   *)
 (*    one, so it holds of the whole log if it held before.                 *)
 (*  - Partition logs: below the LSO every record is decided and no step    *)
-(*    reads the log (leaders keep pst; LeaderRestart and the index of a    *)
-(*    producer's expiry are the exceptions, hence the condition). Decided records keep only what invariants of   *)
+(*    reads the log (leaders keep pst; LeaderRestart, the index of a       *)
+(*    producer's expiry and UncleanElection's truncation are the           *)
+(*    exceptions, hence the condition). Decided records keep only what    *)
+(*    invariants of                                                         *)
 (*    later states can still ask: each one's client transaction, fate and  *)
 (*    input offset (Atomicity, NoDuplicates, ExactlyOnceCTP). ReadCommitted, *)
 (*    ZombieFenced and MarkerSafety cannot change below the LSO (later     *)
@@ -84,7 +86,7 @@ WitnessProducerIdRotates ==
 (* (tests/test_reduced_view.py): it must still find its violation.         *)
 
 \* Do the partition and transaction logs reduce to their summaries?
-SummarizeLogs == ~LeaderRestarts /\ ~ProducerExpiry /\ Bugs \cap {"lso_inclusive", "no_idempotence"} = {}
+SummarizeLogs == ~LeaderRestarts /\ ~ProducerExpiry /\ ~UncleanElections /\ Bugs \cap {"lso_inclusive", "no_idempotence"} = {}
 
 \* @type: $client;
 NoClient == [st |-> "", epoch |-> -1, txn |-> 0, pc |-> 0, out |-> FALSE, req |-> NoMsg,
@@ -134,11 +136,11 @@ PlogView(p) ==
 \* writing a state with a still-lazy function to its disk queue fails
 \* ("fcnRcd is null"). Comparing each variable with itself makes every
 \* function in it concrete; the value is always TRUE.
-ValuesConcrete == net = net /\ cl = cl /\ tc = tc /\ tlog = tlog /\ plog = plog /\ pst = pst /\ held = held /\ gc = gc
+ValuesConcrete == net = net /\ cl = cl /\ tc = tc /\ tlog = tlog /\ plog = plog /\ pst = pst /\ held = held /\ lag = lag /\ gc = gc
 
 ReducedView ==
     <<ValuesConcrete, {m \in net : Live(m)}, [i \in Instances |-> ClientView(i)], [t \in TxnIds |-> CoordView(t)],
-      [t \in TxnIds |-> TlogView(t)], cepoch, [p \in Parts |-> PlogView(p)], pst, held, gc, faultVars>>
+      [t \in TxnIds |-> TlogView(t)], cepoch, [p \in Parts |-> PlogView(p)], pst, held, lag, gc, faultVars>>
 
 -----------------------------------------------------------------------------
 (* ReducedNext: Next with a partial-order reduction, for the holding       *)

@@ -84,6 +84,10 @@ Dispatch(a, t, k, p, grp, iso, fromOff, commitOff, Matches(_), Answered(_), lost
                                          /\ LeaderRestart(p)
          [] a = "LeaderExpireProducer" -> /\ p \in Parts
                                          /\ LeaderExpireProducer(p, t)
+         [] a = "FollowerLag"         -> /\ p \in Parts
+                                         /\ FollowerLag(p)
+         [] a = "UncleanElection"     -> /\ p \in Parts
+                                         /\ UncleanElection(p)
          [] a = "OffsetCommit"        -> OffsetCommit(grp, p, commitOff)
          [] a = "Fetch"               -> /\ p \in Parts
                                          /\ Fetch(p, iso, fromOff)
