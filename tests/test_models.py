@@ -38,8 +38,9 @@ def test_registered_model_has_its_expected_outcome(model, shared_tlc: SharedTlcR
 
 # Steps of the one coordinator (or leader, group coordinator, network) for all transactional.ids.
 SHARED_ACTORS = {"coordinator", "leader", "group", "network"}
-# Those that concern no single transactional.id: a coordinator failover, a leader restart.
-FOR_ALL = {"Failover", "LeaderRestart"}
+# Those that concern no single transactional.id: a coordinator failover, a leader restart, a
+# follower that falls behind and its unclean election.
+FOR_ALL = {"Failover", "LeaderRestart", "FollowerLag", "UncleanElection"}
 
 
 def assert_kafka_steps_name_their_transactional_id(cex, txn_ids) -> None:

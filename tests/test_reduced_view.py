@@ -179,9 +179,9 @@ def test_a_reduction_that_loses_states_fails_its_pin(tmp_path: Path) -> None:
         (spec / module.name).write_text(module.read_text())
     mc = spec / model.task.spec_file.name
     text = mc.read_text()
-    found = re.search(r"^ReducedView ==(.*?), held, gc, faultVars>>$", text, flags=re.S | re.M)
+    found = re.search(r"^ReducedView ==(.*?), held, lag, gc, faultVars>>$", text, flags=re.S | re.M)
     assert found, "ReducedView's definition moved: update this test"
-    lossy = f"LossyView =={found.group(1)}, gc, faultVars>>\n\n"
+    lossy = f"LossyView =={found.group(1)}, lag, gc, faultVars>>\n\n"
     end = re.search(r"^={4,}\s*$", text, flags=re.M)
     assert end
     mc.write_text(text[:end.start()] + lossy + text[end.start():])

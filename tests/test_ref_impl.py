@@ -209,7 +209,7 @@ def test_bad_fault_specs_say_what_to_write(text: str, message: str) -> None:
 
 @pytest.mark.parametrize(
     "text, message",
-    [("batch", "unknown workload"), ("transfer:txns=0", "at least 1"), ("ctp:version=TV3", "TV1 or TV2"),
+    [("batch", "unknown workload"), ("transfer:txns=0", "at least 1"), ("ctp:version=TV3", "TV1, TV1V"),
      ("transfer:colour=red", "unknown workload setting"), ("transfer:max_epoch=1", "at least 2"),
      ("transfer:max_epoch=40000", "at most 32767")],
 )
@@ -319,3 +319,21 @@ def test_an_unclean_election_truncates_the_log_to_the_follower_and_rebuilds_prod
     assert len(c.plog[1]) == 1 and c.plog[1].lso() == 0  # the marker is gone: the LSO is stuck at the record
     assert c.pst[1]["t1"].open and c.lag[1] == -2
     assert not run(c, "UncleanElection", 1) and not run(c, "FollowerLag", 1)  # once per partition
+
+
+# --- TV1V: TV1 clients, leaders that verify (KIP-890 part 1) ---
+
+
+def test_tv1v_leaders_verify_and_the_coordinator_only_checks_the_partition() -> None:
+    c = started(Constants(version="TV1V", num_partitions=1, num_instances=1))
+    i = ("t1", 1)
+    assert run(c, "SendRequest", i) and run(c, "TcAddPartitionsToTxn", c.net[0]) and run(c, "TcAppend", "t1")
+    assert run(c, "ClientReceive", next(m for m in c.net if m.type == "AddPartitionsToTxnResp"))
+    assert run(c, "SendRequest", i) and run(c, "LeaderProduce", next(m for m in c.net if m.type == "Produce"))
+    assert len(c.held[1]) == 1 and not c.tc["t1"].pending  # held for the check
+    verify = next(m for m in c.net if m.type == "Verify")
+    assert run(c, "TcVerify", verify) and not c.tc["t1"].pending  # a check: nothing to append
+    assert next(m for m in c.net if m.type == "VerifyResp").err == "NONE"
+    # the same check once the transaction is over: the partition is in no transaction
+    c.tc["t1"].st, c.tc["t1"].parts = "CompleteAbort", frozenset()
+    assert c.verify_only(verify) == "TRANSACTION_ABORTABLE"

@@ -12,6 +12,8 @@ BUGS = ("no_epoch_bump", "no_idempotence", "no_pending_check", "lso_inclusive", 
 # Short.MaxValue: Kafka's bound on producer epochs (KafkaTxn: MaxEpoch).
 SHORT_MAX = 32767
 LATE_REQUEST_TYPES = ("InitProducerId", "AddPartitionsToTxn", "Produce", "EndTxn")
+# TV1, TV1 clients with KIP-890 part 1 verification at the leaders, TV2 (KIP-890 part 2).
+VERSIONS = ("TV1", "TV1V", "TV2")
 
 
 def _sorted_tuple(values: Any) -> tuple:
@@ -24,7 +26,7 @@ class Constants:
     num_instances: int = 2
     num_partitions: int = 2
     txns_per_instance: int = 2
-    version: str = attrs.field(default="TV2", validator=attrs.validators.in_(("TV1", "TV2")))
+    version: str = attrs.field(default="TV2", validator=attrs.validators.in_(VERSIONS))
     late_requests: tuple[str, ...] = attrs.field(default=(), converter=_sorted_tuple)
     max_retries: int = 0
     max_loss: int = 0
@@ -52,6 +54,11 @@ class Constants:
     @property
     def tv2(self) -> bool:
         return self.version == "TV2"
+
+    @property
+    def verifies(self) -> bool:
+        """Leaders verify a producer's first transactional append to a partition (KIP-890)."""
+        return self.version in ("TV1V", "TV2")
 
     @property
     def ctp(self) -> bool:

@@ -115,11 +115,25 @@ class CoordinatorActions(ClusterState):
         self.tc_add_partitions("TcAddOffsetsToTxn", m, frozenset({0}), m.reply("NONE"))
 
     def tc_verify_enabled(self, m: Msg) -> bool:
-        """TV2: a leader asks to add partition m.part before appending m's batch."""
+        """A leader asks before appending m's batch: TV2, to add partition m.part; TV1V, whether it
+        is in the transaction."""
         return m in self.net and m.type == "Verify"
 
+    def verify_only(self, m: Msg) -> str:
+        """TV1V (handleVerifyPartitionsInTransaction): the pending state is not checked; a partition
+        not in the transaction is TRANSACTION_ABORTABLE (KafkaTxn: VerifyOnly)."""
+        c = self.tc[m.tid]
+        if m.epoch != c.epoch:
+            return self.k.fenced_error(m.epoch, c.epoch)
+        if c.st in PREPARED:
+            return "CONCURRENT_TRANSACTIONS"
+        return "NONE" if c.st == "Ongoing" and m.part in c.parts else "TRANSACTION_ABORTABLE"
+
     def tc_verify(self, m: Msg) -> None:
-        self.tc_add_partitions("TcVerify", m, frozenset({m.part}), m.reply("NONE"))
+        if self.k.tv2:
+            self.tc_add_partitions("TcVerify", m, frozenset({m.part}), m.reply("NONE"))
+        else:
+            self._reply_now("TcVerify", m, m.reply(self.verify_only(m)))
 
     def abort_bumps(self, t: str) -> bool:
         """Kafka 4.x, TV2 (KAFKA-14563): an EndTxn(abort) at the current epoch with no transaction

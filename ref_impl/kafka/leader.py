@@ -108,14 +108,15 @@ class LeaderActions(ClusterState):
         return tuple(self.batches.get((m.tid, m.inst, m.gtx[2], m.part), ()))
 
     def leader_produce_enabled(self, m: Msg) -> bool:
-        """TV1, or TV2 with the producer's transaction open here under this epoch: check and
-        append. TV2 otherwise: hold the batch and ask the coordinator to add the partition."""
+        """TV1, or TV1V/TV2 with the producer's transaction open here under this epoch: check and
+        append. TV1V/TV2 otherwise: hold the batch and ask the coordinator to check (TV1V) or add
+        (TV2) the partition."""
         return m in self.net and m.type == "Produce"
 
     def leader_produce(self, m: Msg) -> None:
         s = self.pst[m.part][m.tid]
         self.take(m)
-        if self.k.tv2 and not (s.open and s.epoch == m.epoch) and m.epoch >= s.epoch:
+        if self.k.verifies and not (s.open and s.epoch == m.epoch) and m.epoch >= s.epoch:
             self.held[m.part].append(Held(m))
             self.send(attrs.evolve(m, type="Verify"))
             self._leader_event("LeaderProduce", m, None)

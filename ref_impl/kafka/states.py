@@ -39,6 +39,7 @@ ERRORS = frozenset(
         "COORDINATOR_NOT_AVAILABLE",
         "INVALID_PRODUCER_ID_MAPPING",
         "UNKNOWN_SERVER_ERROR",
+        "TRANSACTION_ABORTABLE",
     }
 )
 

@@ -29,7 +29,7 @@ from trace_check.traces.protocol import (
 
 from .actions import ACTIONS as TABLE
 from .actions import INSTANCE, MESSAGE, TXN_ID, TXN_PARTITION
-from .constants import BUGS, LATE_REQUEST_TYPES
+from .constants import BUGS, LATE_REQUEST_TYPES, VERSIONS
 from .messages import MESSAGE_TYPES
 from .states import ERRORS, TXN_STATES
 
@@ -151,8 +151,8 @@ def _printable(s: str) -> bool:
 
 
 def check_constants(k: Constants) -> None:
-    if k["Version"] not in ("TV1", "TV2"):
-        raise ProtocolInputError(f'"Version" must be "TV1" or "TV2", got {json.dumps(k["Version"])}')
+    if k["Version"] not in VERSIONS:
+        raise ProtocolInputError(f'"Version" must be "TV1", "TV1V" or "TV2", got {json.dumps(k["Version"])}')
     if not k["TxnIds"] or not all(isinstance(t, str) and t and _printable(t) for t in k["TxnIds"]):
         raise ProtocolInputError('"TxnIds" must be a non-empty list of printable ASCII strings')
     if k["NumInstances"] < 1 or k["NumPartitions"] < 1:

@@ -47,7 +47,7 @@ def workloads() -> st.SearchStrategy[Workload]:
             txns=st.integers(1, 3),
             records=st.just(1),
             aborts=st.booleans(),
-            version=st.sampled_from(("TV1", "TV2")),
+            version=st.sampled_from(("TV1", "TV1V", "TV2")),
             # Short.MaxValue, or a bound small enough for producer ids to rotate
             max_epoch=st.sampled_from((32767, 2, 3)),
             **extra,

@@ -16,6 +16,7 @@ import attrs
 
 from ref_impl.kafka.api import Consumer, Future, KafkaError, Producer
 from ref_impl.kafka.cluster import Cluster
+from ref_impl.kafka.constants import VERSIONS
 
 
 class WorkloadSpecError(ValueError):
@@ -47,8 +48,8 @@ class Workload:
         for part in filter(None, (p.strip() for p in rest.split(","))):
             key, _, value = part.partition("=")
             if key == "version":
-                if value not in ("TV1", "TV2"):
-                    raise WorkloadSpecError(f"version={value}: use TV1 or TV2")
+                if value not in VERSIONS:
+                    raise WorkloadSpecError(f"version={value}: use TV1, TV1V (TV1 with verification) or TV2")
                 fields[key] = value
             elif key == "aborts":
                 fields[key] = value in ("", "1", "true", "yes")

@@ -2,7 +2,8 @@
 (***************************************************************************)
 (* Apache Kafka transactions: transactional producers, the transaction    *)
 (* coordinator, partition leaders with control markers and the LSO, under *)
-(* transaction protocol versions TV1 (classic) and TV2 (KIP-890).          *)
+(* transaction protocol versions TV1 (classic), TV1V (TV1 clients with    *)
+(* KIP-890 part 1 verification) and TV2 (KIP-890 part 2).                  *)
 (*                                                                         *)
 (* Components and what they keep                                           *)
 (*   Producer instances (cl): a client per (transactional.id, instance).   *)
@@ -106,6 +107,14 @@
 (*     is in __consumer_offsets and reloads unchanged, so a failover would *)
 (*     be a step that changes nothing here. Leader-to-coordinator          *)
 (*     verification traffic is not lost.                                   *)
+(*   - TV1V: TV1 clients, and leaders that verify before a producer's      *)
+(*     first transactional append to a partition that the partition is in *)
+(*     its ongoing transaction (KIP-890 part 1,                            *)
+(*     transaction.partition.verification.enable, on by default since 3.6; *)
+(*     TransactionCoordinator.handleVerifyPartitionsInTransaction): a late *)
+(*     batch after its transaction ended is refused, but one that arrives  *)
+(*     while the next transaction (same epoch under TV1) has the partition *)
+(*     joins that transaction, the case part 2 closes.                    *)
 (*   - TV2 follows KIP-890 part 2 (the leader adds the partition itself);  *)
 (*     Kafka 4.0 ships it, the October 2024 source read for this spec     *)
 (*     has only part 1 (verification).                                     *)
@@ -195,7 +204,7 @@ CONSTANTS
     \* @type: Set(Str);
     Bugs
 
-ASSUME Version \in {"TV1", "TV2"}
+ASSUME Version \in {"TV1", "TV1V", "TV2"}
 ASSUME LateRequests \subseteq {"InitProducerId", "AddPartitionsToTxn", "Produce", "EndTxn"}
 ASSUME Bugs \subseteq {"no_epoch_bump", "no_idempotence", "no_pending_check", "lso_inclusive", "no_generation_check",
                         "restart_forgets_producers", "tv2_endtxn_before_4_0", "early_producer_expiry",
@@ -356,6 +365,9 @@ LatestInstance(t) ==
        ELSE IF tlog[t][last].st = "Empty" THEN tlog[t][last].gtx[2] ELSE tlog[t][last].endBy[2]
 
 TV2 == Version = "TV2"
+\* Leaders verify a producer's first transactional append to a partition with
+\* the coordinator (KIP-890): add the partition (TV2) or check it (TV1V).
+Verifies == Version \in {"TV1V", "TV2"}
 
 -----------------------------------------------------------------------------
 (* Producer ids and epochs. A generation g (the epoch field of clients,    *)
@@ -830,11 +842,24 @@ TcAddOffsetsToTxn(m) ==
     /\ action' = On(m.tid, Act("TcAddOffsetsToTxn", "coordinator", "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "epoch" :> m.epoch))
     /\ UNCHANGED <<clientVars, tlog, cepoch, leaderVars, groupVars, faultVars>>
 
-\* TV2: a leader asks to add partition m.part before appending m's batch.
+\* TV1V: is partition m.part in the ongoing transaction of m's producer?
+\* (handleVerifyPartitionsInTransaction: the pending state is not checked;
+\* a partition not in the transaction is TRANSACTION_ABORTABLE.)
+\* @type: ($msg) => Str;
+VerifyOnly(m) ==
+    LET c == tc[m.tid]
+    IN CASE m.epoch # c.epoch -> FencedError(m.epoch, c.epoch)
+         [] c.st \in {"PrepareCommit", "PrepareAbort"} -> "CONCURRENT_TRANSACTIONS"
+         [] c.st = "Ongoing" /\ m.part \in c.parts -> "NONE"
+         [] OTHER -> "TRANSACTION_ABORTABLE"
+
+\* A leader asks before appending m's batch: TV2, to add partition m.part;
+\* TV1V, whether it is in the transaction.
 \* @type: ($msg) => Bool;
 TcVerify(m) ==
     /\ m \in net /\ m.type = "Verify"
-    /\ TcAddPartitions(m, {m.part}, Reply(m, "NONE"))
+    /\ IF TV2 THEN TcAddPartitions(m, {m.part}, Reply(m, "NONE"))
+       ELSE TcReplyNow(m, Reply(m, VerifyOnly(m)))
     /\ action' = On(m.tid, Act("TcVerify", "coordinator", "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "part" :> m.part @@ "epoch" :> m.epoch))
     /\ UNCHANGED <<clientVars, tlog, cepoch, leaderVars, groupVars, faultVars>>
 
@@ -1082,7 +1107,7 @@ AppendBatch(m, consumed) ==
 LeaderProduce(m) ==
     /\ m \in net /\ m.type = "Produce"
     /\ LET s == pst[m.part][m.tid]
-       IN IF TV2 /\ ~(s.open /\ s.epoch = m.epoch) /\ m.epoch >= s.epoch
+       IN IF Verifies /\ ~(s.open /\ s.epoch = m.epoch) /\ m.epoch >= s.epoch
           THEN /\ held' = [held EXCEPT ![m.part] = @ \cup {[m |-> m, void |-> FALSE]}]
                /\ net' = (net \ {m}) \cup {[m EXCEPT !.type = "Verify"]}
                /\ UNCHANGED <<plog, pst>>
