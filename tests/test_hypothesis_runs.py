@@ -62,7 +62,9 @@ def test_every_run_of_the_correct_broker_is_accepted(tmp_path_factory: pytest.Te
         assert v.status != "rejected", f"the spec rejects event {v.at_event}: {v.reason}"
         assert v.status != "error", v.message
         if v.status == "violates":
-            assert w.version == "TV1" and v.invariant in TV1_KNOWN, f"violates {v.invariant}"
+            # TV1's known holes; TV1V (verification) keeps the late produce that joins the next
+            # transaction (kafka_tv1v_late_produce), so MarkerSafety and Atomicity
+            assert w.version in ("TV1", "TV1V") and v.invariant in TV1_KNOWN, f"violates {v.invariant}"
 
     prop()
 
