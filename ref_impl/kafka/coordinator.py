@@ -12,7 +12,7 @@ from typing import Iterable
 
 import attrs
 
-from .messages import NO_GTX, Gtx, Msg
+from .messages import NO_GTX, Gtx, Msg, is_fence
 from .state import ClusterState, Coord, Pending, TxnEntry
 from .states import PREPARED
 
@@ -262,7 +262,7 @@ class CoordinatorActions(ClusterState):
 
     def is_fence_entry(self, t: str, e: TxnEntry) -> bool:
         """Is e the abort of a fence (by an InitProducerId or a timeout)? (KafkaTxn: IsFenceEntry)"""
-        return e.st == "PrepareAbort" and ((e.end_by[2] == 0 and e.end_by[1] > 0) or e.end_by == timeout_gtx(t))
+        return e.st == "PrepareAbort" and (is_fence(e.end_by) or e.end_by == timeout_gtx(t))
 
     def complete_epoch(self, t: str) -> int:
         """TV2: a transaction ended at max_epoch completes with the next producer id at epoch 0

@@ -14,6 +14,11 @@ import attrs
 Gtx = Tuple[str, int, int]
 NO_GTX: Gtx = ("", 0, 0)
 
+
+def is_fence(g: Gtx) -> bool:
+    """The ghost requester of a fence: instance g[1]'s InitProducerId (txn 0) (KafkaTxn: IsFence)."""
+    return g[2] == 0 and g[1] > 0
+
 REQUEST_TYPES = (
     "InitProducerId",
     "AddPartitionsToTxn",

@@ -14,7 +14,7 @@ import attrs
 
 from .constants import Constants
 from .log import PartitionLog
-from .messages import NO_GTX, Gtx, Msg
+from .messages import NO_GTX, Gtx, Msg, is_fence
 
 Inst = tuple[str, int]
 NO_INST: Inst = ("", 0)
@@ -168,7 +168,7 @@ class ClusterState:
         for e in reversed(self.tlog[t]):
             if e.st == "Empty":
                 return e.gtx[1]
-            if e.end_by[2] == 0 and e.end_by[1] > 0:  # a fence by instance end_by[1]
+            if is_fence(e.end_by):  # a fence by instance end_by[1]
                 return e.end_by[1]
         return 0
 
