@@ -4,6 +4,7 @@
     python scripts/bench_traces.py            measure everything, rewrite the bench:traces section
     python scripts/bench_traces.py --print    measure and print only
     python scripts/bench_traces.py --quick    skip the bug zoo and the mutation score
+    python scripts/bench_traces.py --zoo      measure the bug zoo only, keep the other tables
 
 Measures: simulation events per second; validation time of traces of 100, 1,000 and 10,000
 events (target: 10,000 in under 30 s with TLC on 2 cores); for each bug of the zoo, how many
@@ -164,12 +165,33 @@ def mutant_notes(results: Any, shown: int = 12) -> list[str]:
     return rows
 
 
+def zoo_only(print_only: bool) -> int:
+    """Measure the bug zoo again and keep the other tables of the recorded section, saying so."""
+    text = DOC.read_text(encoding="utf-8")
+    start = text.index("<!-- bench:traces -->")
+    old = text[start : text.index("<!-- /bench -->", start)]
+    kept_from = old.splitlines()[1].strip()  # the recorded section's "Measured ... on: ..." line
+    body_old = old[old.index("### Simulation") :]
+    before, after = body_old[: body_old.index("### Bug zoo")], body_old[body_old.index("### Mutation score") :]
+    with tempfile.TemporaryDirectory(prefix="txconform-bench-") as t:
+        zoo = zoo_table(Path(t))
+    note = f"(The simulation, validation and mutation tables are kept from the last run. {kept_from})"
+    parts = [before.rstrip("\n"), "", "### Bug zoo: generated runs until the checker catches the bug", "",
+             note, "", zoo, "", after.rstrip("\n")]
+    body = stamp("python scripts/bench_traces.py --zoo") + "\n".join(parts)
+    return record("traces", body, print_only, "bench_traces")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--print", action="store_true", help="print only; do not rewrite docs/benchmarks.md")
     parser.add_argument("--quick", action="store_true",
                         help="measure the simulation and validation times only; keep the recorded zoo and mutation results")
+    parser.add_argument("--zoo", action="store_true",
+                        help="measure the bug zoo only; keep the recorded simulation, validation and mutation results")
     args = parser.parse_args()
+    if args.zoo:
+        return zoo_only(args.print)
     with tempfile.TemporaryDirectory(prefix="txconform-bench-") as t:
         tmp = Path(t)
         parts = ["### Simulation", "", simulation_rate(), "", "### Trace validation", "", validation_times(tmp)]

@@ -337,3 +337,72 @@ def test_tv1v_leaders_verify_and_the_coordinator_only_checks_the_partition() -> 
     # the same check once the transaction is over: the partition is in no transaction
     c.tc["t1"].st, c.tc["t1"].parts = "CompleteAbort", frozenset()
     assert c.verify_only(verify) == "TRANSACTION_ABORTABLE"
+
+
+# --- pipelining: a batch that overtakes the one before it (KAFKA-14904, KAFKA-14920) ---
+
+
+def _first(c: Cluster, type: str, part: int, seq: int = -2) -> Msg:
+    return next(m for m in c.net if m.type == type and m.part == part and (seq == -2 or m.seq == seq))
+
+
+@pytest.mark.parametrize("bugs", [(), ("no_lowest_sequence",)])
+def test_a_pipelined_batch_cannot_overtake_one_whose_verification_was_refused(bugs: tuple[str, ...]) -> None:
+    k = Constants(version="TV2", num_partitions=2, num_instances=1, txns_per_instance=1, max_in_flight=2, batches=2,
+                  max_retries=2, bugs=bugs)
+    c = started(k)
+    i = ("t1", 1)
+    for _ in range(4):  # two batches to each partition, none answered yet
+        assert run(c, "SendRequest", i)
+    assert [(f.part, f.seq) for f in c.cl[i].fly] == [(1, 0), (1, 1), (2, 0), (2, 1)]
+    assert not run(c, "SendRequest", i)  # EndTxn waits for every batch
+    assert not run(c, "LeaderProduce", _first(c, "Produce", 2, 1))  # the connection is read in order
+    assert run(c, "LeaderProduce", _first(c, "Produce", 1, 0)) and run(c, "LeaderProduce", _first(c, "Produce", 2, 0))
+    assert run(c, "TcVerify", _first(c, "Verify", 1))  # adds partition 1: pending
+    assert run(c, "TcVerify", _first(c, "Verify", 2))  # CONCURRENT_TRANSACTIONS meanwhile
+    assert run(c, "LeaderVerified", _first(c, "VerifyResp", 2))
+    assert _first(c, "ProduceResp", 2).err == "NOT_ENOUGH_REPLICAS"
+    assert run(c, "TcAppend", "t1")
+    # the second batch to partition 2 is read next, verified, and appended or not
+    assert run(c, "LeaderProduce", _first(c, "Produce", 2, 1))
+    assert run(c, "TcVerify", _first(c, "Verify", 2)) and run(c, "TcAppend", "t1")
+    assert run(c, "LeaderVerified", _first(c, "VerifyResp", 2))
+    answer = _first(c, "ProduceResp", 2, 1)
+    if bugs:  # KAFKA-14920: a leader with no state for the producer takes sequence 1
+        assert answer.err == "NONE" and [e.seq for e in c.plog[2].entries] == [1]
+        assert run(c, "ClientReceive", _first(c, "ProduceResp", 2, 0))  # retriable: sent again
+        assert run(c, "Retry", i) and run(c, "LeaderProduce", _first(c, "Produce", 2, 0))
+        assert _first(c, "ProduceResp", 2, 0).err == "OUT_OF_ORDER_SEQUENCE_NUMBER"  # for ever
+    else:  # the lowest sequence under verification (0) holds sequence 1 back
+        assert answer.err == "OUT_OF_ORDER_SEQUENCE_NUMBER" and len(c.plog[2]) == 0
+        assert run(c, "ClientReceive", answer) and len(c.cl[i].fly) == 4  # not the next batch: retriable
+        assert run(c, "ClientReceive", _first(c, "ProduceResp", 2, 0))
+        assert run(c, "Retry", i) and c.net[-1].seq == 0  # the lowest sequence goes first
+        assert run(c, "LeaderProduce", _first(c, "Produce", 2, 0))
+        assert run(c, "TcVerify", _first(c, "Verify", 2)) and run(c, "LeaderVerified", _first(c, "VerifyResp", 2))
+        assert run(c, "Retry", i) and run(c, "LeaderProduce", _first(c, "Produce", 2, 1))
+        assert [e.seq for e in c.plog[2].entries] == [0, 1]
+
+
+def test_a_restarted_leader_remembers_only_the_last_batch() -> None:
+    c = started(Constants(version="TV1", num_partitions=1, num_instances=1, leader_restarts=True, max_in_flight=2,
+                          batches=2, max_retries=2))
+    i = ("t1", 1)
+    assert run(c, "SendRequest", i) and run(c, "TcAddPartitionsToTxn", c.net[0]) and run(c, "TcAppend", "t1")
+    assert run(c, "ClientReceive", c.net[-1]) and run(c, "SendRequest", i) and run(c, "SendRequest", i)
+    assert run(c, "LeaderProduce", _first(c, "Produce", 1, 0)) and run(c, "LeaderProduce", _first(c, "Produce", 1, 1))
+    assert c.pst[1]["t1"].seqs == {0, 1}
+    assert run(c, "LeaderRestart", 1)
+    assert c.pst[1]["t1"].seqs == {1} and c.pst[1]["t1"].last_seq == 1  # the snapshot keeps the last batch
+    assert not any(m.type in ("Produce", "ProduceResp") for m in c.net)  # lost with the connection
+
+
+def test_pipelining_settings_are_checked() -> None:
+    with pytest.raises(ValueError, match="neither time out nor arrive late"):
+        Constants(max_in_flight=2, produce_timeouts=True)
+    with pytest.raises(ValueError):
+        Constants(max_in_flight=6)
+    with pytest.raises(WorkloadSpecError, match="at most 5"):
+        Workload.parse("transfer:in_flight=6")
+    with pytest.raises(WorkloadSpecError, match="a batch needs a record"):
+        Workload.parse("transfer:batches=3,records=2")

@@ -113,8 +113,8 @@ class Producer:
 
     def flush(self) -> Future:
         """Done when every batch of the transaction is acknowledged (or failed)."""
-        end = self.cluster.k.end_pc
-        return Future(lambda: self._c.st != "intxn" or self._c.pc >= end - (2 if self.cluster.k.ctp else 0), lambda: None)
+        last = self.cluster.k.last_produce_pc
+        return Future(lambda: self._c.st != "intxn" or (self._c.pc > last and not self._c.fly), lambda: None)
 
     def _end(self, commit: bool) -> Future:
         c = self._c

@@ -1,11 +1,15 @@
 """Producer clients (KafkaTxn: StartInstance .. InputDone, ClientReceive).
 
-A client runs its transactions as the spec's fixed program: [TV1: AddPartitionsToTxn] Produce to
-each partition in turn, [CTP: AddOffsetsToTxn, TxnOffsetCommit], EndTxn. One request is
-outstanding at a time; one without an answer is sent again (Retry).
+A client runs its transactions as the spec's fixed program: [TV1: AddPartitionsToTxn] Produce
+``batches`` batches to each partition in turn, [CTP: AddOffsetsToTxn, TxnOffsetCommit], EndTxn.
+One request is outstanding at a time; one without an answer is sent again (Retry). With
+pipelining (max_in_flight > 1) batches go without waiting for their answers, up to max_in_flight
+per partition, and wait in ``fly``; EndTxn waits for all of them.
 """
 
 from __future__ import annotations
+
+from typing import Optional
 
 import attrs
 
@@ -61,31 +65,52 @@ class ClientActions(ClusterState):
             return attrs.evolve(self.request(i, "AddOffsetsToTxn"), part=OFFSETS_PART)
         if k.ctp and pc == k.offset_commit_pc:
             return attrs.evolve(self.request(i, "TxnOffsetCommit"), part=OFFSETS_PART, val=c.pos + 1, gen=c.gen)
-        p = pc - 1
+        p = k.part_of_pc(pc)
         return attrs.evolve(self.request(i, "Produce"), part=p, seq=c.seq[p], val=c.pos)
 
     def send_request_enabled(self, i: Inst) -> bool:
         """The client sends its next request. At EndTxn the application must have decided (it
         may abort: AppAborts)."""
-        c = self.cl[i]
+        c, k = self.cl[i], self.k
         if c.st != "intxn" or c.hung or c.out:
             return False
+        if c.pc == k.end_pc and c.fly:
+            return False  # EndTxn waits for every batch
+        if k.pipelined and k.is_produce_pc(c.pc):
+            p = k.part_of_pc(c.pc)
+            mine = [f for f in c.fly if f.part == p]
+            # a batch waiting to be sent again goes first (RecordAccumulator.reenqueue)
+            return len(mine) < k.max_in_flight and all(self.on_connection(f) for f in mine)
         # at EndTxn: None while the application has not called commit_transaction / abort_transaction
-        return c.pc != self.k.end_pc or c.decision is not None
+        return c.pc != k.end_pc or c.decision is not None
 
     def send_request(self, i: Inst) -> None:
         """After an abortable error the client must abort."""
-        c = self.cl[i]
-        at_end = c.pc == self.k.end_pc
-        commit = bool(c.commit and (c.decision if at_end and self.k.app_aborts else True))  # decided: the guard says so
+        c, k = self.cl[i], self.k
+        at_end = c.pc == k.end_pc
+        commit = bool(c.commit and (c.decision if at_end and k.app_aborts else True))  # decided: the guard says so
         m = self.next_request(i, commit)
-        c.out, c.req, c.commit = True, m, commit
+        if m.type == "Produce":  # which of the partition's records this batch carries
+            self.batch_of[(m.tid, m.inst, m.gtx[2], m.part, m.seq)] = k.batch_of_pc(c.pc)
+        if k.pipelined and k.is_produce_pc(c.pc):
+            m = attrs.evolve(m, att=c.sent)
+            c.fly.append(m)
+            c.sent += 1
+            c.pc += 1
+            c.seq[m.part] += 1
+        else:
+            c.out, c.req, c.commit = True, m, commit
         self.send(m)
         self._client_event("SendRequest", i, m)
 
-    def retry_enabled(self, i: Inst) -> bool:
-        """No answer in time: send the request again. While a copy is still in flight (a late
-        request type only), the new copy is a new attempt, and counts against MaxRetries."""
+    def _batch_to_resend(self, i: Inst) -> Optional[Msg]:
+        """Pipelining: the batch to send again, the lowest sequence first, of those in fly that
+        are no longer on their connection (RetryBatch; ProduceTimeoutBatch once retries are spent)."""
+        c = self.cl[i]
+        gone = [f for f in c.fly if not self.on_connection(f)]
+        return min(gone, key=lambda f: (f.part, f.seq)) if gone else None
+
+    def _retry_request_enabled(self, i: Inst) -> bool:
         c = self.cl[i]
         # out in "ready": the OffsetFetch of a CTP owner, retried like any other request
         if not c.out or c.hung or c.st not in ("init", "ready", "intxn"):
@@ -93,17 +118,47 @@ class ClientActions(ClusterState):
         late = self.in_flight(c.req)
         return not late or (c.req.type in self.k.late_requests and self.retries < self.k.max_retries)
 
+    def _retry_batch_enabled(self, i: Inst) -> bool:
+        c = self.cl[i]
+        return (not c.hung and c.st == "intxn" and self.retries < self.k.max_retries
+                and self._batch_to_resend(i) is not None)
+
+    def retry_enabled(self, i: Inst) -> bool:
+        """No answer in time: send the request again (RetryRequest). While a copy is still in
+        flight (a late request type only), the new copy is a new attempt, and counts against
+        MaxRetries. Pipelining: a batch no longer on its connection is sent again with a new
+        send stamp (RetryBatch), in sequence order; these count against MaxRetries too."""
+        return self._retry_batch_enabled(i) or self._retry_request_enabled(i)
+
     def retry(self, i: Inst) -> None:
         c = self.cl[i]
+        if self._retry_batch_enabled(i):
+            f = self._batch_to_resend(i)
+            assert f is not None
+            b = attrs.evolve(f, att=c.sent)
+            c.fly[c.fly.index(f)] = b
+            c.sent += 1
+            self.retries += 1
+            self.send(b)
+            self._client_event("Retry", i, b)
+            return
         if self.in_flight(c.req):
             self.retries += 1
             c.req = attrs.evolve(c.req, att=c.req.att + 1)
         self.send(c.req)
         self._client_event("Retry", i, c.req)
 
-    def produce_timeout_enabled(self, i: Inst) -> bool:
-        """delivery.timeout.ms expires: the batch fails and the transaction must abort."""
+    def _produce_timeout_batch_enabled(self, i: Inst) -> bool:
         c = self.cl[i]
+        return (not c.hung and c.st == "intxn" and self.retries >= self.k.max_retries
+                and self._batch_to_resend(i) is not None)
+
+    def produce_timeout_enabled(self, i: Inst) -> bool:
+        """delivery.timeout.ms expires: the batch fails and the transaction must abort. With
+        pipelining: a batch waiting to be sent again once the retries are spent."""
+        c = self.cl[i]
+        if self._produce_timeout_batch_enabled(i):
+            return True
         if not (c.out and not c.hung and c.st == "intxn" and c.req.type == "Produce"):
             return False
         if not (self.k.produce_timeouts and self.retries < self.k.max_retries):
@@ -112,6 +167,15 @@ class ClientActions(ClusterState):
 
     def produce_timeout(self, i: Inst) -> None:
         c = self.cl[i]
+        if self._produce_timeout_batch_enabled(i):
+            f = self._batch_to_resend(i)
+            assert f is not None
+            c.fly.remove(f)
+            c.commit = False
+            if not c.out:
+                c.pc = self.k.end_pc
+            self.emit(self.with_client(self.event("ProduceTimeout", i[0], partition=f.part), i))
+            return
         self.retries += 1
         part = c.req.part
         c.out, c.pc, c.commit = False, self.k.end_pc, False
@@ -132,12 +196,35 @@ class ClientActions(ClusterState):
         i = (m.tid, m.inst)
         return i in self.cl and m in self.net and not self.cl[i].hung and self.answers(i, m)
 
+    def _batch_answer(self, i: Inst, m: Msg, f: Msg) -> None:
+        """Pipelining: the answer ``m`` to batch ``f`` (AfterBatchAnswer): success retires it; a
+        retriable error, or OUT_OF_ORDER_SEQUENCE_NUMBER while a lower batch is unanswered
+        (TransactionManager.canRetry), leaves it to be sent again; fencing is fatal; any other
+        error is abortable."""
+        c = self.cl[i]
+        if m.err in ("NONE", "DUPLICATE_SEQUENCE_NUMBER"):
+            c.fly.remove(f)
+        elif m.err in RETRIABLE or (
+            m.err == "OUT_OF_ORDER_SEQUENCE_NUMBER" and any(g.part == f.part and g.seq < f.seq for g in c.fly)
+        ):
+            pass
+        elif m.err in FENCING:
+            c.st, c.out, c.fly = "fenced", False, []
+        else:
+            c.fly.remove(f)
+            c.commit = False
+            if not c.out:
+                c.pc = self.k.end_pc
+
     def client_receive(self, m: Msg) -> None:
         i = (m.tid, m.inst)
         c = self.cl[i]
         self.take(m)
         k = self.k
-        if m.err in RETRIABLE:
+        f = self.answered_batch(i, m)
+        if f is not None:
+            self._batch_answer(i, m, f)
+        elif m.err in RETRIABLE:
             c.out = False
             if m.type == "InitProducerIdResp":
                 c.pc = 0
@@ -157,8 +244,8 @@ class ClientActions(ClusterState):
         elif m.type == "ProduceResp":
             c.out, c.pc = False, c.pc + 1
             c.seq[m.part] += 1
-        else:
-            c.out, c.pc = False, c.pc + 1
+        else:  # (pipelining: a batch failed meanwhile, so the client aborts)
+            c.out, c.pc = False, c.pc + 1 if c.commit else k.end_pc
         ev = self.with_msg(self.event("ClientReceive", i[0]), m)
         self.emit(self.with_client(ev, i))
 

@@ -8,7 +8,8 @@ import attrs
 
 BUGS = ("no_epoch_bump", "no_idempotence", "no_pending_check", "lso_inclusive", "no_generation_check",
         "restart_forgets_producers", "tv2_endtxn_before_4_0", "early_producer_expiry",
-        "append_fail_keeps_pending", "tv2_overflow_wrong_pid", "fence_no_rotation", "fence_bump_on_failed_append")
+        "append_fail_keeps_pending", "tv2_overflow_wrong_pid", "fence_no_rotation", "fence_bump_on_failed_append",
+        "verify_checks_pending", "no_lowest_sequence")
 # Short.MaxValue: Kafka's bound on producer epochs (KafkaTxn: MaxEpoch).
 SHORT_MAX = 32767
 LATE_REQUEST_TYPES = ("InitProducerId", "AddPartitionsToTxn", "Produce", "EndTxn")
@@ -41,6 +42,10 @@ class Constants:
     max_append_fails: int = 0
     max_epoch: int = attrs.field(default=SHORT_MAX, validator=attrs.validators.ge(2))
     unclean_elections: bool = False
+    # max.in.flight.requests.per.connection (at most 5 with idempotence) and batches per partition
+    # per transaction (KafkaTxn: MaxInFlight, Batches).
+    max_in_flight: int = attrs.field(default=1, validator=[attrs.validators.ge(1), attrs.validators.le(5)])
+    batches: int = attrs.field(default=1, validator=attrs.validators.ge(1))
     bugs: tuple[str, ...] = attrs.field(default=(), converter=_sorted_tuple)
 
     def __attrs_post_init__(self) -> None:
@@ -50,6 +55,14 @@ class Constants:
         for r in self.late_requests:
             if r not in LATE_REQUEST_TYPES:
                 raise ValueError(f"late_requests: {r!r} is not one of {', '.join(LATE_REQUEST_TYPES)}")
+        if self.pipelined and (self.produce_timeouts or "Produce" in self.late_requests):
+            raise ValueError("max_in_flight > 1: produce requests neither time out nor arrive late "
+                             "(drop produce timeouts and the late Produce, or use max_in_flight = 1)")
+
+    @property
+    def pipelined(self) -> bool:
+        """Produce requests are pipelined, up to max_in_flight per connection (KafkaTxn: Pipelined)."""
+        return self.max_in_flight > 1
 
     @property
     def tv2(self) -> bool:
@@ -117,6 +130,8 @@ class Constants:
             "MaxAppendFails": self.max_append_fails,
             "MaxEpoch": self.max_epoch,
             "UncleanElections": self.unclean_elections,
+            "MaxInFlight": self.max_in_flight,
+            "Batches": self.batches,
             "Bugs": list(self.bugs) if bugs else [],
         }
 
@@ -142,6 +157,8 @@ class Constants:
             max_append_fails=d.get("MaxAppendFails", 0),  # ... and before failed appends
             max_epoch=d.get("MaxEpoch", SHORT_MAX),  # ... and before the epoch bound
             unclean_elections=d.get("UncleanElections", False),  # ... and before replication
+            max_in_flight=d.get("MaxInFlight", 1),  # ... and before pipelining
+            batches=d.get("Batches", 1),
             bugs=d.get("Bugs", ()),
         )
 
@@ -151,13 +168,28 @@ class Constants:
         return 2 if self.tv2 else 1
 
     @property
+    def last_produce_pc(self) -> int:
+        return self.num_partitions * self.batches + 1
+
+    @property
     def add_offsets_pc(self) -> int:
-        return self.num_partitions + 2
+        return self.last_produce_pc + 1
 
     @property
     def offset_commit_pc(self) -> int:
-        return self.num_partitions + 3
+        return self.last_produce_pc + 2
 
     @property
     def end_pc(self) -> int:
-        return self.num_partitions + (4 if self.ctp else 2)
+        return self.last_produce_pc + (3 if self.ctp else 1)
+
+    def is_produce_pc(self, pc: int) -> bool:
+        return 2 <= pc <= self.last_produce_pc
+
+    def part_of_pc(self, pc: int) -> int:
+        """The partition a produce step writes to: ``batches`` batches to partition 1, then to 2, ..."""
+        return (pc - 2) // self.batches + 1
+
+    def batch_of_pc(self, pc: int) -> int:
+        """Which of its partition's batches (0-based) a produce step sends."""
+        return (pc - 2) % self.batches

@@ -125,6 +125,8 @@ class CoordinatorActions(ClusterState):
         c = self.tc[m.tid]
         if m.epoch != c.epoch:
             return self.k.fenced_error(m.epoch, c.epoch)
+        if self.k.bug("verify_checks_pending") and c.pending:
+            return "CONCURRENT_TRANSACTIONS"  # KAFKA-14904: as AddPartitionsToTxn checks
         if c.st in PREPARED:
             return "CONCURRENT_TRANSACTIONS"
         return "NONE" if c.st == "Ongoing" and m.part in c.parts else "TRANSACTION_ABORTABLE"

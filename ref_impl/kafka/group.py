@@ -6,9 +6,11 @@ marker on the offsets partition), and the generation TxnOffsetCommit is checked 
 
 from __future__ import annotations
 
+import attrs
+
 from .leader import marker_check
 from .messages import Msg
-from .state import OFFSETS_PART, ClusterState, ProducerState
+from .state import OFFSETS_PART, ClusterState
 
 
 class GroupActions(ClusterState):
@@ -66,7 +68,7 @@ class GroupActions(ClusterState):
             if m.commit and gc.pending[m.tid] != -1:
                 gc.committed = gc.pending[m.tid]
             gc.pending[m.tid] = -1
-            self.pst[OFFSETS_PART][m.tid] = ProducerState(m.epoch, s.last_seq, s.seqs, s.open, m.cepoch, s.start)
+            self.pst[OFFSETS_PART][m.tid] = attrs.evolve(s, epoch=m.epoch, cepoch=m.cepoch)
         self.take(m)
         self.send(m.reply(err))
         self._group_event("GcMarker", m, err)

@@ -1,8 +1,9 @@
 """Partition leaders (KafkaTxn: Leader* actions).
 
 A leader keeps the partition log and, per producer, the epoch, the last sequence, the sequences of
-the last five batches (duplicate detection), whether a transaction is open, and the coordinator
-epoch of the last marker (ProducerStateManager, ProducerAppendInfo).
+the last five batches (duplicate detection), whether a transaction is open, the coordinator
+epoch of the last marker (ProducerStateManager, ProducerAppendInfo), and the lowest sequence
+under verification (VerificationStateEntry).
 """
 
 from __future__ import annotations
@@ -22,14 +23,27 @@ def produce_check(m: Msg, s: ProducerState, no_idempotence: bool) -> str:
         return "INVALID_PRODUCER_EPOCH"
     if no_idempotence:
         return "append"
+    if m.epoch == s.epoch and m.seq in s.seqs:
+        return "duplicate"
+    if s.vseq != -1 and m.seq > s.vseq:
+        # KAFKA-14920: nothing above the lowest sequence under verification is appended
+        return "OUT_OF_ORDER_SEQUENCE_NUMBER"
     if m.epoch > s.epoch:
         # a new epoch starts at sequence 0; with no producer state any sequence is taken
         return "append" if m.seq == 0 or s.epoch == -1 else "OUT_OF_ORDER_SEQUENCE_NUMBER"
-    if m.seq in s.seqs:
-        return "duplicate"
     if m.seq == s.last_seq + 1:
         return "append"
     return "OUT_OF_ORDER_SEQUENCE_NUMBER"
+
+
+def start_verification(s: ProducerState, epoch: int, seq: int, no_lowest_sequence: bool) -> ProducerState:
+    """The verification state once a batch of (epoch, seq) starts its verification: the lowest
+    sequence of the newest epoch seen (maybeCreateVerificationStateEntry; StartVerification)."""
+    if no_lowest_sequence:
+        return s
+    if s.vseq == -1 or epoch > s.vepoch or (epoch == s.vepoch and seq < s.vseq):
+        return attrs.evolve(s, vepoch=epoch, vseq=seq)
+    return s
 
 
 def marker_check(m: Msg, s: ProducerState) -> str:
@@ -70,13 +84,15 @@ def after_marker(s: ProducerState, epoch: int, cepoch: int) -> ProducerState:
 
 
 def load_producer_state(log: PartitionLog, pid: str, start: int = 0) -> ProducerState:
-    """Rebuild a producer's state by replaying the log from offset ``start`` (where the state
-    last expired), as a restarted leader does (ProducerStateManager; LoadedProducerState in the spec)."""
+    """Rebuild a producer's state from the log after offset ``start`` (where the state last
+    expired), as a restarted leader does from its snapshot (ProducerStateManager;
+    LoadedProducerState in the spec): a snapshot keeps only the last batch, so of the sequences
+    only the last one is remembered."""
     s = ProducerState(start=start)
     for e in log.entries[start:]:
         if e.pid == pid:
             s = after_append(s, e.epoch, e.seq) if e.kind == "data" else after_marker(s, e.epoch, e.cepoch)
-    return s
+    return attrs.evolve(s, seqs=frozenset({s.last_seq}) if s.last_seq in s.seqs else frozenset())
 
 
 class LeaderActions(ClusterState):
@@ -105,18 +121,37 @@ class LeaderActions(ClusterState):
         return ("NONE" if verdict in ("append", "duplicate") else verdict), offset
 
     def payload(self, m: Msg) -> tuple:
-        return tuple(self.batches.get((m.tid, m.inst, m.gtx[2], m.part), ()))
+        records = self.batches.get((m.tid, m.inst, m.gtx[2], m.part), [])
+        b = self.batch_of.get((m.tid, m.inst, m.gtx[2], m.part, m.seq), 0)
+        return tuple(records[b::self.k.batches])
+
+    def connection_ready(self, m: Msg) -> bool:
+        """Pipelining: nothing sent before ``m`` on its connection is unread or held (ConnectionReady)."""
+        if not self.k.pipelined:
+            return True
+        if any(n.type == "Produce" and (n.tid, n.inst, n.part) == (m.tid, m.inst, m.part) and n.att < m.att
+               for n in self.net):
+            return False
+        return not any((h.m.tid, h.m.inst) == (m.tid, m.inst) for h in self.held[m.part])
+
+    def connections_lost(self, p: int) -> None:
+        """Pipelining: the produce requests and answers of ``p`` die with its leader's connections
+        (ConnectionsLost)."""
+        if self.k.pipelined:
+            for n in [n for n in self.net if n.type in ("Produce", "ProduceResp") and n.part == p]:
+                self.take(n)
 
     def leader_produce_enabled(self, m: Msg) -> bool:
         """TV1, or TV1V/TV2 with the producer's transaction open here under this epoch: check and
         append. TV1V/TV2 otherwise: hold the batch and ask the coordinator to check (TV1V) or add
-        (TV2) the partition."""
-        return m in self.net and m.type == "Produce"
+        (TV2) the partition. With pipelining, a connection's requests are read in order."""
+        return m in self.net and m.type == "Produce" and self.connection_ready(m)
 
     def leader_produce(self, m: Msg) -> None:
         s = self.pst[m.part][m.tid]
         self.take(m)
         if self.k.verifies and not (s.open and s.epoch == m.epoch) and m.epoch >= s.epoch:
+            self.pst[m.part][m.tid] = start_verification(s, m.epoch, m.seq, self.k.bug("no_lowest_sequence"))
             self.held[m.part].append(Held(m))
             self.send(attrs.evolve(m, type="Verify"))
             self._leader_event("LeaderProduce", m, None)
@@ -224,6 +259,7 @@ class LeaderActions(ClusterState):
         else:
             self.pst[p] = {t: load_producer_state(self.plog[p], t, s.start) for t, s in self.pst[p].items()}
         self.held[p] = []
+        self.connections_lost(p)
         self.emit(self.event("LeaderRestart", f"leader-{p}", partition=p))
 
     def follower_lag_enabled(self, p: int) -> bool:
@@ -244,6 +280,7 @@ class LeaderActions(ClusterState):
         del self.plog[p].entries[kept:]
         self.pst[p] = {t: load_producer_state(self.plog[p], t, min(s.start, kept)) for t, s in self.pst[p].items()}
         self.held[p] = []
+        self.connections_lost(p)
         self.lag[p] = -2
         self.emit(self.event("UncleanElection", f"leader-{p}", partition=p, log_end=len(self.plog[p])))
 
@@ -259,6 +296,8 @@ class LeaderActions(ClusterState):
         if any(m.tid == t and m.part == p and m.type in ("Produce", "Verify", "VerifyResp") for m in self.net):
             return False
         if any(i[0] == t and c.out and c.req.type == "Produce" and c.req.part == p for i, c in self.cl.items()):
+            return False
+        if any(i[0] == t and any(f.part == p for f in c.fly) for i, c in self.cl.items()):
             return False
         if self.k.bug("early_producer_expiry"):
             return True

@@ -62,5 +62,6 @@ class Msg:
             and other.inst == self.inst
             and other.gtx == self.gtx
             and other.part == self.part
+            and other.seq == self.seq
             and (other.type not in ("Verify", "VerifyResp") or self.type == "Produce")
         )

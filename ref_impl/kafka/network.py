@@ -20,7 +20,16 @@ class NetworkActions(ClusterState):
         """A message is lost (not the leader-to-coordinator verification traffic)."""
         return m in self.net and self.losses < self.k.max_loss and m.type not in ("Verify", "VerifyResp")
 
+    def lost_with(self, m: Msg) -> list[Msg]:
+        """With pipelining a produce request or answer is lost with its connection, and so is
+        everything else on it (LostWith)."""
+        if self.k.pipelined and m.type in ("Produce", "ProduceResp"):
+            return [n for n in self.net
+                    if n.type in ("Produce", "ProduceResp") and (n.tid, n.inst, n.part) == (m.tid, m.inst, m.part)]
+        return [m]
+
     def drop(self, m: Msg) -> None:
-        self.take(m)
+        for n in self.lost_with(m):
+            self.take(n)
         self.losses += 1
         self.emit(self.with_msg(self.event("Drop", "network"), m))

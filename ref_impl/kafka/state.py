@@ -39,6 +39,9 @@ class Client:
     commit: bool = True
     pos: int = -1
     gen: int = -1
+    # Pipelining: batches sent and not yet answered, and the send stamp of the next request.
+    fly: list[Msg] = attrs.field(factory=list)
+    sent: int = 0
     # Not spec state: the application's decision for EndTxn (None: not yet decided).
     decision: Optional[bool] = None
 
@@ -83,6 +86,10 @@ class ProducerState:
     open: bool = False
     cepoch: int = -1
     start: int = 0  # the spec's `from`: the log length when this producer's state last expired
+    # The verification state (VerificationStateEntry): the newest epoch and lowest sequence of
+    # the batches under verification; -1: none. Memory only.
+    vepoch: int = -1
+    vseq: int = -1
 
 
 @attrs.define
@@ -130,6 +137,10 @@ class ClusterState:
         self.events = 0
         # Not spec state: the payloads applications sent, by (transactional.id, instance, txn, partition).
         self.batches: dict[tuple[str, int, int, int], list[Any]] = {}
+        # Not spec state: which of its partition's batches (0-based) a produce of
+        # (transactional.id, instance, txn, partition, sequence) carries; batch b carries the
+        # records b, b + Batches, b + 2 * Batches, ...
+        self.batch_of: dict[tuple[str, int, int, int, int], int] = {}
         # Kafka's producer ids are 64-bit numbers; the spec names a producer by its transactional.id.
         self.producer_ids = {t: PRODUCER_ID_BASE + n for n, t in enumerate(k.txn_ids)}
 
@@ -152,8 +163,23 @@ class ClusterState:
                 return True
         return any(m.same_request(h.m) for p in self.parts for h in self.held[p])
 
+    def on_connection(self, f: Msg) -> bool:
+        """Pipelining: is batch ``f`` unread, held for verification, or answered? (OnConnection)"""
+        if any(n.type in ("Produce", "ProduceResp") and f.same_request(n) and n.att == f.att for n in self.net):
+            return True
+        return any(f.same_request(h.m) and h.m.att == f.att for h in self.held[f.part])
+
+    def answered_batch(self, i: Inst, m: Msg) -> Optional[Msg]:
+        """Pipelining: the batch in client ``i``'s fly that response ``m`` answers (AnsweredBatch)."""
+        if m.type != "ProduceResp" or (m.tid, m.inst) != i:
+            return None
+        for f in self.cl[i].fly:
+            if (m.gtx, m.part, m.seq, m.att) == (f.gtx, f.part, f.seq, f.att):
+                return f
+        return None
+
     def answers(self, i: Inst, m: Msg) -> bool:
-        """Is ``m`` the answer client ``i`` waits for? (Answers)"""
+        """Is ``m`` an answer client ``i`` waits for? (Answers)"""
         c = self.cl[i]
         return (
             c.out
@@ -161,7 +187,7 @@ class ClusterState:
             and (m.tid, m.inst) == i
             and m.gtx == c.req.gtx
             and m.part == c.req.part
-        )
+        ) or self.answered_batch(i, m) is not None
 
     def latest_instance(self, t: str) -> int:
         """Ghost: the instance of ``t`` holding the newest epoch, from __transaction_state."""

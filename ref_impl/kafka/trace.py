@@ -138,12 +138,14 @@ CONSTANT_KINDS = {
     "MaxAppendFails": INT,
     "MaxEpoch": INT,
     "UncleanElections": BOOL,
+    "MaxInFlight": INT,
+    "Batches": INT,
     "Bugs": LIST,
 }
 # What a trace written before a constant existed leaves out (restarts, timeouts, expiry, failed
-# appends, the epoch bound: Short.MaxValue).
+# appends, the epoch bound: Short.MaxValue, replication, pipelining).
 DEFAULTS = {"LeaderRestarts": False, "TxnTimeouts": False, "ProducerExpiry": False, "MaxAppendFails": 0,
-            "MaxEpoch": 32767, "UncleanElections": False, "Bugs": []}
+            "MaxEpoch": 32767, "UncleanElections": False, "MaxInFlight": 1, "Batches": 1, "Bugs": []}
 
 
 def _printable(s: str) -> bool:
@@ -162,6 +164,13 @@ def check_constants(k: Constants) -> None:
         raise ProtocolInputError(f'"LateRequests": {json.dumps(bad[0])} is not one of {", ".join(LATE_REQUEST_TYPES)}')
     if not isinstance(k["MaxEpoch"], int) or not 2 <= k["MaxEpoch"] <= 32767:
         raise ProtocolInputError('"MaxEpoch" must be a whole number from 2 to 32767 (Short.MaxValue)')
+    if not 1 <= k["MaxInFlight"] <= 5:
+        raise ProtocolInputError('"MaxInFlight" must be a whole number from 1 to 5 (max.in.flight.requests.per.connection)')
+    if k["Batches"] < 1:
+        raise ProtocolInputError('"Batches" must be a whole number, at least 1 (batches per partition per transaction)')
+    if k["MaxInFlight"] > 1 and (k["ProduceTimeouts"] or "Produce" in k["LateRequests"]):
+        raise ProtocolInputError('"MaxInFlight" > 1: produce requests neither time out nor arrive late; '
+                                 'set "ProduceTimeouts" to false and leave "Produce" out of "LateRequests"')
     if any(b not in BUGS for b in k["Bugs"]):
         raise ProtocolInputError(f'"Bugs" must list bugs of {", ".join(BUGS)}')
 

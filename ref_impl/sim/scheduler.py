@@ -71,6 +71,10 @@ NARROWED_BY_REQUEST = ("retry", "hang")
 
 
 def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constants:
+    """The spec's constants of a run. A pipelining client's produce requests neither time out nor
+    arrive late (KafkaTxn's abstraction: a request timeout closes the connection), so with
+    in_flight > 1 those faults are left out."""
+    pipelined = w.in_flight > 1
     return Constants(
         txn_ids=w.txn_ids,
         num_instances=w.instances,
@@ -78,12 +82,12 @@ def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constan
         txns_per_instance=w.txns,
         version=w.version,
         max_epoch=w.max_epoch,
-        late_requests=f.late,
+        late_requests=tuple(r for r in f.late if not (pipelined and r == "Produce")),
         max_retries=f.retries,
         max_loss=f.loss,
         max_failovers=f.failovers,
         app_aborts=w.aborts,
-        produce_timeouts=f.timeouts,
+        produce_timeouts=f.timeouts and not pipelined,
         max_hangs=f.hangs,
         input_size=w.input if w.kind == "ctp" else 0,
         leader_restarts=f.restarts > 0,
@@ -91,6 +95,8 @@ def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constan
         producer_expiry=f.expiry,
         max_append_fails=f.append_fails,
         unclean_elections=f.unclean,
+        max_in_flight=w.in_flight,
+        batches=w.batches,
         bugs=bugs,
     )
 

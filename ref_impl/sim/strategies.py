@@ -6,6 +6,7 @@ shrinks to a short list of faults that still breaks it.
 
 from __future__ import annotations
 
+import attrs
 from hypothesis import strategies as st
 
 from ref_impl.kafka.messages import REQUEST_TYPES
@@ -50,8 +51,11 @@ def workloads() -> st.SearchStrategy[Workload]:
             version=st.sampled_from(("TV1", "TV1V", "TV2")),
             # Short.MaxValue, or a bound small enough for producer ids to rotate
             max_epoch=st.sampled_from((32767, 2, 3)),
+            # one batch per partition, or two, pipelined or not
+            batches=st.integers(1, 2),
+            in_flight=st.integers(1, 2),
             **extra,
-        )
+        ).map(lambda w: attrs.evolve(w, records=max(w.records, w.batches)))  # a batch needs a record
 
     return st.one_of(of_kind("transfer"), of_kind("ctp", input=st.integers(1, 3)))
 

@@ -36,11 +36,15 @@ class Workload:
     version: str = "TV2"
     # The bound on producer epochs (Short.MaxValue); a small one makes producer ids rotate.
     max_epoch: int = 32767
+    # Batches per partition per transaction, and how many may be in flight per partition
+    # (max.in.flight.requests.per.connection, at most 5 with idempotence).
+    batches: int = 1
+    in_flight: int = 1
 
     @classmethod
     def parse(cls, text: str) -> "Workload":
         """``transfer`` or ``ctp``, then optional ``:key=value,...`` (ids, instances, partitions,
-        txns, records, aborts, input, version, max_epoch)."""
+        txns, records, aborts, input, version, max_epoch, batches, in_flight)."""
         kind, _, rest = text.strip().partition(":")
         if kind not in ("transfer", "ctp"):
             raise WorkloadSpecError(f"unknown workload {kind!r}; use transfer or ctp, e.g. transfer:txns=3,version=TV1")
@@ -53,7 +57,7 @@ class Workload:
                 fields[key] = value
             elif key == "aborts":
                 fields[key] = value in ("", "1", "true", "yes")
-            elif key in ("ids", "instances", "partitions", "txns", "records", "input", "max_epoch"):
+            elif key in ("ids", "instances", "partitions", "txns", "records", "input", "max_epoch", "batches", "in_flight"):
                 try:
                     fields[key] = int(value)
                 except ValueError:
@@ -63,11 +67,17 @@ class Workload:
                     raise WorkloadSpecError(f"{part!r}: {key} must be at least {low}")
                 if key == "max_epoch" and fields[key] > 32767:
                     raise WorkloadSpecError(f"{part!r}: max_epoch is at most 32767 (Short.MaxValue)")
+                if key == "in_flight" and fields[key] > 5:
+                    raise WorkloadSpecError(f"{part!r}: in_flight is at most 5 (max.in.flight.requests.per.connection with idempotence)")
             else:
                 raise WorkloadSpecError(
-                    f"unknown workload setting {key!r}; use ids, instances, partitions, txns, records, aborts, input, version, max_epoch"
+                    f"unknown workload setting {key!r}; use ids, instances, partitions, txns, records, aborts, input, "
+                    "version, max_epoch, batches, in_flight"
                 )
-        return cls(**fields)
+        w = cls(**fields)
+        if w.kind == "transfer" and w.batches > w.records:
+            raise WorkloadSpecError(f"batches={w.batches}: a batch needs a record; use records={w.batches} or more")
+        return w
 
     def describe(self) -> str:
         d = attrs.asdict(self)
@@ -113,7 +123,11 @@ def ctp_app(cluster: Cluster, producer: Producer, w: Workload, rng: random.Rando
                 return
             producer.begin_transaction()
             for p in sorted(cluster.plog):
-                producer.send(p, f"out({pos})/{p}")
+                if w.batches == 1:
+                    producer.send(p, f"out({pos})/{p}")
+                else:  # a record for each batch
+                    for r in range(w.batches):
+                        producer.send(p, f"out({pos})/{p}/{r}")
             producer.send_offsets_to_transaction(pos + 1)
             abort = w.aborts and rng.random() < 0.25
             yield producer.abort_transaction() if abort else producer.commit_transaction()

@@ -78,5 +78,14 @@ ZOO = ZOO + (
            "hangs=1,append-fails=1", "kafka_fence_bump_on_failed_append", "rejected",
            "KAFKA-9666: a fence whose append fails keeps its epoch bump, until the epoch cannot be fenced any more",
            ("hang", "append-fail"), ("",), 25),
+    ZooBug("verify_checks_pending", ("verify_checks_pending", "no_lowest_sequence"),
+           "ctp:instances=1,input=1,txns=1,version=TV1V,in_flight=2,batches=2", "none", "kafka_tv1v_verify_pending", "rejected",
+           "KAFKA-14904: verification refuses a batch while the coordinator writes another transition, and the batch "
+           "behind it overtakes it at a leader with no state for the producer",
+           ()),
+    ZooBug("no_lowest_sequence", ("no_lowest_sequence",), "transfer:version=TV2,txns=1,instances=1,in_flight=2,batches=2",
+           "none", "kafka_tv2_no_lowest_sequence", "rejected",
+           "KAFKA-14920: with no lowest sequence under verification, a batch overtakes one whose verification was refused",
+           ()),
 )
 ZOO_BY_NAME = {b.name: b for b in ZOO}

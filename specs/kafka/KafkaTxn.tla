@@ -11,9 +11,11 @@
 (*     started when k hangs; a hung instance may resume as a zombie. A     *)
 (*     client runs TxnsPerInstance transactions, each a fixed program:     *)
 (*     [TV1: AddPartitionsToTxn(all partitions)] Produce(1) .. Produce(N)  *)
-(*     EndTxn(commit, or abort if the application or an error says so).    *)
-(*     Sequence numbers per partition; one outstanding request at a time;  *)
-(*     a request that gets no answer is re-sent (a retry).                 *)
+(*     EndTxn(commit, or abort if the application or an error says so),    *)
+(*     with Batches batches per partition. Sequence numbers per partition; *)
+(*     one outstanding request at a time, except that with MaxInFlight > 1 *)
+(*     produce requests are pipelined (Pipelined); a request that gets no  *)
+(*     answer is re-sent (a retry).                                        *)
 (*   Transaction coordinator (tc, tlog, cepoch): per transactional.id the  *)
 (*     producer epoch, the state (KafkaTxnStates), the partition set, a    *)
 (*     pending transition (requests meanwhile get CONCURRENT_TRANSACTIONS) *)
@@ -32,7 +34,9 @@
 (*   Partition leaders (plog, pst): the log of batches and markers         *)
 (*     (KafkaLog), and per producer: epoch, last sequence, the sequences   *)
 (*     of the last 5 batches (duplicate detection), whether a transaction  *)
-(*     is open, and the coordinator epoch of the last marker.              *)
+(*     is open, the coordinator epoch of the last marker, and (memory      *)
+(*     only) the lowest sequence of the batches under verification         *)
+(*     (VerificationStateEntry, KAFKA-14920).                              *)
 (*     With LeaderRestarts, a leader crashes and restarts: the log is      *)
 (*     durable, the producer state is rebuilt from it (ProducerStateInLog *)
 (*     says nothing is lost), batches held for verification are lost.      *)
@@ -98,7 +102,16 @@
 (*   - Fairness (FairSpec, FairClientsSpec) is weak fairness of each kind  *)
 (*     of broker step; faults are never fair. The liveness properties are  *)
 (*     in KafkaTxnProperties.                                              *)
-(*   - One outstanding request per client (Kafka pipelines produces).      *)
+(*   - Pipelining (MaxInFlight > 1; Kafka allows up to 5 with            *)
+(*     idempotence): the models use 2, the least that lets a batch         *)
+(*     overtake another, which is what goes wrong with more too; each     *)
+(*     partition leader has one connection per client, read in order, one *)
+(*     request at a time. A connection failure loses every request and     *)
+(*     answer on it. Pipelined produces neither time out nor go late       *)
+(*     (ProduceTimeouts, LateRequests); their retries count against        *)
+(*     MaxRetries, which stands for delivery.timeout.ms.                   *)
+(*   - A restarted leader's producer state comes from a snapshot at its   *)
+(*     log end, which keeps only each producer's last batch.               *)
 (*   - A marker refused by a leader (older coordinator or producer epoch)  *)
 (*     counts as acknowledged; Kafka stops sending it and the transaction  *)
 (*     stays prepared until the partition is reloaded.                     *)
@@ -152,6 +165,13 @@
 (*   "fence_bump_on_failed_append" KAFKA-9666: a fence whose append to    *)
 (*                     __transaction_state fails keeps its epoch bump in  *)
 (*                     memory; at MaxEpoch the coordinator cannot fence.  *)
+(*   "verify_checks_pending" KAFKA-14904: TV1V verification answers       *)
+(*                     CONCURRENT_TRANSACTIONS while any transition is    *)
+(*                     pending, so a pipelined batch overtakes the one    *)
+(*                     before it.                                         *)
+(*   "no_lowest_sequence" KAFKA-14920: the leader's verification state    *)
+(*                     keeps no lowest sequence, so nothing stops that    *)
+(*                     overtaking.                                        *)
 (*                                                                         *)
 (* Modules: the invariants and temporal properties (what the protocol      *)
 (* promises) are in KafkaTxnProperties, which extends this module; the     *)
@@ -201,6 +221,10 @@ CONSTANTS
     MaxEpoch,
     \* @type: Bool;
     UncleanElections,
+    \* @type: Int;
+    MaxInFlight,
+    \* @type: Int;
+    Batches,
     \* @type: Set(Str);
     Bugs
 
@@ -209,17 +233,22 @@ ASSUME LateRequests \subseteq {"InitProducerId", "AddPartitionsToTxn", "Produce"
 ASSUME Bugs \subseteq {"no_epoch_bump", "no_idempotence", "no_pending_check", "lso_inclusive", "no_generation_check",
                         "restart_forgets_producers", "tv2_endtxn_before_4_0", "early_producer_expiry",
                         "append_fail_keeps_pending", "tv2_overflow_wrong_pid", "fence_no_rotation",
-                        "fence_bump_on_failed_append"}
+                        "fence_bump_on_failed_append", "verify_checks_pending", "no_lowest_sequence"}
 ASSUME MaxEpoch \in Nat /\ MaxEpoch >= 2
+\* max.in.flight.requests.per.connection: at most 5 with idempotence. A
+\* pipelining client's produce requests neither time out nor go late (a
+\* request timeout closes the connection; see Pipelined).
+ASSUME MaxInFlight \in 1..5 /\ Batches \in Nat /\ Batches >= 1
+ASSUME MaxInFlight > 1 => ~ProduceTimeouts /\ "Produce" \notin LateRequests
 
 (*
   @typeAlias: inst = <<Str, Int>>;
   @typeAlias: msg = {type: Str, tid: Str, inst: Int, epoch: Int, part: Int, seq: Int, commit: Bool, cepoch: Int, gtx: $gtx, endBy: $gtx, att: Int, err: Str, val: Int, gen: Int};
-  @typeAlias: client = {st: Str, epoch: Int, txn: Int, pc: Int, out: Bool, req: $msg, seq: Int -> Int, hung: Bool, commit: Bool, pos: Int, gen: Int};
+  @typeAlias: client = {st: Str, epoch: Int, txn: Int, pc: Int, out: Bool, req: $msg, seq: Int -> Int, hung: Bool, commit: Bool, pos: Int, gen: Int, fly: Set($msg), sent: Int};
   @typeAlias: group = {gen: Int, owner: $inst, committed: Int, pending: Str -> Int, groups: Str -> (Int -> Int)};
   @typeAlias: tentry = {st: Str, epoch: Int, parts: Set(Int), gtx: $gtx, endBy: $gtx};
   @typeAlias: coord = {st: Str, epoch: Int, parts: Set(Int), gtx: $gtx, endBy: $gtx, todo: Set(Int), pending: Seq({entry: $tentry, replies: Set($msg)})};
-  @typeAlias: pstate = {epoch: Int, lastSeq: Int, seqs: Set(Int), open: Bool, cepoch: Int, from: Int};
+  @typeAlias: pstate = {epoch: Int, lastSeq: Int, seqs: Set(Int), open: Bool, cepoch: Int, from: Int, vepoch: Int, vseq: Int};
   @typeAlias: held = {m: $msg, void: Bool};
   @typeAlias: action = {name: Str, actor: Str, txn_id: Str, args: Str -> Int, note: Str};
 *)
@@ -405,16 +434,32 @@ Bug(b) == b \in Bugs
 
 -----------------------------------------------------------------------------
 (* The client program of one transaction: pc 1 is AddPartitionsToTxn (TV1  *)
-(* only), pc 1 + p is Produce to partition p, then (CTP only)              *)
+(* only), pcs 2 .. 1 + NumPartitions * Batches are Produce, Batches       *)
+(* batches to partition 1, then to partition 2, ..., then (CTP only)      *)
 (* AddOffsetsToTxn and TxnOffsetCommit, and pc EndPc is EndTxn.            *)
 
 FirstPc == IF TV2 THEN 2 ELSE 1
-AddOffsetsPc == NumPartitions + 2     \* CTP only
-OffsetCommitPc == NumPartitions + 3   \* CTP only
-EndPc == NumPartitions + (IF CTP THEN 4 ELSE 2)
+LastProducePc == NumPartitions * Batches + 1
+AddOffsetsPc == LastProducePc + 1     \* CTP only
+OffsetCommitPc == LastProducePc + 2   \* CTP only
+EndPc == LastProducePc + (IF CTP THEN 3 ELSE 1)
 
 \* @type: (Int) => Int;
-PartOfPc(pc) == pc - 1
+PartOfPc(pc) == (pc - 2) \div Batches + 1
+
+\* @type: (Int) => Bool;
+IsProducePc(pc) == pc >= 2 /\ pc <= LastProducePc
+
+\* Pipelining (max.in.flight.requests.per.connection = MaxInFlight > 1):
+\* the client sends a transaction's batches without waiting for the answers,
+\* up to MaxInFlight at a time, over one connection per partition leader;
+\* its other requests go one at a time as before, and EndTxn waits until
+\* every batch is answered (Sender: an EndTxn waits while batches are
+\* incomplete). A batch's `att` is then its send stamp on the connection:
+\* the leader reads a connection's requests in order and one at a time
+\* (SocketServer mutes a channel until its request is answered, also while
+\* the batch waits for verification).
+Pipelined == MaxInFlight > 1
 
 \* A request of instance i.
 \* @type: ($inst, Str) => $msg;
@@ -428,7 +473,7 @@ Reply(m, err) == [m EXCEPT !.type = m.type \o "Resp", !.err = err]
 \* @type: ($msg, $msg) => Bool;
 SameRequest(n, m) ==
     /\ n.type \in {m.type, m.type \o "Resp", "Verify", "VerifyResp"}
-    /\ n.tid = m.tid /\ n.inst = m.inst /\ n.gtx = m.gtx /\ n.part = m.part
+    /\ n.tid = m.tid /\ n.inst = m.inst /\ n.gtx = m.gtx /\ n.part = m.part /\ n.seq = m.seq
     /\ n.type \in {"Verify", "VerifyResp"} => m.type = "Produce"
 
 \* Is anything of request m still under way: a copy or a reply in flight, a
@@ -440,11 +485,21 @@ InFlight(m) ==
     \/ \E t \in TxnIds : \E k \in DOMAIN tc[t].pending : \E n \in tc[t].pending[k].replies : SameRequest(n, m)
     \/ \E p \in Parts : \E h \in held[p] : SameRequest(h.m, m)
 
+\* Pipelining: is batch f still on its connection: unread, held for
+\* verification, or answered? When its leader goes away with the batch, a
+\* verification it asked for may still be on its way, but the client learns
+\* from the closed connection that the batch is gone.
+\* @type: ($msg) => Bool;
+OnConnection(f) ==
+    \/ \E n \in net : n.type \in {"Produce", "ProduceResp"} /\ SameRequest(n, f) /\ n.att = f.att
+    \/ \E h \in held[f.part] : SameRequest(h.m, f) /\ h.m.att = f.att
+
 -----------------------------------------------------------------------------
 (* Initial state *)
 
 \* @type: Str -> $pstate;
-FreshProducerState == [t \in TxnIds |-> [epoch |-> -1, lastSeq |-> -1, seqs |-> {}, open |-> FALSE, cepoch |-> -1, from |-> 0]]
+FreshProducerState == [t \in TxnIds |-> [epoch |-> -1, lastSeq |-> -1, seqs |-> {}, open |-> FALSE, cepoch |-> -1, from |-> 0,
+                                          vepoch |-> -1, vseq |-> -1]]
 
 \* @type: $coord;
 FreshCoord == [st |-> "Empty", epoch |-> -1, parts |-> {}, gtx |-> NoGtx, endBy |-> NoGtx, todo |-> {},
@@ -453,7 +508,8 @@ FreshCoord == [st |-> "Empty", epoch |-> -1, parts |-> {}, gtx |-> NoGtx, endBy 
 Init ==
     /\ net = {}
     /\ cl = [i \in Instances |-> [st |-> "down", epoch |-> -1, txn |-> 0, pc |-> 0, out |-> FALSE, req |-> NoMsg,
-                                  seq |-> [p \in Parts |-> 0], hung |-> FALSE, commit |-> TRUE, pos |-> -1, gen |-> -1]]
+                                  seq |-> [p \in Parts |-> 0], hung |-> FALSE, commit |-> TRUE, pos |-> -1, gen |-> -1,
+                                  fly |-> {}, sent |-> 0]]
     /\ tc = [t \in TxnIds |-> FreshCoord]
     /\ tlog = [t \in TxnIds |-> <<>>]
     /\ cepoch = 0
@@ -514,14 +570,27 @@ NextRequest(i, commit) ==
 
 \* The client sends the request of its next step. At EndTxn it commits, or
 \* (AppAborts) the application may choose to abort; after an abortable
-\* error it must abort.
+\* error it must abort. A pipelining client sends a batch while fewer than
+\* MaxInFlight of the partition's are unanswered (a connection per leader)
+\* and goes on to its next step at once (the batch waits in fly for its
+\* answer); EndTxn waits for every batch.
 \* @type: ($inst) => Bool;
 SendRequest(i) ==
     /\ cl[i].st = "intxn" /\ ~cl[i].hung /\ ~cl[i].out
+    /\ cl[i].pc = EndPc => cl[i].fly = {}
     /\ \E commit \in (IF cl[i].pc = EndPc /\ AppAborts /\ cl[i].commit THEN BOOLEAN ELSE {cl[i].commit}) :
         LET m == NextRequest(i, commit)
-        IN /\ cl' = [cl EXCEPT ![i].out = TRUE, ![i].req = m, ![i].commit = commit]
-           /\ net' = net \cup {m}
+        IN /\ IF Pipelined /\ IsProducePc(cl[i].pc)
+              THEN LET b == [m EXCEPT !.att = cl[i].sent]
+                   IN /\ Cardinality({f \in cl[i].fly : f.part = b.part}) < MaxInFlight
+                      \* a batch waiting to be sent again goes first (it is at the
+                      \* head of the partition's queue, RecordAccumulator.reenqueue)
+                      /\ \A f \in cl[i].fly : f.part = b.part => OnConnection(f)
+                      /\ cl' = [cl EXCEPT ![i].fly = @ \cup {b}, ![i].sent = @ + 1, ![i].pc = @ + 1,
+                                           ![i].seq[b.part] = @ + 1]
+                      /\ net' = net \cup {b}
+              ELSE /\ cl' = [cl EXCEPT ![i].out = TRUE, ![i].req = m, ![i].commit = commit]
+                   /\ net' = net \cup {m}
            /\ action' = Act(m.type, InstName(i), RequestArgs(m))
     /\ UNCHANGED <<coordVars, leaderVars, groupVars, faultVars>>
 
@@ -532,7 +601,7 @@ SendRequest(i) ==
 \* and late; these retries count against MaxRetries. (A client is out in
 \* "ready" only for the OffsetFetch of a CTP owner, retried alike.)
 \* @type: ($inst) => Bool;
-Retry(i) ==
+RetryRequest(i) ==
     /\ cl[i].out /\ ~cl[i].hung
     /\ cl[i].st \in {"init", "ready", "intxn"}
     /\ IF InFlight(cl[i].req)
@@ -546,11 +615,35 @@ Retry(i) ==
     /\ action' = Act("Retry", InstName(i), "instance" :> i[2] @@ "txn" :> cl[i].txn @@ "part" :> cl[i].req.part)
     /\ UNCHANGED <<coordVars, leaderVars, groupVars, hangs, losses, failovers, appendFails>>
 
+\* Pipelining: a batch in fly of which nothing is under way (its request
+\* was lost with its connection, or refused with an error worth a retry)
+\* is sent again, with a new send stamp, so after the batches already on
+\* the connection. Batches are re-sent in sequence order (the producer's
+\* RecordAccumulator re-queues a retried batch by its sequence). Re-sends
+\* count against MaxRetries, which stands for delivery.timeout.ms: once it
+\* is spent, the batch expires (ProduceTimeout).
+\* @type: ($inst) => Bool;
+RetryBatch(i) ==
+    /\ ~cl[i].hung /\ cl[i].st = "intxn"
+    /\ retries < MaxRetries
+    /\ \E f \in cl[i].fly :
+        /\ ~OnConnection(f)
+        /\ ~\E g \in cl[i].fly : g.part = f.part /\ g.seq < f.seq /\ ~OnConnection(g)
+        /\ LET b == [f EXCEPT !.att = cl[i].sent]
+           IN /\ cl' = [cl EXCEPT ![i].fly = (@ \ {f}) \cup {b}, ![i].sent = @ + 1]
+              /\ net' = net \cup {b}
+        /\ action' = Act("Retry", InstName(i), "instance" :> i[2] @@ "txn" :> cl[i].txn @@ "part" :> f.part)
+    /\ retries' = retries + 1
+    /\ UNCHANGED <<coordVars, leaderVars, groupVars, hangs, losses, failovers, appendFails>>
+
+\* @type: ($inst) => Bool;
+Retry(i) == RetryRequest(i) \/ RetryBatch(i)
+
 \* A produce request times out (delivery.timeout.ms): the batch is failed,
 \* which is an abortable error, so the transaction goes on to abort. The
 \* request may still be in flight.
 \* @type: ($inst) => Bool;
-ProduceTimeout(i) ==
+ProduceTimeoutRequest(i) ==
     /\ cl[i].out /\ ~cl[i].hung /\ cl[i].st = "intxn"
     /\ cl[i].req.type = "Produce"
     /\ ProduceTimeouts
@@ -561,12 +654,36 @@ ProduceTimeout(i) ==
     /\ action' = Act("ProduceTimeout", InstName(i), "instance" :> i[2] @@ "txn" :> cl[i].txn @@ "part" :> cl[i].req.part)
     /\ UNCHANGED <<netVars, coordVars, leaderVars, groupVars, hangs, losses, failovers, appendFails>>
 
+\* Pipelining: a batch waiting to be sent again when the retry budget is
+\* spent expires (delivery.timeout.ms): an abortable error.
+\* @type: ($inst) => Bool;
+ProduceTimeoutBatch(i) ==
+    /\ ~cl[i].hung /\ cl[i].st = "intxn"
+    /\ retries >= MaxRetries
+    /\ \E f \in cl[i].fly :
+        /\ ~OnConnection(f)
+        /\ cl' = [cl EXCEPT ![i].fly = @ \ {f}, ![i].commit = FALSE, ![i].pc = IF cl[i].out THEN @ ELSE EndPc]
+        /\ action' = Act("ProduceTimeout", InstName(i), "instance" :> i[2] @@ "txn" :> cl[i].txn @@ "part" :> f.part)
+    /\ UNCHANGED <<netVars, coordVars, leaderVars, groupVars, faultVars>>
+
+\* @type: ($inst) => Bool;
+ProduceTimeout(i) == ProduceTimeoutRequest(i) \/ ProduceTimeoutBatch(i)
+
 \* Does response m answer instance i's outstanding request?
 \* @type: ($inst, $msg) => Bool;
-Answers(i, m) ==
+AnswersRequest(i, m) ==
     /\ cl[i].out
     /\ m.type = cl[i].req.type \o "Resp"
     /\ m.tid = i[1] /\ m.inst = i[2] /\ m.gtx = cl[i].req.gtx /\ m.part = cl[i].req.part
+
+\* Pipelining: the batch in fly of instance i that response m answers.
+\* @type: ($inst, $msg) => Set($msg);
+AnsweredBatch(i, m) ==
+    {f \in cl[i].fly : m.type = "ProduceResp" /\ m.tid = i[1] /\ m.inst = i[2] /\ m.gtx = f.gtx /\ m.part = f.part
+                       /\ m.seq = f.seq /\ m.att = f.att}
+
+\* @type: ($inst, $msg) => Bool;
+Answers(i, m) == AnswersRequest(i, m) \/ AnsweredBatch(i, m) # {}
 
 \* The client's state after an error answer (Kafka's TransactionManager):
 \* fencing is fatal; a failed produce or verification aborts the transaction.
@@ -579,6 +696,22 @@ AfterError(i, m) ==
       [] OTHER ->
             [cl[i] EXCEPT !.st = "failed", !.out = FALSE]
 
+\* Pipelining: what the answer m to batch f does to the client. Success
+\* (or a duplicate) retires the batch; a retriable error leaves it in fly to
+\* be sent again (RetryBatch); so does OUT_OF_ORDER_SEQUENCE_NUMBER while a
+\* batch of lower sequence is unanswered (TransactionManager.canRetry: the
+\* batch is not the next one, an earlier one must have failed); fencing is
+\* fatal; any other error is abortable: the client stops sending batches and
+\* will abort once the others are answered.
+\* @type: ($inst, $msg, $msg) => $client;
+AfterBatchAnswer(i, m, f) ==
+    CASE m.err \in {"NONE", "DUPLICATE_SEQUENCE_NUMBER"} -> [cl[i] EXCEPT !.fly = @ \ {f}]
+      [] \/ m.err \in {"CONCURRENT_TRANSACTIONS", "NOT_COORDINATOR", "NOT_ENOUGH_REPLICAS", "COORDINATOR_NOT_AVAILABLE"}
+         \/ m.err = "OUT_OF_ORDER_SEQUENCE_NUMBER" /\ \E g \in cl[i].fly : g.part = f.part /\ g.seq < f.seq -> cl[i]
+      [] m.err \in {"PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH", "INVALID_PRODUCER_ID_MAPPING"} ->
+            [cl[i] EXCEPT !.st = "fenced", !.out = FALSE, !.fly = {}]
+      [] OTHER -> [cl[i] EXCEPT !.fly = @ \ {f}, !.commit = FALSE, !.pc = IF cl[i].out THEN @ ELSE EndPc]
+
 \* The client receives the answer to its outstanding request.
 \* @type: ($inst, $msg) => Bool;
 ClientReceive(i, m) ==
@@ -586,7 +719,8 @@ ClientReceive(i, m) ==
     /\ Answers(i, m)
     /\ net' = net \ {m}
     /\ cl' = [cl EXCEPT ![i] =
-        IF m.err \in {"CONCURRENT_TRANSACTIONS", "UNSTABLE_OFFSET_COMMIT", "NOT_COORDINATOR", "NOT_ENOUGH_REPLICAS",
+        IF AnsweredBatch(i, m) # {} THEN AfterBatchAnswer(i, m, CHOOSE f \in AnsweredBatch(i, m) : TRUE)
+        ELSE IF m.err \in {"CONCURRENT_TRANSACTIONS", "UNSTABLE_OFFSET_COMMIT", "NOT_COORDINATOR", "NOT_ENOUGH_REPLICAS",
                       "COORDINATOR_NOT_AVAILABLE"} THEN [@ EXCEPT !.out = FALSE, !.pc = IF m.type = "InitProducerIdResp" THEN 0 ELSE @]
         ELSE IF m.err \notin {"NONE", "DUPLICATE_SEQUENCE_NUMBER"} THEN AfterError(i, m)
         ELSE CASE m.type = "InitProducerIdResp" ->
@@ -602,7 +736,8 @@ ClientReceive(i, m) ==
                [] m.type = "ProduceResp" ->
                     [@ EXCEPT !.out = FALSE, !.pc = @ + 1, !.seq[m.part] = @ + 1]
                [] OTHER ->
-                    [@ EXCEPT !.out = FALSE, !.pc = @ + 1]]
+                    \* (pipelining: a batch failed meanwhile, so the client aborts)
+                    [@ EXCEPT !.out = FALSE, !.pc = IF cl[i].commit THEN @ + 1 ELSE EndPc]]
     /\ action' = ActNote("Receive" \o m.type, InstName(i),
                          "instance" :> i[2] @@ "txn" :> cl[i].txn @@ (IF m.type = "ProduceResp" THEN "part" :> m.part ELSE NoArgs)
                          @@ (IF m.type \in {"InitProducerIdResp", "EndTxnResp"} THEN "epoch" :> m.epoch ELSE NoArgs)
@@ -849,6 +984,9 @@ TcAddOffsetsToTxn(m) ==
 VerifyOnly(m) ==
     LET c == tc[m.tid]
     IN CASE m.epoch # c.epoch -> FencedError(m.epoch, c.epoch)
+         \* KAFKA-14904 (apache/kafka#13579): verification used to share
+         \* AddPartitionsToTxn's checks, pending transition included
+         [] Bug("verify_checks_pending") /\ c.pending # <<>> -> "CONCURRENT_TRANSACTIONS"
          [] c.st \in {"PrepareCommit", "PrepareAbort"} -> "CONCURRENT_TRANSACTIONS"
          [] c.st = "Ongoing" /\ m.part \in c.parts -> "NONE"
          [] OTHER -> "TRANSACTION_ABORTABLE"
@@ -1066,12 +1204,29 @@ Failover ==
 ProduceCheck(m, s) ==
     CASE m.epoch < s.epoch -> "INVALID_PRODUCER_EPOCH"
       [] Bug("no_idempotence") -> "append"
+      [] m.epoch = s.epoch /\ m.seq \in s.seqs -> "duplicate"
+      \* KAFKA-14920 (apache/kafka#14033): while a verification is under way
+      \* for the producer, nothing above the lowest sequence it has seen is
+      \* appended (VerificationStateEntry.lowestSequence), so a batch sent
+      \* after one whose verification failed cannot overtake it
+      [] s.vseq # -1 /\ m.seq > s.vseq -> "OUT_OF_ORDER_SEQUENCE_NUMBER"
       \* a new epoch starts at sequence 0, but with no producer state (never
       \* written, or expired) any sequence is taken (ProducerAppendInfo.checkSequence)
       [] m.epoch > s.epoch -> IF m.seq = 0 \/ s.epoch = -1 THEN "append" ELSE "OUT_OF_ORDER_SEQUENCE_NUMBER"
-      [] m.seq \in s.seqs -> "duplicate"
       [] m.seq = s.lastSeq + 1 -> "append"
       [] OTHER -> "OUT_OF_ORDER_SEQUENCE_NUMBER"
+
+\* The verification state of producer state s once a batch of generation e
+\* and sequence q starts its verification (ProducerStateManager.
+\* maybeCreateVerificationStateEntry): it keeps the lowest sequence of the
+\* newest epoch it has seen. It lives in the leader's memory until the
+\* producer's next transactional append or marker. Before KAFKA-14920's fix
+\* ("no_lowest_sequence") it kept no sequence.
+\* @type: ($pstate, Int, Int) => $pstate;
+StartVerification(s, e, q) ==
+    IF Bug("no_lowest_sequence") THEN s
+    ELSE IF s.vseq = -1 \/ e > s.vepoch \/ (e = s.vepoch /\ q < s.vseq) THEN [s EXCEPT !.vepoch = e, !.vseq = q]
+    ELSE s
 
 \* The sequences of the last five batches, for duplicate detection. A
 \* duplicate is answered NONE with the original offset, and not appended.
@@ -1096,9 +1251,18 @@ AppendBatch(m, consumed) ==
        /\ pst' = IF verdict = "append"
                  THEN [pst EXCEPT ![p][m.tid] = [epoch |-> m.epoch, lastSeq |-> m.seq, open |-> TRUE, cepoch |-> s.cepoch,
                                                  seqs |-> IF m.epoch > s.epoch THEN {m.seq} ELSE Remember(s.seqs, m.seq),
-                                                 from |-> s.from]]
+                                                 from |-> s.from, vepoch |-> -1, vseq |-> -1]]
                  ELSE pst
        /\ net' = (net \ consumed) \cup {Reply(m, ProduceError(verdict))}
+
+\* Pipelining: is m the next request on its connection? Nothing sent
+\* before it on the same connection is still unread or being handled
+\* (held for verification).
+\* @type: ($msg) => Bool;
+ConnectionReady(m) ==
+    Pipelined =>
+        /\ ~\E n \in net : n.type = "Produce" /\ n.tid = m.tid /\ n.inst = m.inst /\ n.part = m.part /\ n.att < m.att
+        /\ ~\E h \in held[m.part] : h.m.tid = m.tid /\ h.m.inst = m.inst
 
 \* A produce request reaches its leader. TV1, or TV2 with the producer's
 \* transaction already open here under this epoch: check and append. TV2
@@ -1106,11 +1270,13 @@ AppendBatch(m, consumed) ==
 \* @type: ($msg) => Bool;
 LeaderProduce(m) ==
     /\ m \in net /\ m.type = "Produce"
+    /\ ConnectionReady(m)
     /\ LET s == pst[m.part][m.tid]
        IN IF Verifies /\ ~(s.open /\ s.epoch = m.epoch) /\ m.epoch >= s.epoch
           THEN /\ held' = [held EXCEPT ![m.part] = @ \cup {[m |-> m, void |-> FALSE]}]
                /\ net' = (net \ {m}) \cup {[m EXCEPT !.type = "Verify"]}
-               /\ UNCHANGED <<plog, pst>>
+               /\ pst' = [pst EXCEPT ![m.part][m.tid] = StartVerification(s, m.epoch, m.seq)]
+               /\ UNCHANGED plog
           ELSE /\ AppendBatch(m, {m})
                /\ UNCHANGED held
     /\ action' = On(m.tid, Act("LeaderProduce", "leader", "part" :> m.part @@ "instance" :> m.inst @@ "txn" :> m.gtx[3]
@@ -1190,7 +1356,8 @@ LeaderMarker(m) ==
                   /\ pst' = [pst EXCEPT ![p][m.tid] =
                                 [epoch |-> m.epoch, open |-> FALSE, cepoch |-> m.cepoch,
                                  lastSeq |-> IF m.epoch > s.epoch THEN -1 ELSE s.lastSeq,
-                                 seqs |-> IF m.epoch > s.epoch THEN {} ELSE s.seqs, from |-> s.from]]
+                                 seqs |-> IF m.epoch > s.epoch THEN {} ELSE s.seqs, from |-> s.from,
+                                 vepoch |-> -1, vseq |-> -1]]
                   /\ held' = [held EXCEPT ![p] = {IF h.m.tid = m.tid THEN [h EXCEPT !.void = TRUE] ELSE h : h \in @}]
              ELSE UNCHANGED leaderVars
           /\ net' = (net \ {m}) \cup {Reply(m, err)}
@@ -1203,12 +1370,17 @@ LeaderMarker(m) ==
 \* the partition (ProducerStateManager: snapshot plus replay of the log),
 \* from the entries after index `from` (where t's state last expired; 0:
 \* never): the epoch of t's last entry (epochs never go back), the
-\* sequences of its batches of that epoch (the last one, and the last
-\* five), whether its last entry is a batch (a transaction is open), and the
-\* coordinator epoch of its last marker. (Replaying the appends gives the
-\* same sets while sequences grow, which they do unless "no_idempotence".)
-\* Abstraction: the snapshot a restart loads is taken after the expiry, so
-\* an expired producer stays forgotten.
+\* sequence of its last batch of that epoch, whether its last entry is a
+\* batch (a transaction is open), and the coordinator epoch of its last
+\* marker. A snapshot keeps one batch per producer
+\* (ProducerStateManager.writeSnapshot: ProducerSnapshotEntry has one
+\* lastSequence), so after a restart only a retry of the last batch is
+\* recognised as a duplicate; the in-memory state remembers five. The
+\* verification state is memory only and is lost. Abstraction: the
+\* snapshot a restart loads is taken at the log end (a clean shutdown;
+\* after a crash Kafka replays the log from an older snapshot and may
+\* remember more), and after the expiry, so an expired producer stays
+\* forgotten.
 \* @type: (Seq($entry), Str, Int) => $pstate;
 LoadedProducerState(log, t, from) ==
     LET es == {i \in DOMAIN log : i > from /\ log[i].pid = t}
@@ -1219,24 +1391,33 @@ LoadedProducerState(log, t, from) ==
                 lastSeq == IF cur = {} THEN -1 ELSE log[MaxOf(cur)].seq
                 markers == {i \in es : IsMarker(log, i)}
             IN [epoch |-> epoch, lastSeq |-> lastSeq,
-                seqs |-> {log[i].seq : i \in {j \in cur : log[j].seq > lastSeq - 5}},
+                seqs |-> IF cur = {} THEN {} ELSE {lastSeq},
                 open |-> IsData(log, last),
                 cepoch |-> IF markers = {} THEN -1 ELSE log[MaxOf(markers)].cepoch,
-                from |-> from]
+                from |-> from, vepoch |-> -1, vseq |-> -1]
+
+\* The produce requests and answers of partition p that die with their
+\* connections when its leader goes away: with pipelining, those not yet
+\* read (the client learns it from the closed connection and sends the
+\* batches again, in sequence order). Without it, a request in flight is
+\* taken to reach the new leader (a lost one is a Drop).
+\* @type: (Int) => Set($msg);
+ConnectionsLost(p) == IF Pipelined THEN {n \in net : n.type \in {"Produce", "ProduceResp"} /\ n.part = p} ELSE {}
 
 \* The leader of partition p crashes and restarts (or another replica takes
 \* over with the same log): it rebuilds its producer state from the log;
 \* batches it held for verification are lost with its memory (their
-\* producers get no answer and retry). Requests in flight reach the new
-\* leader (a lost one is a Drop).
+\* producers get no answer and retry), and so are the requests of
+\* ConnectionsLost.
 \* @type: (Int) => Bool;
 LeaderRestart(p) ==
     /\ LeaderRestarts
     /\ pst' = [pst EXCEPT ![p] = [t \in TxnIds |-> IF Bug("restart_forgets_producers") THEN FreshProducerState[t]
                                                    ELSE LoadedProducerState(plog[p], t, pst[p][t].from)]]
     /\ held' = [held EXCEPT ![p] = {}]
+    /\ net' = net \ ConnectionsLost(p)
     /\ action' = Act("LeaderRestart", "leader", "part" :> p)
-    /\ UNCHANGED <<netVars, clientVars, coordVars, plog, groupVars, faultVars>>
+    /\ UNCHANGED <<clientVars, coordVars, plog, groupVars, faultVars>>
     /\ UNCHANGED lag
 
 \* The follower of partition p stops replicating and leaves the ISR; the
@@ -1264,9 +1445,10 @@ UncleanElection(p) ==
           /\ pst' = [pst EXCEPT ![p] = [t \in TxnIds |->
                         LoadedProducerState(kept, t, IF pst[p][t].from > lag[p] THEN lag[p] ELSE pst[p][t].from)]]
     /\ held' = [held EXCEPT ![p] = {}]
+    /\ net' = net \ ConnectionsLost(p)
     /\ lag' = [lag EXCEPT ![p] = -2]
     /\ action' = Act("UncleanElection", "leader", "part" :> p @@ "offset" :> lag[p])
-    /\ UNCHANGED <<netVars, clientVars, coordVars, groupVars, faultVars>>
+    /\ UNCHANGED <<clientVars, coordVars, groupVars, faultVars>>
 
 \* With ProducerExpiry, a leader forgets a producer with no transaction open
 \* here once producer.id.expiration.ms (a day by default) has passed since
@@ -1287,6 +1469,7 @@ LeaderExpireProducer(p, t) ==
     /\ ~\E h \in held[p] : h.m.tid = t
     /\ ~\E m \in net : m.tid = t /\ m.part = p /\ m.type \in {"Produce", "Verify", "VerifyResp"}
     /\ ~\E i \in Instances : i[1] = t /\ cl[i].out /\ cl[i].req.type = "Produce" /\ cl[i].req.part = p
+    /\ ~\E i \in Instances : i[1] = t /\ \E f \in cl[i].fly : f.part = p
     /\ \/ Bug("early_producer_expiry")
        \/ /\ ~\E m \in net : m.tid = t /\ m.part = p /\ m.type = "WriteTxnMarkers"
           /\ ~(tc[t].st \in {"PrepareCommit", "PrepareAbort"} /\ p \in tc[t].todo)
@@ -1350,12 +1533,20 @@ OffsetCommit(g, p, offset) ==
 -----------------------------------------------------------------------------
 (* The network *)
 
+\* The messages lost with m: with pipelining, a produce request or answer
+\* is lost with its connection, and so is everything else on it.
+\* @type: ($msg) => Set($msg);
+LostWith(m) ==
+    IF Pipelined /\ m.type \in {"Produce", "ProduceResp"}
+    THEN {n \in net : n.type \in {"Produce", "ProduceResp"} /\ n.tid = m.tid /\ n.inst = m.inst /\ n.part = m.part}
+    ELSE {m}
+
 \* A message is lost. Verification traffic between brokers is not.
 \* @type: ($msg) => Bool;
 Drop(m) ==
     /\ m \in net /\ losses < MaxLoss
     /\ m.type \notin {"Verify", "VerifyResp"}
-    /\ net' = net \ {m}
+    /\ net' = net \ LostWith(m)
     /\ losses' = losses + 1
     /\ action' = On(m.tid, Act("Drop", "network", "instance" :> m.inst @@ "part" :> m.part @@ "txn" :> m.gtx[3]))
     /\ UNCHANGED <<clientVars, coordVars, leaderVars, groupVars, hangs, retries, failovers, appendFails>>
@@ -1431,7 +1622,8 @@ BrokerFairness ==
 ClientProgress(i) ==
     \/ StartInstance(i) \/ BeginTxn(i) \/ SendRequest(i) \/ ReInit(i) \/ Resume(i)
     \/ JoinGroup(i) \/ FetchOffset(i) \/ InputDone(i)
-    \/ Retry(i) /\ ~InFlight(cl[i].req)
+    \/ RetryRequest(i) /\ ~InFlight(cl[i].req)
+    \/ RetryBatch(i) \/ ProduceTimeoutBatch(i)
     \/ \E m \in net : ClientReceive(i, m)
 
 ClientFairness == \A i \in Instances : WF_vars(ClientProgress(i))

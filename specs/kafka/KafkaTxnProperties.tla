@@ -17,6 +17,7 @@ EXTENDS KafkaTxn
 \* code, and the coordinator epoch counts the failovers.
 TypeOK ==
     /\ \A i \in Instances : cl[i].st \in {"down", "init", "ready", "intxn", "fenced", "failed", "done"}
+    /\ \A i \in Instances, p \in Parts : Cardinality({f \in cl[i].fly : f.part = p}) <= MaxInFlight
     /\ \A t \in TxnIds : tc[t].st \in TxnStates
     /\ \A m \in net : m.err \in Errors
     /\ cepoch = failovers
@@ -69,11 +70,31 @@ ReadCommitted ==
 \* INV: NoDuplicates
 \* A batch is appended at most once, however often the producer retried it
 \* (the leader's sequence checks, ProducerAppendInfo). A client transaction
-\* writes one batch per partition, so two entries of one transaction in one
-\* partition are a retried batch appended twice.
+\* writes Batches batches per partition, with consecutive sequences, so two
+\* entries of one transaction in one partition with one sequence (with one
+\* batch per partition: any two) are a retried batch appended twice.
 NoDuplicates ==
     \A p \in Parts : \A i, j \in DOMAIN plog[p] :
-        (i < j /\ IsData(plog[p], i) /\ IsData(plog[p], j)) => plog[p][i].gtx # plog[p][j].gtx
+        (i < j /\ IsData(plog[p], i) /\ IsData(plog[p], j)) =>
+            plog[p][i].gtx # plog[p][j].gtx \/ (Batches > 1 /\ plog[p][i].seq # plog[p][j].seq)
+
+-----------------------------------------------------------------------------
+\* INV: InSequence
+\* Idempotence keeps a producer's batches in order, without gaps: in each
+\* partition, the batches of one producer epoch are appended with
+\* sequences 0, 1, 2, ... (what enable.idempotence promises with up to
+\* five requests in flight). A leader with no state for a producer takes any
+\* sequence, so with pipelining a batch that overtakes an earlier one whose
+\* append failed with a retriable error leaves a gap, and the earlier one
+\* then fails for ever with OUT_OF_ORDER_SEQUENCE_NUMBER (KAFKA-14904,
+\* KAFKA-14920). (After a producer expired, the leader takes any sequence,
+\* and the client's next batch continues the sequence the log has.)
+InSequence ==
+    \A p \in Parts : \A j \in DOMAIN plog[p] :
+        IsData(plog[p], j) =>
+            LET before == {i \in 1..(j - 1) : IsData(plog[p], i) /\ plog[p][i].pid = plog[p][j].pid
+                                                /\ plog[p][i].epoch = plog[p][j].epoch}
+            IN plog[p][j].seq = IF before = {} THEN 0 ELSE plog[p][MaxOf(before)].seq + 1
 
 -----------------------------------------------------------------------------
 \* INV: ZombieFenced
@@ -130,25 +151,32 @@ CommittedCopies(p, o) ==
 
 \* INV: ExactlyOnceCTP
 \* Consume-transform-produce is exactly once: no input record has its
-\* output committed twice in any output partition, and once nothing is in
-\* flight, the committed output is exactly that of the input below the
-\* group's committed offset. It rests on the generation check of
-\* TxnOffsetCommit (KIP-447).
+\* output (Batches records per partition) committed twice in any output
+\* partition, and once nothing is in flight, the committed output is
+\* exactly that of the input below the group's committed offset. It rests
+\* on the generation check of TxnOffsetCommit (KIP-447).
 ExactlyOnceCTP ==
     \A p \in Parts, o \in 0..(InputSize - 1) :
-        /\ CommittedCopies(p, o) <= 1
-        /\ Quiescent => (CommittedCopies(p, o) = 1 <=> o < gc.committed)
+        /\ CommittedCopies(p, o) <= Batches
+        /\ Quiescent => (CommittedCopies(p, o) = Batches <=> o < gc.committed)
 
 -----------------------------------------------------------------------------
 \* INV: ProducerStateInLog
-\* A leader loses nothing when it restarts: its producer state (epoch,
-\* sequences, open transaction, coordinator epoch) is what it rebuilds from
-\* its log (LoadedProducerState, as ProducerStateManager does), so
-\* deduplication and fencing survive a crash (LeaderRestart). What Kafka
-\* guarantees is weaker than the whole log: a producer that expired
-\* (ProducerExpiry) is rebuilt only from the entries after its expiry.
+\* A leader loses nothing that fencing and ordering need when it restarts:
+\* its producer state (epoch, last sequence, open transaction, coordinator
+\* epoch) is what it rebuilds from its log and snapshot
+\* (LoadedProducerState, as ProducerStateManager does), so fencing and the
+\* sequence check survive a crash (LeaderRestart). What Kafka guarantees is
+\* weaker than the whole log: a snapshot keeps only the last batch of each
+\* producer (memory keeps five for duplicate detection), the verification
+\* state is memory only, and a producer that expired (ProducerExpiry) is
+\* rebuilt only from the entries after its expiry.
 ProducerStateInLog ==
-    \A p \in Parts, t \in TxnIds : pst[p][t] = LoadedProducerState(plog[p], t, pst[p][t].from)
+    \A p \in Parts, t \in TxnIds :
+        LET s == pst[p][t]
+            loaded == LoadedProducerState(plog[p], t, s.from)
+        IN /\ [s EXCEPT !.seqs = loaded.seqs, !.vepoch = -1, !.vseq = -1] = loaded
+           /\ loaded.seqs \subseteq s.seqs
 
 -----------------------------------------------------------------------------
 (* Liveness. Checked under FairSpec or FairClientsSpec (KafkaTxn), never  *)

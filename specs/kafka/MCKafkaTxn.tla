@@ -12,7 +12,7 @@ EXTENDS KafkaTxn, KafkaTxnProperties
 \* @type: ($msg) => Int;
 RespPc(m) ==
     CASE m.type = "AddPartitionsToTxnResp" -> 1
-      [] m.type = "ProduceResp" -> 1 + m.part
+      [] m.type = "ProduceResp" -> 1 + m.part * Batches  \* the partition's last batch
       [] m.type = "AddOffsetsToTxnResp" -> AddOffsetsPc
       [] m.type = "TxnOffsetCommitResp" -> OffsetCommitPc
       [] OTHER -> EndPc
@@ -26,7 +26,7 @@ Live(m) ==
     IN CASE m.type = "InitProducerIdResp" -> c.st = "init"
          [] m.type = "OffsetFetchResp" -> c.st = "ready" /\ m.gtx[3] = c.txn
          [] m.type \in {"AddPartitionsToTxnResp", "ProduceResp", "AddOffsetsToTxnResp", "TxnOffsetCommitResp", "EndTxnResp"} ->
-              c.st = "intxn" /\ m.gtx[3] = c.txn /\ RespPc(m) >= c.pc
+              c.st = "intxn" /\ m.gtx[3] = c.txn /\ (RespPc(m) >= c.pc \/ AnsweredBatch(<<m.tid, m.inst>>, m) # {})
          [] m.type = "WriteTxnMarkersResp" -> m.cepoch = cepoch
          [] OTHER -> TRUE
 
@@ -90,7 +90,8 @@ SummarizeLogs == ~LeaderRestarts /\ ~ProducerExpiry /\ ~UncleanElections /\ Bugs
 
 \* @type: $client;
 NoClient == [st |-> "", epoch |-> -1, txn |-> 0, pc |-> 0, out |-> FALSE, req |-> NoMsg,
-             seq |-> [p \in Parts |-> 0], hung |-> FALSE, commit |-> TRUE, pos |-> -1, gen |-> -1]
+             seq |-> [p \in Parts |-> 0], hung |-> FALSE, commit |-> TRUE, pos |-> -1, gen |-> -1,
+             fly |-> {}, sent |-> 0]
 
 \* @type: ($inst) => $client;
 ClientView(i) ==
@@ -276,9 +277,11 @@ ResumesFirst(i) ==
     /\ i[2] = NumInstances \/ cl[<<i[1], i[2] + 1>>].st # "down"
     /\ gc.owner # i
 
-\* Instances whose own next step goes first.
+\* Instances whose own next step goes first. Not with pipelining: the
+\* argument above is made for one request at a time.
 \* @type: Set($inst);
 LocalClients ==
+    IF Pipelined THEN {} ELSE
     {i \in Instances :
         \/ ResumesFirst(i)
         \/ /\ ~cl[i].hung /\ (CannotHang(i) \/ OnlyHanger(i))

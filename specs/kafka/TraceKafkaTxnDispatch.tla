@@ -100,10 +100,10 @@ MessageActions == {"ClientReceive", "DiscardStale", "Drop", "TcInitProducerId", 
 \* Client actions that send a request; their message fields describe it.
 SendingActions == {"StartInstance", "SendRequest", "Retry", "ReInit", "FetchOffset"}
 
-\* The request instance i's client holds after the step: for a sending
-\* action, the one it sent.
+\* The request instance i's client sent in the step: a batch it added to
+\* fly (pipelining), else the request it holds after the step.
 \* @type: ($inst) => $msg;
-SentRequest(i) == cl'[i].req
+SentRequest(i) == IF cl'[i].fly \ cl[i].fly # {} THEN CHOOSE b \in cl'[i].fly \ cl[i].fly : TRUE ELSE cl'[i].req
 
 TraceInit ==
     /\ Init
