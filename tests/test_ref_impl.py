@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from ref_impl.kafka.actions import run
@@ -406,3 +407,45 @@ def test_pipelining_settings_are_checked() -> None:
         Workload.parse("transfer:in_flight=6")
     with pytest.raises(WorkloadSpecError, match="a batch needs a record"):
         Workload.parse("transfer:batches=3,records=2")
+
+
+# --- KIP-360: a client bumps its epoch after an abortable error ---
+
+
+def test_a_kip360_client_bumps_its_epoch_after_aborting_and_a_retry_gets_the_same_epoch() -> None:
+    k = Constants(version="TV1", num_partitions=1, num_instances=1, client_bumps=True, produce_timeouts=True,
+                  late_requests=("Produce",), max_retries=1)
+    c = started(k)
+    i = ("t1", 1)
+    assert run(c, "SendRequest", i) and run(c, "TcAddPartitionsToTxn", c.net[0]) and run(c, "TcAppend", "t1")
+    assert run(c, "ClientReceive", c.net[-1]) and run(c, "SendRequest", i)  # the produce
+    assert run(c, "ProduceTimeout", i) and c.cl[i].bump  # an abortable error: a bump is due
+    c.cl[i].decision = False  # the application aborts
+    assert run(c, "SendRequest", i) and run(c, "TcEndTxn", next(m for m in c.net if m.type == "EndTxn"))
+    assert run(c, "TcAppend", "t1") and run(c, "ClientReceive", next(m for m in c.net if m.type == "EndTxnResp"))
+    assert c.cl[i].st == "init"  # not ready: the epoch is bumped first
+    complete(c)
+    assert run(c, "ReInit", i)
+    bump = c.net[-1]
+    assert bump.type == "InitProducerId" and bump.epoch == 0  # with the producer's epoch
+    assert run(c, "TcInitProducerId", bump) and run(c, "TcAppend", "t1")
+    assert (c.tlog["t1"][-1].st, c.tlog["t1"][-1].epoch, c.tlog["t1"][-1].last) == ("Empty", 1, 0)
+    assert run(c, "ClientReceive", next(m for m in c.net if m.type == "InitProducerIdResp"))
+    assert (c.cl[i].st, c.cl[i].epoch, c.cl[i].bump) == ("ready", 1, False)
+    # a copy of the bump that arrives late is a retry: it gets epoch 1 again, no second bump
+    c.send(bump)
+    assert run(c, "TcInitProducerId", bump) and run(c, "TcAppend", "t1")
+    assert next(m for m in c.net if m.type == "InitProducerIdResp").epoch == 1 and c.tc["t1"].epoch == 1
+    # an epoch that is neither the current nor the last one is fenced
+    stale = attrs.evolve(bump, epoch=5)
+    c.send(stale)
+    assert run(c, "TcInitProducerId", stale)
+    assert any(m.type == "InitProducerIdResp" and m.err == "PRODUCER_FENCED" for m in c.net)
+
+
+def test_kip360_bumps_need_one_instance() -> None:
+    with pytest.raises(ValueError, match="num_instances = 1"):
+        Constants(client_bumps=True, num_instances=2)
+    with pytest.raises(WorkloadSpecError, match="instances=1"):
+        Workload.parse("transfer:bumps=true")
+    assert Workload.parse("transfer:bumps=true,instances=1").bumps

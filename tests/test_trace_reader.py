@@ -130,6 +130,19 @@ def test_header_constants_are_checked(good: Path, tmp_path: Path) -> None:
     objs[0]["constants"]["MaxEpoch"] = 40000
     with pytest.raises(TraceError, match='"MaxEpoch" must be a whole number from 2 to 32767'):
         read_trace(write(tmp_path, objs))
+    objs[0]["constants"]["MaxEpoch"] = 32767
+    objs[0]["constants"]["MaxInFlight"] = 6
+    with pytest.raises(TraceError, match='"MaxInFlight" must be a whole number from 1 to 5'):
+        read_trace(write(tmp_path, objs))
+    objs[0]["constants"]["MaxInFlight"] = 2
+    objs[0]["constants"]["ProduceTimeouts"] = True
+    with pytest.raises(TraceError, match='set "ProduceTimeouts" to false'):
+        read_trace(write(tmp_path, objs))
+    objs[0]["constants"]["MaxInFlight"] = 1
+    objs[0]["constants"]["ClientBumps"] = True
+    objs[0]["constants"]["NumInstances"] = 2
+    with pytest.raises(TraceError, match='set "NumInstances" to 1'):
+        read_trace(write(tmp_path, objs))
 
 
 # --- trace format version 2: new columns, 64-bit producer ids, version 1 still read ---

@@ -131,7 +131,9 @@ class Producer:
                 raise TransactionAbortedError(f"transaction {txn} was aborted after an abortable error")
             return None
 
-        return Future(lambda: self._c.st != "intxn", outcome)
+        # with a KIP-360 epoch bump after the abort, done once the bump is (abortTransaction's result
+        # is the InitProducerId's)
+        return Future(lambda: self._c.st not in ("intxn", "init"), outcome)
 
     def commit_transaction(self) -> Future:
         return self._end(True)

@@ -110,7 +110,7 @@ class ClientActions(ClusterState):
         gone = [f for f in c.fly if not self.on_connection(f)]
         return min(gone, key=lambda f: (f.part, f.seq)) if gone else None
 
-    def _retry_request_enabled(self, i: Inst) -> bool:
+    def _can_retry_request(self, i: Inst) -> bool:
         c = self.cl[i]
         # out in "ready": the OffsetFetch of a CTP owner, retried like any other request
         if not c.out or c.hung or c.st not in ("init", "ready", "intxn"):
@@ -118,7 +118,7 @@ class ClientActions(ClusterState):
         late = self.in_flight(c.req)
         return not late or (c.req.type in self.k.late_requests and self.retries < self.k.max_retries)
 
-    def _retry_batch_enabled(self, i: Inst) -> bool:
+    def _can_retry_batch(self, i: Inst) -> bool:
         c = self.cl[i]
         return (not c.hung and c.st == "intxn" and self.retries < self.k.max_retries
                 and self._batch_to_resend(i) is not None)
@@ -128,11 +128,11 @@ class ClientActions(ClusterState):
         flight (a late request type only), the new copy is a new attempt, and counts against
         MaxRetries. Pipelining: a batch no longer on its connection is sent again with a new
         send stamp (RetryBatch), in sequence order; these count against MaxRetries too."""
-        return self._retry_batch_enabled(i) or self._retry_request_enabled(i)
+        return self._can_retry_batch(i) or self._can_retry_request(i)
 
     def retry(self, i: Inst) -> None:
         c = self.cl[i]
-        if self._retry_batch_enabled(i):
+        if self._can_retry_batch(i):
             f = self._batch_to_resend(i)
             assert f is not None
             b = attrs.evolve(f, att=c.sent)
@@ -148,7 +148,7 @@ class ClientActions(ClusterState):
         self.send(c.req)
         self._client_event("Retry", i, c.req)
 
-    def _produce_timeout_batch_enabled(self, i: Inst) -> bool:
+    def _batch_expires(self, i: Inst) -> bool:
         c = self.cl[i]
         return (not c.hung and c.st == "intxn" and self.retries >= self.k.max_retries
                 and self._batch_to_resend(i) is not None)
@@ -157,7 +157,7 @@ class ClientActions(ClusterState):
         """delivery.timeout.ms expires: the batch fails and the transaction must abort. With
         pipelining: a batch waiting to be sent again once the retries are spent."""
         c = self.cl[i]
-        if self._produce_timeout_batch_enabled(i):
+        if self._batch_expires(i):
             return True
         if not (c.out and not c.hung and c.st == "intxn" and c.req.type == "Produce"):
             return False
@@ -167,18 +167,18 @@ class ClientActions(ClusterState):
 
     def produce_timeout(self, i: Inst) -> None:
         c = self.cl[i]
-        if self._produce_timeout_batch_enabled(i):
+        if self._batch_expires(i):
             f = self._batch_to_resend(i)
             assert f is not None
             c.fly.remove(f)
-            c.commit = False
+            c.commit, c.bump = False, self.k.kip_bump
             if not c.out:
                 c.pc = self.k.end_pc
             self.emit(self.with_client(self.event("ProduceTimeout", i[0], partition=f.part), i))
             return
         self.retries += 1
         part = c.req.part
-        c.out, c.pc, c.commit = False, self.k.end_pc, False
+        c.out, c.pc, c.commit, c.bump = False, self.k.end_pc, False, self.k.kip_bump
         ev = self.event("ProduceTimeout", i[0], partition=part)
         self.emit(self.with_client(ev, i))
 
@@ -187,7 +187,7 @@ class ClientActions(ClusterState):
         if m.err in FENCING:
             c.st, c.out = "fenced", False
         elif m.type in ("ProduceResp", "TxnOffsetCommitResp"):
-            c.out, c.pc, c.commit = False, self.k.end_pc, False
+            c.out, c.pc, c.commit, c.bump = False, self.k.end_pc, False, self.k.kip_bump
         else:
             c.st, c.out = "failed", False
 
@@ -212,7 +212,7 @@ class ClientActions(ClusterState):
             c.st, c.out, c.fly = "fenced", False, []
         else:
             c.fly.remove(f)
-            c.commit = False
+            c.commit, c.bump = False, self.k.kip_bump
             if not c.out:
                 c.pc = self.k.end_pc
 
@@ -231,9 +231,11 @@ class ClientActions(ClusterState):
         elif m.err not in ("NONE", "DUPLICATE_SEQUENCE_NUMBER"):
             self._after_error(i, m)
         elif m.type == "InitProducerIdResp":
-            c.st, c.out, c.epoch, c.seq = "ready", False, m.epoch, {p: 0 for p in self.parts}
-        elif m.type == "EndTxnResp":
             c.st = "done" if c.txn == k.txns_per_instance else "ready"
+            c.out, c.epoch, c.seq, c.bump = False, m.epoch, {p: 0 for p in self.parts}, False
+        elif m.type == "EndTxnResp":
+            # KIP-360: after an abortable error, bump the epoch first (ReInit)
+            c.st = "init" if c.bump else "done" if c.txn == k.txns_per_instance else "ready"
             c.out, c.epoch = False, m.epoch
             if k.tv2:
                 c.seq = {p: 0 for p in self.parts}
@@ -256,7 +258,8 @@ class ClientActions(ClusterState):
 
     def re_init(self, i: Inst) -> None:
         c = self.cl[i]
-        m = attrs.evolve(self.request(i, "InitProducerId"), gtx=(i[0], i[1], 0), epoch=-1)
+        # KIP-360: after an abort that needs an epoch bump, with the producer's id and epoch
+        m = attrs.evolve(self.request(i, "InitProducerId"), gtx=(i[0], i[1], 0), epoch=c.epoch if c.bump else -1)
         c.out, c.req = True, m
         self.send(m)
         self._client_event("ReInit", i, m)

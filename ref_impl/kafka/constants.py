@@ -46,6 +46,8 @@ class Constants:
     # per transaction (KafkaTxn: MaxInFlight, Batches).
     max_in_flight: int = attrs.field(default=1, validator=[attrs.validators.ge(1), attrs.validators.le(5)])
     batches: int = attrs.field(default=1, validator=attrs.validators.ge(1))
+    # KIP-360 clients: an abortable error makes a TV1 client bump its epoch after the abort.
+    client_bumps: bool = False
     bugs: tuple[str, ...] = attrs.field(default=(), converter=_sorted_tuple)
 
     def __attrs_post_init__(self) -> None:
@@ -55,9 +57,17 @@ class Constants:
         for r in self.late_requests:
             if r not in LATE_REQUEST_TYPES:
                 raise ValueError(f"late_requests: {r!r} is not one of {', '.join(LATE_REQUEST_TYPES)}")
+        if self.client_bumps and self.num_instances != 1:
+            raise ValueError("client_bumps: the KIP-360 bump is modelled for one instance per transactional.id "
+                             "(a zombie's bump is not); use num_instances = 1")
         if self.pipelined and (self.produce_timeouts or "Produce" in self.late_requests):
             raise ValueError("max_in_flight > 1: produce requests neither time out nor arrive late "
                              "(drop produce timeouts and the late Produce, or use max_in_flight = 1)")
+
+    @property
+    def kip_bump(self) -> bool:
+        """An abortable error asks for a KIP-360 epoch bump (TV2 clients bump with EndTxn) (KipBump)."""
+        return self.client_bumps and not self.tv2
 
     @property
     def pipelined(self) -> bool:
@@ -132,6 +142,7 @@ class Constants:
             "UncleanElections": self.unclean_elections,
             "MaxInFlight": self.max_in_flight,
             "Batches": self.batches,
+            "ClientBumps": self.client_bumps,
             "Bugs": list(self.bugs) if bugs else [],
         }
 
@@ -159,6 +170,7 @@ class Constants:
             unclean_elections=d.get("UncleanElections", False),  # ... and before replication
             max_in_flight=d.get("MaxInFlight", 1),  # ... and before pipelining
             batches=d.get("Batches", 1),
+            client_bumps=d.get("ClientBumps", False),  # ... and before KIP-360 clients
             bugs=d.get("Bugs", ()),
         )
 

@@ -54,6 +54,12 @@ class CoordinatorActions(ClusterState):
         self.mark_pending(m.tid, entry, replies)
         self._tc_event(action, m, replies[0].err if replies else None)
 
+    def valid_producer_id(self, e: int, c: int) -> bool:
+        """KIP-360 (isValidProducerId): the current producer id, or the one before it with an
+        exhausted epoch (the retry of a bump that rotated it) (KafkaTxn: ValidProducerId)."""
+        k = self.k
+        return c == -1 or k.pid_of(e) == k.pid_of(c) or (k.pid_of(e) + 1 == k.pid_of(c) and k.exhausted(e))
+
     def tc_init_producer_id_enabled(self, m: Msg) -> bool:
         return m in self.net and m.type == "InitProducerId"
 
@@ -62,8 +68,13 @@ class CoordinatorActions(ClusterState):
         # an exhausted epoch gets a new producer id (prepareProducerIdRotation)
         bumped = (0 if c.epoch == -1 else c.epoch if k.bug("no_epoch_bump")
                   else k.new_pid(c.epoch) if k.exhausted(c.epoch) else c.epoch + 1)
+        expected = m.epoch >= 0  # KIP-360: a running producer gives its producer id and epoch
         if self.busy(t) or c.st in PREPARED:
             self._reply_now("TcInitProducerId", m, m.reply("CONCURRENT_TRANSACTIONS"))
+        elif expected and not self.valid_producer_id(m.epoch, c.epoch):
+            self._reply_now("TcInitProducerId", m, m.reply("PRODUCER_FENCED"))
+        elif expected and c.st != "Ongoing" and c.epoch != -1 and m.epoch not in (c.epoch, c.last):
+            self._reply_now("TcInitProducerId", m, m.reply("PRODUCER_FENCED"))
         elif c.st == "Ongoing" and k.bug("fence_bump_on_failed_append") and k.epoch_of(c.epoch) == k.max_epoch:
             # before KAFKA-9666 and KAFKA-20090, prepareFenceProducerEpoch threw at Short.MaxValue
             self._reply_now("TcInitProducerId", m, m.reply("UNKNOWN_SERVER_ERROR"))
@@ -71,11 +82,15 @@ class CoordinatorActions(ClusterState):
             # Fence: abort the open transaction under a bumped epoch (KafkaTxn: FenceEpoch) and tell
             # the new instance to retry once that is done.
             epoch = c.epoch if k.bug("no_epoch_bump") else k.fence_epoch(c.epoch)
-            entry = TxnEntry("PrepareAbort", epoch, c.parts, c.gtx, fence_gtx(t, m.inst))
+            entry = TxnEntry("PrepareAbort", epoch, c.parts, c.gtx, fence_gtx(t, m.inst), c.last)
             self._pend("TcInitProducerId", m, entry, [m.reply("CONCURRENT_TRANSACTIONS")])
         else:
-            entry = TxnEntry("Empty", bumped, frozenset(), fence_gtx(t, m.inst), NO_GTX)
-            self._pend("TcInitProducerId", m, entry, [m.reply("NONE", epoch=bumped)])
+            # KIP-360: given the producer's epoch, bump it; the retry of a bump (the given epoch is
+            # the last one) gets the current epoch again (prepareIncrementProducerEpoch)
+            nxt = bumped if not expected or m.epoch == c.epoch or c.epoch == -1 else c.epoch
+            last = -1 if not expected else c.last if nxt == c.epoch else c.epoch
+            entry = TxnEntry("Empty", nxt, frozenset(), fence_gtx(t, m.inst), NO_GTX, last)
+            self._pend("TcInitProducerId", m, entry, [m.reply("NONE", epoch=nxt)])
 
     def rotating(self, t: str, e: int) -> bool:
         """TV2: t's transaction is being ended with a new producer id to follow, and e is that id."""
@@ -100,7 +115,7 @@ class CoordinatorActions(ClusterState):
             self._reply_now(action, m, reply)
         else:
             gtx = c.gtx if c.st == "Ongoing" else m.gtx
-            self._pend(action, m, TxnEntry("Ongoing", c.epoch, c.parts | parts, gtx, NO_GTX), [reply])
+            self._pend(action, m, TxnEntry("Ongoing", c.epoch, c.parts | parts, gtx, NO_GTX, c.last), [reply])
 
     def tc_add_partitions_to_txn_enabled(self, m: Msg) -> bool:
         return m in self.net and m.type == "AddPartitionsToTxn"
@@ -178,11 +193,11 @@ class CoordinatorActions(ClusterState):
             # the bump would overflow (prepareAbortOrCommit: an illegal epoch)
             self._reply_now("TcEndTxn", m, m.reply("UNKNOWN_SERVER_ERROR"))
         elif c.st == "Ongoing":
-            entry = TxnEntry(prep, new_epoch, c.parts, c.gtx, m.gtx)
+            entry = TxnEntry(prep, new_epoch, c.parts, c.gtx, m.gtx, c.last)
             self._pend("TcEndTxn", m, entry, [m.reply("NONE", epoch=given)])
         elif abort_bumps:
             # 4.x: abort whatever may still arrive; no partitions yet, so no markers
-            entry = TxnEntry("PrepareAbort", c.epoch + 1, frozenset(), m.gtx, m.gtx)
+            entry = TxnEntry("PrepareAbort", c.epoch + 1, frozenset(), m.gtx, m.gtx, c.last)
             self._pend("TcEndTxn", m, entry, [m.reply("NONE", epoch=given)])
         elif c.st == done:
             self._reply_now("TcEndTxn", m, m.reply("NONE", epoch=c.epoch))
@@ -217,7 +232,7 @@ class CoordinatorActions(ClusterState):
         e = head.entry
         prepared = e.st in PREPARED
         self.tlog[t].append(e)
-        self.tc[t] = Coord(e.st, e.epoch, e.parts, e.gtx, e.end_by, set(e.parts) if prepared else set(), c.pending[1:])
+        self.tc[t] = Coord(e.st, e.epoch, e.parts, e.gtx, e.end_by, set(e.parts) if prepared else set(), c.pending[1:], e.last)
         self.send(*head.replies)
         if prepared:
             self.send(*self.markers(t, e, self.cepoch))
@@ -270,7 +285,7 @@ class CoordinatorActions(ClusterState):
         """TV2: a transaction ended at max_epoch completes with the next producer id at epoch 0
         (prepareComplete); "fence_no_rotation" (KAFKA-20090): not when the abort was a fence."""
         c, k = self.tc[t], self.k
-        fence = self.is_fence_entry(t, TxnEntry(c.st, c.epoch, frozenset(c.parts), c.gtx, c.end_by))
+        fence = self.is_fence_entry(t, TxnEntry(c.st, c.epoch, frozenset(c.parts), c.gtx, c.end_by, c.last))
         if k.tv2 and k.epoch_of(c.epoch) == k.max_epoch and not (k.bug("fence_no_rotation") and fence):
             return k.new_pid(c.epoch)
         return c.epoch
@@ -278,7 +293,7 @@ class CoordinatorActions(ClusterState):
     def tc_complete(self, t: str) -> None:
         c = self.tc[t]
         st = "CompleteCommit" if c.st == "PrepareCommit" else "CompleteAbort"
-        self.mark_pending(t, TxnEntry(st, self.complete_epoch(t), frozenset(), c.gtx, c.end_by), [])
+        self.mark_pending(t, TxnEntry(st, self.complete_epoch(t), frozenset(), c.gtx, c.end_by, c.last), [])
         self.emit(self.with_coord(self.event("TcComplete", "coordinator", txn_id=t), t))
 
     def tc_timeout_abort_enabled(self, t: str) -> bool:
@@ -294,7 +309,7 @@ class CoordinatorActions(ClusterState):
         # (FenceEpoch: TV2 bumps once more, as every EndTxn does, never past max_epoch).
         c = self.tc[t]
         epoch = self.k.fence_epoch(c.epoch)
-        self.mark_pending(t, TxnEntry("PrepareAbort", epoch, c.parts, c.gtx, timeout_gtx(t)), [])
+        self.mark_pending(t, TxnEntry("PrepareAbort", epoch, c.parts, c.gtx, timeout_gtx(t), c.last), [])
         self.emit(self.with_coord(self.event("TcTimeoutAbort", "coordinator", txn_id=t), t))
 
     def failover_enabled(self) -> bool:
@@ -310,7 +325,7 @@ class CoordinatorActions(ClusterState):
                 continue
             e = self.tlog[t][-1]
             prepared = e.st in PREPARED
-            self.tc[t] = Coord(e.st, e.epoch, e.parts, e.gtx, e.end_by, set(e.parts) if prepared else set(), [])
+            self.tc[t] = Coord(e.st, e.epoch, e.parts, e.gtx, e.end_by, set(e.parts) if prepared else set(), [], e.last)
             if prepared:
                 self.send(*self.markers(t, e, self.cepoch))
         self.emit(self.event("Failover", "coordinator"))
@@ -327,6 +342,6 @@ class CoordinatorActions(ClusterState):
 
     def tc_resend_marker(self, t: str, p: int) -> None:
         c = self.tc[t]
-        entry = TxnEntry(c.st, c.epoch, frozenset({p}), c.gtx, c.end_by)
+        entry = TxnEntry(c.st, c.epoch, frozenset({p}), c.gtx, c.end_by, c.last)
         self.send(*self.markers(t, entry, self.cepoch))
         self.emit(self.with_coord(self.event("TcResendMarker", "coordinator", txn_id=t, partition=p), t))

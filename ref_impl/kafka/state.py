@@ -42,6 +42,8 @@ class Client:
     # Pipelining: batches sent and not yet answered, and the send stamp of the next request.
     fly: list[Msg] = attrs.field(factory=list)
     sent: int = 0
+    # KIP-360: an abortable error asks for an epoch bump once the transaction is aborted
+    bump: bool = False
     # Not spec state: the application's decision for EndTxn (None: not yet decided).
     decision: Optional[bool] = None
 
@@ -55,6 +57,8 @@ class TxnEntry:
     parts: frozenset[int]
     gtx: Gtx = NO_GTX
     end_by: Gtx = NO_GTX
+    # lastProducerEpoch: the epoch before a KIP-360 bump (-1: none), to recognise its retry
+    last: int = -1
 
 
 @attrs.define
@@ -74,6 +78,7 @@ class Coord:
     end_by: Gtx = NO_GTX
     todo: set[int] = attrs.field(factory=set)
     pending: list[Pending] = attrs.field(factory=list)
+    last: int = -1  # lastProducerEpoch, as in TxnEntry
 
 
 @attrs.define

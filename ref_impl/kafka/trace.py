@@ -140,12 +140,13 @@ CONSTANT_KINDS = {
     "UncleanElections": BOOL,
     "MaxInFlight": INT,
     "Batches": INT,
+    "ClientBumps": BOOL,
     "Bugs": LIST,
 }
 # What a trace written before a constant existed leaves out (restarts, timeouts, expiry, failed
 # appends, the epoch bound: Short.MaxValue, replication, pipelining).
 DEFAULTS = {"LeaderRestarts": False, "TxnTimeouts": False, "ProducerExpiry": False, "MaxAppendFails": 0,
-            "MaxEpoch": 32767, "UncleanElections": False, "MaxInFlight": 1, "Batches": 1, "Bugs": []}
+            "MaxEpoch": 32767, "UncleanElections": False, "MaxInFlight": 1, "Batches": 1, "ClientBumps": False, "Bugs": []}
 
 
 def _printable(s: str) -> bool:
@@ -168,6 +169,9 @@ def check_constants(k: Constants) -> None:
         raise ProtocolInputError('"MaxInFlight" must be a whole number from 1 to 5 (max.in.flight.requests.per.connection)')
     if k["Batches"] < 1:
         raise ProtocolInputError('"Batches" must be a whole number, at least 1 (batches per partition per transaction)')
+    if k["ClientBumps"] and k["NumInstances"] != 1:
+        raise ProtocolInputError('"ClientBumps": the KIP-360 bump is checked with one instance per transactional.id; '
+                                 'set "NumInstances" to 1')
     if k["MaxInFlight"] > 1 and (k["ProduceTimeouts"] or "Produce" in k["LateRequests"]):
         raise ProtocolInputError('"MaxInFlight" > 1: produce requests neither time out nor arrive late; '
                                  'set "ProduceTimeouts" to false and leave "Produce" out of "LateRequests"')

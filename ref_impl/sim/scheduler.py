@@ -97,6 +97,7 @@ def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constan
         unclean_elections=f.unclean,
         max_in_flight=w.in_flight,
         batches=w.batches,
+        client_bumps=w.bumps,
         bugs=bugs,
     )
 

@@ -54,8 +54,10 @@ def workloads() -> st.SearchStrategy[Workload]:
             # one batch per partition, or two, pipelined or not
             batches=st.integers(1, 2),
             in_flight=st.integers(1, 2),
+            bumps=st.booleans(),
             **extra,
-        ).map(lambda w: attrs.evolve(w, records=max(w.records, w.batches)))  # a batch needs a record
+        ).map(lambda w: attrs.evolve(w, records=max(w.records, w.batches),  # a batch needs a record
+                                     bumps=w.bumps and w.instances == 1))  # KIP-360 bumps: one instance
 
     return st.one_of(of_kind("transfer"), of_kind("ctp", input=st.integers(1, 3)))
 

@@ -40,11 +40,13 @@ class Workload:
     # (max.in.flight.requests.per.connection, at most 5 with idempotence).
     batches: int = 1
     in_flight: int = 1
+    # KIP-360 clients: a TV1 client bumps its epoch after aborting on an error (one instance only).
+    bumps: bool = False
 
     @classmethod
     def parse(cls, text: str) -> "Workload":
         """``transfer`` or ``ctp``, then optional ``:key=value,...`` (ids, instances, partitions,
-        txns, records, aborts, input, version, max_epoch, batches, in_flight)."""
+        txns, records, aborts, input, version, max_epoch, batches, in_flight, bumps)."""
         kind, _, rest = text.strip().partition(":")
         if kind not in ("transfer", "ctp"):
             raise WorkloadSpecError(f"unknown workload {kind!r}; use transfer or ctp, e.g. transfer:txns=3,version=TV1")
@@ -55,7 +57,7 @@ class Workload:
                 if value not in VERSIONS:
                     raise WorkloadSpecError(f"version={value}: use TV1, TV1V (TV1 with verification) or TV2")
                 fields[key] = value
-            elif key == "aborts":
+            elif key in ("aborts", "bumps"):
                 fields[key] = value in ("", "1", "true", "yes")
             elif key in ("ids", "instances", "partitions", "txns", "records", "input", "max_epoch", "batches", "in_flight"):
                 try:
@@ -72,9 +74,11 @@ class Workload:
             else:
                 raise WorkloadSpecError(
                     f"unknown workload setting {key!r}; use ids, instances, partitions, txns, records, aborts, input, "
-                    "version, max_epoch, batches, in_flight"
+                    "version, max_epoch, batches, in_flight, bumps"
                 )
         w = cls(**fields)
+        if w.bumps and w.instances != 1:
+            raise WorkloadSpecError("bumps: KIP-360 clients are checked with one instance per transactional.id; add instances=1")
         if w.kind == "transfer" and w.batches > w.records:
             raise WorkloadSpecError(f"batches={w.batches}: a batch needs a record; use records={w.batches} or more")
         return w

@@ -88,8 +88,13 @@
 (*     and the lagging follower is elected (UncleanElection): the log is  *)
 (*     truncated to what it has, at most once per partition. Clean        *)
 (*     elections are LeaderRestart (the new leader has the same log).     *)
-(*   - InitProducerId carries no expected epoch (KIP-360's retry of an    *)
-(*     InitProducerId by a running producer is not modelled).              *)
+(*   - KIP-360 (ClientBumps): a TV1/TV1V client bumps its epoch after an *)
+(*     abortable error with an InitProducerId that gives its producer id  *)
+(*     and epoch; the coordinator bumps it, answers a retry (the last      *)
+(*     epoch, kept in __transaction_state as lastProducerEpoch) with the  *)
+(*     epoch already given, and fences any other epoch. Modelled for one  *)
+(*     instance per transactional.id: a zombie's bump is not. Without     *)
+(*     ClientBumps the clients are those before Kafka 2.5.                *)
 (*   - PrepareEpochFence is not a separate step: an InitProducerId that    *)
 (*     finds the transaction Ongoing logs PrepareAbort with the bumped     *)
 (*     epoch and answers CONCURRENT_TRANSACTIONS (what Kafka does once its *)
@@ -225,6 +230,8 @@ CONSTANTS
     MaxInFlight,
     \* @type: Int;
     Batches,
+    \* @type: Bool;
+    ClientBumps,
     \* @type: Set(Str);
     Bugs
 
@@ -240,14 +247,16 @@ ASSUME MaxEpoch \in Nat /\ MaxEpoch >= 2
 \* request timeout closes the connection; see Pipelined).
 ASSUME MaxInFlight \in 1..5 /\ Batches \in Nat /\ Batches >= 1
 ASSUME MaxInFlight > 1 => ~ProduceTimeouts /\ "Produce" \notin LateRequests
+\* KIP-360 clients: a zombie's epoch bump is not modelled (see ClientBumps).
+ASSUME ClientBumps => NumInstances = 1
 
 (*
   @typeAlias: inst = <<Str, Int>>;
   @typeAlias: msg = {type: Str, tid: Str, inst: Int, epoch: Int, part: Int, seq: Int, commit: Bool, cepoch: Int, gtx: $gtx, endBy: $gtx, att: Int, err: Str, val: Int, gen: Int};
-  @typeAlias: client = {st: Str, epoch: Int, txn: Int, pc: Int, out: Bool, req: $msg, seq: Int -> Int, hung: Bool, commit: Bool, pos: Int, gen: Int, fly: Set($msg), sent: Int};
+  @typeAlias: client = {st: Str, epoch: Int, txn: Int, pc: Int, out: Bool, req: $msg, seq: Int -> Int, hung: Bool, commit: Bool, pos: Int, gen: Int, fly: Set($msg), sent: Int, bump: Bool};
   @typeAlias: group = {gen: Int, owner: $inst, committed: Int, pending: Str -> Int, groups: Str -> (Int -> Int)};
-  @typeAlias: tentry = {st: Str, epoch: Int, parts: Set(Int), gtx: $gtx, endBy: $gtx};
-  @typeAlias: coord = {st: Str, epoch: Int, parts: Set(Int), gtx: $gtx, endBy: $gtx, todo: Set(Int), pending: Seq({entry: $tentry, replies: Set($msg)})};
+  @typeAlias: tentry = {st: Str, epoch: Int, parts: Set(Int), gtx: $gtx, endBy: $gtx, last: Int};
+  @typeAlias: coord = {st: Str, epoch: Int, parts: Set(Int), gtx: $gtx, endBy: $gtx, last: Int, todo: Set(Int), pending: Seq({entry: $tentry, replies: Set($msg)})};
   @typeAlias: pstate = {epoch: Int, lastSeq: Int, seqs: Set(Int), open: Bool, cepoch: Int, from: Int, vepoch: Int, vseq: Int};
   @typeAlias: held = {m: $msg, void: Bool};
   @typeAlias: action = {name: Str, actor: Str, txn_id: Str, args: Str -> Int, note: Str};
@@ -461,6 +470,14 @@ IsProducePc(pc) == pc >= 2 /\ pc <= LastProducePc
 \* the batch waits for verification).
 Pipelined == MaxInFlight > 1
 
+\* KIP-360 (ClientBumps, Kafka 2.5 clients and brokers): after an abortable
+\* error, a TV1 client aborts and then bumps its epoch with an
+\* InitProducerId that gives its producer id and epoch
+\* (TransactionManager: epochBumpRequired, completeTransaction), so that
+\* nothing it sent under the old epoch can land later. A TV2 client gets
+\* the bumped epoch from EndTxn and sends no InitProducerId.
+KipBump == ClientBumps /\ ~TV2
+
 \* A request of instance i.
 \* @type: ($inst, Str) => $msg;
 Request(i, type) == [NoMsg EXCEPT !.type = type, !.tid = i[1], !.inst = i[2], !.epoch = cl[i].epoch, !.gtx = Gtx(i)]
@@ -502,14 +519,14 @@ FreshProducerState == [t \in TxnIds |-> [epoch |-> -1, lastSeq |-> -1, seqs |-> 
                                           vepoch |-> -1, vseq |-> -1]]
 
 \* @type: $coord;
-FreshCoord == [st |-> "Empty", epoch |-> -1, parts |-> {}, gtx |-> NoGtx, endBy |-> NoGtx, todo |-> {},
+FreshCoord == [st |-> "Empty", epoch |-> -1, parts |-> {}, gtx |-> NoGtx, endBy |-> NoGtx, last |-> -1, todo |-> {},
                pending |-> <<>>]
 
 Init ==
     /\ net = {}
     /\ cl = [i \in Instances |-> [st |-> "down", epoch |-> -1, txn |-> 0, pc |-> 0, out |-> FALSE, req |-> NoMsg,
                                   seq |-> [p \in Parts |-> 0], hung |-> FALSE, commit |-> TRUE, pos |-> -1, gen |-> -1,
-                                  fly |-> {}, sent |-> 0]]
+                                  fly |-> {}, sent |-> 0, bump |-> FALSE]]
     /\ tc = [t \in TxnIds |-> FreshCoord]
     /\ tlog = [t \in TxnIds |-> <<>>]
     /\ cepoch = 0
@@ -612,7 +629,6 @@ RetryRequest(i) ==
                   /\ cl' = [cl EXCEPT ![i].req = m]
        ELSE /\ net' = net \cup {cl[i].req}
             /\ UNCHANGED <<clientVars, retries>>
-    /\ action' = Act("Retry", InstName(i), "instance" :> i[2] @@ "txn" :> cl[i].txn @@ "part" :> cl[i].req.part)
     /\ UNCHANGED <<coordVars, leaderVars, groupVars, hangs, losses, failovers, appendFails>>
 
 \* Pipelining: a batch in fly of which nothing is under way (its request
@@ -622,22 +638,25 @@ RetryRequest(i) ==
 \* RecordAccumulator re-queues a retried batch by its sequence). Re-sends
 \* count against MaxRetries, which stands for delivery.timeout.ms: once it
 \* is spent, the batch expires (ProduceTimeout).
-\* @type: ($inst) => Bool;
-RetryBatch(i) ==
+\* @type: ($inst, $msg) => Bool;
+RetryBatch(i, f) ==
     /\ ~cl[i].hung /\ cl[i].st = "intxn"
     /\ retries < MaxRetries
-    /\ \E f \in cl[i].fly :
-        /\ ~OnConnection(f)
-        /\ ~\E g \in cl[i].fly : g.part = f.part /\ g.seq < f.seq /\ ~OnConnection(g)
-        /\ LET b == [f EXCEPT !.att = cl[i].sent]
-           IN /\ cl' = [cl EXCEPT ![i].fly = (@ \ {f}) \cup {b}, ![i].sent = @ + 1]
-              /\ net' = net \cup {b}
-        /\ action' = Act("Retry", InstName(i), "instance" :> i[2] @@ "txn" :> cl[i].txn @@ "part" :> f.part)
+    /\ ~OnConnection(f)
+    /\ ~\E g \in cl[i].fly : g.part = f.part /\ g.seq < f.seq /\ ~OnConnection(g)
+    /\ LET b == [f EXCEPT !.att = cl[i].sent]
+       IN /\ cl' = [cl EXCEPT ![i].fly = (@ \ {f}) \cup {b}, ![i].sent = @ + 1]
+          /\ net' = net \cup {b}
     /\ retries' = retries + 1
     /\ UNCHANGED <<coordVars, leaderVars, groupVars, hangs, losses, failovers, appendFails>>
 
+\* @type: ($inst, Int) => Str -> Int;
+ClientPartArgs(i, p) == "instance" :> i[2] @@ "txn" :> cl[i].txn @@ "part" :> p
+
 \* @type: ($inst) => Bool;
-Retry(i) == RetryRequest(i) \/ RetryBatch(i)
+Retry(i) ==
+    \/ RetryRequest(i) /\ action' = Act("Retry", InstName(i), ClientPartArgs(i, cl[i].req.part))
+    \/ \E f \in cl[i].fly : RetryBatch(i, f) /\ action' = Act("Retry", InstName(i), ClientPartArgs(i, f.part))
 
 \* A produce request times out (delivery.timeout.ms): the batch is failed,
 \* which is an abortable error, so the transaction goes on to abort. The
@@ -650,24 +669,25 @@ ProduceTimeoutRequest(i) ==
     /\ retries < MaxRetries
     /\ "Produce" \in LateRequests \/ ~InFlight(cl[i].req)
     /\ retries' = retries + 1
-    /\ cl' = [cl EXCEPT ![i].out = FALSE, ![i].pc = EndPc, ![i].commit = FALSE]
-    /\ action' = Act("ProduceTimeout", InstName(i), "instance" :> i[2] @@ "txn" :> cl[i].txn @@ "part" :> cl[i].req.part)
+    /\ cl' = [cl EXCEPT ![i].out = FALSE, ![i].pc = EndPc, ![i].commit = FALSE, ![i].bump = KipBump]
     /\ UNCHANGED <<netVars, coordVars, leaderVars, groupVars, hangs, losses, failovers, appendFails>>
 
 \* Pipelining: a batch waiting to be sent again when the retry budget is
 \* spent expires (delivery.timeout.ms): an abortable error.
-\* @type: ($inst) => Bool;
-ProduceTimeoutBatch(i) ==
+\* @type: ($inst, $msg) => Bool;
+ProduceTimeoutBatch(i, f) ==
     /\ ~cl[i].hung /\ cl[i].st = "intxn"
     /\ retries >= MaxRetries
-    /\ \E f \in cl[i].fly :
-        /\ ~OnConnection(f)
-        /\ cl' = [cl EXCEPT ![i].fly = @ \ {f}, ![i].commit = FALSE, ![i].pc = IF cl[i].out THEN @ ELSE EndPc]
-        /\ action' = Act("ProduceTimeout", InstName(i), "instance" :> i[2] @@ "txn" :> cl[i].txn @@ "part" :> f.part)
+    /\ ~OnConnection(f)
+    /\ cl' = [cl EXCEPT ![i].fly = @ \ {f}, ![i].commit = FALSE, ![i].pc = IF cl[i].out THEN @ ELSE EndPc,
+                         ![i].bump = KipBump]
     /\ UNCHANGED <<netVars, coordVars, leaderVars, groupVars, faultVars>>
 
 \* @type: ($inst) => Bool;
-ProduceTimeout(i) == ProduceTimeoutRequest(i) \/ ProduceTimeoutBatch(i)
+ProduceTimeout(i) ==
+    \/ ProduceTimeoutRequest(i) /\ action' = Act("ProduceTimeout", InstName(i), ClientPartArgs(i, cl[i].req.part))
+    \/ \E f \in cl[i].fly :
+          ProduceTimeoutBatch(i, f) /\ action' = Act("ProduceTimeout", InstName(i), ClientPartArgs(i, f.part))
 
 \* Does response m answer instance i's outstanding request?
 \* @type: ($inst, $msg) => Bool;
@@ -692,7 +712,7 @@ AfterError(i, m) ==
     CASE m.err \in {"PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH", "INVALID_PRODUCER_ID_MAPPING"} ->
             [cl[i] EXCEPT !.st = "fenced", !.out = FALSE]
       [] m.type \in {"ProduceResp", "TxnOffsetCommitResp"} ->
-            [cl[i] EXCEPT !.out = FALSE, !.pc = EndPc, !.commit = FALSE]
+            [cl[i] EXCEPT !.out = FALSE, !.pc = EndPc, !.commit = FALSE, !.bump = KipBump]
       [] OTHER ->
             [cl[i] EXCEPT !.st = "failed", !.out = FALSE]
 
@@ -710,7 +730,7 @@ AfterBatchAnswer(i, m, f) ==
          \/ m.err = "OUT_OF_ORDER_SEQUENCE_NUMBER" /\ \E g \in cl[i].fly : g.part = f.part /\ g.seq < f.seq -> cl[i]
       [] m.err \in {"PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH", "INVALID_PRODUCER_ID_MAPPING"} ->
             [cl[i] EXCEPT !.st = "fenced", !.out = FALSE, !.fly = {}]
-      [] OTHER -> [cl[i] EXCEPT !.fly = @ \ {f}, !.commit = FALSE, !.pc = IF cl[i].out THEN @ ELSE EndPc]
+      [] OTHER -> [cl[i] EXCEPT !.fly = @ \ {f}, !.commit = FALSE, !.pc = IF cl[i].out THEN @ ELSE EndPc, !.bump = KipBump]
 
 \* The client receives the answer to its outstanding request.
 \* @type: ($inst, $msg) => Bool;
@@ -724,9 +744,12 @@ ClientReceive(i, m) ==
                       "COORDINATOR_NOT_AVAILABLE"} THEN [@ EXCEPT !.out = FALSE, !.pc = IF m.type = "InitProducerIdResp" THEN 0 ELSE @]
         ELSE IF m.err \notin {"NONE", "DUPLICATE_SEQUENCE_NUMBER"} THEN AfterError(i, m)
         ELSE CASE m.type = "InitProducerIdResp" ->
-                    [@ EXCEPT !.st = "ready", !.out = FALSE, !.epoch = m.epoch, !.seq = [p \in Parts |-> 0]]
-               [] m.type = "EndTxnResp" ->
                     [@ EXCEPT !.st = IF cl[i].txn = TxnsPerInstance THEN "done" ELSE "ready", !.out = FALSE,
+                              !.epoch = m.epoch, !.seq = [p \in Parts |-> 0], !.bump = FALSE]
+               [] m.type = "EndTxnResp" ->
+                    \* KIP-360: after an abortable error, bump the epoch first (ReInit)
+                    [@ EXCEPT !.st = IF cl[i].bump THEN "init" ELSE IF cl[i].txn = TxnsPerInstance THEN "done" ELSE "ready",
+                              !.out = FALSE,
                               !.epoch = m.epoch,
                               !.seq = IF TV2 THEN [p \in Parts |-> 0] ELSE @,
                               \* after an abort the application seeks back to the committed offset
@@ -745,11 +768,13 @@ ClientReceive(i, m) ==
                          m.err)
     /\ UNCHANGED <<coordVars, leaderVars, groupVars, faultVars>>
 
-\* After CONCURRENT_TRANSACTIONS on InitProducerId the client asks again.
+\* After CONCURRENT_TRANSACTIONS on InitProducerId the client asks again;
+\* after an abort that needs an epoch bump (KIP-360) it asks with its
+\* producer id and epoch.
 \* @type: ($inst) => Bool;
 ReInit(i) ==
     /\ cl[i].st = "init" /\ ~cl[i].out /\ ~cl[i].hung
-    /\ LET m == [Request(i, "InitProducerId") EXCEPT !.gtx = <<i[1], i[2], 0>>, !.epoch = -1]
+    /\ LET m == [Request(i, "InitProducerId") EXCEPT !.gtx = <<i[1], i[2], 0>>, !.epoch = IF cl[i].bump THEN cl[i].epoch ELSE -1]
        IN /\ cl' = [cl EXCEPT ![i].out = TRUE, ![i].req = m]
           /\ net' = net \cup {m}
     /\ action' = Act("InitProducerId", InstName(i), "instance" :> i[2])
@@ -900,6 +925,13 @@ TcReplyNow(m, reply) ==
     /\ net' = (net \ {m}) \cup {reply}
     /\ UNCHANGED <<tc>>
 
+\* KIP-360 (TransactionCoordinator.prepareInitProducerIdTransit,
+\* isValidProducerId): the producer id a running producer gives must be the
+\* current one, or the one before it with an exhausted epoch (the retry of
+\* a bump that rotated the producer id).
+\* @type: (Int, Int) => Bool;
+ValidProducerId(e, c) == c = -1 \/ PidOf(e) = PidOf(c) \/ (PidOf(e) + 1 = PidOf(c) /\ Exhausted(e))
+
 \* InitProducerId (TransactionCoordinator.handleInitProducerId).
 \* @type: ($msg) => Bool;
 TcInitProducerId(m) ==
@@ -909,8 +941,18 @@ TcInitProducerId(m) ==
            \* an exhausted epoch: a new producer id (prepareProducerIdRotation)
            bumped == IF c.epoch = -1 THEN 0 ELSE IF Bug("no_epoch_bump") THEN c.epoch
                      ELSE IF Exhausted(c.epoch) THEN NewPid(c.epoch) ELSE c.epoch + 1
+           \* KIP-360: a running producer gives its producer id and epoch (m.epoch >= 0)
+           expected == m.epoch >= 0
+           \* the epoch it goes on with: bumped from the expected one, or, for the
+           \* retry of a bump whose answer was lost (the expected epoch is the
+           \* last one), the current one (prepareIncrementProducerEpoch)
+           next == IF ~expected \/ m.epoch = c.epoch \/ c.epoch = -1 THEN bumped ELSE c.epoch
        IN CASE Busy(t) \/ c.st \in {"PrepareCommit", "PrepareAbort"} ->
                  TcReplyNow(m, Reply(m, "CONCURRENT_TRANSACTIONS"))
+            [] expected /\ ~ValidProducerId(m.epoch, c.epoch) ->
+                 TcReplyNow(m, Reply(m, "PRODUCER_FENCED"))
+            [] expected /\ c.st # "Ongoing" /\ c.epoch # -1 /\ m.epoch # c.epoch /\ m.epoch # c.last ->
+                 TcReplyNow(m, Reply(m, "PRODUCER_FENCED"))
             [] c.st = "Ongoing" /\ Bug("fence_bump_on_failed_append") /\ EpochOf(c.epoch) = MaxEpoch ->
                  \* before KAFKA-9666 and KAFKA-20090, prepareFenceProducerEpoch threw
                  \* IllegalStateException at Short.MaxValue: the request fails
@@ -919,13 +961,15 @@ TcInitProducerId(m) ==
                  \* Fence: abort the open transaction under a bumped epoch, and
                  \* tell the new instance to retry once that is done.
                  /\ tc' = [tc EXCEPT ![t] = Pending(t, [st |-> "PrepareAbort", epoch |-> IF Bug("no_epoch_bump") THEN c.epoch ELSE FenceEpoch(c.epoch), parts |-> c.parts,
-                                                        gtx |-> c.gtx, endBy |-> FenceGtx(t, m.inst)],
+                                                        gtx |-> c.gtx, endBy |-> FenceGtx(t, m.inst), last |-> c.last],
                                                     {Reply(m, "CONCURRENT_TRANSACTIONS")})]
                  /\ net' = net \ {m}
             [] OTHER ->
-                 /\ tc' = [tc EXCEPT ![t] = Pending(t, [st |-> "Empty", epoch |-> bumped, parts |-> {},
-                                                        gtx |-> FenceGtx(t, m.inst), endBy |-> NoGtx],
-                                                    {[Reply(m, "NONE") EXCEPT !.epoch = bumped]})]
+                 /\ tc' = [tc EXCEPT ![t] = Pending(t, [st |-> "Empty", epoch |-> next, parts |-> {},
+                                                        gtx |-> FenceGtx(t, m.inst), endBy |-> NoGtx,
+                                                        \* lastProducerEpoch: kept for a retry of a bump
+                                                        last |-> IF ~expected THEN -1 ELSE IF next = c.epoch THEN c.last ELSE c.epoch],
+                                                    {[Reply(m, "NONE") EXCEPT !.epoch = next]})]
                  /\ net' = net \ {m}
     /\ action' = On(m.tid, Act("TcInitProducerId", "coordinator", "instance" :> m.inst))
     /\ UNCHANGED <<clientVars, tlog, cepoch, leaderVars, groupVars, faultVars>>
@@ -958,7 +1002,7 @@ TcAddPartitions(m, parts, reply) ==
               TcReplyNow(m, reply)
          [] OTHER ->
               /\ tc' = [tc EXCEPT ![t] = Pending(t, [st |-> "Ongoing", epoch |-> c.epoch, parts |-> c.parts \cup parts,
-                                                     gtx |-> IF c.st = "Ongoing" THEN c.gtx ELSE m.gtx, endBy |-> NoGtx],
+                                                     gtx |-> IF c.st = "Ongoing" THEN c.gtx ELSE m.gtx, endBy |-> NoGtx, last |-> c.last],
                                                  {reply})]
               /\ net' = net \ {m}
 
@@ -1048,13 +1092,13 @@ TcEndTxn(m) ==
                  TcReplyNow(m, Reply(m, "UNKNOWN_SERVER_ERROR"))
             [] c.st = "Ongoing" ->
                  /\ tc' = [tc EXCEPT ![t] = Pending(t, [st |-> prep, epoch |-> newEpoch, parts |-> c.parts,
-                                                        gtx |-> c.gtx, endBy |-> m.gtx],
+                                                        gtx |-> c.gtx, endBy |-> m.gtx, last |-> c.last],
                                                     {[Reply(m, "NONE") EXCEPT !.epoch = given]})]
                  /\ net' = net \ {m}
             [] ~m.commit /\ AbortBumps(t) /\ m.epoch = c.epoch ->
                  \* 4.x: abort what may still arrive (no partitions yet: no markers)
                  /\ tc' = [tc EXCEPT ![t] = Pending(t, [st |-> "PrepareAbort", epoch |-> c.epoch + 1, parts |-> {},
-                                                        gtx |-> m.gtx, endBy |-> m.gtx],
+                                                        gtx |-> m.gtx, endBy |-> m.gtx, last |-> c.last],
                                                     {[Reply(m, "NONE") EXCEPT !.epoch = given]})]
                  /\ net' = net \ {m}
             [] c.st = done ->
@@ -1090,7 +1134,7 @@ TcAppend(t) ==
     /\ LET e == Head(tc[t].pending).entry
            prepared == e.st \in {"PrepareCommit", "PrepareAbort"}
        IN /\ tlog' = [tlog EXCEPT ![t] = Append(@, e)]
-          /\ tc' = [tc EXCEPT ![t] = [st |-> e.st, epoch |-> e.epoch, parts |-> e.parts, gtx |-> e.gtx, endBy |-> e.endBy,
+          /\ tc' = [tc EXCEPT ![t] = [st |-> e.st, epoch |-> e.epoch, parts |-> e.parts, gtx |-> e.gtx, endBy |-> e.endBy, last |-> e.last,
                                       todo |-> IF prepared THEN e.parts ELSE {},
                                       pending |-> Tail(tc[t].pending)]]
           /\ net' = net \cup Head(tc[t].pending).replies \cup (IF prepared THEN Markers(t, e, cepoch) ELSE {})
@@ -1143,7 +1187,7 @@ TcMarkerAck(m) ==
 CompleteEpoch(t) ==
     IF TV2 /\ EpochOf(tc[t].epoch) = MaxEpoch
        /\ ~(Bug("fence_no_rotation") /\ IsFenceEntry(t, [st |-> tc[t].st, epoch |-> tc[t].epoch, parts |-> tc[t].parts,
-                                                         gtx |-> tc[t].gtx, endBy |-> tc[t].endBy]))
+                                                         gtx |-> tc[t].gtx, endBy |-> tc[t].endBy, last |-> tc[t].last]))
     THEN NewPid(tc[t].epoch) ELSE tc[t].epoch
 
 \* Every marker is written: log CompleteCommit / CompleteAbort.
@@ -1153,7 +1197,8 @@ TcComplete(t) ==
     /\ tc[t].todo = {}
     /\ tc[t].pending = <<>>
     /\ tc' = [tc EXCEPT ![t] = Pending(t, [st |-> IF tc[t].st = "PrepareCommit" THEN "CompleteCommit" ELSE "CompleteAbort",
-                                           epoch |-> CompleteEpoch(t), parts |-> {}, gtx |-> tc[t].gtx, endBy |-> tc[t].endBy],
+                                           epoch |-> CompleteEpoch(t), parts |-> {}, gtx |-> tc[t].gtx, endBy |-> tc[t].endBy,
+                                           last |-> tc[t].last],
                                        {})]
     /\ action' = On(t, Act("TcComplete", "coordinator", NoArgs))
     /\ UNCHANGED <<netVars, clientVars, tlog, cepoch, leaderVars, groupVars, faultVars>>
@@ -1172,7 +1217,7 @@ TcTimeoutAbort(t) ==
     \* before KAFKA-20090 the fence threw at MaxEpoch: the timeout never aborts
     /\ ~(Bug("fence_bump_on_failed_append") /\ EpochOf(tc[t].epoch) = MaxEpoch)
     /\ tc' = [tc EXCEPT ![t] = Pending(t, [st |-> "PrepareAbort", epoch |-> FenceEpoch(tc[t].epoch),
-                                           parts |-> tc[t].parts, gtx |-> tc[t].gtx, endBy |-> TimeoutGtx(t)],
+                                           parts |-> tc[t].parts, gtx |-> tc[t].gtx, endBy |-> TimeoutGtx(t), last |-> tc[t].last],
                                        {})]
     /\ action' = On(t, Act("TcTimeoutAbort", "coordinator", "epoch" :> tc[t].epoch))
     /\ UNCHANGED <<netVars, clientVars, tlog, cepoch, leaderVars, groupVars, faultVars>>
@@ -1187,7 +1232,7 @@ Failover ==
     /\ tc' = [t \in TxnIds |->
                 IF tlog[t] = <<>> THEN FreshCoord
                 ELSE LET e == tlog[t][Len(tlog[t])]
-                     IN [st |-> e.st, epoch |-> e.epoch, parts |-> e.parts, gtx |-> e.gtx, endBy |-> e.endBy,
+                     IN [st |-> e.st, epoch |-> e.epoch, parts |-> e.parts, gtx |-> e.gtx, endBy |-> e.endBy, last |-> e.last,
                          todo |-> IF e.st \in {"PrepareCommit", "PrepareAbort"} THEN e.parts ELSE {},
                          pending |-> <<>>]]
     /\ net' = net \cup UNION { IF tlog[t] # <<>> /\ tlog[t][Len(tlog[t])].st \in {"PrepareCommit", "PrepareAbort"}
@@ -1483,7 +1528,8 @@ LeaderExpireProducer(p, t) ==
 \* @type: (Str, Int) => Bool;
 TcResendMarker(t, p) ==
     /\ tc[t].st \in {"PrepareCommit", "PrepareAbort"} /\ p \in tc[t].todo
-    /\ LET ms == Markers(t, [st |-> tc[t].st, epoch |-> tc[t].epoch, parts |-> {p}, gtx |-> tc[t].gtx, endBy |-> tc[t].endBy], cepoch)
+    /\ LET ms == Markers(t, [st |-> tc[t].st, epoch |-> tc[t].epoch, parts |-> {p}, gtx |-> tc[t].gtx, endBy |-> tc[t].endBy,
+                             last |-> tc[t].last], cepoch)
        IN /\ ~\E n \in net : n.type \in {"WriteTxnMarkers", "WriteTxnMarkersResp"} /\ n.tid = t /\ n.part = p /\ n.cepoch = cepoch
           /\ net' = net \cup ms
     /\ action' = On(t, Act("TcResendMarker", "coordinator", "part" :> p))
@@ -1622,8 +1668,10 @@ BrokerFairness ==
 ClientProgress(i) ==
     \/ StartInstance(i) \/ BeginTxn(i) \/ SendRequest(i) \/ ReInit(i) \/ Resume(i)
     \/ JoinGroup(i) \/ FetchOffset(i) \/ InputDone(i)
-    \/ RetryRequest(i) /\ ~InFlight(cl[i].req)
-    \/ RetryBatch(i) \/ ProduceTimeoutBatch(i)
+    \* a lost request is sent again (not a copy while one is in flight);
+    \* a batch that left its connection is sent again or expires
+    \/ Retry(i) /\ (cl'[i].fly = cl[i].fly => ~InFlight(cl[i].req))
+    \/ ProduceTimeout(i) /\ cl'[i].fly # cl[i].fly
     \/ \E m \in net : ClientReceive(i, m)
 
 ClientFairness == \A i \in Instances : WF_vars(ClientProgress(i))

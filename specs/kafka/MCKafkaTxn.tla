@@ -41,6 +41,18 @@ View == <<{m \in net : Live(m)}, clientVars, coordVars, leaderVars, groupVars, f
 WitnessTransactionCommits ==
     \A t \in TxnIds : \A k \in DOMAIN tlog[t] : tlog[t][k].st # "CompleteCommit"
 
+\* A witness: false once the coordinator has logged a KIP-360 epoch bump (an
+\* Empty entry that keeps the epoch before it, lastProducerEpoch), so that
+\* its counterexample shows a client's bump after an abortable error.
+WitnessClientBumps ==
+    \A t \in TxnIds : \A k \in DOMAIN tlog[t] : ~(tlog[t][k].st = "Empty" /\ tlog[t][k].last # -1)
+
+\* A witness: false once a retried KIP-360 bump was answered with the epoch
+\* the first copy got (an Empty entry at the epoch of the entry before it).
+WitnessBumpRetried ==
+    \A t \in TxnIds : \A k \in DOMAIN tlog[t] :
+        ~(k > 1 /\ tlog[t][k].st = "Empty" /\ tlog[t][k].last # -1 /\ tlog[t][k].epoch = tlog[t][k - 1].epoch)
+
 \* A witness: false once a client goes on with a second producer id, so
 \* that its counterexample shows a producer-id rotation at MaxEpoch.
 WitnessProducerIdRotates ==
@@ -91,7 +103,7 @@ SummarizeLogs == ~LeaderRestarts /\ ~ProducerExpiry /\ ~UncleanElections /\ Bugs
 \* @type: $client;
 NoClient == [st |-> "", epoch |-> -1, txn |-> 0, pc |-> 0, out |-> FALSE, req |-> NoMsg,
              seq |-> [p \in Parts |-> 0], hung |-> FALSE, commit |-> TRUE, pos |-> -1, gen |-> -1,
-             fly |-> {}, sent |-> 0]
+             fly |-> {}, sent |-> 0, bump |-> FALSE]
 
 \* @type: ($inst) => $client;
 ClientView(i) ==
