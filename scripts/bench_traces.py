@@ -170,14 +170,18 @@ def zoo_only(print_only: bool) -> int:
     text = DOC.read_text(encoding="utf-8")
     start = text.index("<!-- bench:traces -->")
     old = text[start : text.index("<!-- /bench -->", start)]
-    kept_from = old.splitlines()[1].strip()  # the recorded section's "Measured ... on: ..." line
+    lines = old.splitlines()
+    kept_from = lines[1].strip()  # the recorded section's "Measured ... on: ..." line
     body_old = old[old.index("### Simulation") :]
     before, after = body_old[: body_old.index("### Bug zoo")], body_old[body_old.index("### Mutation score") :]
     with tempfile.TemporaryDirectory(prefix="txconform-bench-") as t:
         zoo = zoo_table(Path(t))
-    note = f"(The simulation, validation and mutation tables are kept from the last run. {kept_from})"
-    parts = [before.rstrip("\n"), "", "### Bug zoo: generated runs until the checker catches the bug", "",
-             note, "", zoo, "", after.rstrip("\n")]
+    earlier = [line for line in lines if line.startswith("Only the bug zoo")]
+    if earlier:  # an earlier --zoo run: the other tables are still from the run it kept them from
+        kept_from = earlier[0].split("last run: ", 1)[1]
+    note = f"Only the bug zoo was measured by this command; the other tables are kept from the last run: {kept_from}"
+    parts = [note, "", before.rstrip("\n"), "", "### Bug zoo: generated runs until the checker catches the bug", "",
+             zoo, "", after.rstrip("\n")]
     body = stamp("python scripts/bench_traces.py --zoo") + "\n".join(parts)
     return record("traces", body, print_only, "bench_traces")
 
