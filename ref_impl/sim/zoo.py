@@ -42,7 +42,7 @@ ZOO: tuple[ZooBug, ...] = (
            ("delay", "retry"), ("Produce",)),
     ZooBug("tv1_late_endtxn", (), "transfer:version=TV1,txns=3", "late=EndTxn,retries=2", "kafka_tv1_late_endtxn",
            "violates MarkerSafety|Atomicity", "KAFKA-17754: a late EndTxn of TV1 completes the next transaction",
-           ("delay", "retry"), ("EndTxn",)),
+           ("delay", "retry"), ("EndTxn",), 30),
     ZooBug("no_generation_check", ("no_generation_check",), "ctp:ids=2,instances=1,input=2,txns=1", "hangs=1", "kafka_no_group_fencing",
            "rejected", "TxnOffsetCommit is not checked against the group generation (before Kafka 3.7)",
            ("hang", "resume"), ("", "AddOffsetsToTxn", "TxnOffsetCommit"), 40),
