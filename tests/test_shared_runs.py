@@ -61,3 +61,6 @@ def test_every_test_that_shares_runs_is_kept_on_one_xdist_worker() -> None:
                 assert shares_runs(nodeid), f"{nodeid} uses shared_tlc: add it to shared_runs.SHARING_TESTS"
     assert not shares_runs("tests/test_reduced_view.py::test_reduced_next_reaches_every_visible_state[ctp]")
     assert shares_runs("tests/test_reduced_view.py::test_reduced_view_finds_the_same_violation[kafka_tv1_hanging]")
+    # a docs page with model-check blocks shares the runs; one without runs elsewhere
+    assert shares_runs("tests/test_docs.py::test_generated_blocks_match_a_fresh_run[docs/kafka.md]")
+    assert not shares_runs("tests/test_docs.py::test_generated_blocks_match_a_fresh_run[docs/probe.md]")
