@@ -14,7 +14,7 @@ from typing import Optional
 import attrs
 
 from .messages import Msg
-from .state import OFFSETS_PART, ClusterState, Inst
+from .state import OFFSETS_PART, Client, ClusterState, Inst
 from .states import FENCING, RETRIABLE
 
 
@@ -171,9 +171,7 @@ class ClientActions(ClusterState):
             f = self._batch_to_resend(i)
             assert f is not None
             c.fly.remove(f)
-            c.commit, c.bump = False, self.k.kip_bump
-            if not c.out:
-                c.pc = self.k.end_pc
+            self._must_abort(c)
             self.emit(self.with_client(self.event("ProduceTimeout", i[0], partition=f.part), i))
             return
         self.retries += 1
@@ -196,6 +194,13 @@ class ClientActions(ClusterState):
         i = (m.tid, m.inst)
         return i in self.cl and m in self.net and not self.cl[i].hung and self.answers(i, m)
 
+    def _must_abort(self, c: Client) -> None:
+        """An abortable error while batches may still be unanswered: send no more batches, abort
+        (at EndTxn, or after the outstanding request's answer), and bump the epoch then (KIP-360)."""
+        c.commit, c.bump = False, self.k.kip_bump
+        if not c.out:
+            c.pc = self.k.end_pc
+
     def _batch_answer(self, i: Inst, m: Msg, f: Msg) -> None:
         """Pipelining: the answer ``m`` to batch ``f`` (AfterBatchAnswer): success retires it; a
         retriable error, or OUT_OF_ORDER_SEQUENCE_NUMBER while a lower batch is unanswered
@@ -212,9 +217,7 @@ class ClientActions(ClusterState):
             c.st, c.out, c.fly = "fenced", False, []
         else:
             c.fly.remove(f)
-            c.commit, c.bump = False, self.k.kip_bump
-            if not c.out:
-                c.pc = self.k.end_pc
+            self._must_abort(c)
 
     def client_receive(self, m: Msg) -> None:
         i = (m.tid, m.inst)
