@@ -28,6 +28,7 @@ TXN_ID = "transactional.id"
 TXN_PARTITION = "(transactional.id, partition)"  # the offsets partition or a data partition
 PARTITION = "partition"  # a data partition
 NONE = "none"  # no argument
+REQUEST = "request"  # a request an open client sent (the server builds it)
 FETCH_ARGS = "(partition, isolation, from)"
 COMMIT_ARGS = "(group, partition, offset)"
 TUPLE_ARGS = (TXN_PARTITION, FETCH_ARGS, COMMIT_ARGS)
@@ -130,8 +131,11 @@ ACTIONS: tuple[Action, ...] = (
     _client("JoinGroup", C.join_group_enabled, C.join_group, by=APPLICATION),
     _client("FetchOffset", C.fetch_offset_enabled, C.fetch_offset, by=APPLICATION),
     _client("InputDone", C.input_done_enabled, C.input_done, by=APPLICATION),
+    # Open clients (txconform serve): the server takes these steps for a real client.
+    Action("ClientSend", REQUEST, C.client_send_enabled, C.client_send, by=APPLICATION),
     # Messages. At most one of these, Drop aside, is enabled for a message; its loss comes last.
     _msg("ClientReceive", RESPONSE_TYPES, C.client_receive_enabled, C.client_receive),
+    _msg("ClientTake", RESPONSE_TYPES, C.client_take_enabled, C.client_take, by=APPLICATION),
     _msg("DiscardStale", RESPONSE_TYPES, C.discard_stale_enabled, C.discard_stale),
     _msg("TcInitProducerId", ("InitProducerId",), C.tc_init_producer_id_enabled, C.tc_init_producer_id,
          late=superseded),

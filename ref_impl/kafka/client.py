@@ -13,9 +13,13 @@ from typing import Optional
 
 import attrs
 
-from .messages import Msg
+from .messages import NO_GTX, Msg
 from .state import OFFSETS_PART, Client, ClusterState, Inst
 from .states import FENCING, RETRIABLE
+
+# The request types an open client sends to the transaction machinery (KafkaTxn: OpenTypes).
+OPEN_TYPES = ("InitProducerId", "AddPartitionsToTxn", "Produce", "EndTxn", "AddOffsetsToTxn", "TxnOffsetCommit")
+OPEN_RESPONSE_TYPES = tuple(t + "Resp" for t in OPEN_TYPES)
 
 
 class ClientActions(ClusterState):
@@ -34,7 +38,7 @@ class ClientActions(ClusterState):
 
     def start_instance_enabled(self, i: Inst) -> bool:
         c = self.cl[i]
-        return c.st == "down" and (i[1] == 1 or self.cl[(i[0], i[1] - 1)].hung)
+        return not self.k.open_clients and c.st == "down" and (i[1] == 1 or self.cl[(i[0], i[1] - 1)].hung)
 
     def start_instance(self, i: Inst) -> None:
         c = self.cl[i]
@@ -324,3 +328,29 @@ class ClientActions(ClusterState):
     def input_done(self, i: Inst) -> None:
         self.cl[i].st = "done"
         self._client_event("InputDone", i)
+
+    # --- open clients (KafkaTxn: OpenRequest, ClientSend, ClientTake): real clients, txconform serve ---
+
+    def open_request(self, m: Msg) -> bool:
+        """A well-formed request of an open client (OpenRequest)."""
+        k = self.k
+        parts = self.parts if m.type in ("AddPartitionsToTxn", "Produce") else [OFFSETS_PART]
+        return (m.type in OPEN_TYPES and m.tid in k.txn_ids and 1 <= m.inst <= k.num_instances and m.part in parts
+                and m.gtx[:2] == (m.tid, m.inst) and m.gtx[2] >= 0 and (m.gtx[2] == 0) == (m.type == "InitProducerId")
+                and m.err == "NONE" and m.cepoch == -1 and m.end_by == NO_GTX and m.att >= 0)
+
+    def client_send_enabled(self, m: Msg) -> bool:
+        """An open client sends request ``m`` (the server read it from a connection)."""
+        return self.k.open_clients and self.open_request(m)
+
+    def client_send(self, m: Msg) -> None:
+        self.send(m)
+        self.emit(self.with_msg(self.event("ClientSend", m.tid), m))
+
+    def client_take_enabled(self, m: Msg) -> bool:
+        """An answer is delivered to its open client (the server wrote it to the connection)."""
+        return self.k.open_clients and m in self.net and m.type in OPEN_RESPONSE_TYPES
+
+    def client_take(self, m: Msg) -> None:
+        self.take(m)
+        self.emit(self.with_msg(self.event("ClientTake", m.tid), m))

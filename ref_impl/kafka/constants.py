@@ -48,6 +48,8 @@ class Constants:
     batches: int = attrs.field(default=1, validator=attrs.validators.ge(1))
     # KIP-360 clients: an abortable error makes a TV1 client bump its epoch after the abort.
     client_bumps: bool = False
+    # Real clients, served by txconform serve (KafkaTxn: OpenClients): the spec's client program is not theirs.
+    open_clients: bool = False
     bugs: tuple[str, ...] = attrs.field(default=(), converter=_sorted_tuple)
 
     def __attrs_post_init__(self) -> None:
@@ -60,6 +62,8 @@ class Constants:
         if self.client_bumps and self.num_instances != 1:
             raise ValueError("client_bumps: the KIP-360 bump is modelled for one instance per transactional.id "
                              "(a zombie's bump is not); use num_instances = 1")
+        if self.open_clients and self.client_bumps:
+            raise ValueError("open_clients: real clients bump as they do; client_bumps describes the spec's own clients")
         if self.pipelined and (self.produce_timeouts or "Produce" in self.late_requests):
             raise ValueError("max_in_flight > 1: produce requests neither time out nor arrive late "
                              "(drop produce timeouts and the late Produce, or use max_in_flight = 1)")
@@ -143,6 +147,7 @@ class Constants:
             "MaxInFlight": self.max_in_flight,
             "Batches": self.batches,
             "ClientBumps": self.client_bumps,
+            "OpenClients": self.open_clients,
             "Bugs": list(self.bugs) if bugs else [],
         }
 
@@ -171,6 +176,7 @@ class Constants:
             max_in_flight=d.get("MaxInFlight", 1),  # ... and before pipelining
             batches=d.get("Batches", 1),
             client_bumps=d.get("ClientBumps", False),  # ... and before KIP-360 clients
+            open_clients=d.get("OpenClients", False),  # ... and before txconform serve
             bugs=d.get("Bugs", ()),
         )
 

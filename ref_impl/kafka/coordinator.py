@@ -121,7 +121,9 @@ class CoordinatorActions(ClusterState):
         return m in self.net and m.type == "AddPartitionsToTxn"
 
     def tc_add_partitions_to_txn(self, m: Msg) -> None:
-        self.tc_add_partitions("TcAddPartitionsToTxn", m, frozenset(self.parts), m.reply("NONE"))
+        # the fixed program adds every partition; an open client names one
+        parts = frozenset({m.part}) if self.k.open_clients else frozenset(self.parts)
+        self.tc_add_partitions("TcAddPartitionsToTxn", m, parts, m.reply("NONE"))
 
     def tc_add_offsets_to_txn_enabled(self, m: Msg) -> bool:
         return m in self.net and m.type == "AddOffsetsToTxn"

@@ -10,7 +10,7 @@ from .state import ClusterState
 class NetworkActions(ClusterState):
     def discard_stale_enabled(self, m: Msg) -> bool:
         """A response nobody waits for any more (the answer to an earlier copy)."""
-        return m in self.net and m.type in RESPONSE_TYPES and not self.answers((m.tid, m.inst), m)
+        return not self.k.open_clients and m in self.net and m.type in RESPONSE_TYPES and not self.answers((m.tid, m.inst), m)
 
     def discard_stale(self, m: Msg) -> None:
         self.take(m)

@@ -147,7 +147,47 @@ class ClusterState:
         # records b, b + Batches, b + 2 * Batches, ...
         self.batch_of: dict[tuple[str, int, int, int, int], int] = {}
         # Kafka's producer ids are 64-bit numbers; the spec names a producer by its transactional.id.
+        # A transactional.id's next producer id (after an exhausted epoch) is pid_stride further on.
         self.producer_ids = {t: PRODUCER_ID_BASE + n for n, t in enumerate(k.txn_ids)}
+        self.pid_stride = len(k.txn_ids)
+
+    # --- open clients: the constants grow as real clients name transactional.ids and topics ---
+
+    def add_txn_id(self, t: str) -> None:
+        """A transactional.id the run did not know (txconform serve): its coordinator, log and
+        producer state start as Init has them, and its producer ids come after every other's."""
+        if t in self.tc:
+            return
+        self.k = attrs.evolve(self.k, txn_ids=self.k.txn_ids + (t,))
+        self.tc[t], self.tlog[t], self.gc.pending[t] = Coord(), [], -1
+        for states in self.pst.values():
+            states[t] = ProducerState()
+        self.producer_ids[t] = PRODUCER_ID_BASE + len(self.producer_ids)
+        for n in range(1, self.k.num_instances + 1):
+            self._add_client((t, n))
+
+    def add_instance(self, t: str) -> int:
+        """One more instance for every transactional.id (NumInstances + 1); returns its number."""
+        n = self.k.num_instances + 1
+        self.k = attrs.evolve(self.k, num_instances=n)
+        for u in self.k.txn_ids:
+            self._add_client((u, n))
+        return n
+
+    def add_partition(self) -> int:
+        """One more data partition (NumPartitions + 1); returns its number."""
+        p = self.k.num_partitions + 1
+        self.k = attrs.evolve(self.k, num_partitions=p)
+        self.parts.append(p)
+        self.plog[p], self.held[p], self.lag[p] = PartitionLog(), [], -1
+        self.pst[p] = {t: ProducerState() for t in self.k.txn_ids}
+        for c in self.cl.values():
+            c.seq[p] = 0
+        return p
+
+    def _add_client(self, i: Inst) -> None:
+        self.instances.append(i)
+        self.cl[i] = Client(seq={p: 0 for p in self.parts})
 
     # --- the network as a set ---
 
@@ -241,7 +281,7 @@ class ClusterState:
 
     def producer_id(self, t: str, g: int) -> int:
         """Kafka's 64-bit producer id of transactional.id t at generation g (a new one per rotation)."""
-        return self.producer_ids[t] + len(self.k.txn_ids) * max(self.k.pid_of(g), 0)
+        return self.producer_ids[t] + self.pid_stride * max(self.k.pid_of(g), 0)
 
     def with_client(self, ev: dict[str, Any], i: Inst) -> dict[str, Any]:
         c = self.cl[i]

@@ -84,6 +84,9 @@ MESSAGE_ACTIONS = frozenset(a.name for a in TABLE if a.over == MESSAGE)
 CLIENT_ACTIONS = frozenset(a.name for a in TABLE if a.over == INSTANCE) | {"ClientReceive"}
 COORDINATOR_ACTIONS = frozenset(a.name for a in TABLE if a.over in (TXN_ID, TXN_PARTITION))
 SENDING_ACTIONS = frozenset({"StartInstance", "SendRequest", "Retry", "ReInit", "FetchOffset"})
+# An open client's request (txconform serve): the spec builds it from these columns (KafkaTxn: ClientSend).
+OPEN_SEND = "ClientSend"
+OPEN_SEND_COLUMNS = ("txn_id", "instance", "partition", "type", "txn", "producer_epoch", "seq", "att", "commit", "offset", "generation")
 CLIENT_STATES = frozenset({"down", "init", "ready", "intxn", "fenced", "failed", "done"})
 ISOLATIONS = frozenset({"read_committed", "read_uncommitted"})
 
@@ -141,12 +144,14 @@ CONSTANT_KINDS = {
     "MaxInFlight": INT,
     "Batches": INT,
     "ClientBumps": BOOL,
+    "OpenClients": BOOL,
     "Bugs": LIST,
 }
 # What a trace written before a constant existed leaves out (restarts, timeouts, expiry, failed
 # appends, the epoch bound: Short.MaxValue, replication, pipelining).
 DEFAULTS = {"LeaderRestarts": False, "TxnTimeouts": False, "ProducerExpiry": False, "MaxAppendFails": 0,
-            "MaxEpoch": 32767, "UncleanElections": False, "MaxInFlight": 1, "Batches": 1, "ClientBumps": False, "Bugs": []}
+            "MaxEpoch": 32767, "UncleanElections": False, "MaxInFlight": 1, "Batches": 1, "ClientBumps": False,
+            "OpenClients": False, "Bugs": []}
 
 
 def _printable(s: str) -> bool:
@@ -175,6 +180,9 @@ def check_constants(k: Constants) -> None:
     if k["MaxInFlight"] > 1 and (k["ProduceTimeouts"] or "Produce" in k["LateRequests"]):
         raise ProtocolInputError('"MaxInFlight" > 1: produce requests neither time out nor arrive late; '
                                  'set "ProduceTimeouts" to false and leave "Produce" out of "LateRequests"')
+    if k["OpenClients"] and k["ClientBumps"]:
+        raise ProtocolInputError('"OpenClients": real clients bump their epochs as they do; "ClientBumps" describes '
+                                 'the spec\'s own clients, so set it to false')
     if any(b not in BUGS for b in k["Bugs"]):
         raise ProtocolInputError(f'"Bugs" must list bugs of {", ".join(BUGS)}')
 
@@ -198,12 +206,19 @@ def check_event(ev: Event, k: Constants) -> None:
             raise ProtocolInputError(f'{a}: field "{col}" = {json.dumps(ev[col])} is not {what} of this trace\'s constants')
 
     parts = range(1, k["NumPartitions"] + 1)
+    if a == OPEN_SEND:
+        missing = [c for c in OPEN_SEND_COLUMNS if c not in ev]
+        if missing:
+            raise ProtocolInputError(f'{a}: field "{missing[0]}" is missing; a ClientSend event logs the whole request '
+                                     f'({", ".join(OPEN_SEND_COLUMNS)})')
+        if not k["OpenClients"]:
+            raise ProtocolInputError(f'{a}: the requests of real clients are checked only with "OpenClients": true in the header')
     for c in MSG_FIELDS:
-        if c in ev and a not in MESSAGE_ACTIONS | SENDING_ACTIONS:
+        if c in ev and a not in MESSAGE_ACTIONS | SENDING_ACTIONS | {OPEN_SEND}:
             raise ProtocolInputError(f'{a}: field "{c}" describes a message, and {a} neither takes nor sends one; leave it out')
     if "result" in ev and a not in MESSAGE_ACTIONS | {"LeaderVerifyLost"}:
         raise ProtocolInputError(f'{a}: field "result" is the error code of an answer, and {a} answers nothing; leave it out')
-    if a in CLIENT_ACTIONS or any(c in ev for c in ("client_state", "client_epoch", "client_txn")):
+    if a in CLIENT_ACTIONS | {OPEN_SEND, "ClientTake"} or any(c in ev for c in ("client_state", "client_epoch", "client_txn")):
         need("txn_id", k["TxnIds"], "a transactional.id")
         need("instance", range(1, k["NumInstances"] + 1), "a producer instance")
     if a in COORDINATOR_ACTIONS or any(c in ev for c in ("txn_state", "txn_epoch", "pending")):
@@ -240,9 +255,12 @@ def check_event(ev: Event, k: Constants) -> None:
 
 
 def params(ev: Event) -> tuple[Any, ...]:
-    """<<txn_id, instance, partition, text, number, result>>: text and number are the parameters of
-    the consumer steps (Fetch: isolation and from; OffsetCommit: group and committed_offset)."""
+    """<<txn_id, instance, partition, text, number, result, sent>>: text and number are the parameters
+    of the consumer steps (Fetch: isolation and from; OffsetCommit: group and committed_offset); sent
+    is, for ClientSend, the request's <<type, txn, producer_epoch, seq, att, commit, offset,
+    generation>> (TraceKafkaTxn: SentOf), else <<>>."""
     commit = ev["action"] == "OffsetCommit"
+    sent = tuple(ev[c] for c in OPEN_SEND_COLUMNS[3:]) if ev["action"] == OPEN_SEND else ()
     return (
         ev.get("txn_id", ""),
         ev.get("instance", -1),
@@ -250,6 +268,7 @@ def params(ev: Event) -> tuple[Any, ...]:
         ev.get("group", "") if commit else ev.get("isolation", ""),
         ev.get("committed_offset", 0) if commit else ev.get("from", 0),
         ev.get("result", ""),
+        sent,
     )
 
 

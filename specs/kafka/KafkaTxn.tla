@@ -115,6 +115,24 @@
 (*     producer's expiry (ProducerExpiry) happens only once nothing of the *)
 (*     producer is under way for the partition: producer.id.expiration.ms  *)
 (*     (a day) outlasts every request.                                     *)
+(*   - Open clients (OpenClients; txconform serve): real clients, whose    *)
+(*     program is not the spec's, are the environment. ClientSend puts any *)
+(*     well-formed request of a known transactional.id, instance and       *)
+(*     partition in flight (OpenRequest), ClientTake delivers an answer;   *)
+(*     the spec's own clients stay down. The ghost gtx of a request is     *)
+(*     what the serving broker infers: the instance is the InitProducerId  *)
+(*     (without a producer epoch) that started the producer, the txn      *)
+(*     counts the EndTxn answers it was given. A multi-partition          *)
+(*     AddPartitionsToTxn is one request per partition (m.part), answered  *)
+(*     together; a batch's sequence is its ordinal among the producer     *)
+(*     epoch's batches on the partition, with a gap where the client's    *)
+(*     record sequences leave one (Kafka counts records, the spec         *)
+(*     batches). A request's producer id is the coordinator's current    *)
+(*     one (the server refuses others before they reach the spec). The    *)
+(*     KIP-447 generation check of TxnOffsetCommit is the serving         *)
+(*     broker's group membership, outside the spec; the offset a          *)
+(*     TxnOffsetCommit carries is the server's id of the producer's       *)
+(*     pending offsets, which the marker commits or drops.                *)
 (*   - Fairness (FairSpec, FairClientsSpec) is weak fairness of each kind  *)
 (*     of broker step; faults are never fair. The liveness properties are  *)
 (*     in KafkaTxnProperties.                                              *)
@@ -243,6 +261,8 @@ CONSTANTS
     Batches,
     \* @type: Bool;
     ClientBumps,
+    \* @type: Bool;
+    OpenClients,
     \* @type: Set(Str);
     Bugs
 
@@ -260,6 +280,9 @@ ASSUME MaxInFlight \in 1..5 /\ Batches \in Nat /\ Batches >= 1
 ASSUME MaxInFlight > 1 => ~ProduceTimeouts /\ "Produce" \notin LateRequests
 \* KIP-360 clients: a zombie's epoch bump is not modelled (see ClientBumps).
 ASSUME ClientBumps => NumInstances = 1
+\* Open clients are real clients (txconform serve): the spec's client program
+\* and its KIP-360 bumps are not theirs.
+ASSUME OpenClients \in BOOLEAN /\ (OpenClients => ~ClientBumps)
 
 (*
   @typeAlias: inst = <<Str, Int>>;
@@ -560,6 +583,7 @@ Init ==
 \* before it hangs (it is presumed dead). It sends InitProducerId.
 \* @type: ($inst) => Bool;
 StartInstance(i) ==
+    /\ ~OpenClients
     /\ cl[i].st = "down"
     /\ IF i[2] = 1 THEN TRUE ELSE cl[<<i[1], i[2] - 1>>].hung
     /\ LET m == [Request(i, "InitProducerId") EXCEPT !.gtx = <<i[1], i[2], 0>>]
@@ -794,6 +818,7 @@ ReInit(i) ==
 \* A response nobody waits for any more (an answer to an earlier copy).
 \* @type: ($msg) => Bool;
 DiscardStale(m) ==
+    /\ ~OpenClients
     /\ m \in net
     /\ m.type \in {"InitProducerIdResp", "AddPartitionsToTxnResp", "ProduceResp", "EndTxnResp",
                     "AddOffsetsToTxnResp", "TxnOffsetCommitResp", "OffsetFetchResp"}
@@ -881,7 +906,8 @@ GcOffsetFetch(m) ==
 \* @type: ($msg) => Bool;
 GcTxnOffsetCommit(m) ==
     /\ m \in net /\ m.type = "TxnOffsetCommit"
-    /\ LET ok == Bug("no_generation_check") \/ (m.gen = gc.gen /\ gc.owner = <<m.tid, m.inst>>)
+    \* open clients: the serving broker checked the generation of its real group
+    /\ LET ok == OpenClients \/ Bug("no_generation_check") \/ (m.gen = gc.gen /\ gc.owner = <<m.tid, m.inst>>)
        IN /\ gc' = IF ok THEN [gc EXCEPT !.pending[m.tid] = m.val] ELSE gc
           /\ net' = (net \ {m}) \cup {Reply(m, IF ok THEN "NONE" ELSE "ILLEGAL_GENERATION")}
     /\ action' = On(m.tid, Act("GcTxnOffsetCommit", "group", "instance" :> m.inst @@ "offset" :> m.val @@ "generation" :> m.gen))
@@ -1020,7 +1046,8 @@ TcAddPartitions(m, parts, reply) ==
 \* @type: ($msg) => Bool;
 TcAddPartitionsToTxn(m) ==
     /\ m \in net /\ m.type = "AddPartitionsToTxn"
-    /\ TcAddPartitions(m, Parts, Reply(m, "NONE"))
+    \* the fixed program adds every partition; an open client names one (OpenRequest)
+    /\ TcAddPartitions(m, IF OpenClients THEN {m.part} ELSE Parts, Reply(m, "NONE"))
     /\ action' = On(m.tid, Act("TcAddPartitionsToTxn", "coordinator", "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "epoch" :> m.epoch))
     /\ UNCHANGED <<clientVars, tlog, cepoch, leaderVars, groupVars, faultVars>>
 
@@ -1588,6 +1615,60 @@ OffsetCommit(g, p, offset) ==
     /\ UNCHANGED <<netVars, clientVars, coordVars, leaderVars, faultVars>>
 
 -----------------------------------------------------------------------------
+(* Open clients (OpenClients): real clients served by txconform serve     *)
+
+\* The request types an open client sends to the transaction machinery.
+OpenTypes == {"InitProducerId", "AddPartitionsToTxn", "Produce", "EndTxn", "AddOffsetsToTxn", "TxnOffsetCommit"}
+
+\* A well-formed request of an open client: a known transactional.id,
+\* instance and partition (data partitions for AddPartitionsToTxn and
+\* Produce, the offsets partition otherwise), the ghost transaction of its
+\* instance (txn 0 only for InitProducerId), no error, no coordinator epoch.
+\* Nothing else is required: whatever a real client sends, the brokers must
+\* answer as Kafka does.
+\* @type: ($msg) => Bool;
+OpenRequest(m) ==
+    /\ m.type \in OpenTypes
+    /\ m.tid \in TxnIds /\ m.inst \in 1..NumInstances
+    /\ m.part \in (IF m.type \in {"AddPartitionsToTxn", "Produce"} THEN Parts ELSE {OffsetsPart})
+    /\ m.gtx[1] = m.tid /\ m.gtx[2] = m.inst /\ m.gtx[3] >= 0
+    /\ (m.gtx[3] = 0) = (m.type = "InitProducerId")
+    /\ m.err = "NONE" /\ m.cepoch = -1 /\ m.endBy = NoGtx /\ m.att >= 0
+
+\* The requests the model checker lets open clients send: every field from
+\* a small range (trace validation takes the request from the trace).
+\* @type: Set($msg);
+OpenRequests ==
+    IF ~OpenClients THEN {}
+    ELSE {m \in [type: OpenTypes, tid: TxnIds, inst: 1..NumInstances, epoch: -1..1, part: {OffsetsPart} \cup Parts,
+                 seq: -1..1, commit: BOOLEAN, cepoch: {-1}, gtx: TxnIds \X (1..NumInstances) \X (0..TxnsPerInstance),
+                 endBy: {NoGtx}, att: {0}, err: {"NONE"}, val: {-1}, gen: {-1}] :
+            /\ OpenRequest(m)
+            /\ (m.type = "Produce") = (m.seq >= 0)
+            /\ m.commit => m.type = "EndTxn"
+            /\ m.type = "InitProducerId" => m.epoch = -1}
+
+\* An open client sends request m (the server read it from a connection).
+\* @type: ($msg) => Bool;
+ClientSend(m) ==
+    /\ OpenClients
+    /\ OpenRequest(m)
+    /\ net' = net \cup {m}
+    /\ action' = On(m.tid, Act("ClientSend", "client", RequestArgs(m)))
+    /\ UNCHANGED <<clientVars, coordVars, leaderVars, groupVars, faultVars>>
+
+\* An answer is delivered to its open client (the server wrote it to the
+\* connection).
+\* @type: ($msg) => Bool;
+ClientTake(m) ==
+    /\ OpenClients
+    /\ m \in net
+    /\ m.type \in {ty \o "Resp" : ty \in OpenTypes}
+    /\ net' = net \ {m}
+    /\ action' = On(m.tid, Act("ClientTake", "client", "instance" :> m.inst @@ "txn" :> m.gtx[3]))
+    /\ UNCHANGED <<clientVars, coordVars, leaderVars, groupVars, faultVars>>
+
+-----------------------------------------------------------------------------
 (* The network *)
 
 \* The messages lost with m: with pipelining, a produce request or answer
@@ -1627,8 +1708,9 @@ Next ==
         \/ StartInstance(i) \/ BeginTxn(i) \/ SendRequest(i) \/ Retry(i) \/ ProduceTimeout(i)
         \/ ReInit(i) \/ Hang(i) \/ Resume(i) \/ JoinGroup(i) \/ FetchOffset(i) \/ InputDone(i)
         \/ \E m \in net : ClientReceive(i, m)
+    \/ \E m \in OpenRequests : ClientSend(m)
     \/ \E m \in net :
-        \/ DiscardStale(m) \/ Drop(m)
+        \/ ClientTake(m) \/ DiscardStale(m) \/ Drop(m)
         \/ TcInitProducerId(m) \/ TcAddPartitionsToTxn(m) \/ TcAddOffsetsToTxn(m) \/ TcVerify(m) \/ TcEndTxn(m)
         \/ TcMarkerAck(m) \/ GcOffsetFetch(m) \/ GcTxnOffsetCommit(m) \/ GcMarker(m)
         \/ LeaderProduce(m) \/ LeaderVerified(m) \/ LeaderDiscardVerify(m) \/ LeaderMarker(m)

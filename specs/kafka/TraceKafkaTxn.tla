@@ -17,10 +17,13 @@
 (* Encoding. SANY's time grows with the number of tokens in the trace, so  *)
 (* an event is a short tuple:                                              *)
 (*   <<action, shape, txn_id, instance, partition, text, number,           *)
-(*     result, msg, post>>                                                 *)
+(*     result, sent, msg, post>>                                           *)
 (* The parameters are plain values ("" or -1: not logged); text and number *)
 (* are the consumer steps' parameters (Fetch: isolation, from;             *)
-(* OffsetCommit: group, committed offset). The logged                     *)
+(* OffsetCommit: group, committed offset); sent is, for ClientSend only, *)
+(* the request's fields <<type, txn, producer_epoch, seq, att, commit,    *)
+(* offset, generation>> (an open client's request is built from them,     *)
+(* OpenMsg), else <<>>. The logged                                         *)
 (* message fields and post-state fields are compared as one string each:  *)
 (* `msg` is what TLC's ToString prints for the tuple of the message fields *)
 (* listed in Shapes[shape][1], `post` the same for the post-state fields   *)
@@ -40,7 +43,7 @@
 EXTENDS TraceKafkaTxnDispatch, KafkaTxn, KafkaTxnProperties, TraceKafkaTxnAppends
 
 (*
-  @typeAlias: event = <<Str, Int, Str, Int, Int, Str, Int, Str, Str, Str>>;
+  @typeAlias: event = <<Str, Int, Str, Int, Int, Str, Int, Str, <<Str, Int, Int, Int, Int, Bool, Int, Int>>, Str, Str>>;
 *)
 TraceKafkaTxn_typedefs == TRUE
 
@@ -76,8 +79,9 @@ EFrom == E[7]
 EGroup == E[6]
 ECommittedOffset == E[7]
 EResult == E[8]
-EMsg == E[9]
-EPost == E[10]
+ESent == E[9]
+EMsg == E[10]
+EPost == E[11]
 
 Inst == <<ETxnId, EInstance>>
 
@@ -132,6 +136,12 @@ ResultHolds(m) ==
         /\ r.err = EResult
         /\ r.tid = m.tid /\ r.inst = m.inst /\ r.gtx = m.gtx /\ r.part = m.part
 
+\* ClientSend: the request the event describes (any other event: unused).
+SentOf ==
+    IF EAction = "ClientSend"
+    THEN OpenMsg(ESent[1], ETxnId, EInstance, ESent[2], ESent[3], EPartition, ESent[4], ESent[5], ESent[6], ESent[7], ESent[8])
+    ELSE NoMsg
+
 \* The spec action event E names, with E's parameters; when `result` is
 \* TRUE, a message step must answer with the event's result.
 \* @type: (Bool) => Bool;
@@ -139,7 +149,8 @@ StepWith(result) ==
     Dispatch(EAction, ETxnId, EInstance, EPartition, EGroup, EIsolation, EFrom, ECommittedOffset,
              MsgMatches,
              LAMBDA m : result /\ EResult # "" => ResultHolds(m),
-             result /\ EResult # "" => LostVerifyAnswered(EResult, EPartition))
+             result /\ EResult # "" => LostVerifyAnswered(EResult, EPartition),
+             SentOf)
 
 Step == StepWith(TRUE)
 

@@ -42,9 +42,10 @@ LostVerifyAnswered(code, p) == \E r \in net' \ net : r.type = "ProduceResp" /\ r
 \* group grp, isolation level iso, fetch offset fromOff and committed
 \* offset commitOff. A message action takes a message in flight that
 \* Matches the event and whose step's answer is Answered; LeaderVerifyLost
-\* must make lostAnswered true.
-\* @type: (Str, Str, Int, Int, Str, Str, Int, Int, ($msg) => Bool, ($msg) => Bool, Bool) => Bool;
-Dispatch(a, t, k, p, grp, iso, fromOff, commitOff, Matches(_), Answered(_), lostAnswered) ==
+\* must make lostAnswered true. ClientSend sends `sent`, the request the
+\* encoding built from the event's fields.
+\* @type: (Str, Str, Int, Int, Str, Str, Int, Int, ($msg) => Bool, ($msg) => Bool, Bool, $msg) => Bool;
+Dispatch(a, t, k, p, grp, iso, fromOff, commitOff, Matches(_), Answered(_), lostAnswered, sent) ==
     LET i == <<t, k>>
     IN CASE a = "StartInstance"       -> StartInstance(i)
          [] a = "BeginTxn"            -> BeginTxn(i)
@@ -58,6 +59,8 @@ Dispatch(a, t, k, p, grp, iso, fromOff, commitOff, Matches(_), Answered(_), lost
          [] a = "FetchOffset"         -> FetchOffset(i)
          [] a = "InputDone"           -> InputDone(i)
          [] a = "ClientReceive"       -> \E m \in net : Matches(m) /\ ClientReceive(i, m) /\ Answered(m)
+         [] a = "ClientSend"          -> ClientSend(sent)
+         [] a = "ClientTake"          -> \E m \in net : Matches(m) /\ ClientTake(m)
          [] a = "DiscardStale"        -> \E m \in net : Matches(m) /\ DiscardStale(m) /\ Answered(m)
          [] a = "Drop"                -> \E m \in net : Matches(m) /\ Drop(m) /\ Answered(m)
          [] a = "TcInitProducerId"    -> \E m \in net : Matches(m) /\ TcInitProducerId(m) /\ Answered(m)
@@ -93,7 +96,7 @@ Dispatch(a, t, k, p, grp, iso, fromOff, commitOff, Matches(_), Answered(_), lost
                                          /\ Fetch(p, iso, fromOff)
 
 \* Actions whose event names a message in flight.
-MessageActions == {"ClientReceive", "DiscardStale", "Drop", "TcInitProducerId", "TcAddPartitionsToTxn",
+MessageActions == {"ClientReceive", "ClientTake", "DiscardStale", "Drop", "TcInitProducerId", "TcAddPartitionsToTxn",
                    "TcAddOffsetsToTxn", "TcVerify", "TcEndTxn", "TcMarkerAck", "GcOffsetFetch",
                    "GcTxnOffsetCommit", "GcMarker", "LeaderProduce", "LeaderVerified",
                    "LeaderDiscardVerify", "LeaderMarker"}
@@ -104,6 +107,17 @@ SendingActions == {"StartInstance", "SendRequest", "Retry", "ReInit", "FetchOffs
 \* fly (pipelining), else the request it holds after the step.
 \* @type: ($inst) => $msg;
 SentRequest(i) == IF cl'[i].fly \ cl[i].fly # {} THEN CHOOSE b \in cl'[i].fly \ cl[i].fly : TRUE ELSE cl'[i].req
+
+\* The request an open client sent, from an event's fields: type, the
+\* transactional.id t, instance k, ghost transaction txn, producer epoch e
+\* (of the coordinator's current producer id; -1: none), partition p,
+\* sequence, send attempt, commit flag, offset and generation.
+\* @type: (Str, Str, Int, Int, Int, Int, Int, Int, Bool, Int, Int) => $msg;
+OpenMsg(ty, t, k, txn, e, p, sq, at, cm, v, g) ==
+    [type |-> ty, tid |-> t, inst |-> k,
+     epoch |-> IF e < 0 THEN e ELSE PidOf(IF t \in TxnIds /\ tc[t].epoch >= 0 THEN tc[t].epoch ELSE 0) * Span + e,
+     part |-> p, seq |-> sq, commit |-> cm, cepoch |-> -1, gtx |-> <<t, k, txn>>, endBy |-> NoGtx,
+     att |-> at, err |-> "NONE", val |-> v, gen |-> g]
 
 TraceInit ==
     /\ Init

@@ -76,7 +76,9 @@ AnyAnswer(m) == TRUE
 \* The spec action event E names, with E's parameters.
 Step ==
     Dispatch(E.action, E.txn_id, E.instance, E.partition, E.group, E.isolation, E.from, E.committed_offset,
-             MsgMatches, AnyAnswer, TRUE)
+             MsgMatches, AnyAnswer, TRUE,
+             OpenMsg(E.type, E.txn_id, E.instance, E.txn, E.producer_epoch, E.partition, E.seq, E.att, E.commit,
+                     E.offset, E.generation))
 
 \* The logged post-state, one named check per field.
 \* @type: (Str) => Bool;
