@@ -10,6 +10,9 @@ from shared_runs import SharedTlcRuns, shares_runs
 
 from trace_check.engines.tlc import CACHE_ENV
 
+# the txconform_broker fixture (txconform serve), as users enable it
+pytest_plugins = ["trace_check.testing"]
+
 # One TLC run per model for the whole test session, whichever process asks: the tests' own runs,
 # the xdist workers (they inherit this environment) and the CLI the docs tests start
 # (trace_check/engines/tlc.py, _RunCache). Set here, in the process that starts the workers.

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .actions import ACTION, COMMIT_ARGS, FETCH_ARGS, INSTANCE, MESSAGE, PARTITION, TXN_ID, TXN_PARTITION, Action
+from .actions import ACTION, COMMIT_ARGS, FETCH_ARGS, INSTANCE, MESSAGE, PARTITION, REQUEST, TXN_ID, TXN_PARTITION, Action
 from .cluster import Cluster
 from .constants import Constants
 from .messages import Msg
@@ -46,6 +46,16 @@ def _agrees(got: Optional[dict[str, Any]], ev: dict[str, Any]) -> bool:
     return all(got.get(c) == v for c, v in ev.items() if c not in INFO)
 
 
+def open_request(c: Cluster, ev: dict[str, Any]) -> Msg:
+    """The request a ClientSend event logs (TraceKafkaTxnDispatch: OpenMsg): its producer epoch is
+    of the coordinator's current producer id."""
+    t, e = ev["txn_id"], ev["producer_epoch"]
+    current = c.tc[t].epoch if t in c.tc and c.tc[t].epoch >= 0 else 0
+    g = e if e < 0 else c.k.pid_of(current) * c.k.span + e
+    return Msg(type=ev["type"], tid=t, inst=ev["instance"], epoch=g, part=ev["partition"], seq=ev["seq"], commit=ev["commit"],
+               gtx=(t, ev["instance"], ev["txn"]), att=ev["att"], val=ev["offset"], gen=ev["generation"])
+
+
 def _argument(a: Action, ev: dict[str, Any]) -> Any:
     """The argument of ``a`` that event ``ev`` names (not a message: ``_step`` finds that)."""
     if a.over == INSTANCE:
@@ -72,6 +82,8 @@ def _step(c: Cluster, ev: dict[str, Any]) -> bool:
     if a.over == MESSAGE:
         m = next((m for m in c.net if _matches(c, m, ev)), None)
         return m is not None and a.run(c, m)
+    if a.over == REQUEST:
+        return a.run(c, open_request(c, ev))
     i = _argument(a, ev)
     if a.name == "SendRequest" and i in c.cl:  # the application's choice at EndTxn is in the event
         c.cl[i].decision = ev.get("commit", True) if ev.get("type") == "EndTxn" else True

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.text import Text
 
 from trace_check import __doc__ as package_doc
-from trace_check.cli import model_check, probe, replay, traces
+from trace_check.cli import model_check, probe, replay, serve, traces
 from trace_check.errors import TxconformError
 
 EXIT_USAGE = 2  # bad input: registry, arguments, missing engine, unreadable trace
@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     traces.add_parsers(sub)
     replay.add_parsers(sub)
     probe.add_parsers(sub)
+    serve.add_parsers(sub)
     return parser
 
 

@@ -20,6 +20,7 @@ variable ``l`` (the next event); it defines ``TraceInit``, ``TraceNext``, ``Trac
 
 from __future__ import annotations
 
+import typing
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
@@ -113,6 +114,36 @@ class SimulateOptions:
 
 
 @attrs.frozen
+class ServeOptions:
+    """What ``txconform serve`` (and the pytest fixture) pass on to a plug-in that serves real
+    clients: where to listen, the protocol version, the fault switches and bugs (the plug-in's own
+    little languages), and where to write the session's trace."""
+
+    port: int = 0
+    host: str = "127.0.0.1"
+    version: str = ""
+    partitions: int = 1
+    bugs: str = ""
+    faults: str = ""
+    trace: Optional[Path] = None
+    auto_create: bool = True
+
+
+class Server(typing.Protocol):
+    """A plug-in's server, bound to its port and not yet serving (``serve`` returns it)."""
+
+    port: int
+
+    @property
+    def bootstrap(self) -> str: ...  # "host:port", for clients' bootstrap.servers
+
+    def start(self) -> "Server": ...  # serve in a background thread
+    def run(self, announce: Callable[[str], None]) -> None: ...  # serve here until SIGINT or SIGTERM
+    def stop(self) -> Optional[Path]: ...  # stop; write the trace (its path, if one was asked for)
+    def summary(self) -> list[str]: ...  # lines for people: what was served, what was refused
+
+
+@attrs.frozen
 class Simulation:
     """A finished simulated run: the trace header and events, and one line that describes it."""
 
@@ -156,6 +187,8 @@ class Protocol:
     alter: Callable[[str, Any, Constants], Any] = lambda column, value, constants: None
     # Mutation testing: why a mutant the engine replays is a legal run (None: the generic reason).
     why_legal: Callable[[str, Event, int, int], Optional[str]] = lambda op, event, index, length: None
+    # Serving real clients (``txconform serve``): a bound server (ProtocolInputError for bad options).
+    serve: Optional[Callable[[ServeOptions], Server]] = None
 
     @property
     def spec(self) -> str:

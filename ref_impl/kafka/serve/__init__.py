@@ -1,0 +1,1 @@
+"""txconform serve: the reference broker on Kafka's wire protocol."""
