@@ -10,6 +10,7 @@ from trace_check.traces.protocol import Protocol, ProtocolInputError, ServeOptio
 from . import trace
 from .constants import BUGS
 from .replay import broker_value, replay
+from .serve.run import Options, Running, ServeOptionError
 
 
 def simulate(o: SimulateOptions) -> Simulation:
@@ -30,8 +31,6 @@ def simulate(o: SimulateOptions) -> Simulation:
 
 def serve(o: ServeOptions) -> Server:
     """txconform serve: the reference broker on Kafka's wire protocol (ref_impl/kafka/serve)."""
-    from .serve.run import Options, Running, ServeOptionError
-
     bugs = tuple(b for b in o.bugs.split("+") if b)
     try:
         return Running(Options(port=o.port, host=o.host, version=o.version or "TV1V", partitions=o.partitions, bugs=bugs,
