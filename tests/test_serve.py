@@ -338,3 +338,17 @@ def test_the_cli_prints_the_port_it_took_and_writes_the_trace_on_sigterm(tmp_pat
     assert proc.returncode == 0, err
     assert "trace written to" in out
     assert txconform_check(trace).ok
+
+
+@pytest.mark.parametrize("codec", ["lz4", "zstd"])
+def test_compressed_batches_are_stored_as_sent_and_consumers_decompress_them(txconform_broker: Any, codec: str) -> None:
+    p = producer(txconform_broker.bootstrap, f"z-{codec}", **{"compression.type": codec})
+    p.init_transactions(TIMEOUT)
+    p.begin_transaction()
+    for i in range(5):
+        p.produce("z", value=(f"{i}" * 200).encode(), partition=0)
+    p.commit_transaction(TIMEOUT)
+    c = consumer(txconform_broker.bootstrap)
+    got = read(c, "z", 0, 5)
+    c.close()
+    assert [v for _, v in got] == [(f"{i}" * 200).encode() for i in range(5)]

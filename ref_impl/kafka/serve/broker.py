@@ -162,6 +162,7 @@ class ServeBroker:
         self.offset_ids = 0
         self.refusals: list[str] = []
         self.requests = 0
+        self.versions: dict[tuple[str, int], int] = {}  # requests served, by (API, version)
         self.restarts = 0
         self.max_txn = 1
         self._end_epoch = -1
@@ -334,6 +335,8 @@ class ServeBroker:
 
     def handle(self, req: wire.Request, conn: int = 0) -> Any:
         self.requests += 1
+        key = (req.name, req.api_version)
+        self.versions[key] = self.versions.get(key, 0) + 1
         self.conn = conn
         handler = getattr(self, "on_" + _snake(req.name), None)
         if handler is None:

@@ -106,6 +106,9 @@ class Running:
         trace = self.options.trace
         lines = [f"txconform serve: stopped after {b.requests} requests, {len(b.events)} trace events"
                  + (f"; trace written to {trace} (check it: txconform check {trace})" if trace else "")]
+        served = ", ".join(f"{name} v{v}: {n}" for (name, v), n in sorted(b.versions.items()))
+        if served:
+            lines.append(f"  served: {served}")
         return lines + [f"  refused (outside the spec): {r}" for r in b.refusals[:10]]
 
     def write_trace(self, path: Path) -> Path:

@@ -313,7 +313,10 @@ def parse_batches(records: Optional[bytes]) -> list[Batch]:
                 raise WireError(f"record batch of magic {b.magic}: only v2 is served")
             if not b.validate_crc():
                 raise WireError(f"record batch at offset {b.base_offset}: CRC mismatch")
-            sum(1 for _ in b)  # decodes every record: DefaultRecordBatch checks their count and sizes
+            if b.compression_type == 0:  # decodes every record: DefaultRecordBatch checks their count and sizes
+                sum(1 for _ in b)
+            # a compressed batch is passed on as it came (its CRC checked): consumers decompress it, and
+            # kafka-python here has only gzip of the codecs clients use (snappy, lz4, zstd)
             out.append(Batch(
                 b.base_offset, b.last_offset_delta, b.producer_id, b.producer_epoch, b.base_sequence, b.records_count,
                 b.is_transactional, b.is_control_batch, b.first_timestamp, b.max_timestamp, raw,
