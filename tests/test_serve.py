@@ -352,3 +352,52 @@ def test_compressed_batches_are_stored_as_sent_and_consumers_decompress_them(txc
     got = read(c, "z", 0, 5)
     c.close()
     assert [v for _, v in got] == [(f"{i}" * 200).encode() for i in range(5)]
+
+
+def test_describe_groups_shows_a_consumer_group_and_its_member(txconform_broker: Any) -> None:
+    from confluent_kafka.admin import AdminClient
+
+    txconform_broker.broker.create_topic("dg", 1)
+    c = Consumer({"bootstrap.servers": txconform_broker.bootstrap, "group.id": "dg-group", "auto.offset.reset": "earliest"})
+    c.subscribe(["dg"])
+    deadline = time.monotonic() + TIMEOUT
+    while not c.assignment() and time.monotonic() < deadline:
+        c.poll(0.2)
+    admin = AdminClient({"bootstrap.servers": txconform_broker.bootstrap})
+    described = admin.describe_consumer_groups(["dg-group"])["dg-group"].result(TIMEOUT)
+    c.close()
+    assert described.state.name == "STABLE" and len(described.members) == 1
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--faults", "drop@EndTxn"], "--faults: 'drop@EndTxn' is not KIND@REQUEST:N"),
+    (["--version", "TV3"], "--version: 'TV3' is not one of TV1, TV1V, TV2"),
+    (["--bugs", "nope"], "--bugs: unknown bug 'nope'"),
+])
+def test_bad_serve_options_are_one_line_errors_with_exit_status_2(args: list[str], says: str) -> None:
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "trace_check.cli.main", "serve", "--port", "0", *args],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and says in proc.stderr
+
+
+@pytest.mark.txconform_serve(faults="drop@Produce:1")
+def test_a_lost_produce_answer_is_retried_and_the_leader_appends_the_batch_once(txconform_broker: Any) -> None:
+    p = producer(txconform_broker.bootstrap, "dup")
+    p.init_transactions(TIMEOUT)
+    p.begin_transaction()
+    for i in range(3):
+        p.produce("dup", value=f"{i}".encode(), partition=0)
+    p.commit_transaction(TIMEOUT)
+    events = txconform_broker.broker.events
+    assert [e["att"] for e in events if e["action"] == "LeaderProduce"] == [0, 1]
+    # the first copy is appended (after its verification, TV1V); the second is a duplicate: answered, not appended
+    appends = [e for e in events if e["action"] in ("LeaderProduce", "LeaderVerified") and "append_offset" in e]
+    assert [e["att"] for e in appends] == [0]
+    assert [e["result"] for e in events if e["action"] == "LeaderProduce" and e["att"] == 1] == ["NONE"]
+    c = consumer(txconform_broker.bootstrap)
+    assert [v for _, v in read(c, "dup", 0, 3)] == [b"0", b"1", b"2"]
+    c.close()

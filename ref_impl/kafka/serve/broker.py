@@ -35,6 +35,7 @@ import time
 from typing import Any, Callable, Iterable, Optional
 
 import attrs
+from kafka.protocol.admin import DescribeGroupsResponse
 from kafka.protocol.admin.topics import CreateTopicsResponse
 from kafka.protocol.consumer.fetch import FetchResponse
 from kafka.protocol.consumer.group import (
@@ -713,6 +714,24 @@ class ServeBroker:
                                         error_code=self.groups.leave(body.group_id, m.member_id)) for m in body.members]
             return R(throttle_time_ms=0, error_code=0, members=results)
         return R(throttle_time_ms=0, error_code=self.groups.leave(body.group_id, body.member_id))
+
+    def on_describe_groups(self, req: wire.Request, body: Any) -> Any:
+        R = DescribeGroupsResponse
+        G = R.DescribedGroup
+        out = []
+        for group_id in body.groups:
+            g = self.groups.groups.get(group_id)
+            if g is None:
+                out.append(G(error_code=0, error_message=None, group_id=group_id, group_state="Dead", protocol_type="",
+                             protocol_data="", members=[], authorized_operations=None))
+                continue
+            state = "Stable" if g.synced else "CompletingRebalance" if g.members else "Empty"
+            members = [G.DescribedGroupMember(member_id=m, group_instance_id=None, client_id="", client_host="",
+                                              member_metadata=md, member_assignment=g.assignments.get(m, b""))
+                       for m, md in g.members.items()]
+            out.append(G(error_code=0, error_message=None, group_id=group_id, group_state=state, protocol_type=g.protocol_type,
+                         protocol_data=g.protocol or "", members=members, authorized_operations=None))
+        return R(throttle_time_ms=0, groups=out)
 
     def on_offset_commit(self, req: wire.Request, body: Any) -> Any:
         R = OffsetCommitResponse

@@ -13,6 +13,7 @@ import struct
 import time
 from typing import Any, Optional
 
+from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 from kafka.protocol.metadata.metadata import MetadataRequest, MetadataResponse
 from kafka.protocol.producer.produce import ProduceRequest, ProduceResponse
 from kafka.protocol.producer.transaction import (
@@ -36,8 +37,20 @@ class WireClient:
         self.timeout = timeout
         self.client_id = client_id
         self.ids = itertools.count(1)
+        self.max_versions: dict[int, int] = {}
+
+    def negotiate(self) -> dict[int, int]:
+        """ApiVersions: the highest version of each API the broker serves."""
+        r = self.call(ApiVersionsRequest(), ApiVersionsResponse, 0)  # v0: every broker answers it
+        self.max_versions = {int(k.api_key): int(k.max_version) for k in r.api_keys}
+        return self.max_versions
+
+    def version(self, request: Any, wanted: int) -> int:
+        """``wanted``, or the broker's highest version of the request's API if that is lower."""
+        return min(wanted, self.max_versions.get(request.API_KEY, wanted))
 
     def call(self, request: Any, response_class: Any, version: int) -> Any:
+        version = self.version(request, version)
         cid = next(self.ids)
         request.with_header(correlation_id=cid, client_id=self.client_id)
         self.sock.sendall(request.encode(version=version, header=True, framed=True))
@@ -150,6 +163,7 @@ def transactions(host: str, port: int, txn_id: str, topic: str, commits: list[bo
     error code."""
     with WireClient(host, port, timeout) as c:
         t = TransactionalClient(c, txn_id, tv2)
+        c.negotiate()
         t.metadata([topic])
         t.init()
         for k, commit in enumerate(commits):
