@@ -357,7 +357,7 @@ def test_compressed_batches_are_stored_as_sent_and_consumers_decompress_them(txc
 def test_describe_groups_shows_a_consumer_group_and_its_member(txconform_broker: Any) -> None:
     from confluent_kafka.admin import AdminClient
 
-    txconform_broker.broker.create_topic("dg", 1)
+    txconform_broker.create_topic("dg", 1)
     c = Consumer({"bootstrap.servers": txconform_broker.bootstrap, "group.id": "dg-group", "auto.offset.reset": "earliest"})
     c.subscribe(["dg"])
     deadline = time.monotonic() + TIMEOUT

@@ -6,7 +6,7 @@ from __future__ import annotations
 import signal
 import threading
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 import attrs
 
@@ -73,9 +73,11 @@ class Running:
         self._thread.start()
         return self
 
-    def call(self, fn: Callable[[], Any]) -> None:
-        """Run ``fn`` in the loop thread (faults between requests: ``lambda: broker.failover()``)."""
-        self.server.call_later(0, fn)
+    def create_topic(self, name: str, partitions: int) -> None:
+        """Create a topic from the test's thread (as CreateTopics would), under the session's lock."""
+        with self.session.lock:
+            if name not in self.broker.topics:
+                self.broker.create_topic(name, partitions)
 
     def stop(self) -> Optional[Path]:
         """Stop serving (bounded in time) and write the trace, if one was asked for."""
