@@ -401,3 +401,25 @@ def test_a_lost_produce_answer_is_retried_and_the_leader_appends_the_batch_once(
     c = consumer(txconform_broker.bootstrap)
     assert [v for _, v in read(c, "dup", 0, 3)] == [b"0", b"1", b"2"]
     c.close()
+
+
+def test_plain_data_is_served_outside_the_spec_and_not_mixed_with_transactional_data(txconform_broker: Any) -> None:
+    b = txconform_broker.bootstrap
+    plain = Producer({"bootstrap.servers": b, "linger.ms": 5})
+    for i in range(3):
+        plain.produce("plain", value=f"p{i}".encode(), partition=0)
+    assert plain.flush(TIMEOUT) == 0
+    p = producer(b, "mixer")
+    p.init_transactions(TIMEOUT)
+    p.begin_transaction()
+    p.produce("txnl", value=b"t0", partition=0)
+    p.commit_transaction(TIMEOUT)
+    c = consumer(b)
+    assert [v for _, v in read(c, "plain", 0, 3)] == [b"p0", b"p1", b"p2"]
+    c.close()
+    assert not any(e.get("topic") == "plain" for e in txconform_broker.broker.events)
+    p.begin_transaction()
+    p.produce("plain", value=b"mixed", partition=0)
+    with pytest.raises(KafkaException):
+        p.commit_transaction(5)
+    assert any("holds non-transactional data" in r for r in txconform_broker.broker.refusals)

@@ -142,7 +142,6 @@ class ServeBroker:
         k = Constants(txn_ids=(), num_instances=0, num_partitions=0, txns_per_instance=1, version=version,
                       open_clients=True, max_epoch=SHORT_MAX, bugs=tuple(bugs))
         self.events: list[dict[str, Any]] = []
-        self.listeners: list[Callable[[dict[str, Any]], None]] = []
         self.c = Cluster(k, self._emit)
         self.c.pid_stride = 1 << 20  # transactional.ids come and go: a fixed stride keeps ids stable
         self.bugs = tuple(bugs)
@@ -181,8 +180,6 @@ class ServeBroker:
         if ev["action"] == "GcMarker" and ev.get("result") == "NONE":
             self.groups.decide(ev["txn_id"], bool(ev.get("commit")))
         self.events.append(ev)
-        for f in self.listeners:
-            f(ev)
 
     def constants(self) -> dict[str, Any]:
         """The spec's constants of the session so far (a trace's header)."""
@@ -248,6 +245,8 @@ class ServeBroker:
         """Give every entry the engine appended its Kafka offsets and bytes (and drop what an
         unclean election truncated)."""
         for p in self.c.parts:
+            if self.plain.get(p):  # non-transactional data: not in the spec's log
+                continue
             entries = self.c.plog[p].entries
             stored = self.stored[p]
             del stored[len(entries):]
