@@ -423,3 +423,13 @@ def test_plain_data_is_served_outside_the_spec_and_not_mixed_with_transactional_
     with pytest.raises(KafkaException):
         p.commit_transaction(5)
     assert any("holds non-transactional data" in r for r in txconform_broker.broker.refusals)
+
+
+def test_a_transactional_id_a_trace_cannot_hold_is_refused_and_the_session_still_checks(txconform_broker: Any) -> None:
+    from ref_impl.kafka.serve.wireclient import TransactionalClient, WireClient, WireClientError
+
+    with WireClient("127.0.0.1", txconform_broker.port) as c:
+        c.negotiate()
+        with pytest.raises(WireClientError, match="InitProducerId: error 42"):
+            TransactionalClient(c, "caf\u00e9-\u2603").init()
+    assert any("printable ASCII" in r for r in txconform_broker.broker.refusals)

@@ -288,9 +288,13 @@ class ServeBroker:
 
     # --- producers ---
 
-    def txn_id(self, t: str) -> None:
+    def txn_id(self, t: str) -> bool:
+        """Make t one of the spec's TxnIds; False for an id a trace cannot hold (printable ASCII only)."""
+        if not (0 < len(t) <= 249 and all(32 <= ord(ch) < 127 for ch in t)):
+            return False
         if t not in self.c.tc:
             self.c.add_txn_id(t)
+        return True
 
     def generation(self, t: str, producer_id: int, epoch: int) -> Optional[int]:
         """The engine's generation of Kafka's (producer id, epoch) for t; None if this broker
@@ -404,7 +408,9 @@ class ServeBroker:
         if not t:
             self.refuse("InitProducerId without a transactional.id (idempotent-only producers are not served)")
             return R(throttle_time_ms=0, error_code=ERRORS["INVALID_REQUEST"], producer_id=-1, producer_epoch=-1)
-        self.txn_id(t)
+        if not self.txn_id(t):
+            self.refuse(f"InitProducerId of transactional.id {t!r}: a trace holds printable ASCII ids of 1 to 249 characters")
+            return R(throttle_time_ms=0, error_code=ERRORS["INVALID_REQUEST"], producer_id=-1, producer_epoch=-1)
         given_pid = body.producer_id if req.api_version >= 3 else -1
         given_epoch = body.producer_epoch if req.api_version >= 3 else -1
         if given_pid < 0:
