@@ -142,8 +142,10 @@ class Session:
         try:
             with self.lock:
                 self.broker.lose_answers = fault is not None and fault.kind == "drop"
-                body = self.broker.handle(req, conn)
-                self.broker.lose_answers = False
+                try:
+                    body = self.broker.handle(req, conn)
+                finally:
+                    self.broker.lose_answers = False
         except ServeError as e:
             log.warning("connection %d: %s: %s; closing", conn, req.name, e)
             server.close(conn)
