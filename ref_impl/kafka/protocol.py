@@ -5,12 +5,12 @@ from __future__ import annotations
 from ref_impl.sim.faults import Faults, FaultSpecError
 from ref_impl.sim.run import simulate as simulate_run
 from ref_impl.sim.workloads import Workload, WorkloadSpecError
-from trace_check.traces.protocol import Protocol, ProtocolInputError, ServeOptions, Server, SimulateOptions, Simulation
+from trace_check.traces.protocol import Protocol, ProtocolInputError, SimulateOptions, Simulation
 
 from . import trace
 from .constants import BUGS
 from .replay import broker_value, replay
-from .serve.run import Options, Running, ServeOptionError
+from .serve.plugin import serve
 
 
 def simulate(o: SimulateOptions) -> Simulation:
@@ -27,16 +27,6 @@ def simulate(o: SimulateOptions) -> Simulation:
     summary = (f"kafka {workload.version}, workload {workload.describe()}, faults {faults.describe()}, seed {o.seed}"
                f"{', bugs ' + '+'.join(bugs) if bugs else ''}")
     return Simulation(head, events, summary)
-
-
-def serve(o: ServeOptions) -> Server:
-    """txconform serve: the reference broker on Kafka's wire protocol (ref_impl/kafka/serve)."""
-    bugs = tuple(b for b in o.bugs.split("+") if b)
-    try:
-        return Running(Options(port=o.port, host=o.host, version=o.version or "TV1V", partitions=o.partitions, bugs=bugs,
-                               faults=o.faults, trace=o.trace, auto_create=o.auto_create))
-    except ServeOptionError as e:
-        raise ProtocolInputError(str(e)) from None
 
 
 PROTOCOL = Protocol(

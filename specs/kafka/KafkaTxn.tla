@@ -1648,6 +1648,10 @@ OpenRequests ==
             /\ m.commit => m.type = "EndTxn"
             /\ m.type = "InitProducerId" => m.epoch = -1}
 
+\* The messages an open client's answer may be among (none without open clients).
+\* @type: Set($msg);
+OpenNet == IF OpenClients THEN net ELSE {}
+
 \* An open client sends request m (the server read it from a connection).
 \* @type: ($msg) => Bool;
 ClientSend(m) ==
@@ -1708,9 +1712,11 @@ Next ==
         \/ StartInstance(i) \/ BeginTxn(i) \/ SendRequest(i) \/ Retry(i) \/ ProduceTimeout(i)
         \/ ReInit(i) \/ Hang(i) \/ Resume(i) \/ JoinGroup(i) \/ FetchOffset(i) \/ InputDone(i)
         \/ \E m \in net : ClientReceive(i, m)
+    \* open clients (without them, both sets are empty: one test per state)
     \/ \E m \in OpenRequests : ClientSend(m)
+    \/ \E m \in OpenNet : ClientTake(m)
     \/ \E m \in net :
-        \/ ClientTake(m) \/ DiscardStale(m) \/ Drop(m)
+        \/ DiscardStale(m) \/ Drop(m)
         \/ TcInitProducerId(m) \/ TcAddPartitionsToTxn(m) \/ TcAddOffsetsToTxn(m) \/ TcVerify(m) \/ TcEndTxn(m)
         \/ TcMarkerAck(m) \/ GcOffsetFetch(m) \/ GcTxnOffsetCommit(m) \/ GcMarker(m)
         \/ LeaderProduce(m) \/ LeaderVerified(m) \/ LeaderDiscardVerify(m) \/ LeaderMarker(m)
