@@ -128,10 +128,11 @@ def session_trace(path: Path, txns: int) -> int:
     return n
 
 
-def check_time(path: Path, every_step: Optional[bool]) -> tuple[float, str]:
+def check_time(path: Path, every_step: Optional[bool], timeout: float) -> tuple[float, str]:
     t0 = time.perf_counter()
-    args = [str(TXCONFORM), "check", str(path)] + ({True: ["--every-step"], False: ["--at-end"], None: []}[every_step])
-    out = subprocess.run(args, capture_output=True, text=True, timeout=3600)
+    args = [str(TXCONFORM), "check", str(path), "--timeout", str(timeout)]
+    args += {True: ["--every-step"], False: ["--at-end"], None: []}[every_step]
+    out = subprocess.run(args, capture_output=True, text=True, timeout=timeout + 600)
     return time.perf_counter() - t0, out.stdout.strip().splitlines()[0] if out.stdout.strip() else out.stderr.strip()
 
 
@@ -142,25 +143,28 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--txns", type=int, default=50, help="transactions per producer (default 50)")
     ap.add_argument("--batches", type=int, default=2, help="batches per transaction (default 2)")
+    ap.add_argument("--checks-only", action="store_true", help="only the checks of recorded sessions")
+    ap.add_argument("--check-timeout", type=float, default=600.0, help="seconds a check may take (default 600, the checker's)")
     args = ap.parse_args()
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
-    cli, inproc = startup()
-    print("\n| start-up | median of 5 |\n|---|---|")
-    print(f"| `txconform serve --port 0`, process start to the port line | {cli:.2f} s |")
-    print(f"| in-process `start()` to an answered ApiVersions | {inproc * 1000:.0f} ms |")
-    rows = throughput(args.txns, args.batches)
-    print("\n| broker | producers | requests/s | serving window | ratio to the mock cluster |\n|---|---|---|---|---|")
-    base = {p: rps for name, p, rps, _ in rows if name.startswith("librdkafka")}
-    for name, producers, rps, secs in rows:
-        print(f"| {name} | {producers} | {rps:,.0f} | {secs:.1f} s | {rps / base[producers]:.2f} |")
+    if not args.checks_only:
+        cli, inproc = startup()
+        print("\n| start-up | median of 5 |\n|---|---|")
+        print(f"| `txconform serve --port 0`, process start to the port line | {cli:.2f} s |")
+        print(f"| in-process `start()` to an answered ApiVersions | {inproc * 1000:.0f} ms |")
+        rows = throughput(args.txns, args.batches)
+        print("\n| broker | producers | requests/s | serving window | ratio to the mock cluster |\n|---|---|---|---|---|")
+        base = {p: rps for name, p, rps, _ in rows if name.startswith("librdkafka")}
+        for name, producers, rps, secs in rows:
+            print(f"| {name} | {producers} | {rps:,.0f} | {secs:.1f} s | {rps / base[producers]:.2f} |")
     print("\n| session trace | events | check (default) | check --every-step | check --at-end |\n|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as d:
         for txns in (55, 550):
             path = Path(d) / f"session-{txns}.jsonl"
             n = session_trace(path, txns)
-            default, verdict = check_time(path, None)
-            every, _ = check_time(path, True)
-            at_end, _ = check_time(path, False)
+            default, verdict = check_time(path, None, args.check_timeout)
+            every, _ = check_time(path, True, args.check_timeout)
+            at_end, _ = check_time(path, False, args.check_timeout)
             print(f"| {txns} transactions (TV1V, 2 batches, every 4th aborted) | {n:,} | {default:.1f} s | {every:.1f} s | "
                   f"{at_end:.1f} s |")
             print(f"<!-- {verdict} -->")

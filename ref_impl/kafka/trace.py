@@ -255,12 +255,9 @@ def check_event(ev: Event, k: Constants) -> None:
 
 
 def params(ev: Event) -> tuple[Any, ...]:
-    """<<txn_id, instance, partition, text, number, result, sent>>: text and number are the parameters
-    of the consumer steps (Fetch: isolation and from; OffsetCommit: group and committed_offset); sent
-    is, for ClientSend, the request's <<type, txn, producer_epoch, seq, att, commit, offset,
-    generation>> (TraceKafkaTxn: SentOf), else <<>>."""
+    """<<txn_id, instance, partition, text, number, result>>: text and number are the parameters of
+    the consumer steps (Fetch: isolation and from; OffsetCommit: group and committed_offset)."""
     commit = ev["action"] == "OffsetCommit"
-    sent = tuple(ev[c] for c in OPEN_SEND_COLUMNS[3:]) if ev["action"] == OPEN_SEND else ()
     return (
         ev.get("txn_id", ""),
         ev.get("instance", -1),
@@ -268,11 +265,16 @@ def params(ev: Event) -> tuple[Any, ...]:
         ev.get("group", "") if commit else ev.get("isolation", ""),
         ev.get("committed_offset", 0) if commit else ev.get("from", 0),
         ev.get("result", ""),
-        sent,
     )
 
 
-ENCODING = Encoding(params=params, groups=(MSG_FIELDS, POST_FIELDS), diagnosed=1)
+def tail(ev: Event) -> tuple[Any, ...]:
+    """ClientSend: the request's <<type, txn, producer_epoch, seq, att, commit, offset, generation>>,
+    from which the trace spec builds it (TraceKafkaTxn: SentOf); nothing for any other event."""
+    return (tuple(ev[c] for c in OPEN_SEND_COLUMNS[3:]),) if ev["action"] == OPEN_SEND else ()
+
+
+ENCODING = Encoding(params=params, groups=(MSG_FIELDS, POST_FIELDS), diagnosed=1, tail=tail)
 
 # --- explaining a rejected event: TraceKafkaTxn.tla's Diagnose* operators, in the order tried ---
 

@@ -52,11 +52,16 @@ GtxOf(e) == plog[e[1]][e[2]].gtx
 \* committed and another aborted, and once nothing is in flight, none has a
 \* record committed and another still open. (KAFKA-17754, a late EndTxn
 \* under TV1, tears a transaction: model kafka_tv1_late_endtxn_torn.)
+\* (Each record's fate is computed once, and compared with the set of
+\* transactions that have a committed record: the same as comparing every
+\* pair of records of one transaction, without going through the pairs.)
 Atomicity ==
-    \A e1, e2 \in DataEntries :
-        GtxOf(e1) = GtxOf(e2) /\ FateOf(e1) = "committed" =>
-            /\ FateOf(e2) # "aborted"
-            /\ Quiescent => FateOf(e2) = "committed"
+    LET fate == [e \in DataEntries |-> FateOf(e)]
+        committed == {GtxOf(e) : e \in {d \in DataEntries : fate[d] = "committed"}}
+    IN \A e \in DataEntries :
+           GtxOf(e) \in committed =>
+               /\ fate[e] # "aborted"
+               /\ Quiescent => fate[e] = "committed"
 
 -----------------------------------------------------------------------------
 \* INV: ReadCommitted

@@ -17,13 +17,13 @@
 (* Encoding. SANY's time grows with the number of tokens in the trace, so  *)
 (* an event is a short tuple:                                              *)
 (*   <<action, shape, txn_id, instance, partition, text, number,           *)
-(*     result, sent, msg, post>>                                           *)
+(*     result, msg, post>>, and for ClientSend also sent                   *)
 (* The parameters are plain values ("" or -1: not logged); text and number *)
 (* are the consumer steps' parameters (Fetch: isolation, from;             *)
-(* OffsetCommit: group, committed offset); sent is, for ClientSend only, *)
-(* the request's fields <<type, txn, producer_epoch, seq, att, commit,    *)
-(* offset, generation>> (an open client's request is built from them,     *)
-(* OpenMsg), else <<>>. The logged                                         *)
+(* OffsetCommit: group, committed offset); sent, the eleventh element of *)
+(* a ClientSend only, is the request's <<type, txn, producer_epoch, seq,  *)
+(* att, commit, offset, generation>> (an open client's request is built   *)
+(* from them, OpenMsg). The logged                                         *)
 (* message fields and post-state fields are compared as one string each:  *)
 (* `msg` is what TLC's ToString prints for the tuple of the message fields *)
 (* listed in Shapes[shape][1], `post` the same for the post-state fields   *)
@@ -43,7 +43,7 @@
 EXTENDS TraceKafkaTxnDispatch, KafkaTxn, KafkaTxnProperties, TraceKafkaTxnAppends
 
 (*
-  @typeAlias: event = <<Str, Int, Str, Int, Int, Str, Int, Str, <<Str, Int, Int, Int, Int, Bool, Int, Int>>, Str, Str>>;
+  @typeAlias: event = <<Str, Int, Str, Int, Int, Str, Int, Str, Str, Str>>;
 *)
 TraceKafkaTxn_typedefs == TRUE
 
@@ -79,9 +79,10 @@ EFrom == E[7]
 EGroup == E[6]
 ECommittedOffset == E[7]
 EResult == E[8]
-ESent == E[9]
-EMsg == E[10]
-EPost == E[11]
+EMsg == E[9]
+EPost == E[10]
+\* ClientSend only (TLC reads a tuple's elements lazily; this module is TLC's).
+ESent == E[11]
 
 Inst == <<ETxnId, EInstance>>
 

@@ -14,8 +14,8 @@ relies on: it declares the constants ``TraceChunks`` (the events, as tuples, in 
 variable ``l`` (the next event); it defines ``TraceInit``, ``TraceNext``, ``TraceAccepted``,
 ``AtEnd(inv)``, the diagnosis operators the plug-in lists (each taking the stuck event's index),
 ``DiagnoseField(stuck, column, rendered)`` and ``DiagnoseReached(stuck)``. An event's tuple is
-``<<action, shape>> \\o params \\o <<group_1, ..., group_k>>``, where each group is TLC's
-``ToString`` of the logged columns of that group.
+``<<action, shape>> \\o params \\o <<group_1, ..., group_k>> \\o tail``, where each group is TLC's
+``ToString`` of the logged columns of that group and the tail is usually empty.
 """
 
 from __future__ import annotations
@@ -89,6 +89,9 @@ class Encoding:
     params: Callable[[Event], tuple[Any, ...]]
     groups: tuple[tuple[str, ...], ...]
     diagnosed: int
+    # What some events carry after the groups (e.g. a request the spec builds from the event);
+    # most events carry nothing, so they cost the trace spec's parser nothing.
+    tail: Callable[[Event], tuple[Any, ...]] = lambda event: ()
 
 
 @attrs.frozen

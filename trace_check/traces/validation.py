@@ -116,9 +116,10 @@ def rendered(ev: dict[str, Any], cols: tuple[str, ...]) -> str:
 
 
 def event_tuple(protocol: Protocol, ev: dict[str, Any], shape_ids: dict[Shape, int]) -> str:
-    """<<action, shape>> \\o params \\o <<one rendered string per compared group>>."""
+    """<<action, shape>> \\o params \\o <<one rendered string per compared group>> \\o tail."""
     shape = shape_of(protocol, ev)
-    fields = (ev["action"], shape_ids[shape]) + protocol.encoding.params(ev) + tuple(rendered(ev, cols) for cols in shape)
+    e = protocol.encoding
+    fields = (ev["action"], shape_ids[shape]) + e.params(ev) + tuple(rendered(ev, cols) for cols in shape) + e.tail(ev)
     return tla_value(fields)
 
 
