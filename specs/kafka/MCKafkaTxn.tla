@@ -35,6 +35,20 @@ Live(m) ==
 \* the protocol: each has the same futures, up to discarding those messages.
 View == <<{m \in net : Live(m)}, clientVars, coordVars, leaderVars, groupVars, faultVars>>
 
+\* Atomicity as it was first written, through every pair of records
+\* (KafkaTxnProperties now compares each record's fate with the set of
+\* transactions that have a committed record).
+AtomicityPairwise ==
+    \A e1, e2 \in DataEntries :
+        GtxOf(e1) = GtxOf(e2) /\ FateOf(e1) = "committed" =>
+            /\ FateOf(e2) # "aborted"
+            /\ Quiescent => FateOf(e2) = "committed"
+
+\* The two forms of Atomicity agree in every state (tests/test_spec_forms.py
+\* checks it on the states of kafka_tv1_late_endtxn_torn, which include
+\* states where both fail).
+AtomicityFormsAgree == Atomicity = AtomicityPairwise
+
 \* A witness, not a guarantee: false once some transaction is complete and
 \* committed, so that its counterexample is the protocol's happy path,
 \* request by request.
