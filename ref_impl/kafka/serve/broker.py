@@ -799,7 +799,8 @@ class ServeBroker:
 
     def failover(self) -> bool:
         """The transaction coordinator fails over (a new coordinator epoch reloads its log)."""
-        ok = self.step("Failover", None) if self._budget("Failover") else False
+        self.c.k = attrs.evolve(self.c.k, max_failovers=self.c.failovers + 1)  # the session's budget grows as it fails over
+        ok = self.step("Failover", None)
         if ok:
             self.drive()
         return ok
@@ -815,14 +816,10 @@ class ServeBroker:
             self.drive()
         return ok
 
-    def _budget(self, name: str) -> bool:
-        if name == "Failover":
-            self.c.k = attrs.evolve(self.c.k, max_failovers=self.c.failovers + 1)
-        return True
-
 
 def _group_error(code: int) -> str:
-    return {0: "NONE", 22: "ILLEGAL_GENERATION", 25: "UNKNOWN_MEMBER_ID", 27: "REBALANCE_IN_PROGRESS"}[code]
+    """The name of a group coordinator's error code."""
+    return next(name for name, c in ERRORS.items() if c == code)
 
 
 def _snake(name: str) -> str:

@@ -113,11 +113,6 @@ class Running:
             lines.append(f"  served: {served}")
         return lines + [f"  refused (outside the spec): {r}" for r in b.refusals[:10]]
 
-    def write_trace(self, path: Path) -> Path:
-        out = self.session.write_trace(path)
-        assert out is not None
-        return out
-
     def __enter__(self) -> "Running":
         return self.start() if self._thread is None else self
 

@@ -192,9 +192,9 @@ class Session:
                                    kafka_trace.LOGGED, workload="real clients (txconform serve)",
                                    faults=self.faults.describe(), bugs=list(b.bugs))
 
-    def write_trace(self, path: Optional[Path] = None) -> Optional[Path]:
+    def write_trace(self) -> Optional[Path]:
         """Write the session's trace so far (header with the constants seen, then the events)."""
-        path = path or self.trace_path
+        path = self.trace_path
         if path is None:
             return None
         with self.lock:
