@@ -17,8 +17,8 @@ from trace_check.engines.runner import ENGINE_CHOICES
 from trace_check.errors import TxconformError
 from trace_check.traces.format import spec_hash, write_trace
 from trace_check.traces.protocol import ProtocolInputError, SimulateOptions
-from trace_check.traces.reader import read_trace
-from trace_check.traces.validation import Status, Verdict, check_trace
+from trace_check.traces.reader import count_events, read_trace
+from trace_check.traces.validation import WINDOW, Status, Verdict, check_trace_file
 from trace_check.values.tla import format_value
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -63,6 +63,9 @@ def add_parsers(sub: Any) -> None:
                       help="check the invariants after every event (default for traces up to 2000 events)")
     when.add_argument("--at-end", dest="every_step", action="store_false", help="check the invariants on the final state only")
     chk.add_argument("--timeout", type=float, default=600.0, help="seconds per engine run (default 600)")
+    chk.add_argument("--window", type=int, default=None, metavar="N",
+                     help=f"events per TLC run (default {WINDOW}): a longer trace is read and checked in windows, each "
+                     "starting from the spec states the last one ended in, with the same verdict as one run")
     chk.add_argument("--json", action="store_true", help="print the verdict as JSON")
     chk.add_argument("--workdir", type=Path, metavar="DIR", help="keep the generated module and engine logs in DIR")
     chk.set_defaults(func=cmd_check)
@@ -101,20 +104,24 @@ def cmd_simulate(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
-    trace = read_trace(args.trace)
-    protocol = trace.protocol
-    if trace.header.get("spec_hash") not in (None, spec_hash(protocol.spec_dir, protocol.spec_modules)):
+    if args.window is not None and args.window < 1:
+        raise TxconformError(f"--window {args.window}: a window holds at least 1 event; give a number such as {WINDOW}")
+    # Every line is checked before any engine runs; the events are then read again window by window.
+    events = count_events(args.trace)
+    head = read_trace(args.trace, limit=1)
+    protocol = head.protocol
+    if head.header.get("spec_hash") not in (None, spec_hash(protocol.spec_dir, protocol.spec_modules)):
         err.print(Text(f"txconform: note: {args.trace} was made against another version of the spec "
                        "(spec_hash differs); it is checked against the current one"))
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=err, transient=True) as bar:
-        t = bar.add_task(f"checking {len(trace.events)} events with the spec")
+        t = bar.add_task(f"checking {events} events with the spec")
 
         def progress(p: Any) -> None:
             if p.distinct_states:
-                bar.update(t, description=f"checking {len(trace.events)} events: {p.distinct_states:,} states explored")
+                bar.update(t, description=f"checking {events} events: {p.distinct_states:,} states explored")
 
-        v = check_trace(trace, engine=args.engine, every_step=args.every_step, timeout=args.timeout,
-                        workdir=args.workdir, on_progress=progress)
+        v = check_trace_file(args.trace, engine=args.engine, every_step=args.every_step, timeout=args.timeout,
+                             workdir=args.workdir, on_progress=progress, window=args.window, events=events)
     if args.json:
         out.print_json(json.dumps(verdict_json(v, args.trace), default=str))
     else:
@@ -127,13 +134,14 @@ def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def verdict_lines(v: Verdict, path: Path) -> list[str]:
     where = "after every event" if v.every_step else "on the final state"
+    runs = f", {v.windows} windows" if v.windows > 1 else ""
     if v.status is Status.ACCEPTED:
         return [f"accepted: {path} ({v.events} events) is a behaviour of the spec; invariants hold {where} "
-                f"({v.engine}, {v.wall_time:.1f} s)"]
+                f"({v.engine}{runs}, {v.wall_time:.1f} s)"]
     if v.status is Status.VIOLATES:
         at = f" after event {v.at_event} (line {v.at_event + 1})" if v.at_event else ""
         lines = [f"violates {v.invariant}: {path} is a behaviour of the spec, and it breaks {v.invariant}{at} "
-                 f"({v.engine}, {v.wall_time:.1f} s)"]
+                 f"({v.engine}{runs}, {v.wall_time:.1f} s)"]
         if v.event:
             lines.append("  event: " + json.dumps(v.event))
         return lines
@@ -167,6 +175,8 @@ def verdict_json(v: Verdict, path: Path) -> dict[str, Any]:
         "message": v.message or None,
         "wall_time": round(v.wall_time, 3),
         "distinct_states": v.distinct_states,
+        "windows": v.windows,
+        "handed_on": v.handed_on,
     }
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 import attrs
 
@@ -29,6 +29,7 @@ class Trace:
     path: Path
     header: dict[str, Any]
     events: tuple[dict[str, Any], ...]
+    first: int = 1  # the number of events[0] in the whole trace (a window of it starts later)
 
     @property
     def constants(self) -> dict[str, Any]:
@@ -153,35 +154,87 @@ def _check_event(
     return ev
 
 
-def read_trace(path: Path, limit: Optional[int] = None) -> Trace:
-    """Read and check a trace file; raises TraceError naming the line of the first problem."""
+def _lines(path: Path) -> Iterator[tuple[int, Any]]:
+    """The JSON value of each line, numbered from 1."""
     try:
         f = open(path, encoding="utf-8")
     except OSError as e:
         raise TraceError(f"{path}: cannot read the trace: {e.strerror}") from None
-    events: list[dict[str, Any]] = []
-    header: Optional[dict[str, Any]] = None
-    protocol: Optional[Protocol] = None
     with f:
         try:
             for n, raw in enumerate(f, 1):
                 if not raw.strip():
                     raise _fail(path, n, "empty line; a trace has one JSON object per line")
                 try:
-                    obj = json.loads(raw, parse_constant=functools.partial(_nan, path, n))
+                    yield n, json.loads(raw, parse_constant=functools.partial(_nan, path, n))
                 except json.JSONDecodeError as e:
                     raise _fail(path, n, f"not valid JSON ({e.msg} at column {e.colno})") from None
-                if header is None or protocol is None:
-                    header, protocol = _check_header(path, obj)
-                else:
-                    events.append(_check_event(path, n, obj, protocol, header["constants"], len(events) + 1, header["version"]))
-                    if limit and len(events) >= limit:
-                        break
         except UnicodeDecodeError:
             raise TraceError(f"{path}: not UTF-8 text; a trace is JSON Lines") from None
-    if header is None:
+
+
+def _events(path: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
+    """The checked header, and an iterator over the checked events: the file is read as they are taken."""
+    lines = _lines(path)
+    first = next(lines, None)
+    if first is None:
         raise TraceError(f"{path}: empty file; a trace starts with a header line (see docs/trace-format.md)")
-    return Trace(path, header, tuple(events))
+    header, protocol = _check_header(path, first[1])
+
+    def events() -> Iterator[dict[str, Any]]:
+        for number, (n, obj) in enumerate(lines, 1):
+            yield _check_event(path, n, obj, protocol, header["constants"], number, header["version"])
+
+    return header, events()
+
+
+def read_trace(path: Path, limit: Optional[int] = None) -> Trace:
+    """Read and check a trace file; raises TraceError naming the line of the first problem."""
+    header, events = _events(path)
+    taken: list[dict[str, Any]] = []
+    for ev in events:
+        taken.append(ev)
+        if limit and len(taken) >= limit:
+            break
+    return Trace(path, header, tuple(taken))
+
+
+def count_events(path: Path) -> int:
+    """Check the whole file, keeping nothing: the number of events, or a TraceError for the first bad line."""
+    _header, events = _events(path)
+    return sum(1 for _ in events)
+
+
+def read_windows(path: Path, size: int) -> Iterator[Trace]:
+    """The trace in windows of ``size`` events (the last may be shorter; a trace without events is one
+    empty window), read from the file as they are taken: memory holds one window, not the trace."""
+    header, events = _events(path)
+    window: list[dict[str, Any]] = []
+    first = 1
+    for ev in events:
+        window.append(ev)
+        if len(window) == size:
+            yield Trace(path, header, tuple(window), first)
+            first += size
+            window = []
+    if window or first == 1:
+        yield Trace(path, header, tuple(window), first)
+
+
+def windows_of(trace: Trace, size: int) -> Iterator[Trace]:
+    """An in-memory trace in windows of ``size`` events, as ``read_windows`` gives a file's."""
+    return windows_ending(trace, range(size, len(trace.events), size))
+
+
+def windows_ending(trace: Trace, ends: Iterable[int]) -> Iterator[Trace]:
+    """An in-memory trace in windows that end after the given events (ascending, each in
+    1..len - 1); the last window ends with the trace."""
+    start = 0
+    for end in [*ends, len(trace.events)]:
+        if not start < end <= len(trace.events) and trace.events:
+            raise ValueError(f"window ends must ascend within 1..{len(trace.events) - 1}, got {end} after {start}")
+        yield Trace(trace.path, trace.header, trace.events[start:end], trace.first + start)
+        start = end
 
 
 def _nan(path: Path, line: int, c: str) -> Any:

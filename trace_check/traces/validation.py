@@ -27,7 +27,7 @@ import json
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 import attrs
 
@@ -35,8 +35,9 @@ from trace_check.engines.runner import check_engine_available, resolve_engine, r
 from trace_check.errors import TxconformError
 from trace_check.models.registry import spec_invariants
 from trace_check.models.result import ApalacheOptions, CheckResult, CheckTask, Outcome, Progress, TlcOptions
+from trace_check.traces import handoff
 from trace_check.traces.protocol import BOOL, LIST, OFFSETS, STRING, Protocol
-from trace_check.traces.reader import Trace
+from trace_check.traces.reader import Trace, count_events, read_trace, read_windows, windows_ending, windows_of
 from trace_check.values.tla import format_value
 
 GENERATED_MODULE = "TraceRun"
@@ -69,6 +70,8 @@ class Verdict:
     message: str = ""  # for ERROR
     every_step: bool = False
     distinct_states: Optional[int] = None
+    windows: int = 1  # TLC runs the trace was checked in, each from the states the last ended in
+    handed_on: int = 0  # the most states one window handed on to the next
 
     @property
     def ok(self) -> bool:
@@ -151,13 +154,25 @@ def diagnosis_names(protocol: Protocol, ev: dict[str, Any]) -> tuple[str, ...]:
     return tuple(f"Diag_{d.name}" for d in protocol.diagnoses) + fields + ("Diag_reached",)
 
 
-def module_text(trace: Trace, every_step: bool, stuck: Optional[int] = None) -> str:
+@attrs.frozen
+class Window:
+    """Where a window of a trace stands: the states it starts from (None: the spec's initial
+    states) and whether a later window follows (then its last states are printed for it)."""
+
+    start: Optional[tuple[str, ...]] = None
+    last: bool = True
+
+
+def module_text(trace: Trace, every_step: bool, stuck: Optional[int] = None, window: Window = Window()) -> str:
+    """The generated module for ``trace`` (or one window of it: ``trace.events`` is the window's
+    events, and ``stuck`` counts from its first)."""
     protocol = trace.protocol
     events = trace.events
     shape_ids: dict[Shape, int] = {}
     for ev in events:
         shape_ids.setdefault(shape_of(protocol, ev), len(shape_ids) + 1)
-    lines = module_head(GENERATED_MODULE, protocol.trace_module, trace)
+    # TLC for the hand-off's PrintT, ToString and the :> and @@ of the states it reads back
+    lines = module_head(GENERATED_MODULE, f"{protocol.trace_module}, TLC", trace)
     shapes = ", ".join(tla_value(s) for s in shape_ids)
     lines += ["", f"TraceShapes == <<{shapes}>>", ""]
     chunks = []
@@ -171,6 +186,12 @@ def module_text(trace: Trace, every_step: bool, stuck: Optional[int] = None) -> 
     lines.append("")
     for inv in invariants_of(protocol):
         lines.append(f"TraceInv_{inv} == {inv if every_step else f'AtEnd({inv})'}")
+    if window.start is not None or not window.last:
+        fields = handoff.state_fields(protocol)
+        if window.start is not None:
+            lines += [""] + handoff.in_definitions(list(window.start), fields)
+        if not window.last:
+            lines += [""] + handoff.out_definition(fields)
     if stuck is not None:
         ev = events[stuck - 1]
         lines += ["", f"Stuck == {stuck}"]
@@ -246,14 +267,14 @@ def check_trace_records(trace: Trace, engine: str, workdir: Path, timeout: float
     return Verdict(Status.ERROR, message=f"{r.outcome.value}: {r.message}", **common)
 
 
-def _task(trace: Trace, workdir: Path, invariants: tuple[str, ...], timeout: float) -> CheckTask:
+def _task(trace: Trace, workdir: Path, invariants: tuple[str, ...], timeout: float, init: str = "TraceInit") -> CheckTask:
     subs = {name: f"TraceConst_{name}" for name in trace_constants(trace)}
     return CheckTask(
         name=f"trace {trace.path.name}",
         spec_file=workdir / f"{GENERATED_MODULE}.tla",
         substitutions={"TraceChunks": "TraceData", "ChunkSize": "TraceChunkSize", "Shapes": "TraceShapes", **subs},
         invariants=invariants,
-        init="TraceInit",
+        init=init,
         next="TraceNext",
         tlc=TlcOptions(workers=1, check_deadlock=False),
         apalache=ApalacheOptions(length=len(trace.events) + 1),
@@ -261,12 +282,15 @@ def _task(trace: Trace, workdir: Path, invariants: tuple[str, ...], timeout: flo
     )
 
 
-def _prepare(workdir: Path, trace: Trace, every_step: bool, stuck: Optional[int] = None) -> None:
+def _prepare(workdir: Path, trace: Trace, every_step: bool, stuck: Optional[int] = None, window: Window = Window()) -> None:
     copy_specs(trace.protocol, workdir)
-    (workdir / f"{GENERATED_MODULE}.tla").write_text(module_text(trace, every_step, stuck), encoding="utf-8")
+    (workdir / f"{GENERATED_MODULE}.tla").write_text(module_text(trace, every_step, stuck, window), encoding="utf-8")
 
 
-def _explain(diag: str, ev: dict[str, Any], trace: Trace, n: int) -> str:
+Prefix = Callable[[int], list[dict[str, Any]]]  # the trace's first n events (read again when asked)
+
+
+def _explain(diag: str, ev: dict[str, Any], trace: Trace, n: int, prefix: Prefix) -> str:
     protocol = trace.protocol
     for d in protocol.diagnoses:
         if diag == f"Diag_{d.name}":
@@ -274,12 +298,34 @@ def _explain(diag: str, ev: dict[str, Any], trace: Trace, n: int) -> str:
     if diag.startswith("Diag_field_"):
         f = diag[len("Diag_field_") :]
         # The reference engine implements the spec step by step: ask it for the value.
-        other = protocol.engine_value(trace.constants, [dict(e) for e in trace.events], n, f)
+        other = protocol.engine_value(trace.constants, prefix(n), n, f)
         hint = f" ({protocol.engine_noun}, replaying the trace, gives {f} = {json.dumps(other)})" if other is not None else ""
         return f"the step is possible, but not with {f} = {json.dumps(ev.get(f))}: the spec gives another value{hint}"
     if ev.get("result") is not None:
         return f"the step is possible, but its answer is not {ev['result']} (or the logged fields do not hold together)"
     return "the step is possible, but not with all of the event's logged fields together"
+
+
+WINDOW = 5_000  # events per TLC run (docs/benchmarks.md: "Windows")
+
+
+def _engine(trace: Trace, engine: str) -> str:
+    name, _why = resolve_engine(engine)
+    if name == "apalache" and trace.protocol.records_module is None:
+        if engine != "auto":
+            raise TxconformError(f"--engine apalache: protocol {trace.protocol.name} has no record encoding for Apalache; "
+                                 "use --engine tlc")
+        name = "tlc"  # auto: the protocol's trace spec is TLC's alone
+    check_engine_available(name)
+    return name
+
+
+def _window_size(window: Optional[int]) -> int:
+    if window is None:
+        return WINDOW
+    if window < 1:
+        raise TxconformError(f"--window {window}: a window holds at least 1 event; give a number such as {WINDOW}")
+    return window
 
 
 def check_trace(
@@ -289,24 +335,65 @@ def check_trace(
     timeout: float = 600.0,
     workdir: Optional[Path] = None,
     on_progress: Optional[Callable[[Progress], None]] = None,
+    window: Optional[int] = None,
+    ends: Optional[Sequence[int]] = None,
 ) -> Verdict:
     """Validate ``trace`` against its protocol's spec. ``every_step`` checks the invariants after
-    every event (default: for traces up to 2,000 events; longer ones at the end)."""
+    every event (default: for traces up to 2,000 events; longer ones at the end). TLC checks the
+    trace in windows of ``window`` events (default WINDOW), or in windows that end after the
+    events ``ends``, each starting from the states the last one ended in: the verdict is the same
+    as one run's."""
+    windows = windows_of(trace, _window_size(window)) if ends is None else windows_ending(trace, ends)
+    return _check(_Source(trace, windows, len(trace.events), lambda n: [dict(e) for e in trace.events[:n]], lambda: trace),
+                  engine, every_step, timeout, workdir, on_progress)
+
+
+def check_trace_file(
+    path: Path,
+    engine: str = "auto",
+    every_step: Optional[bool] = None,
+    timeout: float = 600.0,
+    workdir: Optional[Path] = None,
+    on_progress: Optional[Callable[[Progress], None]] = None,
+    window: Optional[int] = None,
+    events: Optional[int] = None,
+) -> Verdict:
+    """``check_trace`` for a file, read window by window, so that memory holds one window of
+    events, not the trace. ``events`` is the number of events, if the caller has already checked
+    the whole file (``reader.count_events``): every line is checked before any engine runs."""
+    total = count_events(path) if events is None else events
+    source = _Source(read_trace(path, limit=1), read_windows(path, _window_size(window)), total,
+                     lambda n: [dict(e) for e in read_trace(path, limit=n).events], lambda: read_trace(path))
+    return _check(source, engine, every_step, timeout, workdir, on_progress)
+
+
+@attrs.frozen
+class _Source:
+    """A trace to check: its head (header and first events), its windows, its length, its first n
+    events on demand (a diagnosis replays them), and all of it (for Apalache's record encoding)."""
+
+    head: Trace
+    windows: Iterator[Trace]
+    total: int
+    prefix: Prefix
+    whole: Callable[[], Trace]
+
+
+def _check(source: _Source, engine: str, every_step: Optional[bool], timeout: float, workdir: Optional[Path],
+           on_progress: Optional[Callable[[Progress], None]]) -> Verdict:
     if every_step is None:
-        every_step = len(trace.events) <= 2000
-    name, _why = resolve_engine(engine)
-    if name == "apalache" and trace.protocol.records_module is None:
-        if engine != "auto":
-            raise TxconformError(f"--engine apalache: protocol {trace.protocol.name} has no record encoding for Apalache; "
-                                 "use --engine tlc")
-        name = "tlc"  # auto: the protocol's trace spec is TLC's alone
-    check_engine_available(name)
+        every_step = source.total <= 2000
+    name = _engine(source.head, engine)
     base = workdir or Path(tempfile.mkdtemp(prefix="txconform-check-"))
     if name == "apalache":  # no ToString in Apalache: the record encoding, field by field
-        return check_trace_records(trace, "apalache", base / "apalache", timeout)
-    keep = workdir is not None
+        return check_trace_records(source.whole(), "apalache", base / "apalache", timeout)
+    return _checked(base, workdir is not None, lambda: _check_with_tlc(
+        source.windows, source.total, source.prefix, every_step, timeout, base, on_progress, workdir is not None))
+
+
+def _checked(base: Path, keep: bool, check: Callable[[], Verdict]) -> Verdict:
     try:
-        verdict = _check_with_tlc(trace, every_step, timeout, base, on_progress)
+        verdict = check()
         keep = keep or verdict.status is Status.ERROR  # keep the generated module and TLC's log for the report
         return verdict
     finally:
@@ -314,49 +401,111 @@ def check_trace(
             shutil.rmtree(base, ignore_errors=True)
 
 
+def _marked_last(windows: Iterator[Trace]) -> Iterator[tuple[Trace, bool]]:
+    """Each window, and whether it is the last (one window is read ahead)."""
+    current = next(windows, None)
+    while current is not None:
+        following = next(windows, None)
+        yield current, following is None
+        current = following
+
+
 def _check_with_tlc(
-    trace: Trace, every_step: bool, timeout: float, base: Path, on_progress: Optional[Callable[[Progress], None]]
+    windows: Iterator[Trace],
+    total: int,
+    prefix: Prefix,
+    every_step: bool,
+    timeout: float,
+    base: Path,
+    on_progress: Optional[Callable[[Progress], None]],
+    keep: bool,
 ) -> Verdict:
-    run1 = base / "accept"
-    _prepare(run1, trace, every_step)
+    """The windows' verdicts, joined: the first that is not an acceptance, or the last's. ``keep``
+    keeps each window's folder (``--workdir``); otherwise a window's files go once it is done."""
+    start: Optional[tuple[str, ...]] = None
+    distinct = 0
+    wall = 0.0
+    most = 0
+    for k, (win, last) in enumerate(_marked_last(windows), 1):
+        where = Window(start=start, last=last)
+        folder = base if k == 1 and last else base / f"window{k}"
+        v, start = _check_window(win, where, total, prefix, every_step, timeout, folder, on_progress)
+        wall += v.wall_time
+        if v.distinct_states is not None:
+            # the window's initial states are the last window's final ones, counted there
+            distinct += v.distinct_states - (len(where.start) if where.start else 0)
+        if start is None or v.status is not Status.ACCEPTED:
+            return attrs.evolve(v, wall_time=wall, distinct_states=distinct, events=total, windows=k, handed_on=most)
+        if not start:
+            message = f"window {k} ended in no state to hand on, though TLC explained all its events (a bug; see {folder})"
+            return attrs.evolve(v, status=Status.ERROR, message=message, wall_time=wall, windows=k, handed_on=most)
+        most = max(most, len(start))
+        if not keep:
+            shutil.rmtree(folder, ignore_errors=True)  # its states are handed on; its files are not needed
+    raise AssertionError("unreachable: the last window returns")  # pragma: no cover
+
+
+def _check_window(
+    win: Trace,
+    where: Window,
+    total: int,
+    prefix: Prefix,
+    every_step: bool,
+    timeout: float,
+    folder: Path,
+    on_progress: Optional[Callable[[Progress], None]],
+) -> tuple[Verdict, Optional[tuple[str, ...]]]:
+    """One window's verdict, in the whole trace's numbering, and (when accepted and not last) the
+    states it ends in. An accepted verdict without states is the last window's."""
+    protocol = win.protocol
+    init = "TraceInit" if where.start is None else "TraceHandOffInit"
+    offset = win.first - 1
+    run1 = folder / "accept"
+    _prepare(run1, win, every_step, window=where)
     # No "accepted" invariant: its counterexample would be the whole trace, printed state by state
     # (quadratic in the trace's length). A complete search instead reports its depth:
-    # Len(Trace) + 1 levels means every event was explained.
-    invs = tuple(f"TraceInv_{i}" for i in invariants_of(trace.protocol))
-    r: CheckResult = run_task("tlc", _task(trace, run1, invs, timeout), run1, on_progress)
-    common: dict[str, Any] = dict(events=len(trace.events), engine="tlc", every_step=every_step, distinct_states=r.distinct_states)
-    if r.outcome is Outcome.HOLDS and r.depth == len(trace.events) + 1:
-        return Verdict(Status.ACCEPTED, wall_time=r.wall_time, **common)
+    # Len(Trace) + 1 levels means every event was explained. At the end only: the invariants are
+    # the last window's alone.
+    invs = tuple(f"TraceInv_{i}" for i in invariants_of(protocol)) if every_step or where.last else ()
+    if not where.last:
+        invs += ("TraceHandOffOut",)
+    r: CheckResult = run_task("tlc", _task(win, run1, invs, timeout, init), run1, on_progress)
+    common: dict[str, Any] = dict(events=total, engine="tlc", every_step=every_step, distinct_states=r.distinct_states)
+    if r.outcome is Outcome.HOLDS and r.depth == len(win.events) + 1:
+        states = None if where.last else tuple(handoff.read_states(r.log_file))
+        return Verdict(Status.ACCEPTED, wall_time=r.wall_time, **common), states
     if r.outcome is Outcome.VIOLATED and r.invariant and r.invariant.startswith("TraceInv_"):
         steps = r.counterexample.steps if r.counterexample else ()
         at = int(steps[-1].state.get("l", 1)) - 1 if steps else None
-        return Verdict(
+        verdict = Verdict(
             Status.VIOLATES,
             wall_time=r.wall_time,
             invariant=r.invariant[len("TraceInv_") :],
-            at_event=at,
-            event=trace.events[at - 1] if at else None,
+            at_event=offset + at if at else None,
+            event=win.events[at - 1] if at else None,
             **common,
         )
+        return verdict, None
     if r.outcome is not Outcome.HOLDS:
         log = f" (engine log: {r.log_file})" if r.log_file else ""
-        return Verdict(Status.ERROR, wall_time=r.wall_time, message=f"{r.outcome.value}: {r.message}{log}", **common)
-    stuck = min(r.depth or 1, len(trace.events))
-    run2 = base / "diagnose"
-    _prepare(run2, trace, every_step, stuck)
-    ev = trace.events[stuck - 1]
-    d = run_task("tlc", _task(trace, run2, diagnosis_names(trace.protocol, ev), timeout), run2, None)
+        return Verdict(Status.ERROR, wall_time=r.wall_time, message=f"{r.outcome.value}: {r.message}{log}", **common), None
+    stuck = min(r.depth or 1, len(win.events))
+    run2 = folder / "diagnose"
+    _prepare(run2, win, every_step, stuck, Window(start=where.start))
+    ev = win.events[stuck - 1]
+    d = run_task("tlc", _task(win, run2, diagnosis_names(protocol, ev), timeout, init), run2, None)
     state = None
     reason = "no behaviour of the spec reaches this event with the logged fields"
     if d.outcome is Outcome.VIOLATED and d.counterexample:
         state = {k: v for k, v in d.counterexample.steps[-1].state.items() if k != "l"}
-        reason = _explain(d.invariant or "", ev, trace, stuck)
-    return Verdict(
+        reason = _explain(d.invariant or "", ev, win, offset + stuck, prefix)
+    verdict = Verdict(
         Status.REJECTED,
         wall_time=r.wall_time + d.wall_time,
-        at_event=stuck,
+        at_event=offset + stuck,
         event=ev,
         reason=reason,
         state_before=state,
         **common,
     )
+    return verdict, None

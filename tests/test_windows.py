@@ -1,0 +1,221 @@
+"""Checking a trace in windows (issue 24): each window a TLC run of its own, starting from exactly the
+spec states the last one ended in (trace_check/traces/handoff.py). The claim is that the verdict is
+the whole trace's: accepted, an invariant violated after event N, or rejected at event N with the
+same reason and the same state before it; and that the windows together explore exactly the states
+one run explores. Each test checks a trace whole and in windows and compares the verdicts, with
+window boundaries placed inside a transaction, after a failover and after a retried request, on
+traces logged in part (several states handed on), on mutants, on hypothesis-generated runs, and for
+every protocol the tool knows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ref_impl.sim.faults import Fault, Faults, Schedule
+from ref_impl.sim.run import simulate, write_trace
+from ref_impl.sim.workloads import Workload
+from trace_check import protocols
+from trace_check.traces import handoff
+from trace_check.traces.mutation import apply, mutations
+from trace_check.traces.protocol import SimulateOptions
+from trace_check.traces.reader import Trace, TraceError, read_trace, read_windows
+from trace_check.traces.validation import Status, Verdict, check_trace, check_trace_file
+from trace_check.values.tla import format_value
+from trace_check.values.tlc import parse_value
+
+pytestmark = pytest.mark.tlc
+
+
+def same(whole: Verdict, windowed: Verdict) -> None:
+    """The two verdicts agree on everything the user is told (the time aside)."""
+    assert windowed.windows > 1, "the test meant to split the trace"
+    for field in ("status", "events", "at_event", "invariant", "event", "reason", "state_before", "message", "distinct_states"):
+        assert getattr(windowed, field) == getattr(whole, field), field
+
+
+def write(path: Path, header: dict[str, Any], events: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(x) + "\n" for x in [header, *events]))
+    return path
+
+
+def run(tmp: Path, workload: str, faults: str, seed: int, name: str = "t.jsonl", **kw: Any) -> Path:
+    head, events = simulate(Workload.parse(workload), Faults.parse(faults), seed, **kw)
+    write_trace(tmp / name, head, events)
+    return tmp / name
+
+
+def first(events: tuple[dict[str, Any], ...], pred: Callable[[dict[str, Any]], bool]) -> int:
+    """The number (1-based) of the first event that satisfies pred."""
+    return next(n for n, ev in enumerate(events, 1) if pred(ev))
+
+
+@pytest.fixture(scope="module")
+def faulty(tmp_path_factory: pytest.TempPathFactory) -> Trace:
+    """A faulty TV1 run with a failover and a retried request, checked whole once."""
+    tmp = tmp_path_factory.mktemp("faulty")
+    for seed in range(1, 40):
+        trace = read_trace(run(tmp, "transfer:version=TV1,aborts=true", "all", seed))
+        actions = {ev["action"] for ev in trace.events}
+        if {"Failover", "Retry", "TcEndTxn"} <= actions:
+            return trace
+    raise AssertionError("no seed gave a run with a failover and a retry")
+
+
+@pytest.fixture(scope="module")
+def faulty_whole(faulty: Trace) -> Verdict:
+    v = check_trace(faulty, every_step=True)
+    assert v.status is Status.ACCEPTED and v.windows == 1, v.reason or v.message
+    return v
+
+
+@pytest.mark.parametrize("where", ["inside a transaction", "after a failover", "after a retried request"])
+def test_a_boundary_anywhere_gives_the_whole_trace_verdict(faulty: Trace, faulty_whole: Verdict, where: str) -> None:
+    evs = faulty.events
+    if where == "inside a transaction":
+        begin = first(evs, lambda ev: ev["action"] == "BeginTxn")
+        boundary = begin + 3  # the transaction's requests are in flight on both sides of the boundary
+        assert any(ev["action"] == "TcEndTxn" for ev in evs[boundary:])
+    elif where == "after a failover":
+        boundary = first(evs, lambda ev: ev["action"] == "Failover")
+    else:
+        boundary = first(evs, lambda ev: ev["action"] == "Retry")
+    same(faulty_whole, check_trace(faulty, every_step=True, ends=[boundary]))
+
+
+def test_a_violation_in_a_later_window_is_the_whole_trace_violation(tmp_path: Path) -> None:
+    # KAFKA-17754 under TV1 (tests/test_trace_validation.py): a late EndTxn breaks an invariant.
+    schedule = Schedule((Fault(0, "delay", 0, 40, "EndTxn"), Fault(0, "retry", 0, 0, "EndTxn")))
+    for seed in range(40):
+        head, events = simulate(Workload.parse("transfer:version=TV1,txns=3"), Faults(), seed, schedule=schedule)
+        write_trace(tmp_path / f"late-{seed}.jsonl", head, events)
+        trace = read_trace(tmp_path / f"late-{seed}.jsonl")
+        whole = check_trace(trace, every_step=True)
+        if whole.status is Status.VIOLATES:
+            assert whole.at_event is not None and whole.at_event > 10
+            same(whole, check_trace(trace, every_step=True, ends=[whole.at_event // 2]))
+            return
+    raise AssertionError("no run with a late EndTxn broke an invariant")
+
+
+def test_mutants_are_rejected_at_the_same_event_for_the_same_reason(faulty: Trace, tmp_path: Path) -> None:
+    """The boundary falls before the mutated event, so the rejection, its diagnosis and the state
+    shown come from a window that started from handed-on states."""
+    compared = {"rejected": 0, "accepted": 0}
+    for k, m in enumerate(mutations(faulty, 20, seed=24)):
+        if m.index < 12:
+            continue
+        events = apply([dict(e) for e in faulty.events], m)
+        mutant = read_trace(write(tmp_path / f"m{k}.jsonl", faulty.header, events))
+        whole = check_trace(mutant, every_step=True)
+        if whole.status is Status.REJECTED:
+            assert whole.at_event is not None
+            if whole.at_event < 6:
+                continue
+            same(whole, check_trace(mutant, every_step=True, ends=[whole.at_event - 3]))
+        elif compared["accepted"] == 0:
+            same(whole, check_trace(mutant, every_step=True, ends=[m.index - 3]))
+        else:
+            continue
+        compared[whole.status.value] = compared.get(whole.status.value, 0) + 1
+        if compared["rejected"] >= 2 and compared["accepted"] >= 1:
+            return
+    raise AssertionError(f"too few mutants compared: {compared}")
+
+
+KEYS = {"action", "event", "actor", "txn_id", "instance", "partition", "isolation", "from", "group", "committed_offset"}
+
+
+def test_a_trace_logged_in_part_hands_on_several_states(faulty: Trace, tmp_path: Path) -> None:
+    partial = [{c: v for c, v in ev.items() if c in KEYS} for ev in faulty.events]
+    trace = read_trace(write(tmp_path / "partial.jsonl", faulty.header, partial))
+    whole = check_trace(trace, every_step=True)
+    assert whole.status is Status.ACCEPTED
+    assert whole.distinct_states is not None and whole.distinct_states > len(partial) + 1  # several states at some level
+    windowed = check_trace(trace, every_step=True, ends=[len(partial) // 3, 2 * len(partial) // 3])
+    same(whole, windowed)
+    assert windowed.handed_on > 1
+    # Rejected after a boundary: an event no state of the level explains.
+    n = first(trace.events[len(partial) // 3 + 2 :], lambda ev: ev["action"] == "TcEndTxn") + len(partial) // 3 + 2
+    wrong = [dict(ev) for ev in partial]
+    wrong[n - 1]["txn_id"] = "t9"
+    header = json.loads(json.dumps(faulty.header))
+    header["constants"]["TxnIds"] = sorted({*header["constants"]["TxnIds"], "t9"})
+    bad = read_trace(write(tmp_path / "partial-wrong.jsonl", header, wrong))
+    whole = check_trace(bad, every_step=True)
+    assert whole.status is Status.REJECTED and whole.at_event == n
+    windowed = check_trace(bad, every_step=True, ends=[len(partial) // 3])
+    assert (windowed.status, windowed.at_event, windowed.event) == (whole.status, whole.at_event, whole.event)
+    assert windowed.distinct_states == whole.distinct_states
+
+
+def test_at_the_end_only_the_last_window_checks_the_invariants(faulty: Trace) -> None:
+    whole = check_trace(faulty, every_step=False)
+    same(whole, check_trace(faulty, every_step=False, ends=[len(faulty.events) // 2]))
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    seed=st.integers(0, 10_000),
+    workload=st.sampled_from(["transfer:version=TV1,aborts=true", "transfer:aborts=true,txns=2", "ctp:aborts=true", "transfer:version=TV1V"]),
+    faults=st.sampled_from(["all", "loss=1,late=EndTxn+Produce,retries=2", "hangs=1,failovers=1,restarts=1"]),
+    cut=st.floats(0.1, 0.9),
+)
+def test_hypothesis_runs_get_the_same_verdict_in_windows(tmp_path: Path, seed: int, workload: str, faults: str, cut: float) -> None:
+    trace = read_trace(run(tmp_path, workload, faults, seed, name=f"h{seed}.jsonl"))
+    end = min(max(1, int(len(trace.events) * cut)), len(trace.events) - 1)
+    whole = check_trace(trace, every_step=True)
+    same(whole, check_trace(trace, every_step=True, ends=[end]))
+
+
+@pytest.mark.parametrize("name,workload,faults", [("ydb", "copy:workers=2,txns=3", "all"), ("cone", "album:adders=2,retaggers=1", "all")])
+def test_every_protocol_checks_in_windows(tmp_path: Path, name: str, workload: str, faults: str) -> None:
+    protocol = protocols.get(name)
+    sim = protocol.simulate(SimulateOptions(seed=3, workload=workload, faults=faults))
+    trace = read_trace(write(tmp_path / f"{name}.jsonl", sim.header, list(sim.events)))
+    whole = check_trace(trace, engine="tlc", every_step=True)
+    assert whole.status is Status.ACCEPTED, whole.reason or whole.message
+    same(whole, check_trace(trace, engine="tlc", every_step=True, window=len(trace.events) // 2 + 1))
+
+
+def test_the_variables_handed_on_are_the_state_tlc_prints(faulty: Trace, tmp_path: Path) -> None:
+    events = [dict(e) for e in faulty.events]
+    n = first(faulty.events, lambda ev: ev["action"] == "TcAddPartitionsToTxn" and ev.get("result") == "NONE")
+    events[n - 1]["result"] = "INVALID_TXN_STATE"
+    v = check_trace(read_trace(write(tmp_path / "bad.jsonl", faulty.header, events)), every_step=True)
+    assert v.status is Status.REJECTED and v.state_before is not None
+    assert set(handoff.state_fields(faulty.protocol)) == set(v.state_before)
+
+
+def test_a_file_is_read_window_by_window_and_checked_whole_first(faulty: Trace, tmp_path: Path) -> None:
+    path = write(tmp_path / "t.jsonl", faulty.header, list(faulty.events))
+    sizes = [(w.first, len(w.events)) for w in read_windows(path, 40)]
+    n = len(faulty.events)
+    assert sizes == [(k + 1, min(40, n - k)) for k in range(0, n, 40)]
+    assert check_trace_file(path, every_step=True, window=40).distinct_states == check_trace(faulty, every_step=True).distinct_states
+    # A bad last line is reported before any engine runs.
+    with open(path, "a") as f:
+        f.write('{"action": "NoSuchAction"}\n')
+    work = tmp_path / "work"
+    with pytest.raises(TraceError, match=rf":{n + 2}:"):
+        check_trace_file(path, window=40, workdir=work)
+    assert not work.exists()
+
+
+TEXTS = st.text(alphabet=st.sampled_from(list('ab ,"\\[]<>|->')), max_size=12)
+VALUES = st.recursive(
+    st.one_of(st.integers(-5, 5), st.booleans(), TEXTS),
+    lambda inner: st.one_of(st.lists(inner, max_size=6).map(tuple), st.frozensets(st.integers(0, 9), max_size=6)),
+    max_leaves=40,
+)
+
+
+@given(VALUES)
+def test_broken_lines_are_the_same_value(value: Any) -> None:
+    text = format_value(value)
+    assert parse_value(handoff._broken(text)) == value

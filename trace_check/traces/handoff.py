@@ -1,0 +1,131 @@
+"""Windows of a long trace, and the exact hand-off of spec states from one window to the next.
+
+A long trace is checked in windows of a few thousand events, each a TLC run of its own. TLC's
+search of a trace is breadth-first and level by level: level ``k`` holds every spec state that
+explains events 1..k. A window that starts from exactly the states of the level where the last
+window ended explores exactly the levels the whole-trace search would, so the verdict (accepted,
+an invariant violated at event N, rejected at event N, and the diagnosis) is the whole trace's.
+
+The hand-off: the window's last level is where ``l = TraceLen + 1``. An extra invariant,
+``TraceHandOffOut``, prints each state of that level once (TLC checks invariants once per
+distinct state) as one line, ``"txconform-handoff [v1 |-> ..., v2 |-> ...]"``, with TLC's own
+``ToString``; with partial logging there may be several. The next window's initial states are
+the set of those records (``TraceHandOff``), its ``l`` restarts at 1, and its events are the next
+slice of the trace.
+
+The printed text is TLA+ that TLC wrote: strings from the trace reach it only through the spec's
+state, escaped by ToString. SANY's time grows with the length of a line (1.7 MB on one line took
+18 s, the same broken at its commas 1.4 s), so the text is broken at the commas outside strings.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Iterable, Optional
+
+from trace_check.traces.protocol import Protocol
+from trace_check.values.tlc import TlcValueError, parse_value
+
+MARK = "txconform-handoff "
+TRACE_VARIABLE = "l"  # the trace spec's own variable: the index of the next event
+
+_COMMENT_RE = re.compile(r"\(\*.*?\*\)|\\\*[^\n]*", re.DOTALL)
+_STRING_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_EXTENDS_RE = re.compile(r"\bEXTENDS\b\s+([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)")
+_VARIABLES_RE = re.compile(r"\bVARIABLES?\b\s+([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)")
+_SPLIT_STRINGS = re.compile(r'("(?:[^"\\]|\\.)*")')
+LINE = 100  # break hand-off text at the first comma after this many characters
+
+
+class HandOffError(RuntimeError):
+    """TLC printed a hand-off line that is not a state record (never expected; a bug if seen)."""
+
+
+def _declarations(text: str) -> tuple[list[str], list[str]]:
+    body = _STRING_RE.sub('""', _COMMENT_RE.sub(" ", text))
+    extends = [n.strip() for m in _EXTENDS_RE.finditer(body) for n in m.group(1).split(",")]
+    variables = [n.strip() for m in _VARIABLES_RE.finditer(body) for n in m.group(1).split(",")]
+    return extends, variables
+
+
+def spec_variables(protocol: Protocol) -> tuple[str, ...]:
+    """The variables of the protocol's trace spec, in the order they are declared: those of the trace
+    module and of every module of ``protocol.spec_dir`` it extends (standard modules declare none)."""
+    seen: set[str] = set()
+    out: list[str] = []
+
+    def visit(module: str) -> None:
+        if module in seen:
+            return
+        seen.add(module)
+        path = protocol.spec_dir / f"{module}.tla"
+        if not path.is_file():
+            return  # a standard module (Integers, TLC, ...)
+        extends, variables = _declarations(path.read_text(encoding="utf-8"))
+        for m in extends:
+            visit(m)
+        out.extend(v for v in variables if v not in out)
+
+    visit(protocol.trace_module)
+    return tuple(out)
+
+
+def state_fields(protocol: Protocol) -> tuple[str, ...]:
+    """The variables a hand-off carries: all but the trace's index, which each window restarts at 1."""
+    return tuple(v for v in spec_variables(protocol) if v != TRACE_VARIABLE)
+
+
+def out_definition(fields: Iterable[str]) -> list[str]:
+    """The invariant that prints each state of a window's last level (it always holds)."""
+    record = ", ".join(f"{v} |-> {v}" for v in fields)
+    return [f'TraceHandOffOut == l = TraceLen + 1 => PrintT("{MARK}" \\o ToString([{record}]))']
+
+
+def _broken(text: str) -> str:
+    """``text`` with a line break after a comma outside a string literal every LINE characters or so."""
+    out: list[str] = []
+    run = 0
+    for k, part in enumerate(_SPLIT_STRINGS.split(text)):
+        if k % 2 == 1:  # a string literal, kept whole
+            out.append(part)
+            run += len(part)
+            continue
+        start = 0
+        while True:
+            comma = part.find(", ", start + max(0, LINE - run))
+            if comma < 0:
+                out.append(part[start:])
+                run += len(part) - start
+                break
+            out.append(part[start : comma + 1] + "\n")
+            start = comma + 2
+            run = 0
+    return "".join(out)
+
+
+def in_definitions(states: list[str], fields: Iterable[str]) -> list[str]:
+    """The set of handed-off states, and the initial predicate that starts a window from them."""
+    body = ",\n".join(_broken(s) for s in states)
+    lines = ["TraceHandOff == {", body, "}", "", "TraceHandOffInit ==", "    \\E s \\in TraceHandOff :"]
+    lines += [f"        /\\ {v} = s.{v}" for v in fields]
+    lines.append("        /\\ l = 1")
+    return lines
+
+
+def read_states(log_file: Optional[Path]) -> list[str]:
+    """The states a window's run printed, as TLA+ text, in the order TLC printed them."""
+    if log_file is None:
+        raise HandOffError("the window's run left no log to read its last states from")
+    states = []
+    with open(log_file, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith('"' + MARK):
+                try:
+                    text = parse_value(line.strip())
+                except TlcValueError as e:
+                    raise HandOffError(f"{log_file}: a hand-off line is not a TLA+ string: {e}") from None
+                if not isinstance(text, str) or not text.startswith(MARK + "["):
+                    raise HandOffError(f"{log_file}: a hand-off line does not hold a state record")
+                states.append(text[len(MARK) :])
+    return states
