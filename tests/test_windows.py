@@ -219,3 +219,43 @@ VALUES = st.recursive(
 def test_broken_lines_are_the_same_value(value: Any) -> None:
     text = format_value(value)
     assert parse_value(handoff._broken(text)) == value
+
+
+# --- The view: a window that starts from one state fingerprints only what lies beyond its logs ---
+
+
+def test_the_logs_change_only_at_their_end_or_by_a_cut_to_a_prefix() -> None:
+    """The plug-in's claim (Protocol.logs) that makes the view exact, checked on the spec's text:
+    every assignment to a log appends at the end of one log or cuts it back to a prefix."""
+    protocol = protocols.get("kafka")
+    spec = (protocol.spec_dir / "KafkaTxn.tla").read_text()
+    for log in protocol.logs:
+        updates = [line.strip() for line in spec.splitlines() if f"{log}' =" in line]
+        assert updates, log
+        for u in updates:
+            rhs = u.split(f"{log}' =", 1)[1].strip()
+            assert rhs.startswith(f"[{log} EXCEPT ![") and ("Append(@," in rhs or rhs.endswith("] = kept]")) \
+                or rhs.startswith("IF verdict = \"append\""), u
+    # the one cut: kept is a prefix of the log
+    assert "LET kept == SubSeq(plog[p], 1, lag[p])" in spec
+
+
+def test_a_log_cut_below_the_window_start_is_checked_again_without_the_view(tmp_path: Path) -> None:
+    """An unclean election cuts the log back to where the follower fell behind. With the window
+    boundary between the two, the cut goes below the window's starting log: TraceLogsKept fails,
+    the window runs again without the view, and the verdict is still the whole trace's."""
+    for seed in range(1, 20):
+        trace = read_trace(run(tmp_path, "transfer:version=TV1,partitions=1", "unclean", seed, name=f"u{seed}.jsonl"))
+        lag = first(trace.events, lambda ev: ev["action"] == "FollowerLag")
+        cut = first(trace.events, lambda ev: ev["action"] == "UncleanElection")
+        appended = [n for n in range(lag + 1, cut) if trace.events[n - 1]["action"] in ("LeaderProduce", "LeaderMarker")]
+        if appended:
+            break
+    else:
+        raise AssertionError("no run appended between a follower falling behind and its unclean election")
+    whole = check_trace(trace, every_step=True)
+    work = tmp_path / "work"
+    windowed = check_trace(trace, every_step=True, ends=[appended[-1]], workdir=work)
+    same(whole, windowed)
+    assert (work / "window2" / "accept-without-view").is_dir()
+    assert "VIEW TraceView" in (work / "window2" / "accept" / "TraceRun.cfg").read_text()

@@ -36,6 +36,7 @@ PROTOCOL = Protocol(
     spec_modules=trace.SPEC_MODULES,
     trace_module=trace.TRACE_MODULE,
     records_module=trace.RECORDS_MODULE,
+    logs=("tlog", "plog"),
     registry=trace.SPEC_DIR / "models.toml",
     columns=trace.COLUMNS,
     constants=trace.CONSTANT_KINDS,

@@ -192,6 +192,11 @@ class Protocol:
     why_legal: Callable[[str, Event, int, int], Optional[str]] = lambda op, event, index, length: None
     # Serving real clients (``txconform serve``): a bound server (ProtocolInputError for bad options).
     serve: Optional[Callable[[ServeOptions], Server]] = None
+    # Logs: variables that are functions to sequences which the spec changes only by appending at
+    # the end or by cutting back to a prefix (a test of the plug-in checks the spec for it). A
+    # window that starts from one state fingerprints only what lies beyond that state's logs
+    # (trace_check/traces/handoff.py).
+    logs: tuple[str, ...] = ()
 
     @property
     def spec(self) -> str:

@@ -161,6 +161,12 @@ class Window:
 
     start: Optional[tuple[str, ...]] = None
     last: bool = True
+    view: bool = False  # fingerprint only what lies beyond the start state's logs (handoff.view_definitions)
+
+
+def viewed(protocol: Protocol, where: Window) -> Window:
+    """``where``, with the view when it applies: a window that starts from one state, of a protocol with logs."""
+    return attrs.evolve(where, view=bool(protocol.logs) and where.start is not None and len(where.start) == 1)
 
 
 def module_text(trace: Trace, every_step: bool, stuck: Optional[int] = None, window: Window = Window()) -> str:
@@ -190,6 +196,8 @@ def module_text(trace: Trace, every_step: bool, stuck: Optional[int] = None, win
         fields = handoff.state_fields(protocol)
         if window.start is not None:
             lines += [""] + handoff.in_definitions(list(window.start), fields)
+        if window.view:
+            lines += [""] + handoff.view_definitions(fields, protocol.logs)
         if not window.last:
             lines += [""] + handoff.out_definition(fields)
     if stuck is not None:
@@ -267,7 +275,8 @@ def check_trace_records(trace: Trace, engine: str, workdir: Path, timeout: float
     return Verdict(Status.ERROR, message=f"{r.outcome.value}: {r.message}", **common)
 
 
-def _task(trace: Trace, workdir: Path, invariants: tuple[str, ...], timeout: float, init: str = "TraceInit") -> CheckTask:
+def _task(trace: Trace, workdir: Path, invariants: tuple[str, ...], timeout: float, init: str = "TraceInit",
+          view: bool = False) -> CheckTask:
     subs = {name: f"TraceConst_{name}" for name in trace_constants(trace)}
     return CheckTask(
         name=f"trace {trace.path.name}",
@@ -276,7 +285,7 @@ def _task(trace: Trace, workdir: Path, invariants: tuple[str, ...], timeout: flo
         invariants=invariants,
         init=init,
         next="TraceNext",
-        tlc=TlcOptions(workers=1, check_deadlock=False),
+        tlc=TlcOptions(workers=1, check_deadlock=False, view="TraceView" if view else None),
         apalache=ApalacheOptions(length=len(trace.events) + 1),
         timeout=timeout,
     )
@@ -460,8 +469,8 @@ def _check_window(
     protocol = win.protocol
     init = "TraceInit" if where.start is None else "TraceHandOffInit"
     offset = win.first - 1
+    where = viewed(protocol, where)
     run1 = folder / "accept"
-    _prepare(run1, win, every_step, window=where)
     # No "accepted" invariant: its counterexample would be the whole trace, printed state by state
     # (quadratic in the trace's length). A complete search instead reports its depth:
     # Len(Trace) + 1 levels means every event was explained. At the end only: the invariants are
@@ -469,7 +478,16 @@ def _check_window(
     invs = tuple(f"TraceInv_{i}" for i in invariants_of(protocol)) if every_step or where.last else ()
     if not where.last:
         invs += ("TraceHandOffOut",)
-    r: CheckResult = run_task("tlc", _task(win, run1, invs, timeout, init), run1, on_progress)
+    _prepare(run1, win, every_step, window=where)
+    # TraceLogsKept first: TLC checks a state's invariants in order and stops at the first that fails
+    r: CheckResult = run_task("tlc", _task(win, run1, ("TraceLogsKept",) * where.view + invs, timeout, init, where.view),
+                              run1, on_progress)
+    if where.view and r.outcome is Outcome.VIOLATED and r.invariant == "TraceLogsKept":
+        # a log was cut shorter than at the window's start: the view may not tell states apart
+        where = attrs.evolve(where, view=False)
+        run1 = folder / "accept-without-view"
+        _prepare(run1, win, every_step, window=where)
+        r = run_task("tlc", _task(win, run1, invs, timeout, init), run1, on_progress)
     common: dict[str, Any] = dict(events=total, engine="tlc", every_step=every_step, distinct_states=r.distinct_states)
     if r.outcome is Outcome.HOLDS and r.depth == len(win.events) + 1:
         states = None if where.last else tuple(handoff.read_states(r.log_file))
@@ -493,7 +511,7 @@ def _check_window(
     run2 = folder / "diagnose"
     _prepare(run2, win, every_step, stuck, Window(start=where.start))
     ev = win.events[stuck - 1]
-    d = run_task("tlc", _task(win, run2, diagnosis_names(protocol, ev), timeout, init), run2, None)
+    d = run_task("tlc", _task(win, run2, diagnosis_names(protocol, ev), timeout, init), run2, None)  # no view: a short run
     state = None
     reason = "no behaviour of the spec reaches this event with the logged fields"
     if d.outcome is Outcome.VIOLATED and d.counterexample:
