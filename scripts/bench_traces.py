@@ -5,6 +5,8 @@
     python scripts/bench_traces.py --print    measure and print only
     python scripts/bench_traces.py --quick    skip the bug zoo and the mutation score
     python scripts/bench_traces.py --zoo      measure the bug zoo only, keep the other tables
+    python scripts/bench_traces.py --scale    long traces (issue 24): time and peak memory of checks in
+                                              windows, after every event and at the end; section bench:scale
 
 Measures: simulation events per second; validation time of traces of 100, 1,000 and 10,000
 events (target: 10,000 in under 30 s with TLC on 2 cores); for each bug of the zoo, how many
@@ -186,6 +188,63 @@ def zoo_only(print_only: bool) -> int:
     return record("traces", body, print_only, "bench_traces")
 
 
+SCALE_WORKLOAD = "transfer:ids=30,txns=2000,aborts=true"
+SCALE_SIZES = (1_000, 10_000, 100_000)
+CHECK_CHILD = """
+import json, resource, sys, time
+from pathlib import Path
+from trace_check.traces.validation import check_trace_file
+path, window, every = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "every"
+t0 = time.perf_counter()
+v = check_trace_file(path, engine="tlc", every_step=every, window=window, timeout=float(sys.argv[4]))
+print(json.dumps({"status": v.status.value, "message": v.message[:200], "windows": v.windows, "states": v.distinct_states,
+                  "wall": time.perf_counter() - t0, "tlc_wall": v.wall_time,
+                  "python_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "tlc_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
+"""
+
+
+def _check_child(path: Path, window: int, every: bool, timeout: float) -> dict[str, Any]:
+    """One check in a fresh process, so that its peak memory is its own."""
+    import json
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", CHECK_CHILD, str(path), str(window), "every" if every else "end", str(timeout)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=timeout * 40 + 600)
+    if out.returncode != 0:
+        return {"status": "error", "message": (out.stderr.strip().splitlines() or ["?"])[-1][:200], "windows": 0, "states": 0,
+                "wall": 0.0, "python_rss_mb": 0.0, "tlc_rss_mb": 0.0}
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def scale_table(tmp: Path, sizes: tuple[int, ...], whole_up_to: int, every_up_to: int, timeout: float) -> str:
+    """Checks of faulty runs of growing length: in windows (the default) after every event and at the
+    end, and in one TLC run (a window as long as the trace) where that finishes in reasonable time."""
+    from trace_check.traces.validation import WINDOW
+
+    rows = ["| events | trace | how | invariants | verdict | TLC runs | wall time | per 1,000 events | "
+            "peak memory (Python / TLC) |", "|---:|---:|---|---|---|---:|---:|---:|---|"]
+    for n in sizes:
+        head, events = simulate(Workload.parse(SCALE_WORKLOAD), FAULTS, 1, max_events=n)
+        path = tmp / f"scale-{n}.jsonl"
+        write_trace(path, head, events)
+        del events
+        size = path.stat().st_size / 1e6
+        plans = [(WINDOW, True), (WINDOW, False)] if n <= every_up_to else [(WINDOW, False)]
+        if n <= whole_up_to:
+            plans += [(n + 1, True), (n + 1, False)] if n <= every_up_to else [(n + 1, False)]
+        for window, every in plans:
+            r = _check_child(path, window, every, timeout)
+            how = "one run" if window > n else f"windows of {window:,}"
+            verdict = r["status"] if r["status"] != "error" else f"error: {r['message']}"
+            rows.append(f"| {n:,} | {size:.1f} MB | {how} | {'every event' if every else 'at the end'} | {verdict} | "
+                        f"{r['windows']} | {r['wall']:.1f} s | {1000 * r['wall'] / n:.2f} s | "
+                        f"{r['python_rss_mb']:,.0f} MB / {r['tlc_rss_mb']:,.0f} MB |")
+            print(rows[-1], flush=True)
+    return "\n".join(rows)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--print", action="store_true", help="print only; do not rewrite docs/benchmarks.md")
@@ -193,9 +252,21 @@ def main() -> int:
                         help="measure the simulation and validation times only; keep the recorded zoo and mutation results")
     parser.add_argument("--zoo", action="store_true",
                         help="measure the bug zoo only; keep the recorded simulation, validation and mutation results")
+    parser.add_argument("--scale", action="store_true", help="long traces: time and memory of windowed checks (section bench:scale)")
+    parser.add_argument("--sizes", default=",".join(str(n) for n in SCALE_SIZES), help="--scale: trace lengths, comma-separated")
+    parser.add_argument("--whole-up-to", type=int, default=10_000, help="--scale: also check in one TLC run up to this length")
+    parser.add_argument("--every-up-to", type=int, default=10_000, help="--scale: check after every event up to this length")
+    parser.add_argument("--timeout", type=float, default=1800.0, help="--scale: seconds per TLC run")
     args = parser.parse_args()
     if args.zoo:
         return zoo_only(args.print)
+    if args.scale:
+        sizes = tuple(int(x) for x in args.sizes.split(","))
+        with tempfile.TemporaryDirectory(prefix="txconform-bench-") as t:
+            table = scale_table(Path(t), sizes, args.whole_up_to, args.every_up_to, args.timeout)
+        command = (f"python scripts/bench_traces.py --scale --sizes {args.sizes} --whole-up-to {args.whole_up_to} "
+                   f"--every-up-to {args.every_up_to}")
+        return record("scale", stamp(command) + table, args.print, "bench_traces")
     with tempfile.TemporaryDirectory(prefix="txconform-bench-") as t:
         tmp = Path(t)
         parts = ["### Simulation", "", simulation_rate(), "", "### Trace validation", "", validation_times(tmp)]

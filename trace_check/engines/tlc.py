@@ -240,6 +240,13 @@ def prepare_workdir(task: CheckTask, workdir: Path) -> Path:
 JAVA_OPTS_ENV = "TXCONFORM_TLC_JAVA_OPTS"
 
 
+def heap_option(task: CheckTask) -> list[str]:
+    """The task's heap limit, unless the user's JVM options set one."""
+    if task.tlc.heap is None or any(w.startswith("-Xmx") for w in java_options()):
+        return []
+    return [f"-Xmx{task.tlc.heap}"]
+
+
 def java_options() -> list[str]:
     """The JVM options of ``$TXCONFORM_TLC_JAVA_OPTS`` (shell words), for TLC's JVM: a bigger heap
     (``-Xmx16g``) for a large model, or one of TLC's system properties, such as
@@ -267,6 +274,7 @@ def build_command(
     cmd = [
         str(java),
         "-XX:+UseParallelGC",
+        *heap_option(task),
         *java_options(),
         # TLC 2.15 unpacks its standard modules (Integers.tla, ...) into java.io.tmpdir; runs that
         # share /tmp race on those files and fail to parse now and then. Each run gets its own.

@@ -36,6 +36,9 @@ class TlcOptions:
     view: Optional[str] = None
     workers: int = 1
     check_deadlock: bool = True
+    # The JVM's heap limit (-Xmx) unless $TXCONFORM_TLC_JAVA_OPTS sets one; None: Java's default
+    # (a quarter of the memory), which a long run fills with garbage before it collects any.
+    heap: Optional[str] = None
 
 
 @attrs.frozen

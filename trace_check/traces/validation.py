@@ -285,7 +285,7 @@ def _task(trace: Trace, workdir: Path, invariants: tuple[str, ...], timeout: flo
         invariants=invariants,
         init=init,
         next="TraceNext",
-        tlc=TlcOptions(workers=1, check_deadlock=False, view="TraceView" if view else None),
+        tlc=TlcOptions(workers=1, check_deadlock=False, view="TraceView" if view else None, heap=HEAP),
         apalache=ApalacheOptions(length=len(trace.events) + 1),
         timeout=timeout,
     )
@@ -315,7 +315,11 @@ def _explain(diag: str, ev: dict[str, Any], trace: Trace, n: int, prefix: Prefix
     return "the step is possible, but not with all of the event's logged fields together"
 
 
-WINDOW = 5_000  # events per TLC run (docs/benchmarks.md: "Windows")
+WINDOW = 5_000  # events per TLC run (docs/benchmarks.md: "Long traces")
+# TLC's heap for a trace check: a window holds few states (docs/benchmarks.md: 10,004 events at the end
+# peaked at 1.3 GB with Java's default heap and at 0.6 GB with 1 GB, in the same time).
+# $TXCONFORM_TLC_JAVA_OPTS=-Xmx4g overrides it.
+HEAP = "1g"
 
 
 def _engine(trace: Trace, engine: str) -> str:
@@ -506,6 +510,9 @@ def _check_window(
         return verdict, None
     if r.outcome is not Outcome.HOLDS:
         log = f" (engine log: {r.log_file})" if r.log_file else ""
+        if r.log_file and "OutOfMemoryError" in r.log_file.read_text(encoding="utf-8", errors="replace"):
+            log += (f"; TLC ran out of its {HEAP} heap: give it more with TXCONFORM_TLC_JAVA_OPTS=-Xmx4g, "
+                    "or check in smaller windows (--window)")
         return Verdict(Status.ERROR, wall_time=r.wall_time, message=f"{r.outcome.value}: {r.message}{log}", **common), None
     stuck = min(r.depth or 1, len(win.events))
     run2 = folder / "diagnose"
