@@ -225,15 +225,17 @@ def scale_table(tmp: Path, sizes: tuple[int, ...], whole_up_to: int, every_up_to
 
     rows = ["| events | trace | how | invariants | verdict | TLC runs | wall time | per 1,000 events | "
             "peak memory (Python / TLC) |", "|---:|---:|---|---|---|---:|---:|---:|---|"]
-    for n in sizes:
-        head, events = simulate(Workload.parse(SCALE_WORKLOAD), FAULTS, 1, max_events=n)
+    for target in sizes:
+        head, events = simulate(Workload.parse(SCALE_WORKLOAD), FAULTS, 1, max_events=target)
+        n = len(events)
         path = tmp / f"scale-{n}.jsonl"
         write_trace(path, head, events)
         del events
         size = path.stat().st_size / 1e6
-        plans = [(WINDOW, True), (WINDOW, False)] if n <= every_up_to else [(WINDOW, False)]
-        if n <= whole_up_to:
-            plans += [(n + 1, True), (n + 1, False)] if n <= every_up_to else [(n + 1, False)]
+        windows = WINDOW < n  # else the default is one run already
+        plans = [(WINDOW, every) for every in (True, False) if n <= every_up_to or not every] if windows else []
+        if n <= whole_up_to or not windows:
+            plans += [(n + 1, every) for every in (True, False) if n <= every_up_to or not every]
         for window, every in plans:
             r = _check_child(path, window, every, timeout)
             how = "one run" if window > n else f"windows of {window:,}"

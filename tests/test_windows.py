@@ -123,7 +123,7 @@ def test_mutants_are_rejected_at_the_same_event_for_the_same_reason(faulty: Trac
         else:
             continue
         compared[whole.status.value] = compared.get(whole.status.value, 0) + 1
-        if compared["rejected"] >= 2 and compared["accepted"] >= 1:
+        if compared["rejected"] >= 1 and compared["accepted"] >= 1:
             return
     raise AssertionError(f"too few mutants compared: {compared}")
 
@@ -159,7 +159,7 @@ def test_at_the_end_only_the_last_window_checks_the_invariants(faulty: Trace) ->
     same(whole, check_trace(faulty, every_step=False, ends=[len(faulty.events) // 2]))
 
 
-@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     seed=st.integers(0, 10_000),
     workload=st.sampled_from(["transfer:version=TV1,aborts=true", "transfer:aborts=true,txns=2", "ctp:aborts=true", "transfer:version=TV1V"]),
@@ -259,3 +259,52 @@ def test_a_log_cut_below_the_window_start_is_checked_again_without_the_view(tmp_
     same(whole, windowed)
     assert (work / "window2" / "accept-without-view").is_dir()
     assert "VIEW TraceView" in (work / "window2" / "accept" / "TraceRun.cfg").read_text()
+
+
+# --- After every event: each invariant where a variable it reads changed (trace_check/traces/reads.py) ---
+
+
+def test_what_an_invariant_reads_is_found_through_the_definitions_it_names() -> None:
+    from trace_check.traces.reads import ReadsError, reads
+    from trace_check.traces.validation import invariants_of
+
+    kafka = protocols.get("kafka")
+    assert reads(kafka, "MarkerSafety") == {"plog"}
+    assert {"net", "plog"} <= reads(kafka, "Atomicity")  # net through Quiescent
+    assert "l" not in reads(kafka, "ReadCommitted")  # \E is a quantifier, not the trace spec's E (which reads l)
+    for name in ("kafka", "ydb", "cone"):
+        protocol = protocols.get(name)
+        variables = set(handoff.spec_variables(protocol))
+        for inv in invariants_of(protocol):
+            assert reads(protocol, inv) <= variables - {"l"}, (name, inv)
+    with pytest.raises(ReadsError, match="define no Nonexistent"):
+        reads(kafka, "Nonexistent")
+
+
+def test_checking_where_what_an_invariant_reads_changed_finds_what_checking_every_state_finds(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guard against the plain form (each invariant in every state) on runs of the TV1 late
+    EndTxn bug, which break an invariant after some event, and one run that breaks none."""
+    import trace_check.traces.validation as validation
+
+    schedule = Schedule((Fault(0, "delay", 0, 40, "EndTxn"), Fault(0, "retry", 0, 0, "EndTxn")))
+    seen = set()
+    for seed in range(40):
+        head, events = simulate(Workload.parse("transfer:version=TV1,txns=3"), Faults(), seed, schedule=schedule)
+        write_trace(tmp_path / f"late-{seed}.jsonl", head, events)
+        trace = read_trace(tmp_path / f"late-{seed}.jsonl")
+        guarded = check_trace(trace, every_step=True)
+        if guarded.status.value in seen:
+            continue
+        seen.add(guarded.status.value)
+        with monkeypatch.context() as m:
+            m.setattr(validation, "changed_definitions", lambda protocol, init: [
+                "VARIABLE traceChanged", f"TraceChangedInit == {init} /\\ traceChanged = {{}}",
+                "TraceChangedNext == TraceNext /\\ UNCHANGED traceChanged",
+                *[f"TraceInv_{i} == {i}" for i in validation.invariants_of(protocol)]])
+            plain = check_trace(trace, every_step=True)
+        assert (guarded.status, guarded.at_event, guarded.invariant) == (plain.status, plain.at_event, plain.invariant)
+        assert guarded.distinct_states == plain.distinct_states
+        if seen >= {"violates", "accepted"}:
+            return
+    raise AssertionError(f"wanted a run that breaks an invariant and one that does not; got {seen}")

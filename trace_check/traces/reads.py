@@ -1,0 +1,94 @@
+"""Which variables a definition of a spec reads: every variable named in its body or in the body of
+a definition it names, transitively, over the trace module and the modules of ``spec_dir`` it
+extends.
+
+The answer is an over-approximation, which is what makes its use exact: a name that is a bound
+variable or a record field as well as a spec variable counts as read, so a definition may be said
+to read a variable it does not, never the other way round. Every way TLA+ gives a definition to
+read a variable names the variable or a definition that does (these specs have no INSTANCE). A
+definition sees only the variables of its own module and of the modules that module extends.
+
+The checker uses it to check an invariant after a step only when the step changed a variable the
+invariant reads (``TraceChanged`` in trace_check/traces/validation.py): if none changed, the
+invariant has the value it had in the state before, where it held.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+
+import attrs
+
+from trace_check.traces.handoff import _COMMENT_RE, _EXTENDS_RE, _STRING_RE, _VARIABLES_RE
+from trace_check.traces.protocol import Protocol
+
+_DEFINITION_RE = re.compile(r"^([A-Za-z_]\w*)\s*(?:\([^)]*\)|\[[^\]]*\])?\s*==", re.MULTILINE)
+_IDENT_RE = re.compile(r"[A-Za-z_]\w*")
+_BACKSLASH_RE = re.compile(r"\\[A-Za-z]+")  # \E, \A, \in, \o: operators, not names (E may be a definition)
+
+
+class ReadsError(RuntimeError):
+    """A name the spec text does not define (a bug in the caller or in the protocol's plug-in)."""
+
+
+@attrs.frozen
+class _Spec:
+    bodies: dict[str, str]  # each definition's body (a name defined twice: both bodies)
+    visible: dict[str, frozenset[str]]  # the variables a definition can name: its module's and those it extends
+
+
+def _scan(spec_dir: Path, module: str, seen: dict[str, frozenset[str]], spec: _Spec) -> frozenset[str]:
+    """Read ``module`` and what it extends; the variables visible in it."""
+    if module in seen:
+        return seen[module]
+    seen[module] = frozenset()
+    path = spec_dir / f"{module}.tla"
+    if not path.is_file():
+        return frozenset()  # a standard module: it declares no variable, and its operators read none
+    text = _STRING_RE.sub('""', _COMMENT_RE.sub(" ", path.read_text(encoding="utf-8")))
+    text = _BACKSLASH_RE.sub(" ", text)
+    visible: set[str] = set()
+    for m in _EXTENDS_RE.finditer(text):
+        for name in m.group(1).split(","):
+            visible |= _scan(spec_dir, name.strip(), seen, spec)
+    for m in _VARIABLES_RE.finditer(text):
+        visible |= {v.strip() for v in m.group(1).split(",")}
+    seen[module] = frozenset(visible)
+    starts = list(_DEFINITION_RE.finditer(text))
+    for k, m in enumerate(starts):
+        end = starts[k + 1].start() if k + 1 < len(starts) else len(text)
+        name = m.group(1)
+        spec.bodies[name] = spec.bodies.get(name, "") + " " + text[m.end() : end]
+        spec.visible[name] = spec.visible.get(name, frozenset()) | seen[module]
+    return seen[module]
+
+
+@functools.lru_cache(maxsize=8)
+def _spec(spec_dir: Path, trace_module: str) -> _Spec:
+    spec = _Spec({}, {})
+    _scan(spec_dir, trace_module, {}, spec)
+    return spec
+
+
+def reads(protocol: Protocol, name: str) -> frozenset[str]:
+    """The variables definition ``name`` of the protocol's trace spec reads (an over-approximation)."""
+    spec = _spec(protocol.spec_dir, protocol.trace_module)
+    if name not in spec.bodies:
+        raise ReadsError(f"{protocol.trace_module} and the modules it extends define no {name}")
+    found: set[str] = set()
+    done: set[str] = set()
+    todo = [name]
+    while todo:
+        d = todo.pop()
+        if d in done:
+            continue
+        done.add(d)
+        variables = spec.visible[d]  # a module cannot name a variable of a module that extends it
+        for ident in _IDENT_RE.findall(spec.bodies[d]):
+            if ident in variables:
+                found.add(ident)
+            elif ident in spec.bodies and ident not in done:
+                todo.append(ident)
+    return frozenset(found)
