@@ -233,9 +233,9 @@ def scale_table(tmp: Path, sizes: tuple[int, ...], whole_up_to: int, every_up_to
         del events
         size = path.stat().st_size / 1e6
         windows = WINDOW < n  # else the default is one run already
-        plans = [(WINDOW, every) for every in (True, False) if n <= every_up_to or not every] if windows else []
-        if n <= whole_up_to or not windows:
-            plans += [(n + 1, every) for every in (True, False) if n <= every_up_to or not every]
+        plans = [(WINDOW, every) for every in (True, False) if target <= every_up_to or not every] if windows else []
+        if target <= whole_up_to or not windows:
+            plans += [(n + 1, every) for every in (True, False) if target <= every_up_to or not every]
         for window, every in plans:
             r = _check_child(path, window, every, timeout)
             how = "one run" if window > n else f"windows of {window:,}"

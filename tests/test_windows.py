@@ -308,3 +308,15 @@ def test_checking_where_what_an_invariant_reads_changed_finds_what_checking_ever
         if seen >= {"violates", "accepted"}:
             return
     raise AssertionError(f"wanted a run that breaks an invariant and one that does not; got {seen}")
+
+
+@pytest.mark.parametrize("window", ["0", "-3"])
+def test_a_window_of_no_events_is_a_one_line_error(faulty: Trace, tmp_path: Path, window: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from trace_check.cli.main import main
+
+    path = write(tmp_path / "t.jsonl", faulty.header, list(faulty.events))
+    assert main(["check", "--window", window, str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"--window {window}: a window holds at least 1 event; give a number such as 5000" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
