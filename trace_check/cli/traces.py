@@ -18,7 +18,7 @@ from trace_check.errors import TxconformError
 from trace_check.traces.format import spec_hash, write_trace
 from trace_check.traces.protocol import ProtocolInputError, SimulateOptions
 from trace_check.traces.reader import count_events, read_trace
-from trace_check.traces.validation import WINDOW, Status, Verdict, check_trace_file
+from trace_check.traces.validation import WINDOW, Status, Verdict, check_trace_file, window_size
 from trace_check.values.tla import format_value
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -104,8 +104,7 @@ def cmd_simulate(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
-    if args.window is not None and args.window < 1:
-        raise TxconformError(f"--window {args.window}: a window holds at least 1 event; give a number such as {WINDOW}")
+    window_size(args.window)  # a bad --window is an error before the trace is read
     # Every line is checked before any engine runs; the events are then read again window by window.
     events = count_events(args.trace)
     head = read_trace(args.trace, limit=1)

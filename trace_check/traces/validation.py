@@ -367,7 +367,8 @@ def _engine(trace: Trace, engine: str) -> str:
     return name
 
 
-def _window_size(window: Optional[int]) -> int:
+def window_size(window: Optional[int]) -> int:
+    """The events per window: ``window``, or WINDOW when it is None; a one-line error below 1."""
     if window is None:
         return WINDOW
     if window < 1:
@@ -390,7 +391,7 @@ def check_trace(
     trace in windows of ``window`` events (default WINDOW), or in windows that end after the
     events ``ends``, each starting from the states the last one ended in: the verdict is the same
     as one run's."""
-    windows = windows_of(trace, _window_size(window)) if ends is None else windows_ending(trace, ends)
+    windows = windows_of(trace, window_size(window)) if ends is None else windows_ending(trace, ends)
     return _check(_Source(trace, windows, len(trace.events), lambda n: [dict(e) for e in trace.events[:n]], lambda: trace),
                   engine, every_step, timeout, workdir, on_progress)
 
@@ -409,7 +410,7 @@ def check_trace_file(
     events, not the trace. ``events`` is the number of events, if the caller has already checked
     the whole file (``reader.count_events``): every line is checked before any engine runs."""
     total = count_events(path) if events is None else events
-    source = _Source(read_trace(path, limit=1), read_windows(path, _window_size(window)), total,
+    source = _Source(read_trace(path, limit=1), read_windows(path, window_size(window)), total,
                      lambda n: [dict(e) for e in read_trace(path, limit=n).events], lambda: read_trace(path))
     return _check(source, engine, every_step, timeout, workdir, on_progress)
 
