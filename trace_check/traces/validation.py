@@ -159,7 +159,7 @@ def changed_definitions(protocol: Protocol, init: str) -> list[str]:
     r"""After every event, each invariant X is checked in the states where a variable it reads
     (trace_check/traces/reads.py, an over-approximation) differs from the state before, and in
     the initial states. The others need no check: X reads the same values there as in the state
-    before, where it held. ``traceChanged``, a variable of the generated module, holds the names
+    before, where it held. ``traceChanged``, a variable of the generated module, holds the numbers of the variables
     that differ (all of them in an initial state); the view (``TraceView``) leaves it out, so the
     states TLC tells apart are the spec's.
 
@@ -168,15 +168,16 @@ def changed_definitions(protocol: Protocol, init: str) -> list[str]:
     TLC action property, [][UNCHANGED reads \/ X']_l, had no verdict in 600 s.)"""
     invariants = invariants_of(protocol)
     read = {inv: sorted(reads(protocol, inv)) for inv in invariants}
-    names = sorted({v for vs in read.values() for v in vs})
-    quoted = ", ".join(tla_string(n) for n in names)
-    lines = ["VARIABLE traceChanged", "", f"TraceChangedNames == {{{quoted}}}",
+    # Each variable by its number, not its name: a string in the module would change the order in
+    # which TLC prints record fields of the same name (specs/README.md), and with it the docs.
+    number = {n: k for k, n in enumerate(sorted({v for vs in read.values() for v in vs}), 1)}
+    lines = ["VARIABLE traceChanged", "", f"TraceChangedNames == 1..{len(number)}",
              f"TraceChangedInit == {init} /\\ traceChanged = TraceChangedNames"]
-    diffs = " \\cup ".join(f"(IF {n}' = {n} THEN {{}} ELSE {{{tla_string(n)}}})" for n in names) or "{}"
+    diffs = " \\cup ".join(f"(IF {n}' = {n} THEN {{}} ELSE {{{k}}})" for n, k in number.items()) or "{}"
     lines.append(f"TraceChangedNext == TraceNext /\\ traceChanged' = {diffs}")
     for inv in invariants:
         if read[inv]:
-            lines.append(f"TraceInv_{inv} == traceChanged \\cap {{{', '.join(tla_string(v) for v in read[inv])}}} # {{}} => {inv}")
+            lines.append(f"TraceInv_{inv} == traceChanged \\cap {{{', '.join(str(number[v]) for v in read[inv])}}} # {{}} => {inv}")
         else:
             lines.append(f"TraceInv_{inv} == l = 1 => {inv}")
     return lines
