@@ -126,11 +126,30 @@ def once_per_session(args: list[str], run: Optional[Callable[[], str]] = None) -
         return output
 
 
-@pytest.mark.parametrize("path", gen_docs.doc_files(), ids=lambda p: str(p.relative_to(ROOT)))
-def test_generated_blocks_match_a_fresh_run(path: Path, txconform: gen_docs.Runner) -> None:
+def _writes(args: str) -> bool:
+    return "--out" in args.split() or args.startswith("generate-logs")
+
+
+def _each_block() -> list[Any]:
+    """One test per block, so that the two workers share a long document's blocks; a document
+    with a block that writes a file (a later block may read it) stays one test, run in order."""
+    params = []
+    for path in gen_docs.doc_files():
+        found = blocks(path)
+        name = str(path.relative_to(ROOT))
+        if any(_writes(args) for _, args, _ in found):
+            params.append(pytest.param(path, None, id=name))
+        else:
+            params += [pytest.param(path, k, id=f"{name}#{k + 1}") for k in range(len(found))]
+    return params
+
+
+@pytest.mark.parametrize(("path", "k"), _each_block())
+def test_generated_blocks_match_a_fresh_run(path: Path, k: Optional[int], txconform: gen_docs.Runner) -> None:
     if not (Path(sys.executable).parent / "txconform").exists():
         pytest.skip("the txconform console script is not installed in this environment")
-    for kind, args, body in blocks(path):
+    found = blocks(path)
+    for kind, args, body in found if k is None else [found[k]]:
         fresh = gen_docs.render(kind, args, txconform)
         assert gen_docs.comparable(fresh) == gen_docs.comparable(body), (
             f"{path.name}: the block for `{args}` is out of date; run `python scripts/gen_docs.py`"

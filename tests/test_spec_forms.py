@@ -25,3 +25,29 @@ def test_atomicity_through_fates_equals_atomicity_through_pairs(tmp_path: Path) 
     assert r.outcome is Outcome.HOLDS, f"{r.message} (log: {r.log_file})"
     # every state, past the first violation the registered model stops at
     assert r.distinct_states is not None and torn.distinct_states is not None and r.distinct_states > torn.distinct_states
+
+
+# Models whose states hold what each log operator reads: aborted and torn transactions, the
+# inclusive LSO, duplicates, gaps in sequences, restarts, expiry, unclean elections, zombies. All
+# but the last are models of a bug, whose states include ones where an invariant fails.
+LOG_FORM_MODELS = (
+    "kafka_tv1_late_endtxn_torn",
+    "kafka_lso_inclusive",
+    "kafka_no_idempotence",
+    "kafka_restart_forgets_producers",
+    "kafka_restart_state_lost",
+    "kafka_tv2_no_lowest_sequence",
+    "kafka_tv1v_verify_pending",
+    "kafka_early_producer_expiry",
+    "kafka_unclean_election",
+    "kafka_zombie_never_commits",
+)
+
+
+@pytest.mark.parametrize("name", LOG_FORM_MODELS)
+def test_log_operators_equal_their_first_forms(tmp_path: Path, name: str) -> None:
+    model = next(m for m in REGISTRY.models if m.name == name)
+    agree = attrs.evolve(model.task, invariants=("LogFormsAgree",), properties=())
+    r = run_task("tlc", agree, tmp_path)
+    assert r.outcome is Outcome.HOLDS, f"{r.message} (log: {r.log_file})"
+    assert r.distinct_states is not None and model.distinct_states is not None and r.distinct_states >= model.distinct_states

@@ -281,6 +281,24 @@ def test_what_an_invariant_reads_is_found_through_the_definitions_it_names() -> 
         reads(kafka, "Nonexistent")
 
 
+def test_an_invariant_made_of_named_parts_is_checked_part_by_part() -> None:
+    from trace_check.traces.reads import ReadsError, conjuncts, reads
+    from trace_check.traces.validation import changed_definitions
+
+    kafka = protocols.get("kafka")
+    assert conjuncts(kafka, "Atomicity") == ("AtomicityNow", "AtomicityWhenQuiescent")
+    assert reads(kafka, "AtomicityNow") == {"plog"}  # checked only after a step that changed a log
+    assert "net" in reads(kafka, "AtomicityWhenQuiescent")
+    assert conjuncts(protocols.get("ydb"), "ExactlyOnce") == ("NoDuplicates", "NoLoss")
+    for name in ("MarkerSafety", "TypeOK", "Quiescent", "AtomicityWith"):  # not a conjunction of names alone
+        assert conjuncts(kafka, name) == (name,)
+    with pytest.raises(ReadsError, match="define no Nonexistent"):
+        conjuncts(kafka, "Nonexistent")
+    lines = changed_definitions(kafka, "TraceInit")
+    atomicity = next(x for x in lines if x.startswith("TraceInv_Atomicity =="))
+    assert atomicity.count("=>") == 2 and "=> AtomicityNow)" in atomicity and "=> AtomicityWhenQuiescent)" in atomicity
+
+
 def test_checking_where_what_an_invariant_reads_changed_finds_what_checking_every_state_finds(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The guard against the plain form (each invariant in every state) on runs of the TV1 late

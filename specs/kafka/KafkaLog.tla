@@ -44,12 +44,30 @@ IsData(log, i) == log[i].kind = "data"
 \* @type: (Seq($entry), Int) => Bool;
 IsMarker(log, i) == log[i].kind = "marker"
 
+\* The least j in lo..hi with P(j), or hi + 1 when there is none
+\* (lo <= hi + 1). TLC tries the elements of an interval in ascending order
+\* and stops at the first that qualifies, and a conjunction at its first
+\* false part, so this takes time in proportion to j - lo, not to hi - lo:
+\* the log operators below look only as far as the entry they need, which
+\* keeps checking a long trace's log linear in its length. (Their first
+\* forms, through sets of every entry, are in MCKafkaTxn; LogFormsAgree
+\* checks that both agree.)
+\* @type: (Int, Int, Int => Bool) => Int;
+FirstFrom(lo, hi, P(_)) ==
+    CHOOSE j \in lo..(hi + 1) : (j = hi + 1 \/ P(j)) /\ \A k \in lo..(j - 1) : ~P(k)
+
+\* The greatest j in lo..hi with P(j), or lo - 1 when there is none
+\* (lo <= hi + 1), searched from hi down.
+\* @type: (Int, Int, Int => Bool) => Int;
+LastUpTo(lo, hi, P(_)) ==
+    hi - (CHOOSE d \in 0..(hi - lo + 1) : (d = hi - lo + 1 \/ P(hi - d)) /\ \A e \in 0..(d - 1) : ~P(hi - e))
+
 \* The index of the marker that closes data entry i (its producer's next
 \* marker), or 0 while the record's transaction is open on this partition.
 \* @type: (Seq($entry), Int) => Int;
 CloserOf(log, i) ==
-    LET later == {j \in DOMAIN log : j > i /\ IsMarker(log, j) /\ log[j].pid = log[i].pid}
-    IN IF later = {} THEN 0 ELSE MinOf(later)
+    LET c == FirstFrom(i + 1, Len(log), LAMBDA j : IsMarker(log, j) /\ log[j].pid = log[i].pid)
+    IN IF c > Len(log) THEN 0 ELSE c
 
 \* "committed", "aborted" or "open".
 \* @type: (Seq($entry), Int) => Str;
@@ -59,9 +77,7 @@ Fate(log, i) ==
 
 \* The marker of entry c's producer before c (0 if none).
 \* @type: (Seq($entry), Int) => Int;
-PrevMarker(log, c) ==
-    LET before == {j \in 1..(c - 1) : IsMarker(log, j) /\ log[j].pid = log[c].pid}
-    IN IF before = {} THEN 0 ELSE MaxOf(before)
+PrevMarker(log, c) == LastUpTo(1, c - 1, LAMBDA j : IsMarker(log, j) /\ log[j].pid = log[c].pid)
 
 \* The data entries marker c closes: its producer's records since the
 \* producer's previous marker.
@@ -76,10 +92,8 @@ Producers(log) == {log[i].pid : i \in DOMAIN log}
 \* transaction starts (Len(log) + 1 when P has none).
 \* @type: (Seq($entry), Str) => Int;
 FirstOpen(log, P) ==
-    LET markers == {j \in DOMAIN log : IsMarker(log, j) /\ log[j].pid = P}
-        last == IF markers = {} THEN 0 ELSE MaxOf(markers)
-        open == {i \in (last + 1)..Len(log) : IsData(log, i) /\ log[i].pid = P}
-    IN IF open = {} THEN Len(log) + 1 ELSE MinOf(open)
+    LET last == LastUpTo(1, Len(log), LAMBDA j : IsMarker(log, j) /\ log[j].pid = P)
+    IN FirstFrom(last + 1, Len(log), LAMBDA i : IsData(log, i) /\ log[i].pid = P)
 
 \* The last stable offset, as a 1-based index: entries before it are stable.
 \* (The first offset of the earliest open transaction: the same as the least
@@ -89,30 +103,39 @@ LSO(log) ==
     LET firsts == {FirstOpen(log, P) : P \in Producers(log)}
     IN IF firsts = {} THEN Len(log) + 1 ELSE MinOf(firsts)
 
-\* The aborted-transaction index: one range per ABORT marker that closed data.
+\* The aborted-transaction index, as Kafka's TransactionIndex keeps it
+\* (AbortedTxn: producer, first offset, last offset): one range per ABORT
+\* marker that closed data, from the first record it closed to the marker.
+\* As a function from the marker's index to the range's first index.
+\* @type: (Seq($entry)) => (Int -> Int);
+AbortedRanges(log) ==
+    LET closing == {c \in DOMAIN log : IsMarker(log, c) /\ ~log[c].commit /\ ClosedBy(log, c) # {}}
+    IN [c \in closing |-> MinOf(ClosedBy(log, c))]
+
+\* The same index as a set of ranges.
 \* @type: (Seq($entry)) => Set($aborted);
 AbortedIndex(log) ==
-    LET closing == {c \in DOMAIN log : IsMarker(log, c) /\ ~log[c].commit}
-    IN { [pid |-> log[c].pid, first |-> MinOf(ClosedBy(log, c)), last |-> c] :
-           c \in {m \in closing : ClosedBy(log, m) # {}} }
+    LET ranges == AbortedRanges(log)
+    IN {[pid |-> log[c].pid, first |-> ranges[c], last |-> c] : c \in DOMAIN ranges}
 
-\* @type: (Seq($entry), Int, Set($aborted)) => Bool;
-InAborted(log, i, index) ==
-    \E a \in index : a.pid = log[i].pid /\ a.first <= i /\ i <= a.last
-
-\* @type: (Seq($entry), Int) => Bool;
-InAbortedRange(log, i) == InAborted(log, i, AbortedIndex(log))
+\* Is data entry i inside an aborted range of its producer? Its producer's
+\* ranges do not overlap and each ends at a marker of that producer, so the
+\* only one that can hold i is the one that ends at i's closer.
+\* @type: (Seq($entry), Int, Int -> Int) => Bool;
+InAborted(log, i, ranges) ==
+    LET c == CloserOf(log, i)
+    IN c \in DOMAIN ranges /\ ranges[c] <= i
 
 \* The data entries a read_committed consumer reading the whole log gets.
 \* `inclusive` makes the LSO an inclusive bound (Redpanda's 2022 bug).
 \* @type: (Seq($entry), Bool) => Set(Int);
 ReadCommittedFetch(log, inclusive) ==
     LET lso == LSO(log)
-        index == AbortedIndex(log)
+        ranges == AbortedRanges(log)
     IN { i \in DOMAIN log :
            /\ IsData(log, i)
            /\ IF inclusive THEN i <= lso ELSE i < lso
-           /\ ~InAborted(log, i, index) }
+           /\ ~InAborted(log, i, ranges) }
 
 \* The data entries a read_uncommitted consumer gets: all of them.
 \* @type: (Seq($entry)) => Set(Int);

@@ -431,8 +431,7 @@ Gtx(i) == <<i[1], i[2], cl[i].txn>>
 \* last. Every other instance is a zombie.
 \* @type: (Str) => Int;
 LatestInstance(t) ==
-    LET grants == {j \in DOMAIN tlog[t] : tlog[t][j].st = "Empty" \/ IsFence(tlog[t][j].endBy)}
-        last == IF grants = {} THEN 0 ELSE MaxOf(grants)
+    LET last == LastUpTo(1, Len(tlog[t]), LAMBDA j : tlog[t][j].st = "Empty" \/ IsFence(tlog[t][j].endBy))
     IN IF last = 0 THEN 0
        ELSE IF tlog[t][last].st = "Empty" THEN tlog[t][last].gtx[2] ELSE tlog[t][last].endBy[2]
 
@@ -1466,17 +1465,18 @@ LeaderMarker(m) ==
 \* forgotten.
 \* @type: (Seq($entry), Str, Int) => $pstate;
 LoadedProducerState(log, t, from) ==
-    LET es == {i \in DOMAIN log : i > from /\ log[i].pid = t}
-    IN IF es = {} THEN [FreshProducerState[t] EXCEPT !.from = from]
-       ELSE LET last == MaxOf(es)
-                epoch == log[last].epoch
-                cur == {i \in es : IsData(log, i) /\ log[i].epoch = epoch}
-                lastSeq == IF cur = {} THEN -1 ELSE log[MaxOf(cur)].seq
-                markers == {i \in es : IsMarker(log, i)}
+    \* (Searched from the log end back: linear in what it reads, where the
+    \* first form, MCKafkaTxn's LoadedProducerStateBySets, read every entry.)
+    LET last == IF from >= Len(log) THEN from ELSE LastUpTo(from + 1, Len(log), LAMBDA i : log[i].pid = t)
+    IN IF last <= from THEN [FreshProducerState[t] EXCEPT !.from = from]
+       ELSE LET epoch == log[last].epoch
+                cur == LastUpTo(from + 1, last, LAMBDA i : log[i].pid = t /\ IsData(log, i) /\ log[i].epoch = epoch)
+                lastSeq == IF cur <= from THEN -1 ELSE log[cur].seq
+                marker == LastUpTo(from + 1, last, LAMBDA i : log[i].pid = t /\ IsMarker(log, i))
             IN [epoch |-> epoch, lastSeq |-> lastSeq,
-                seqs |-> IF cur = {} THEN {} ELSE {lastSeq},
+                seqs |-> IF cur <= from THEN {} ELSE {lastSeq},
                 open |-> IsData(log, last),
-                cepoch |-> IF markers = {} THEN -1 ELSE log[MaxOf(markers)].cepoch,
+                cepoch |-> IF marker <= from THEN -1 ELSE log[marker].cepoch,
                 from |-> from, vepoch |-> -1, vseq |-> -1]
 
 \* The produce requests and answers of partition p that die with their

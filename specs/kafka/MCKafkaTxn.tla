@@ -49,6 +49,102 @@ AtomicityPairwise ==
 \* states where both fail).
 AtomicityFormsAgree == Atomicity = AtomicityPairwise
 
+\* The log operators as first written, through sets of every entry
+\* (KafkaLog, KafkaTxnProperties and LoadedProducerState now look only as
+\* far as the entry they need, so that a long trace's log costs time linear
+\* in its length).
+\* @type: (Seq($entry), Int) => Int;
+CloserOfBySets(log, i) ==
+    LET later == {j \in DOMAIN log : j > i /\ IsMarker(log, j) /\ log[j].pid = log[i].pid}
+    IN IF later = {} THEN 0 ELSE MinOf(later)
+
+\* @type: (Seq($entry), Int) => Int;
+PrevMarkerBySets(log, c) ==
+    LET before == {j \in 1..(c - 1) : IsMarker(log, j) /\ log[j].pid = log[c].pid}
+    IN IF before = {} THEN 0 ELSE MaxOf(before)
+
+\* @type: (Seq($entry), Int) => Set(Int);
+ClosedByBySets(log, c) == {i \in (PrevMarkerBySets(log, c) + 1)..(c - 1) : IsData(log, i) /\ log[i].pid = log[c].pid}
+
+\* @type: (Seq($entry), Str) => Int;
+FirstOpenBySets(log, P) ==
+    LET markers == {j \in DOMAIN log : IsMarker(log, j) /\ log[j].pid = P}
+        last == IF markers = {} THEN 0 ELSE MaxOf(markers)
+        open == {i \in (last + 1)..Len(log) : IsData(log, i) /\ log[i].pid = P}
+    IN IF open = {} THEN Len(log) + 1 ELSE MinOf(open)
+
+\* @type: (Seq($entry)) => Int;
+LSOBySets(log) ==
+    LET firsts == {FirstOpenBySets(log, P) : P \in Producers(log)}
+    IN IF firsts = {} THEN Len(log) + 1 ELSE MinOf(firsts)
+
+\* @type: (Seq($entry)) => Set($aborted);
+AbortedIndexBySets(log) ==
+    LET closing == {c \in DOMAIN log : IsMarker(log, c) /\ ~log[c].commit}
+    IN { [pid |-> log[c].pid, first |-> MinOf(ClosedByBySets(log, c)), last |-> c] :
+           c \in {m \in closing : ClosedByBySets(log, m) # {}} }
+
+\* @type: (Seq($entry), Bool) => Set(Int);
+ReadCommittedFetchBySets(log, inclusive) ==
+    LET lso == LSOBySets(log)
+        index == AbortedIndexBySets(log)
+    IN { i \in DOMAIN log :
+           /\ IsData(log, i)
+           /\ IF inclusive THEN i <= lso ELSE i < lso
+           /\ ~\E a \in index : a.pid = log[i].pid /\ a.first <= i /\ i <= a.last }
+
+\* @type: (Seq($entry), Str, Int) => $pstate;
+LoadedProducerStateBySets(log, t, from) ==
+    LET es == {i \in DOMAIN log : i > from /\ log[i].pid = t}
+    IN IF es = {} THEN [FreshProducerState[t] EXCEPT !.from = from]
+       ELSE LET last == MaxOf(es)
+                epoch == log[last].epoch
+                cur == {i \in es : IsData(log, i) /\ log[i].epoch = epoch}
+                lastSeq == IF cur = {} THEN -1 ELSE log[MaxOf(cur)].seq
+                markers == {i \in es : IsMarker(log, i)}
+            IN [epoch |-> epoch, lastSeq |-> lastSeq,
+                seqs |-> IF cur = {} THEN {} ELSE {lastSeq},
+                open |-> IsData(log, last),
+                cepoch |-> IF markers = {} THEN -1 ELSE log[MaxOf(markers)].cepoch,
+                from |-> from, vepoch |-> -1, vseq |-> -1]
+
+NoDuplicatesPairwise ==
+    \A p \in Parts : \A i, j \in DOMAIN plog[p] :
+        (i < j /\ IsData(plog[p], i) /\ IsData(plog[p], j)) =>
+            plog[p][i].gtx # plog[p][j].gtx \/ (Batches > 1 /\ plog[p][i].seq # plog[p][j].seq)
+
+InSequenceBySets ==
+    \A p \in Parts : \A j \in DOMAIN plog[p] :
+        IsData(plog[p], j) =>
+            LET before == {i \in 1..(j - 1) : IsData(plog[p], i) /\ plog[p][i].pid = plog[p][j].pid
+                                                /\ plog[p][i].epoch = plog[p][j].epoch}
+            IN plog[p][j].seq = IF before = {} THEN 0 ELSE plog[p][MaxOf(before)].seq + 1
+
+\* @type: (Str) => Int;
+LatestInstanceBySets(t) ==
+    LET grants == {j \in DOMAIN tlog[t] : tlog[t][j].st = "Empty" \/ IsFence(tlog[t][j].endBy)}
+        last == IF grants = {} THEN 0 ELSE MaxOf(grants)
+    IN IF last = 0 THEN 0
+       ELSE IF tlog[t][last].st = "Empty" THEN tlog[t][last].gtx[2] ELSE tlog[t][last].endBy[2]
+
+\* Both forms of each log operator agree in every state (tests/test_spec_forms.py
+\* checks it on the states of models that reach aborts, duplicates, gaps in
+\* sequences, restarts, expiry and unclean elections), for every argument the
+\* operators take there.
+LogFormsAgree ==
+    /\ \A p \in Parts :
+          LET log == plog[p]
+          IN /\ \A i \in DOMAIN log : CloserOf(log, i) = CloserOfBySets(log, i) /\ PrevMarker(log, i) = PrevMarkerBySets(log, i)
+             /\ \A P \in Producers(log) : FirstOpen(log, P) = FirstOpenBySets(log, P)
+             /\ LSO(log) = LSOBySets(log)
+             /\ AbortedIndex(log) = AbortedIndexBySets(log)
+             /\ \A inclusive \in BOOLEAN : ReadCommittedFetch(log, inclusive) = ReadCommittedFetchBySets(log, inclusive)
+             /\ \A t \in TxnIds, from \in 0..(Len(log) + 1) :
+                    LoadedProducerState(log, t, from) = LoadedProducerStateBySets(log, t, from)
+    /\ NoDuplicates = NoDuplicatesPairwise
+    /\ InSequence = InSequenceBySets
+    /\ \A t \in TxnIds : LatestInstance(t) = LatestInstanceBySets(t)
+
 \* A witness, not a guarantee: false once some transaction is complete and
 \* committed, so that its counterexample is the protocol's happy path,
 \* request by request.

@@ -10,7 +10,9 @@ definition sees only the variables of its own module and of the modules that mod
 
 The checker uses it to check an invariant after a step only when the step changed a variable the
 invariant reads (``TraceChanged`` in trace_check/traces/validation.py): if none changed, the
-invariant has the value it had in the state before, where it held.
+invariant has the value it had in the state before, where it held. An invariant defined as a
+conjunction of named parts (``Atomicity == AtomicityNow /\\ AtomicityWhenQuiescent``) is checked
+part by part, each where what it reads changed (``conjuncts``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from trace_check.traces.protocol import Protocol
 
 _DEFINITION_RE = re.compile(r"^([A-Za-z_]\w*)\s*(?:\([^)]*\)|\[[^\]]*\])?\s*==", re.MULTILINE)
 _IDENT_RE = re.compile(r"[A-Za-z_]\w*")
+_CONJUNCTS_RE = re.compile(r"\s*(?:/\\)?\s*([A-Za-z_]\w*)((?:\s*/\\\s*[A-Za-z_]\w*)+)\s*")
 _BACKSLASH_RE = re.compile(r"\\[A-Za-z]+")  # \E, \A, \in, \o: operators, not names (E may be a definition)
 
 
@@ -37,6 +40,7 @@ class ReadsError(RuntimeError):
 class _Spec:
     bodies: dict[str, str]  # each definition's body (a name defined twice: both bodies)
     visible: dict[str, frozenset[str]]  # the variables a definition can name: its module's and those it extends
+    raw: dict[str, str] = attrs.field(factory=dict)  # each body with comments and strings blanked, operators kept
 
 
 def _scan(spec_dir: Path, module: str, seen: dict[str, frozenset[str]], spec: _Spec) -> frozenset[str]:
@@ -48,7 +52,8 @@ def _scan(spec_dir: Path, module: str, seen: dict[str, frozenset[str]], spec: _S
     if not path.is_file():
         return frozenset()  # a standard module: it declares no variable, and its operators read none
     text = _STRING_RE.sub('""', _COMMENT_RE.sub(" ", path.read_text(encoding="utf-8")))
-    text = _BACKSLASH_RE.sub(" ", text)
+    raw = text
+    text = _BACKSLASH_RE.sub(lambda m: " " * len(m.group()), text)  # the same length: spans agree with raw's
     visible: set[str] = set()
     for m in _EXTENDS_RE.finditer(text):
         for name in m.group(1).split(","):
@@ -61,6 +66,7 @@ def _scan(spec_dir: Path, module: str, seen: dict[str, frozenset[str]], spec: _S
         end = starts[k + 1].start() if k + 1 < len(starts) else len(text)
         name = m.group(1)
         spec.bodies[name] = spec.bodies.get(name, "") + " " + text[m.end() : end]
+        spec.raw[name] = spec.raw.get(name, "") + " " + raw[m.end() : end]
         spec.visible[name] = spec.visible.get(name, frozenset()) | seen[module]
     return seen[module]
 
@@ -92,3 +98,16 @@ def reads(protocol: Protocol, name: str) -> frozenset[str]:
             elif ident in spec.bodies and ident not in done:
                 todo.append(ident)
     return frozenset(found)
+
+
+def conjuncts(protocol: Protocol, name: str) -> tuple[str, ...]:
+    """The named parts of definition ``name`` when its whole body is a conjunction of names
+    (``A /\\ B``, or a list of ``/\\ A`` lines); otherwise ``(name,)``."""
+    spec = _spec(protocol.spec_dir, protocol.trace_module)
+    if name not in spec.raw:
+        raise ReadsError(f"{protocol.trace_module} and the modules it extends define no {name}")
+    m = _CONJUNCTS_RE.fullmatch(re.sub(r"-{4,}|={4,}", " ", spec.raw[name]))  # a body runs to the next definition
+    if m is None:
+        return (name,)
+    parts = (m.group(1), *re.findall(r"[A-Za-z_]\w*", m.group(2)))
+    return parts if all(p in spec.bodies for p in parts) else (name,)

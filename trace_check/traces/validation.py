@@ -38,7 +38,7 @@ from trace_check.models.result import ApalacheOptions, CheckResult, CheckTask, O
 from trace_check.traces import handoff
 from trace_check.traces.protocol import BOOL, LIST, OFFSETS, STRING, Protocol
 from trace_check.traces.reader import Trace, count_events, read_trace, read_windows, windows_ending, windows_of
-from trace_check.traces.reads import reads
+from trace_check.traces.reads import conjuncts, reads
 from trace_check.values.tla import format_value
 
 GENERATED_MODULE = "TraceRun"
@@ -167,7 +167,8 @@ def changed_definitions(protocol: Protocol, init: str) -> list[str]:
     in every state 27.0 s; in the states where what it reads changed 14.1 s. (The same guard as a
     TLC action property, [][UNCHANGED reads \/ X']_l, had no verdict in 600 s.)"""
     invariants = invariants_of(protocol)
-    read = {inv: sorted(reads(protocol, inv)) for inv in invariants}
+    parts = {inv: conjuncts(protocol, inv) for inv in invariants}  # X == A /\ B: A and B guarded apart
+    read = {part: sorted(reads(protocol, part)) for inv in invariants for part in parts[inv]}
     # Each variable by its number, not its name: a string in the module would change the order in
     # which TLC prints record fields of the same name (specs/README.md), and with it the docs.
     number = {n: k for k, n in enumerate(sorted({v for vs in read.values() for v in vs}), 1)}
@@ -175,11 +176,13 @@ def changed_definitions(protocol: Protocol, init: str) -> list[str]:
              f"TraceChangedInit == {init} /\\ traceChanged = TraceChangedNames"]
     diffs = " \\cup ".join(f"(IF {n}' = {n} THEN {{}} ELSE {{{k}}})" for n, k in number.items()) or "{}"
     lines.append(f"TraceChangedNext == TraceNext /\\ traceChanged' = {diffs}")
+    def guarded(part: str) -> str:
+        if not read[part]:
+            return f"(l = 1 => {part})"
+        return f"(traceChanged \\cap {{{', '.join(str(number[v]) for v in read[part])}}} # {{}} => {part})"
+
     for inv in invariants:
-        if read[inv]:
-            lines.append(f"TraceInv_{inv} == traceChanged \\cap {{{', '.join(str(number[v]) for v in read[inv])}}} # {{}} => {inv}")
-        else:
-            lines.append(f"TraceInv_{inv} == l = 1 => {inv}")
+        lines.append(f"TraceInv_{inv} == " + " /\\ ".join(guarded(part) for part in parts[inv]))
     return lines
 
 
