@@ -51,3 +51,36 @@ def test_log_operators_equal_their_first_forms(tmp_path: Path, name: str) -> Non
     r = run_task("tlc", agree, tmp_path)
     assert r.outcome is Outcome.HOLDS, f"{r.message} (log: {r.log_file})"
     assert r.distinct_states is not None and model.distinct_states is not None and r.distinct_states >= model.distinct_states
+
+
+def test_the_searches_of_the_log_operators_find_the_first_and_the_last_entry_across_blocks(tmp_path: Path) -> None:
+    """KafkaLog's FirstFrom and LastUpTo search block by block (64 entries); compared with the
+    least and greatest element of the set of matches, over ranges that start, end and match on
+    either side of block boundaries, and with no match at all."""
+    import shutil
+    import subprocess
+
+    from trace_check.engines.tlc import find_java, find_tla2tools
+
+    shutil.copy(Path(__file__).resolve().parents[1] / "specs" / "kafka" / "KafkaLog.tla", tmp_path)
+    (tmp_path / "SearchCheck.tla").write_text("""---- MODULE SearchCheck ----
+EXTENDS KafkaLog
+Los == {1, 2, 63, 64, 65, 129, 200}
+Mods == {1, 7, 64, 65, 1000}
+Match(m, j) == j % m = 0
+Set(lo, hi, m) == {j \\in lo..hi : Match(m, j)}
+ASSUME \\A lo \\in Los, m \\in Mods : \\A hi \\in (lo - 1)..(lo + 200) :
+    /\\ FirstFrom(lo, hi, LAMBDA j : Match(m, j)) = IF Set(lo, hi, m) = {} THEN hi + 1 ELSE MinOf(Set(lo, hi, m))
+    /\\ LastUpTo(lo, hi, LAMBDA j : Match(m, j)) = IF Set(lo, hi, m) = {} THEN lo - 1 ELSE MaxOf(Set(lo, hi, m))
+VARIABLE x
+Init == x = 0
+Next == UNCHANGED x
+====
+""")
+    (tmp_path / "SearchCheck.cfg").write_text("INIT Init\nNEXT Next\n")
+    out = subprocess.run(
+        [str(find_java()), f"-Djava.io.tmpdir={tmp_path}", "-cp", str(find_tla2tools()), "tlc2.TLC",
+         "-metadir", str(tmp_path / "states"), "SearchCheck.tla"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    ).stdout
+    assert "Model checking completed. No error has been found." in out, out[-2000:]

@@ -45,22 +45,39 @@ IsData(log, i) == log[i].kind = "data"
 IsMarker(log, i) == log[i].kind = "marker"
 
 \* The least j in lo..hi with P(j), or hi + 1 when there is none
-\* (lo <= hi + 1). TLC tries the elements of an interval in ascending order
-\* and stops at the first that qualifies, and a conjunction at its first
-\* false part, so this takes time in proportion to j - lo, not to hi - lo:
-\* the log operators below look only as far as the entry they need, which
-\* keeps checking a long trace's log linear in its length. (Their first
-\* forms, through sets of every entry, are in MCKafkaTxn; LogFormsAgree
-\* checks that both agree.)
+\* (lo <= hi + 1). It looks only as far as j: the log operators below use it
+\* to find the entry they need without reading the whole log, which keeps
+\* checking a long trace's log linear in its length. (Their first forms,
+\* through sets of every entry, are in MCKafkaTxn; LogFormsAgree checks that
+\* both agree.) How, for TLC: a bounded \E tries an interval's elements in
+\* ascending order and stops at the first that qualifies, but a bounded
+\* CHOOSE first makes the whole interval a set, so the CHOOSEs here range
+\* over the blocks of B entries and over one block, not over the log.
 \* @type: (Int, Int, Int => Bool) => Int;
 FirstFrom(lo, hi, P(_)) ==
-    CHOOSE j \in lo..(hi + 1) : (j = hi + 1 \/ P(j)) /\ \A k \in lo..(j - 1) : ~P(k)
+    LET B == 64
+        Bot(b) == lo + b * B
+        Top(b) == IF lo + (b + 1) * B - 1 < hi THEN lo + (b + 1) * B - 1 ELSE hi
+        Has(b) == \E j \in Bot(b)..Top(b) : P(j)
+        blocks == 0..((hi - lo) \div B)
+    IN IF \E b \in blocks : Has(b)
+       THEN LET b == CHOOSE b \in blocks : Has(b) /\ \A c \in 0..(b - 1) : ~Has(c)
+            IN CHOOSE j \in Bot(b)..Top(b) : P(j) /\ \A k \in Bot(b)..(j - 1) : ~P(k)
+       ELSE hi + 1
 
 \* The greatest j in lo..hi with P(j), or lo - 1 when there is none
-\* (lo <= hi + 1), searched from hi down.
+\* (lo <= hi + 1), searched from hi down, block by block.
 \* @type: (Int, Int, Int => Bool) => Int;
 LastUpTo(lo, hi, P(_)) ==
-    hi - (CHOOSE d \in 0..(hi - lo + 1) : (d = hi - lo + 1 \/ P(hi - d)) /\ \A e \in 0..(d - 1) : ~P(hi - e))
+    LET B == 64
+        Top(b) == hi - b * B
+        Bot(b) == IF hi - (b + 1) * B + 1 > lo THEN hi - (b + 1) * B + 1 ELSE lo
+        Has(b) == \E j \in Bot(b)..Top(b) : P(j)
+        blocks == 0..((hi - lo) \div B)
+    IN IF \E b \in blocks : Has(b)
+       THEN LET b == CHOOSE b \in blocks : Has(b) /\ \A c \in 0..(b - 1) : ~Has(c)
+            IN Top(b) - (CHOOSE d \in 0..(Top(b) - Bot(b)) : P(Top(b) - d) /\ \A e \in 0..(d - 1) : ~P(Top(b) - e))
+       ELSE lo - 1
 
 \* The index of the marker that closes data entry i (its producer's next
 \* marker), or 0 while the record's transaction is open on this partition.
