@@ -28,8 +28,9 @@ def test_atomicity_through_fates_equals_atomicity_through_pairs(tmp_path: Path) 
 
 
 # Models whose states hold what each log operator reads: aborted and torn transactions, the
-# inclusive LSO, duplicates, gaps in sequences, restarts, expiry, unclean elections, zombies. All
-# but the last are models of a bug, whose states include ones where an invariant fails.
+# inclusive LSO, duplicates, gaps in sequences, restarts, expiry, unclean elections, zombies, a
+# transaction torn across partitions. All but kafka_zombie_never_commits are models of a bug, whose
+# states include ones where an invariant fails.
 LOG_FORM_MODELS = (
     "kafka_tv1_late_endtxn_torn",
     "kafka_lso_inclusive",
@@ -41,13 +42,16 @@ LOG_FORM_MODELS = (
     "kafka_early_producer_expiry",
     "kafka_unclean_election",
     "kafka_zombie_never_commits",
+    "kafka_tv1_hanging",  # a record committed in one partition and aborted in the other (AtomicityNow fails)
 )
 
 
 @pytest.mark.parametrize("name", LOG_FORM_MODELS)
 def test_log_operators_equal_their_first_forms(tmp_path: Path, name: str) -> None:
     model = next(m for m in REGISTRY.models if m.name == name)
-    agree = attrs.evolve(model.task, invariants=("LogFormsAgree",), properties=())
+    forms = model.task.spec_file.with_name("MCKafkaTxnForms.tla")
+    agree = attrs.evolve(model.task, spec_file=forms, invariants=("LogFormsAgree", "SinceFormsAgree"),
+                         properties=("SinceFormsAgreeOnSteps",))
     r = run_task("tlc", agree, tmp_path)
     assert r.outcome is Outcome.HOLDS, f"{r.message} (log: {r.log_file})"
     assert r.distinct_states is not None and model.distinct_states is not None and r.distinct_states >= model.distinct_states
@@ -84,3 +88,38 @@ Next == UNCHANGED x
         cwd=tmp_path, capture_output=True, text=True, timeout=300,
     ).stdout
     assert "Model checking completed. No error has been found." in out, out[-2000:]
+
+
+# A form checked from a prefix that is wrong where it matters: the state invariant over every prefix
+# (SinceFormsAgree) and the property over every step (SinceFormsAgreeOnSteps) must fail.
+BOTH = ("SinceFormsAgree", "SinceFormsAgreeOnSteps")
+WRONG_SINCE_FORMS = (
+    # the other partitions' records of the transaction are not looked at
+    ("kafka_tv1_hanging", "\\A q \\in DOMAIN logs : \\A k \\in DOMAIN logs[q] :", "\\A q \\in {p} : \\A k \\in DOMAIN logs[q] :", BOTH),
+    # a new batch with sequence 0 is not compared with the epoch's batches before it
+    ("kafka_no_idempotence", "IN IF log[j].seq = 0 THEN b < 1 ELSE", "IN IF log[j].seq = 0 THEN TRUE ELSE", BOTH),
+    # none of the entries (a fetch from the log's end)
+    ("kafka_lso_inclusive", "ReadCommittedFetchAfter(log, lo - 1,", "ReadCommittedFetchAfter(log, Len(log),", BOTH),
+    # a producer state that changed with no new entry of its producer is not looked at (only a
+    # step has a state before whose producer states differ)
+    ("kafka_restart_state_lost", "(from[p] = 0 \\/ ps[p][t] # before[p][t] \\/", "(from[p] = 0 \\/", ("SinceFormsAgreeOnSteps",)),
+)
+CASES = [(name, right, wrong, prop) for name, right, wrong, props in WRONG_SINCE_FORMS for prop in props]
+
+
+@pytest.mark.parametrize("name,right,wrong,prop", CASES, ids=[f"{c[0]}-{c[3]}" for c in CASES])
+def test_a_wrong_form_checked_from_a_prefix_is_caught(tmp_path: Path, name: str, right: str, wrong: str, prop: str) -> None:
+    import shutil
+
+    model = next(m for m in REGISTRY.models if m.name == name)
+    specs = tmp_path / "specs"
+    shutil.copytree(model.task.spec_file.parent, specs)
+    props = specs / "KafkaTxnProperties.tla"
+    text = props.read_text(encoding="utf-8")
+    assert text.count(right) == 1
+    props.write_text(text.replace(right, wrong), encoding="utf-8")
+    step = prop == "SinceFormsAgreeOnSteps"
+    agree = attrs.evolve(model.task, spec_file=specs / "MCKafkaTxnForms.tla", invariants=() if step else (prop,),
+                         properties=(prop,) if step else ())
+    r = run_task("tlc", agree, tmp_path)
+    assert r.outcome is Outcome.VIOLATED and r.invariant == prop, f"{r.outcome}: {r.message} (log: {r.log_file})"

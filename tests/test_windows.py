@@ -332,45 +332,58 @@ def test_an_invariant_made_of_named_parts_is_checked_part_by_part() -> None:
         conjuncts(kafka, "Nonexistent")
     lines = changed_definitions(kafka, "TraceInit")
     atomicity = next(x for x in lines if x.startswith("TraceInv_Atomicity =="))
-    assert atomicity.count("=>") == 2 and "=> AtomicityNow)" in atomicity and "=> AtomicityWhenQuiescent)" in atomicity
+    assert atomicity.count("=>") == 2 and "=> AtomicityWhenQuiescent)" in atomicity
+    # the part that reads only the logs is checked from the state before's log lengths (AtomicityNowSince)
+    assert "=> AtomicityNowSince(plog, traceFrom_plog))" in atomicity
+    hanging = next(x for x in lines if x.startswith("TraceInv_NoHangingTransaction =="))
+    assert "NoHangingTransactionSince(tlog, traceFrom_tlog, plog, traceFrom_plog)" in hanging  # logs in Protocol.logs order
+    # a variable that is no log is given with its value in the state before
+    assert "ProducerStateInLogSince(plog, traceFrom_plog, pst, tracePrev_pst)" in next(
+        x for x in lines if x.startswith("TraceInv_ProducerStateInLog =="))
+    assert "=> TypeOK)" in next(x for x in lines if x.startswith("TraceInv_TypeOK =="))  # no such form
 
 
-def test_checking_where_what_an_invariant_reads_changed_finds_what_checking_every_state_finds(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The guard against the plain form (each invariant in every state) on runs of the TV1 late
-    EndTxn bug, which break an invariant after some event, and one run that breaks none."""
-    import trace_check.traces.validation as validation
+def test_a_form_checked_from_the_state_before_that_reads_a_variable_is_refused(tmp_path: Path) -> None:
+    """XSince is given every variable X reads and what is known of it; one that reads a variable
+    itself would read the state after, not what it was given: an error that names it."""
+    import shutil
 
-    schedule = Schedule((Fault(0, "delay", 0, 40, "EndTxn"), Fault(0, "retry", 0, 0, "EndTxn")))
-    seen = set()
-    for seed in range(40):
-        head, events = simulate(Workload.parse("transfer:version=TV1,txns=3"), Faults(), seed, schedule=schedule)
-        write_trace(tmp_path / f"late-{seed}.jsonl", head, events)
-        trace = read_trace(tmp_path / f"late-{seed}.jsonl")
-        guarded = check_trace(trace, every_step=True)
-        if guarded.status.value in seen:
-            continue
-        seen.add(guarded.status.value)
-        with monkeypatch.context() as m:
-            m.setattr(validation, "changed_definitions", lambda protocol, init: [
-                "VARIABLE traceChanged", f"TraceChangedInit == {init} /\\ traceChanged = {{}}",
-                "TraceChangedNext == TraceNext /\\ UNCHANGED traceChanged",
-                *[f"TraceInv_{i} == {i}" for i in validation.invariants_of(protocol)]])
-            plain = check_trace(trace, every_step=True)
-        assert (guarded.status, guarded.at_event, guarded.invariant) == (plain.status, plain.at_event, plain.invariant)
-        assert guarded.distinct_states == plain.distinct_states
-        if seen >= {"violates", "accepted"}:
-            return
-    raise AssertionError(f"wanted a run that breaks an invariant and one that does not; got {seen}")
+    import attrs
+
+    from trace_check.traces.reads import ReadsError, since_form
+
+    kafka = protocols.get("kafka")
+    assert since_form(kafka, "MarkerSafety") == ("MarkerSafetySince", ("plog",))
+    assert since_form(kafka, "NoHangingTransaction") == ("NoHangingTransactionSince", ("tlog", "plog"))  # declaration order
+    assert since_form(kafka, "TypeOK") is None
+    specs = tmp_path / "kafka"
+    shutil.copytree(kafka.spec_dir, specs)
+    props = specs / "KafkaTxnProperties.tla"
+    text = props.read_text(encoding="utf-8").replace("\n====", "\nTypeOKSince(n, before) == net = {}\n\n====", 1)
+    props.write_text(text, encoding="utf-8")
+    with pytest.raises(ReadsError, match="TypeOKSince reads net: it must read only its arguments"):
+        since_form(attrs.evolve(kafka, spec_dir=specs), "TypeOK")
 
 
-@pytest.mark.parametrize("window", ["0", "-3"])
-def test_a_window_of_no_events_is_a_one_line_error(faulty: Trace, tmp_path: Path, window: str,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    from trace_check.cli.main import main
+def test_a_record_field_named_like_a_variable_is_not_read_but_a_set_or_bound_that_is_one_is(tmp_path: Path) -> None:
+    import attrs
 
-    path = write(tmp_path / "t.jsonl", faulty.header, list(faulty.events))
-    assert main(["check", "--window", window, str(path)]) == 2
-    err = capsys.readouterr().err
-    assert f"--window {window}: a window holds at least 1 event; give a number such as 5000" in err
-    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    from trace_check.traces.reads import reads
+
+    (tmp_path / "Toy.tla").write_text("""---- MODULE Toy ----
+EXTENDS Integers
+VARIABLES x, y, z, w
+Fields == [x |-> 1, y |-> 2].x + [w EXCEPT !.y = 3].z
+Domain == [k \\in x |-> k]
+Interval == 0..y
+Record == [a |-> 1,
+           z |-> 2]
+====
+""", encoding="utf-8")
+    toy = attrs.evolve(protocols.get("kafka"), spec_dir=tmp_path, trace_module="Toy")
+    assert reads(toy, "Fields") == {"w"}  # x, y: fields of a record; .x, !.y, .z: field names
+    assert reads(toy, "Domain") == {"x"}  # the domain of a function, before |->
+    assert reads(toy, "Interval") == {"y"}  # 0..y is an interval, not a field
+    assert reads(toy, "Record") == set()
+    kafka = protocols.get("kafka")
+    assert reads(kafka, "ProducerStateInLog") == {"plog", "pst"}  # its records' cepoch field is not the variable

@@ -59,10 +59,12 @@ FirstFrom(lo, hi, P(_)) ==
         Bot(b) == lo + b * B
         Top(b) == IF lo + (b + 1) * B - 1 < hi THEN lo + (b + 1) * B - 1 ELSE hi
         Has(b) == \E j \in Bot(b)..Top(b) : P(j)
+        First(b) == CHOOSE j \in Bot(b)..Top(b) : P(j) /\ \A k \in Bot(b)..(j - 1) : ~P(k)
         blocks == 0..((hi - lo) \div B)
-    IN IF \E b \in blocks : Has(b)
-       THEN LET b == CHOOSE b \in blocks : Has(b) /\ \A c \in 0..(b - 1) : ~Has(c)
-            IN CHOOSE j \in Bot(b)..Top(b) : P(j) /\ \A k \in Bot(b)..(j - 1) : ~P(k)
+    IN \* (The first block alone first: what is looked for is most often near.)
+       IF Has(0) THEN First(0)
+       ELSE IF \E b \in blocks : Has(b)
+       THEN First(CHOOSE b \in blocks : Has(b) /\ \A c \in 0..(b - 1) : ~Has(c))
        ELSE hi + 1
 
 \* The greatest j in lo..hi with P(j), or lo - 1 when there is none
@@ -73,10 +75,11 @@ LastUpTo(lo, hi, P(_)) ==
         Top(b) == hi - b * B
         Bot(b) == IF hi - (b + 1) * B + 1 > lo THEN hi - (b + 1) * B + 1 ELSE lo
         Has(b) == \E j \in Bot(b)..Top(b) : P(j)
+        Last(b) == Top(b) - (CHOOSE d \in 0..(Top(b) - Bot(b)) : P(Top(b) - d) /\ \A e \in 0..(d - 1) : ~P(Top(b) - e))
         blocks == 0..((hi - lo) \div B)
-    IN IF \E b \in blocks : Has(b)
-       THEN LET b == CHOOSE b \in blocks : Has(b) /\ \A c \in 0..(b - 1) : ~Has(c)
-            IN Top(b) - (CHOOSE d \in 0..(Top(b) - Bot(b)) : P(Top(b) - d) /\ \A e \in 0..(d - 1) : ~P(Top(b) - e))
+    IN IF Has(0) THEN Last(0)
+       ELSE IF \E b \in blocks : Has(b)
+       THEN Last(CHOOSE b \in blocks : Has(b) /\ \A c \in 0..(b - 1) : ~Has(c))
        ELSE lo - 1
 
 \* The index of the marker that closes data entry i (its producer's next
@@ -105,29 +108,54 @@ ClosedBy(log, c) == {i \in (PrevMarker(log, c) + 1)..(c - 1) : IsData(log, i) /\
 \* @type: (Seq($entry)) => Set(Str);
 Producers(log) == {log[i].pid : i \in DOMAIN log}
 
-\* The first data entry of producer P after P's last marker: where P's open
-\* transaction starts (Len(log) + 1 when P has none).
+\* The first data entry of producer P after P's last marker among the log's
+\* first n entries: where P's open transaction starts in that prefix (n + 1
+\* when P has none there).
+\* @type: (Seq($entry), Int, Str) => Int;
+FirstOpenUpTo(log, n, P) ==
+    \* (P's last entry tells whether it has one: only then is its last marker
+    \* looked for, which lies further back.)
+    LET e == LastUpTo(1, n, LAMBDA j : log[j].pid = P)
+    IN IF e < 1 \/ IsMarker(log, e) THEN n + 1
+       ELSE LET last == LastUpTo(1, e - 1, LAMBDA j : IsMarker(log, j) /\ log[j].pid = P)
+            IN FirstFrom(last + 1, e, LAMBDA i : IsData(log, i) /\ log[i].pid = P)
+
+\* Has producer P an open transaction in the log: is its last entry data?
+\* @type: (Seq($entry), Str) => Bool;
+HasOpen(log, P) ==
+    LET e == LastUpTo(1, Len(log), LAMBDA j : log[j].pid = P)
+    IN e >= 1 /\ IsData(log, e)
+
+\* The same in the whole log (Len(log) + 1 when P has no open transaction).
 \* @type: (Seq($entry), Str) => Int;
-FirstOpen(log, P) ==
-    LET last == LastUpTo(1, Len(log), LAMBDA j : IsMarker(log, j) /\ log[j].pid = P)
-    IN FirstFrom(last + 1, Len(log), LAMBDA i : IsData(log, i) /\ log[i].pid = P)
+FirstOpen(log, P) == FirstOpenUpTo(log, Len(log), P)
+
+\* The last stable offset of the log's first n entries, as a 1-based index,
+\* given a set `pids` that holds every producer that wrote to them (a spec
+\* that knows its producers passes them, which spares reading the whole log
+\* to collect them).
+\* @type: (Seq($entry), Int, Set(Str)) => Int;
+LSOAmong(log, n, pids) == MinOf({FirstOpenUpTo(log, n, P) : P \in pids} \cup {n + 1})
 
 \* The last stable offset, as a 1-based index: entries before it are stable.
 \* (The first offset of the earliest open transaction: the same as the least
 \* data entry with no closer, computed per producer.)
 \* @type: (Seq($entry)) => Int;
-LSO(log) ==
-    LET firsts == {FirstOpen(log, P) : P \in Producers(log)}
-    IN IF firsts = {} THEN Len(log) + 1 ELSE MinOf(firsts)
+LSO(log) == LSOAmong(log, Len(log), Producers(log))
 
 \* The aborted-transaction index, as Kafka's TransactionIndex keeps it
 \* (AbortedTxn: producer, first offset, last offset): one range per ABORT
 \* marker that closed data, from the first record it closed to the marker.
-\* As a function from the marker's index to the range's first index.
-\* @type: (Seq($entry)) => (Int -> Int);
-AbortedRanges(log) ==
-    LET closing == {c \in DOMAIN log : IsMarker(log, c) /\ ~log[c].commit /\ ClosedBy(log, c) # {}}
+\* As a function from the marker's index to the range's first index; only
+\* the ranges of markers after entry `after` (those that can hold an entry
+\* after it: a range ends at its marker).
+\* @type: (Seq($entry), Int) => (Int -> Int);
+AbortedRangesAfter(log, after) ==
+    LET closing == {c \in (after + 1)..Len(log) : IsMarker(log, c) /\ ~log[c].commit /\ ClosedBy(log, c) # {}}
     IN [c \in closing |-> MinOf(ClosedBy(log, c))]
+
+\* @type: (Seq($entry)) => (Int -> Int);
+AbortedRanges(log) == AbortedRangesAfter(log, 0)
 
 \* The same index as a set of ranges.
 \* @type: (Seq($entry)) => Set($aborted);
@@ -143,16 +171,22 @@ InAborted(log, i, ranges) ==
     LET c == CloserOf(log, i)
     IN c \in DOMAIN ranges /\ ranges[c] <= i
 
-\* The data entries a read_committed consumer reading the whole log gets.
-\* `inclusive` makes the LSO an inclusive bound (Redpanda's 2022 bug).
-\* @type: (Seq($entry), Bool) => Set(Int);
-ReadCommittedFetch(log, inclusive) ==
-    LET lso == LSO(log)
-        ranges == AbortedRanges(log)
-    IN { i \in DOMAIN log :
+\* The data entries after entry `after` that a read_committed consumer
+\* fetching from there gets, given every producer of the log (`pids`): it
+\* reads only from `after` on, as a broker does. `inclusive` makes the LSO
+\* an inclusive bound (Redpanda's 2022 bug).
+\* @type: (Seq($entry), Int, Bool, Set(Str)) => Set(Int);
+ReadCommittedFetchAfter(log, after, inclusive, pids) ==
+    LET lso == LSOAmong(log, Len(log), pids)
+        ranges == AbortedRangesAfter(log, after)
+    IN { i \in (after + 1)..Len(log) :
            /\ IsData(log, i)
            /\ IF inclusive THEN i <= lso ELSE i < lso
            /\ ~InAborted(log, i, ranges) }
+
+\* The data entries a read_committed consumer reading the whole log gets.
+\* @type: (Seq($entry), Bool) => Set(Int);
+ReadCommittedFetch(log, inclusive) == ReadCommittedFetchAfter(log, 0, inclusive, Producers(log))
 
 \* The data entries a read_uncommitted consumer gets: all of them.
 \* @type: (Seq($entry)) => Set(Int);

@@ -1583,17 +1583,18 @@ Isolations == {"read_committed", "read_uncommitted"}
 
 \* The offsets (0-based, as Kafka numbers them) that a fetch of partition p
 \* from offset `from` returns to a consumer with the given isolation level.
+\* (Every producer of a partition log is a transactional.id of TxnIds.)
 \* @type: (Int, Str, Int) => Set(Int);
 FetchResult(p, isolation, from) ==
     LET visible == IF isolation = "read_committed"
-                   THEN ReadCommittedFetch(plog[p], Bug("lso_inclusive"))
-                   ELSE ReadUncommittedFetch(plog[p])
-    IN {i - 1 : i \in {j \in visible : j > from}}
+                   THEN ReadCommittedFetchAfter(plog[p], from, Bug("lso_inclusive"), TxnIds)
+                   ELSE {j \in (from + 1)..Len(plog[p]) : IsData(plog[p], j)}
+    IN {i - 1 : i \in visible}
 
 \* The last stable offset of partition p, 0-based (what ListOffsets answers
 \* a read_committed consumer).
 \* @type: (Int) => Int;
-LastStableOffset(p) == LSO(plog[p]) - 1
+LastStableOffset(p) == LSOAmong(plog[p], Len(plog[p]), TxnIds) - 1
 
 \* A consumer fetches partition p from offset `from`.
 \* @type: (Int, Str, Int) => Bool;

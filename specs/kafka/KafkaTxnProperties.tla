@@ -147,33 +147,44 @@ ClientsFenceable ==
     \A i \in Instances : EpochOf(cl[i].epoch) < MaxEpoch
 
 -----------------------------------------------------------------------------
+\* Producer t's open transaction on p, if it has one, is one the
+\* coordinator's log says is open and includes p.
+\* @type: (Str -> Seq($tentry), Int -> Seq($entry), Int, Str) => Bool;
+NotHanging(tl, pl, p, t) ==
+    HasOpen(pl[p], t) =>
+        /\ tl[t] # <<>>
+        /\ tl[t][Len(tl[t])].st \in {"Ongoing", "PrepareCommit", "PrepareAbort"}
+        /\ p \in tl[t][Len(tl[t])].parts
+
 \* INV: NoHangingTransaction
 \* A partition's LSO is held back only by a transaction that the
 \* coordinator's log says is open and includes that partition, so the LSO
 \* (and read_committed consumers) are never stuck for good. Under TV1 a late
 \* produce breaks it; TV2 (KIP-890) fixes it.
 NoHangingTransaction ==
-    \A p \in Parts : \A i \in DOMAIN plog[p] :
-        (IsData(plog[p], i) /\ Fate(plog[p], i) = "open") =>
-            LET t == plog[p][i].pid
-            IN /\ tlog[t] # <<>>
-               /\ tlog[t][Len(tlog[t])].st \in {"Ongoing", "PrepareCommit", "PrepareAbort"}
-               /\ p \in tlog[t][Len(tlog[t])].parts
+    \* (Per producer: t has an open transaction on p exactly when a data entry
+    \* of t has no closer, so this says what asking every data entry says,
+    \* reading only back to t's last entry; MCKafkaTxn:
+    \* NoHangingTransactionByEntries, the first form.)
+    \A p \in Parts, t \in TxnIds : NotHanging(tlog, plog, p, t)
 
 -----------------------------------------------------------------------------
+\* Entry c of a log, if a marker, closes only what it may (MarkerSafety).
+\* @type: (Seq($entry), Int) => Bool;
+MarkerSafeAt(log, c) ==
+    IsMarker(log, c) =>
+        \A i \in ClosedBy(log, c) :
+            \/ log[i].gtx = log[c].endBy
+            \/ /\ ~log[c].commit
+               /\ IsFence(log[c].endBy) \/ log[c].endBy = TimeoutGtx(log[c].pid)
+               /\ log[i].gtx = log[c].gtx
+
 \* INV: MarkerSafety
 \* A marker completes only the transaction whose records it covers: a
 \* COMMIT only at that transaction's own EndTxn, an ABORT at its own EndTxn
 \* or when the coordinator fenced it or timed it out. KAFKA-17754 (TV1) breaks it; TV2
 \* (KIP-890) bumps the epoch at every EndTxn.
-MarkerSafety ==
-    \A p \in Parts : \A c \in DOMAIN plog[p] :
-        IsMarker(plog[p], c) =>
-            \A i \in ClosedBy(plog[p], c) :
-                \/ plog[p][i].gtx = plog[p][c].endBy
-                \/ /\ ~plog[p][c].commit
-                   /\ IsFence(plog[p][c].endBy) \/ plog[p][c].endBy = TimeoutGtx(plog[p][c].pid)
-                   /\ plog[p][i].gtx = plog[p][c].gtx
+MarkerSafety == \A p \in Parts : \A c \in DOMAIN plog[p] : MarkerSafeAt(plog[p], c)
 
 -----------------------------------------------------------------------------
 \* CTP: committed output records whose input record is p's offset o.
@@ -193,6 +204,14 @@ ExactlyOnceCTP ==
         /\ Quiescent => (CommittedCopies(p, o) = Batches <=> o < gc.committed)
 
 -----------------------------------------------------------------------------
+\* Producer t's state on partition p is what its leader rebuilds from p's log.
+\* @type: (Int -> Seq($entry), Int -> (Str -> $pstate), Int, Str) => Bool;
+StateInLog(pl, ps, p, t) ==
+    LET s == ps[p][t]
+        loaded == LoadedProducerState(pl[p], t, s.from)
+    IN /\ [s EXCEPT !.seqs = loaded.seqs, !.vepoch = -1, !.vseq = -1] = loaded
+       /\ loaded.seqs \subseteq s.seqs
+
 \* INV: ProducerStateInLog
 \* A leader loses nothing that fencing and ordering need when it restarts:
 \* its producer state (epoch, last sequence, open transaction, coordinator
@@ -203,12 +222,102 @@ ExactlyOnceCTP ==
 \* producer (memory keeps five for duplicate detection), the verification
 \* state is memory only, and a producer that expired (ProducerExpiry) is
 \* rebuilt only from the entries after its expiry.
-ProducerStateInLog ==
-    \A p \in Parts, t \in TxnIds :
-        LET s == pst[p][t]
-            loaded == LoadedProducerState(plog[p], t, s.from)
-        IN /\ [s EXCEPT !.seqs = loaded.seqs, !.vepoch = -1, !.vseq = -1] = loaded
-           /\ loaded.seqs \subseteq s.seqs
+ProducerStateInLog == \A p \in Parts, t \in TxnIds : StateInLog(plog, pst, p, t)
+
+-----------------------------------------------------------------------------
+(* The invariants that read one log, checked from a prefix.               *)
+(* A log changes only by entries appended at its end or by a cut back to  *)
+(* a prefix. XSince(logs, from) is invariant X of `logs` (plog, or tlog   *)
+(* for TxnStateMachine) given that X held on each log's first from[k]     *)
+(* entries: it reads only what the entries after them can change. After   *)
+(* a step that only appended, the trace checker passes the log lengths of *)
+(* the state before, so checking after every event costs what the new     *)
+(* entries cost, not what the whole log costs (trace_check/traces/        *)
+(* validation.py, changed_definitions); from[k] = 0 checks everything.    *)
+(* MCKafkaTxn's SinceFormsAgree checks, in every state of ten models and  *)
+(* for every prefix on which X holds, that XSince agrees with X.          *)
+
+\* @type: (Str -> Seq($tentry), Str -> Int) => Bool;
+TxnStateMachineSince(logs, from) ==
+    \A t \in DOMAIN logs :
+        \A k \in (from[t] + 1)..Len(logs[t]) :
+            IF k = 1 THEN logs[t][1].st = "Empty"
+            ELSE /\ LegalTransition(logs[t][k - 1].st, logs[t][k].st)
+                 /\ logs[t][k - 1].epoch <= logs[t][k].epoch
+
+\* (Whether t hangs on p reads only t's coordinator log and t's entries on
+\* p: only the pairs where one of them grew can change.)
+\* @type: (Str -> Seq($tentry), Str -> Int, Int -> Seq($entry), Int -> Int) => Bool;
+NoHangingTransactionSince(tl, tfrom, pl, pfrom) ==
+    \A p \in DOMAIN pl, t \in DOMAIN tl :
+        (tfrom[t] < Len(tl[t]) \/ \E j \in (pfrom[p] + 1)..Len(pl[p]) : pl[p][j].pid = t) => NotHanging(tl, pl, p, t)
+
+\* (Whether t's state on p is in the log reads t's state and t's entries on
+\* p: only the pairs where one of them changed, or where the log was cut,
+\* can change.)
+\* @type: (Int -> Seq($entry), Int -> Int, Int -> (Str -> $pstate), Int -> (Str -> $pstate)) => Bool;
+ProducerStateInLogSince(pl, from, ps, before) ==
+    \A p \in DOMAIN pl : \A t \in DOMAIN ps[p] :
+        (from[p] = 0 \/ ps[p][t] # before[p][t] \/ \E j \in (from[p] + 1)..Len(pl[p]) : pl[p][j].pid = t) =>
+            StateInLog(pl, ps, p, t)
+
+\* (A marker's safety reads only the entries before it.)
+\* @type: (Int -> Seq($entry), Int -> Int) => Bool;
+MarkerSafetySince(logs, from) == \A p \in DOMAIN logs : \A c \in (from[p] + 1)..Len(logs[p]) : MarkerSafeAt(logs[p], c)
+
+\* (A record's fate changes only when a marker closes it, and a new record
+\* is open: only the records a new COMMIT marker closes can break it.)
+\* @type: (Int -> Seq($entry), Int -> Int) => Bool;
+ZombieFencedSince(logs, from) ==
+    \A p \in DOMAIN logs : \A c \in (from[p] + 1)..Len(logs[p]) :
+        IsMarker(logs[p], c) /\ logs[p][c].commit => \A i \in ClosedBy(logs[p], c) : ~logs[p][i].zombie
+
+\* (A new record must not repeat an earlier one; earlier ones held.)
+\* @type: (Int -> Seq($entry), Int -> Int) => Bool;
+NoDuplicatesSince(logs, from) ==
+    \A p \in DOMAIN logs :
+        LET log == logs[p]
+        IN \A j \in (from[p] + 1)..Len(log) :
+               IsData(log, j) =>
+                   ~\E i \in 1..(j - 1) :
+                       IsData(log, i) /\ log[i].gtx = log[j].gtx /\ (Batches > 1 => log[i].seq = log[j].seq)
+
+\* (Given the prefix in sequence, a new batch is in sequence when its
+\* sequence is one more than that of its producer epoch's batch before it,
+\* or 0 when it is the epoch's first: the epoch's sequences then stay 0, 1,
+\* 2, ... with none twice.)
+\* @type: (Int -> Seq($entry), Int -> Int) => Bool;
+InSequenceSince(logs, from) ==
+    \A p \in DOMAIN logs :
+        LET log == logs[p]
+        IN \A j \in (from[p] + 1)..Len(log) :
+               IsData(log, j) =>
+                   LET b == LastUpTo(1, j - 1, LAMBDA i : IsData(log, i) /\ log[i].pid = log[j].pid
+                                                       /\ log[i].epoch = log[j].epoch)
+                   IN IF log[j].seq = 0 THEN b < 1 ELSE b >= 1 /\ log[b].seq = log[j].seq - 1
+
+\* (Fates change only where a new marker closes records: each record it
+\* closes, committed or aborted, must have no record of its transaction,
+\* in any log, with the other fate.)
+\* @type: (Int -> Seq($entry), Int -> Int) => Bool;
+AtomicityNowSince(logs, from) ==
+    \A p \in DOMAIN logs : \A c \in (from[p] + 1)..Len(logs[p]) :
+        IsMarker(logs[p], c) =>
+            LET other == IF logs[p][c].commit THEN "aborted" ELSE "committed"
+            IN \A i \in ClosedBy(logs[p], c) :
+                   \A q \in DOMAIN logs : \A k \in DOMAIN logs[q] :
+                       IsData(logs[q], k) /\ logs[q][k].gtx = logs[p][i].gtx => Fate(logs[q], k) # other
+
+\* (An entry below the prefix's LSO was decided within the prefix, and
+\* whether a read_committed fetch returns it has not changed: only entries
+\* from the prefix's LSO on need a look.)
+\* @type: (Int -> Seq($entry), Int -> Int) => Bool;
+ReadCommittedSince(logs, from) ==
+    \A p \in DOMAIN logs :
+        from[p] < Len(logs[p]) =>
+            LET log == logs[p]
+                lo == LSOAmong(log, from[p], TxnIds)
+            IN \A i \in ReadCommittedFetchAfter(log, lo - 1, Bug("lso_inclusive"), TxnIds) : Fate(log, i) = "committed"
 
 -----------------------------------------------------------------------------
 (* Liveness. Checked under FairSpec or FairClientsSpec (KafkaTxn), never  *)

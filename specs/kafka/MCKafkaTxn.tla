@@ -127,6 +127,14 @@ LatestInstanceBySets(t) ==
     IN IF last = 0 THEN 0
        ELSE IF tlog[t][last].st = "Empty" THEN tlog[t][last].gtx[2] ELSE tlog[t][last].endBy[2]
 
+NoHangingTransactionByEntries ==
+    \A p \in Parts : \A i \in DOMAIN plog[p] :
+        (IsData(plog[p], i) /\ Fate(plog[p], i) = "open") =>
+            LET t == plog[p][i].pid
+            IN /\ tlog[t] # <<>>
+               /\ tlog[t][Len(tlog[t])].st \in {"Ongoing", "PrepareCommit", "PrepareAbort"}
+               /\ p \in tlog[t][Len(tlog[t])].parts
+
 \* Both forms of each log operator agree in every state (tests/test_spec_forms.py
 \* checks it on the states of models that reach aborts, duplicates, gaps in
 \* sequences, restarts, expiry and unclean elections), for every argument the
@@ -135,14 +143,19 @@ LogFormsAgree ==
     /\ \A p \in Parts :
           LET log == plog[p]
           IN /\ \A i \in DOMAIN log : CloserOf(log, i) = CloserOfBySets(log, i) /\ PrevMarker(log, i) = PrevMarkerBySets(log, i)
-             /\ \A P \in Producers(log) : FirstOpen(log, P) = FirstOpenBySets(log, P)
+             /\ \A P \in TxnIds : FirstOpen(log, P) = FirstOpenBySets(log, P) /\ HasOpen(log, P) = (FirstOpenBySets(log, P) <= Len(log))
              /\ LSO(log) = LSOBySets(log)
              /\ AbortedIndex(log) = AbortedIndexBySets(log)
              /\ \A inclusive \in BOOLEAN : ReadCommittedFetch(log, inclusive) = ReadCommittedFetchBySets(log, inclusive)
+             \* from a prefix and from an offset on, with the transactional.ids for the producers
+             /\ \A n \in 0..Len(log) : LSOAmong(log, n, TxnIds) = LSOBySets(SubSeq(log, 1, n))
+             /\ \A after \in 0..(Len(log) + 1), inclusive \in BOOLEAN :
+                    ReadCommittedFetchAfter(log, after, inclusive, TxnIds) = {j \in ReadCommittedFetchBySets(log, inclusive) : j > after}
              /\ \A t \in TxnIds, from \in 0..(Len(log) + 1) :
                     LoadedProducerState(log, t, from) = LoadedProducerStateBySets(log, t, from)
     /\ NoDuplicates = NoDuplicatesPairwise
     /\ InSequence = InSequenceBySets
+    /\ NoHangingTransaction = NoHangingTransactionByEntries
     /\ \A t \in TxnIds : LatestInstance(t) = LatestInstanceBySets(t)
 
 \* A witness, not a guarantee: false once some transaction is complete and

@@ -3,8 +3,9 @@ a definition it names, transitively, over the trace module and the modules of ``
 extends.
 
 The answer is an over-approximation, which is what makes its use exact: a name that is a bound
-variable or a record field as well as a spec variable counts as read, so a definition may be said
-to read a variable it does not, never the other way round. Every way TLA+ gives a definition to
+variable as well as a spec variable counts as read, so a definition may be said to read a variable
+it does not, never the other way round. A record field is no variable, where the syntax says so:
+``r.f``, ``![k].f`` and ``f |-> e`` (``0..n`` is an interval, whose ``n`` counts). Every way TLA+ gives a definition to
 read a variable names the variable or a definition that does (these specs have no INSTANCE). A
 definition sees only the variables of its own module and of the modules that module extends.
 
@@ -12,7 +13,9 @@ The checker uses it to check an invariant after a step only when the step change
 invariant reads (``TraceChanged`` in trace_check/traces/validation.py): if none changed, the
 invariant has the value it had in the state before, where it held. An invariant defined as a
 conjunction of named parts (``Atomicity == AtomicityNow /\\ AtomicityWhenQuiescent``) is checked
-part by part, each where what it reads changed (``conjuncts``).
+part by part, each where what it reads changed (``conjuncts``). A part X that reads one log and
+nothing else may have a form checked from a prefix, ``XSince(log, from)`` (``since_form``): the
+checker then checks, after a step that only appended, what the new entries can change.
 """
 
 from __future__ import annotations
@@ -20,9 +23,11 @@ from __future__ import annotations
 import functools
 import re
 from pathlib import Path
+from typing import Optional
 
 import attrs
 
+from trace_check.traces import handoff
 from trace_check.traces.handoff import _COMMENT_RE, _EXTENDS_RE, _STRING_RE, _VARIABLES_RE
 from trace_check.traces.protocol import Protocol
 
@@ -92,12 +97,33 @@ def reads(protocol: Protocol, name: str) -> frozenset[str]:
             continue
         done.add(d)
         variables = spec.visible[d]  # a module cannot name a variable of a module that extends it
-        for ident in _IDENT_RE.findall(spec.bodies[d]):
+        body = spec.bodies[d]
+        for m in _IDENT_RE.finditer(body):
+            ident = m.group()
+            if _field(body, m.start(), m.end()):
+                continue
             if ident in variables:
                 found.add(ident)
             elif ident in spec.bodies and ident not in done:
                 todo.append(ident)
     return frozenset(found)
+
+
+_MAPS_TO_RE = re.compile(r"\s*\|->")
+
+
+def _field(body: str, start: int, end: int) -> bool:
+    """Is the name at body[start:end] a record field, not a variable: ``r.f``, ``!.f``, or ``f |-> e``
+    right after ``[`` or ``,`` (a record)? (``0..n`` is an interval and ``[x \\in S |-> e]`` a
+    function: their ``n`` and ``S`` may be variables.)"""
+    if start >= 1 and body[start - 1] == "." and not (start >= 2 and body[start - 2] == "."):
+        return True
+    if _MAPS_TO_RE.match(body, end) is None:
+        return False
+    k = start - 1
+    while k >= 0 and body[k].isspace():
+        k -= 1
+    return k >= 0 and body[k] in "[,"
 
 
 def conjuncts(protocol: Protocol, name: str) -> tuple[str, ...]:
@@ -111,3 +137,28 @@ def conjuncts(protocol: Protocol, name: str) -> tuple[str, ...]:
         return (name,)
     parts = (m.group(1), *re.findall(r"[A-Za-z_]\w*", m.group(2)))
     return parts if all(p in spec.bodies for p in parts) else (name,)
+
+
+SINCE = "Since"  # XSince(V1, known1, V2, known2, ...): X, given what is known of the state before
+
+
+def since_form(protocol: Protocol, name: str) -> Optional[tuple[str, tuple[str, ...]]]:
+    """``(XSince, variables)`` when the spec defines ``XSince`` for definition ``name`` (X); else None.
+    XSince is X given that X held in the state before. It takes, for each variable X reads (in the
+    order the spec declares them), the variable and what is known of it: for a log
+    (``Protocol.logs``), how many of each key's first entries the state before had (a log only
+    grows at its end or is cut back to a prefix; 0 when it was cut, and everywhere in an initial
+    state, which asks for everything to be checked); for any other variable, its value in the
+    state before (in an initial state, its own value). XSince itself reads no variable. A spec
+    that breaks this gets an error naming the definition, not a check that could miss a violation."""
+    spec = _spec(protocol.spec_dir, protocol.trace_module)
+    form = name + SINCE
+    if form not in spec.bodies:
+        return None
+    read = reads(protocol, name)
+    if not read:
+        raise ReadsError(f"{form} is defined, but {name} reads no variable: it is checked once, in the initial states")
+    if reads(protocol, form):
+        raise ReadsError(f"{form} reads {', '.join(sorted(reads(protocol, form)))}: it must read only its arguments, "
+                         f"each variable {name} reads and what is known of it in the state before")
+    return form, tuple(v for v in handoff.spec_variables(protocol) if v in read)

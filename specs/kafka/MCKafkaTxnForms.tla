@@ -1,0 +1,66 @@
+--------------------------- MODULE MCKafkaTxnForms ---------------------------
+(***************************************************************************)
+(* The invariants' forms checked from a prefix (KafkaTxnProperties:       *)
+(* XSince) against the invariants themselves, on the states of MCKafkaTxn *)
+(* models (tests/test_spec_forms.py). For TLC only: it evaluates the       *)
+(* invariants on a prefix of the logs through a parametrized INSTANCE,     *)
+(* which Apalache does not take, so MCKafkaTxn stays free of it.           *)
+(***************************************************************************)
+EXTENDS MCKafkaTxn
+
+\* KafkaTxnProperties with other logs in place of plog and tlog.
+WithLogs(pl, tl) == INSTANCE KafkaTxnProperties WITH plog <- pl, tlog <- tl
+
+\* The prefixes of logs the trace checker passes: the whole of every log
+\* but one (a step appends to one log), and nothing of any.
+\* @type: (a -> Seq(b)) => Set(a -> Int);
+Prefixes(logs) ==
+    {[k \in DOMAIN logs |-> 0]}
+    \cup UNION {{[k \in DOMAIN logs |-> IF k = j THEN n ELSE Len(logs[k])] : n \in 0..Len(logs[j])} : j \in DOMAIN logs}
+
+\* @type: (a -> Seq(b), a -> Int) => (a -> Seq(b));
+Cut(logs, from) == [k \in DOMAIN logs |-> SubSeq(logs[k], 1, from[k])]
+
+\* Each invariant's form checked from a prefix (KafkaTxnProperties: XSince)
+\* agrees with the invariant wherever the invariant held on the prefix
+\* (tests/test_spec_forms.py checks it on the models of LogFormsAgree).
+SinceFormsAgree ==
+    /\ \A from \in Prefixes(tlog) :
+          WithLogs(plog, Cut(tlog, from))!TxnStateMachine => (TxnStateMachine <=> TxnStateMachineSince(tlog, from))
+    /\ \A from \in Prefixes(plog) :
+          /\ WithLogs(Cut(plog, from), tlog)!MarkerSafety => (MarkerSafety <=> MarkerSafetySince(plog, from))
+          /\ WithLogs(Cut(plog, from), tlog)!ZombieFenced => (ZombieFenced <=> ZombieFencedSince(plog, from))
+          /\ WithLogs(Cut(plog, from), tlog)!NoDuplicates => (NoDuplicates <=> NoDuplicatesSince(plog, from))
+          /\ WithLogs(Cut(plog, from), tlog)!InSequence => (InSequence <=> InSequenceSince(plog, from))
+          /\ WithLogs(Cut(plog, from), tlog)!AtomicityNow => (AtomicityNow <=> AtomicityNowSince(plog, from))
+          /\ WithLogs(Cut(plog, from), tlog)!ReadCommitted => (ReadCommitted <=> ReadCommittedSince(plog, from))
+    \* (Producer states as in this state, logs from a prefix.)
+    /\ \A from \in Prefixes(plog) :
+          WithLogs(Cut(plog, from), tlog)!ProducerStateInLog => (ProducerStateInLog <=> ProducerStateInLogSince(plog, from, pst, pst))
+    /\ \A tfrom \in Prefixes(tlog), pfrom \in Prefixes(plog) :
+          WithLogs(Cut(plog, pfrom), Cut(tlog, tfrom))!NoHangingTransaction =>
+              (NoHangingTransaction <=> NoHangingTransactionSince(tlog, tfrom, plog, pfrom))
+
+\* What the trace checker passes for a log after a step from `before` to
+\* `after`: each key's length before, or 0 where the log got shorter.
+\* @type: (a -> Seq(b), a -> Seq(b)) => (a -> Int);
+Kept(before, after) == [k \in DOMAIN after |-> IF k \in DOMAIN before /\ Len(after[k]) >= Len(before[k]) THEN Len(before[k]) ELSE 0]
+
+\* The same agreement on each step of a model, with what the trace checker
+\* passes: the state before's log lengths and its other variables.
+SinceStep ==
+    LET pf == Kept(plog, plog')
+        tf == Kept(tlog, tlog')
+    IN /\ TxnStateMachine => (TxnStateMachine' <=> TxnStateMachineSince(tlog', tf))
+       /\ MarkerSafety => (MarkerSafety' <=> MarkerSafetySince(plog', pf))
+       /\ ZombieFenced => (ZombieFenced' <=> ZombieFencedSince(plog', pf))
+       /\ NoDuplicates => (NoDuplicates' <=> NoDuplicatesSince(plog', pf))
+       /\ InSequence => (InSequence' <=> InSequenceSince(plog', pf))
+       /\ AtomicityNow => (AtomicityNow' <=> AtomicityNowSince(plog', pf))
+       /\ ReadCommitted => (ReadCommitted' <=> ReadCommittedSince(plog', pf))
+       /\ NoHangingTransaction => (NoHangingTransaction' <=> NoHangingTransactionSince(tlog', tf, plog', pf))
+       /\ ProducerStateInLog => (ProducerStateInLog' <=> ProducerStateInLogSince(plog', pf, pst', pst))
+
+SinceFormsAgreeOnSteps == [][SinceStep]_vars
+
+=============================================================================
