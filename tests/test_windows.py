@@ -99,6 +99,9 @@ def test_a_violation_in_a_later_window_is_the_whole_trace_violation(tmp_path: Pa
         if whole.status is Status.VIOLATES:
             assert whole.at_event is not None and whole.at_event > 10
             same(whole, check_trace(trace, every_step=True, ends=[whole.at_event // 2]))
+            # a window that ends right before the violating event: the next one starts from states
+            # the window before checked, and checks them no more, but checks its first step
+            same(whole, check_trace(trace, every_step=True, ends=[whole.at_event - 1]))
             return
     raise AssertionError("no run with a late EndTxn broke an invariant")
 

@@ -279,8 +279,9 @@ NoDuplicatesSince(logs, from) ==
         LET log == logs[p]
         IN \A j \in (from[p] + 1)..Len(log) :
                IsData(log, j) =>
-                   ~\E i \in 1..(j - 1) :
-                       IsData(log, i) /\ log[i].gtx = log[j].gtx /\ (Batches > 1 => log[i].seq = log[j].seq)
+                   LET g == log[j].gtx
+                       s == log[j].seq
+                   IN ~\E i \in 1..(j - 1) : log[i].gtx = g /\ IsData(log, i) /\ (Batches > 1 => log[i].seq = s)
 
 \* (Given the prefix in sequence, a new batch is in sequence when its
 \* sequence is one more than that of its producer epoch's batch before it,
@@ -301,12 +302,15 @@ InSequenceSince(logs, from) ==
 \* in any log, with the other fate.)
 \* @type: (Int -> Seq($entry), Int -> Int) => Bool;
 AtomicityNowSince(logs, from) ==
-    \A p \in DOMAIN logs : \A c \in (from[p] + 1)..Len(logs[p]) :
-        IsMarker(logs[p], c) =>
-            LET other == IF logs[p][c].commit THEN "aborted" ELSE "committed"
-            IN \A i \in ClosedBy(logs[p], c) :
-                   \A q \in DOMAIN logs : \A k \in DOMAIN logs[q] :
-                       IsData(logs[q], k) /\ logs[q][k].gtx = logs[p][i].gtx => Fate(logs[q], k) # other
+    \A p \in DOMAIN logs :
+        LET log == logs[p]
+        IN \A c \in (from[p] + 1)..Len(log) :
+               IsMarker(log, c) =>
+                   LET other == IF log[c].commit THEN "aborted" ELSE "committed"
+                       closed == {log[i].gtx : i \in ClosedBy(log, c)}
+                   IN \A q \in DOMAIN logs :
+                          LET lq == logs[q]
+                          IN \A k \in 1..Len(lq) : lq[k].gtx \in closed /\ IsData(lq, k) => Fate(lq, k) # other
 
 \* (An entry below the prefix's LSO was decided within the prefix, and
 \* whether a read_committed fetch returns it has not changed: only entries

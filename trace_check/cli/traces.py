@@ -60,7 +60,7 @@ def add_parsers(sub: Any) -> None:
                      "(which also locates and explains a rejected event)")
     when = chk.add_mutually_exclusive_group()
     when.add_argument("--every-step", dest="every_step", action="store_true", default=None,
-                      help="check the invariants after every event (default for traces up to 2000 events)")
+                      help="check the invariants after every event (the default)")
     when.add_argument("--at-end", dest="every_step", action="store_false", help="check the invariants on the final state only")
     chk.add_argument("--timeout", type=float, default=600.0, help="seconds per engine run (default 600)")
     chk.add_argument("--window", type=int, default=None, metavar="N",

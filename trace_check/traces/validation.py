@@ -155,7 +155,7 @@ def diagnosis_names(protocol: Protocol, ev: dict[str, Any]) -> tuple[str, ...]:
     return tuple(f"Diag_{d.name}" for d in protocol.diagnoses) + fields + ("Diag_reached",)
 
 
-def changed_definitions(protocol: Protocol, init: str) -> list[str]:
+def changed_definitions(protocol: Protocol, init: str, checked: bool = False) -> list[str]:
     r"""After every event, each invariant X is checked in the states where a variable it reads
     (trace_check/traces/reads.py, an over-approximation) differs from the state before, and in
     the initial states. The others need no check: X reads the same values there as in the state
@@ -186,10 +186,12 @@ def changed_definitions(protocol: Protocol, init: str) -> list[str]:
     # in the state before (in an initial state, its own).
     used = {v for _, vs in since.values() for v in vs}
     known = {v: f"traceFrom_{v}" if v in protocol.logs else f"tracePrev_{v}" for v in handoff.spec_variables(protocol) if v in used}
+    # ``checked``: the initial states are a window's start, whose invariants the window before
+    # checked in the same states (its last): nothing has changed, and the logs are known to hold.
     lines = [f"VARIABLES {', '.join(['traceChanged', *known.values()])}", "", f"TraceChangedNames == 1..{len(number)}",
-             f"TraceChangedInit == {init} /\\ traceChanged = TraceChangedNames"
-             + "".join(f" /\\ {k} = [logKey \\in DOMAIN {v} |-> 0]" if v in protocol.logs else f" /\\ {k} = {v}"
-                       for v, k in known.items())]
+             f"TraceChangedInit == {init} /\\ traceChanged = {'{}' if checked else 'TraceChangedNames'}"
+             + "".join((f" /\\ {k} = [logKey \\in DOMAIN {v} |-> {f'Len({v}[logKey])' if checked else 0}]")
+                       if v in protocol.logs else f" /\\ {k} = {v}" for v, k in known.items())]
     diffs = " \\cup ".join(f"(IF {n}' = {n} THEN {{}} ELSE {{{k}}})" for n, k in number.items()) or "{}"
     befores = "".join(f" /\\ {k}' = [logKey \\in DOMAIN {v}' |-> IF logKey \\in DOMAIN {v} /\\ "
                       f"Len({v}'[logKey]) >= Len({v}[logKey]) THEN Len({v}[logKey]) ELSE 0]" if v in protocol.logs
@@ -257,7 +259,8 @@ def module_text(trace: Trace, every_step: bool, stuck: Optional[int] = None, win
         lines += [""] + handoff.out_definition(fields)
     lines.append("")
     if every_step:
-        lines += changed_definitions(protocol, "TraceInit" if window.start is None else "TraceHandOffInit")
+        # a window's start states were checked as the last states of the window before
+        lines += changed_definitions(protocol, "TraceInit" if window.start is None else "TraceHandOffInit", window.start is not None)
     else:
         lines += [f"TraceInv_{inv} == AtEnd({inv})" for inv in invariants_of(protocol)]
     if stuck is not None:
@@ -414,8 +417,8 @@ def check_trace(
     window: Optional[int] = None,
     ends: Optional[Sequence[int]] = None,
 ) -> Verdict:
-    """Validate ``trace`` against its protocol's spec. ``every_step`` checks the invariants after
-    every event (default: for traces up to 2,000 events; longer ones at the end). TLC checks the
+    """Validate ``trace`` against its protocol's spec. ``every_step`` (the default) checks the
+    invariants after every event; False checks them in the final state only. TLC checks the
     trace in windows of ``window`` events (default WINDOW), or in windows that end after the
     events ``ends``, each starting from the states the last one ended in: the verdict is the same
     as one run's."""
@@ -457,8 +460,8 @@ class _Source:
 
 def _check(source: _Source, engine: str, every_step: Optional[bool], timeout: float, workdir: Optional[Path],
            on_progress: Optional[Callable[[Progress], None]]) -> Verdict:
-    if every_step is None:
-        every_step = source.total <= 2000
+    if every_step is None:  # after every event, at any length (docs/benchmarks.md: "Long traces")
+        every_step = True
     name = _engine(source.head, engine)
     base = workdir or Path(tempfile.mkdtemp(prefix="txconform-check-"))
     if name == "apalache":  # no ToString in Apalache: the record encoding, field by field

@@ -46,7 +46,8 @@ class _Token(NamedTuple):
 _TOKEN_RE = re.compile(
     r"""
       (?P<space>\s+)
-    | (?P<str>"(?:[^"\\]|\\.)*")           # a whole string literal, escapes included
+    | (?P<str>"(?:[^"\\]++|\\.)*+")        # a whole string literal, escapes included (possessive: a
+                                           # literal of megabytes, a hand-off's, keeps no backtracking)
     | (?P<num>-?\d+(?![A-Za-z0-9_]))       # `1a` is an identifier, not a number
     | (?P<word>[A-Za-z0-9_]+)              # TRUE, FALSE, model values, field and variable names
     | (?P<punct><<|>>|\|->|:>|@@|\.\.|/\\|[{}\[\](),=])
