@@ -13,9 +13,9 @@ The checker uses it to check an invariant after a step only when the step change
 invariant reads (``TraceChanged`` in trace_check/traces/validation.py): if none changed, the
 invariant has the value it had in the state before, where it held. An invariant defined as a
 conjunction of named parts (``Atomicity == AtomicityNow /\\ AtomicityWhenQuiescent``) is checked
-part by part, each where what it reads changed (``conjuncts``). A part X that reads one log and
-nothing else may have a form checked from a prefix, ``XSince(log, from)`` (``since_form``): the
-checker then checks, after a step that only appended, what the new entries can change.
+part by part, each where what it reads changed (``conjuncts``). A part X may have a form checked
+from the state before, ``XSince`` (``since_form``), given what is known of each variable X reads:
+the checker then checks what the step can have changed, such as a log's new entries, not the whole.
 """
 
 from __future__ import annotations

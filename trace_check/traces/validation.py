@@ -199,13 +199,13 @@ def changed_definitions(protocol: Protocol, init: str, checked: bool = False) ->
     lines.append(f"TraceChangedNext == TraceNext /\\ traceChanged' = {diffs}{befores}")
 
     def guarded(part: str) -> str:
-        checked = part
+        check = part
         if part in since:
             form, variables = since[part]
-            checked = f"{form}({', '.join(f'{v}, {known[v]}' for v in variables)})"
+            check = f"{form}({', '.join(f'{v}, {known[v]}' for v in variables)})"
         if not read[part]:
-            return f"(l = 1 => {checked})"
-        return f"(traceChanged \\cap {{{', '.join(str(number[v]) for v in read[part])}}} # {{}} => {checked})"
+            return f"(l = 1 => {check})"
+        return f"(traceChanged \\cap {{{', '.join(str(number[v]) for v in read[part])}}} # {{}} => {check})"
 
     for inv in invariants:
         lines.append(f"TraceInv_{inv} == " + " /\\ ".join(guarded(part) for part in parts[inv]))
