@@ -225,17 +225,19 @@ StateInLog(pl, ps, p, t) ==
 ProducerStateInLog == \A p \in Parts, t \in TxnIds : StateInLog(plog, pst, p, t)
 
 -----------------------------------------------------------------------------
-(* The invariants that read one log, checked from a prefix.               *)
-(* A log changes only by entries appended at its end or by a cut back to  *)
-(* a prefix. XSince(logs, from) is invariant X of `logs` (plog, or tlog   *)
-(* for TxnStateMachine) given that X held on each log's first from[k]     *)
-(* entries: it reads only what the entries after them can change. After   *)
-(* a step that only appended, the trace checker passes the log lengths of *)
-(* the state before, so checking after every event costs what the new     *)
-(* entries cost, not what the whole log costs (trace_check/traces/        *)
-(* validation.py, changed_definitions); from[k] = 0 checks everything.    *)
-(* MCKafkaTxn's SinceFormsAgree checks, in every state of ten models and  *)
-(* for every prefix on which X holds, that XSince agrees with X.          *)
+(* The invariants, checked from the state before (XSince).               *)
+(* XSince is invariant X given that X held in the state before. It takes, *)
+(* for each variable X reads, the variable and what is known of it then:  *)
+(* for a log (plog, tlog), each key's length before (a log changes only   *)
+(* by entries appended at its end or by a cut back to a prefix; 0 where   *)
+(* it was cut, and everywhere when nothing is known, which checks it      *)
+(* all); for another variable (pst), its value before. It reads only     *)
+(* what the step can have changed, so checking after every event costs   *)
+(* what the new entries cost, not the whole log (trace_check/traces/      *)
+(* reads.py: since_form; validation.py: changed_definitions).             *)
+(* MCKafkaTxnForms checks each form against its invariant on every prefix *)
+(* of the logs (SinceFormsAgree) and on every step (SinceFormsAgreeOn-    *)
+(* Steps) of eleven models (tests/test_spec_forms.py).                    *)
 
 \* @type: (Str -> Seq($tentry), Str -> Int) => Bool;
 TxnStateMachineSince(logs, from) ==
