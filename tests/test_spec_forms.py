@@ -51,7 +51,7 @@ def test_log_operators_equal_their_first_forms(tmp_path: Path, name: str) -> Non
     model = next(m for m in REGISTRY.models if m.name == name)
     forms = model.task.spec_file.with_name("MCKafkaTxnForms.tla")
     agree = attrs.evolve(model.task, spec_file=forms, invariants=("LogFormsAgree", "SinceFormsAgree"),
-                         properties=("SinceFormsAgreeOnSteps",))
+                         properties=("SinceFormsAgreeOnSteps", "LogsGrowOrAreCut"))
     r = run_task("tlc", agree, tmp_path)
     assert r.outcome is Outcome.HOLDS, f"{r.message} (log: {r.log_file})"
     assert r.distinct_states is not None and model.distinct_states is not None and r.distinct_states >= model.distinct_states
@@ -123,3 +123,31 @@ def test_a_wrong_form_checked_from_a_prefix_is_caught(tmp_path: Path, name: str,
                          properties=(prop,) if step else ())
     r = run_task("tlc", agree, tmp_path)
     assert r.outcome is Outcome.VIOLATED and r.invariant == prop, f"{r.outcome}: {r.message} (log: {r.log_file})"
+
+
+# A step that changes a log other than at its end: what the trace checker may not assume away
+# (it compares logs by their lengths). LogsGrowOrAreCut must fail on it.
+LOG_REWRITES = (
+    # a batch is appended after the log's first entry was moved to its end
+    ("kafka_no_idempotence", 'THEN [plog EXCEPT ![p] = Append(@, [kind |-> "data",',
+     'THEN [plog EXCEPT ![p] = Append(IF @ = <<>> THEN @ ELSE Tail(@) \\o <<Head(@)>>, [kind |-> "data",'),
+    # an unclean election cuts the log and also drops its first entry
+    ("kafka_unclean_election", "LET kept == SubSeq(plog[p], 1, lag[p])",
+     "LET kept == IF lag[p] = 0 THEN <<>> ELSE Tail(SubSeq(plog[p], 1, lag[p])) \\o <<plog[p][1]>>"),
+)
+
+
+@pytest.mark.parametrize("name,right,wrong", LOG_REWRITES, ids=[c[0] for c in LOG_REWRITES])
+def test_a_step_that_rewrites_a_log_is_caught(tmp_path: Path, name: str, right: str, wrong: str) -> None:
+    import shutil
+
+    model = next(m for m in REGISTRY.models if m.name == name)
+    specs = tmp_path / "specs"
+    shutil.copytree(model.task.spec_file.parent, specs)
+    spec = specs / "KafkaTxn.tla"
+    text = spec.read_text(encoding="utf-8")
+    assert text.count(right) == 1
+    spec.write_text(text.replace(right, wrong), encoding="utf-8")
+    rewrites = attrs.evolve(model.task, spec_file=specs / "MCKafkaTxnForms.tla", invariants=(), properties=("LogsGrowOrAreCut",))
+    r = run_task("tlc", rewrites, tmp_path)
+    assert r.outcome is Outcome.VIOLATED and r.invariant == "LogsGrowOrAreCut", f"{r.outcome}: {r.message} (log: {r.log_file})"

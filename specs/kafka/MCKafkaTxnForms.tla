@@ -63,4 +63,18 @@ SinceStep ==
 
 SinceFormsAgreeOnSteps == [][SinceStep]_vars
 
+\* The claim the trace checker rests on (trace_check/traces/protocol.py,
+\* Protocol.logs): a step only appends at a log's end or cuts it back to a
+\* prefix. It compares a log before and after a step by its lengths alone,
+\* and Kept gives the XSince forms the length before as the part unchanged.
+\* @type: (a -> Seq(b), a -> Seq(b)) => Bool;
+GrowsOrIsCut(before, after) ==
+    /\ DOMAIN after = DOMAIN before
+    /\ \A k \in DOMAIN before :
+          IF Len(after[k]) >= Len(before[k])
+          THEN SubSeq(after[k], 1, Len(before[k])) = before[k]
+          ELSE after[k] = SubSeq(before[k], 1, Len(after[k]))
+
+LogsGrowOrAreCut == [][GrowsOrIsCut(plog, plog') /\ GrowsOrIsCut(tlog, tlog')]_vars
+
 =============================================================================

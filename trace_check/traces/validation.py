@@ -172,6 +172,11 @@ def changed_definitions(protocol: Protocol, init: str, checked: bool = False) ->
     linear log operators, 9.5 s against 4.4 s. On 5,004 events: 45.7 s against 7.7 s at the end,
     and 11.5 s with the XSince forms. (The same guard as a TLC action property,
     [][UNCHANGED reads \/ X']_l, had no verdict in 600 s.)"""
+    def same(v: str) -> str:
+        if v in protocol.logs:
+            return f"DOMAIN {v}' = DOMAIN {v} /\\ \\A logKey \\in DOMAIN {v} : Len({v}'[logKey]) = Len({v}[logKey])"
+        return f"{v}' = {v}"
+
     invariants = invariants_of(protocol)
     parts = {inv: conjuncts(protocol, inv) for inv in invariants}  # X == A /\ B: A and B guarded apart
     read = {part: sorted(reads(protocol, part)) for inv in invariants for part in parts[inv]}
@@ -192,7 +197,10 @@ def changed_definitions(protocol: Protocol, init: str, checked: bool = False) ->
              f"TraceChangedInit == {init} /\\ traceChanged = {'{}' if checked else 'TraceChangedNames'}"
              + "".join((f" /\\ {k} = [logKey \\in DOMAIN {v} |-> {f'Len({v}[logKey])' if checked else 0}]")
                        if v in protocol.logs else f" /\\ {k} = {v}" for v, k in known.items())]
-    diffs = " \\cup ".join(f"(IF {n}' = {n} THEN {{}} ELSE {{{k}}})" for n, k in number.items()) or "{}"
+    # A log is compared by its lengths: it changed exactly where one differs, since a step only
+    # appends at a log's end or cuts it back to a prefix (Protocol.logs). Comparing its entries
+    # read the whole log after every event: on 5,000 events after 25,000, 5 s of 23.
+    diffs = " \\cup ".join(f"(IF {same(n)} THEN {{}} ELSE {{{k}}})" for n, k in number.items()) or "{}"
     befores = "".join(f" /\\ {k}' = [logKey \\in DOMAIN {v}' |-> IF logKey \\in DOMAIN {v} /\\ "
                       f"Len({v}'[logKey]) >= Len({v}[logKey]) THEN Len({v}[logKey]) ELSE 0]" if v in protocol.logs
                       else f" /\\ {k}' = {v}" for v, k in known.items())
