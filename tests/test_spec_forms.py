@@ -109,19 +109,24 @@ CASES = [(name, right, wrong, prop) for name, right, wrong, props in WRONG_SINCE
 
 @pytest.mark.parametrize("name,right,wrong,prop", CASES, ids=[f"{c[0]}-{c[3]}" for c in CASES])
 def test_a_wrong_form_checked_from_a_prefix_is_caught(tmp_path: Path, name: str, right: str, wrong: str, prop: str) -> None:
+    step = prop == "SinceFormsAgreeOnSteps"
+    violated(tmp_path, name, "KafkaTxnProperties.tla", right, wrong, prop, invariant=not step)
+
+
+def violated(tmp_path: Path, name: str, module: str, right: str, wrong: str, prop: str, invariant: bool = False) -> None:
+    """Model ``name``, with ``right`` replaced by ``wrong`` once in ``module``, violates ``prop``
+    of MCKafkaTxnForms (an invariant or a property)."""
     import shutil
 
     model = next(m for m in REGISTRY.models if m.name == name)
     specs = tmp_path / "specs"
     shutil.copytree(model.task.spec_file.parent, specs)
-    props = specs / "KafkaTxnProperties.tla"
-    text = props.read_text(encoding="utf-8")
+    text = (specs / module).read_text(encoding="utf-8")
     assert text.count(right) == 1
-    props.write_text(text.replace(right, wrong), encoding="utf-8")
-    step = prop == "SinceFormsAgreeOnSteps"
-    agree = attrs.evolve(model.task, spec_file=specs / "MCKafkaTxnForms.tla", invariants=() if step else (prop,),
-                         properties=(prop,) if step else ())
-    r = run_task("tlc", agree, tmp_path)
+    (specs / module).write_text(text.replace(right, wrong), encoding="utf-8")
+    task = attrs.evolve(model.task, spec_file=specs / "MCKafkaTxnForms.tla", invariants=(prop,) if invariant else (),
+                        properties=() if invariant else (prop,))
+    r = run_task("tlc", task, tmp_path)
     assert r.outcome is Outcome.VIOLATED and r.invariant == prop, f"{r.outcome}: {r.message} (log: {r.log_file})"
 
 
@@ -139,15 +144,4 @@ LOG_REWRITES = (
 
 @pytest.mark.parametrize("name,right,wrong", LOG_REWRITES, ids=[c[0] for c in LOG_REWRITES])
 def test_a_step_that_rewrites_a_log_is_caught(tmp_path: Path, name: str, right: str, wrong: str) -> None:
-    import shutil
-
-    model = next(m for m in REGISTRY.models if m.name == name)
-    specs = tmp_path / "specs"
-    shutil.copytree(model.task.spec_file.parent, specs)
-    spec = specs / "KafkaTxn.tla"
-    text = spec.read_text(encoding="utf-8")
-    assert text.count(right) == 1
-    spec.write_text(text.replace(right, wrong), encoding="utf-8")
-    rewrites = attrs.evolve(model.task, spec_file=specs / "MCKafkaTxnForms.tla", invariants=(), properties=("LogsGrowOrAreCut",))
-    r = run_task("tlc", rewrites, tmp_path)
-    assert r.outcome is Outcome.VIOLATED and r.invariant == "LogsGrowOrAreCut", f"{r.outcome}: {r.message} (log: {r.log_file})"
+    violated(tmp_path, name, "KafkaTxn.tla", right, wrong, "LogsGrowOrAreCut")
