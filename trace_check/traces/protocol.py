@@ -193,9 +193,11 @@ class Protocol:
     # Serving real clients (``txconform serve``): a bound server (ProtocolInputError for bad options).
     serve: Optional[Callable[[ServeOptions], Server]] = None
     # Logs: variables that are functions to sequences which the spec changes only by appending at
-    # the end or by cutting back to a prefix (a test of the plug-in checks the spec for it). A
-    # window that starts from one state fingerprints only what lies beyond that state's logs
-    # (trace_check/traces/handoff.py).
+    # the end or by cutting back to a prefix (a test of the plug-in checks the spec's text for it;
+    # for Kafka, LogsGrowOrAreCut in MCKafkaTxnForms model-checks it too). A window that starts
+    # from one state fingerprints only what lies beyond that state's logs (handoff.py); after
+    # every event a log is compared with the one before by its lengths, and an XSince form is
+    # given those lengths (validation.changed_definitions).
     logs: tuple[str, ...] = ()
 
     @property
