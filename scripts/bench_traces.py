@@ -194,34 +194,39 @@ CHECK_CHILD = """
 import json, resource, sys, time
 from pathlib import Path
 from trace_check.traces.validation import check_trace_file
-path, window, every = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "every"
+path, window, every = Path(sys.argv[1]), int(sys.argv[2]) or None, sys.argv[3] == "every"
 t0 = time.perf_counter()
-v = check_trace_file(path, engine="tlc", every_step=every, window=window, timeout=float(sys.argv[4]))
+v = check_trace_file(path, engine="tlc", every_step=every, window=window, timeout=float(sys.argv[4]), jobs=int(sys.argv[5]))
 print(json.dumps({"status": v.status.value, "message": v.message[:200], "windows": v.windows, "states": v.distinct_states,
+                  "jobs": v.jobs, "run_ahead": v.run_ahead, "run_again": v.run_again,
                   "wall": time.perf_counter() - t0, "tlc_wall": v.wall_time,
                   "python_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   "tlc_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
 """
 
 
-def _check_child(path: Path, window: int, every: bool, timeout: float) -> dict[str, Any]:
-    """One check in a fresh process, so that its peak memory is its own."""
+def _check_child(path: Path, window: int, every: bool, timeout: float, jobs: int = 1) -> dict[str, Any]:
+    """One check in a fresh process, so that its peak memory is its own (``window`` 0: the default,
+    balanced for ``jobs``). TLC's peak is the largest of its JVMs, not their sum."""
     import json
     import subprocess
 
-    out = subprocess.run([sys.executable, "-c", CHECK_CHILD, str(path), str(window), "every" if every else "end", str(timeout)],
+    out = subprocess.run([sys.executable, "-c", CHECK_CHILD, str(path), str(window), "every" if every else "end", str(timeout),
+                          str(jobs)],
                          cwd=ROOT, capture_output=True, text=True, timeout=timeout * 40 + 600)
     if out.returncode != 0:
         return {"status": "error", "message": (out.stderr.strip().splitlines() or ["?"])[-1][:200], "windows": 0, "states": 0,
-                "wall": 0.0, "python_rss_mb": 0.0, "tlc_rss_mb": 0.0}
+                "wall": 0.0, "python_rss_mb": 0.0, "tlc_rss_mb": 0.0, "jobs": jobs, "run_ahead": 0, "run_again": 0}
     result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
 
 
-def scale_table(tmp: Path, sizes: tuple[int, ...], whole_up_to: int, every_up_to: int, timeout: float) -> str:
-    """Checks of faulty runs of growing length: in windows (the default) after every event and at the
-    end, and in one TLC run (a window as long as the trace) where that finishes in reasonable time."""
-    from trace_check.traces.validation import WINDOW
+def scale_table(tmp: Path, sizes: tuple[int, ...], whole_up_to: int, every_up_to: int, timeout: float,
+                jobs: tuple[int, ...] = (1,)) -> str:
+    """Checks of faulty runs of growing length: in windows (the default, for each number of TLC runs
+    at once in ``jobs``) after every event and at the end, and in one TLC run (a window as long as
+    the trace) where that finishes in reasonable time."""
+    from trace_check.traces.validation import PARALLEL_MIN, WINDOW
 
     rows = ["| events | trace | how | invariants | verdict | TLC runs | wall time | per 1,000 events | "
             "peak memory (Python / TLC) |", "|---:|---:|---|---|---|---:|---:|---:|---|"]
@@ -233,12 +238,19 @@ def scale_table(tmp: Path, sizes: tuple[int, ...], whole_up_to: int, every_up_to
         del events
         size = path.stat().st_size / 1e6
         windows = WINDOW < n  # else the default is one run already
-        plans = [(WINDOW, every) for every in (True, False) if target <= every_up_to or not every] if windows else []
+        plans = [(0, every, j) for j in jobs for every in (True, False) if target <= every_up_to or not every] if windows else []
+        plans += [(0, every, j) for j in jobs if j > 1 and not windows and n >= 2 * PARALLEL_MIN
+                  for every in (True, False) if target <= every_up_to or not every]
         if target <= whole_up_to or not windows:
-            plans += [(n + 1, every) for every in (True, False) if target <= every_up_to or not every]
-        for window, every in plans:
-            r = _check_child(path, window, every, timeout)
-            how = "one run" if window > n else f"windows of {window:,}"
+            plans += [(n + 1, every, 1) for every in (True, False) if target <= every_up_to or not every]
+        for window, every, j in plans:
+            r = _check_child(path, window, every, timeout, j)
+            if window > n:
+                how = "one run"
+            elif r["jobs"] > 1:
+                how = f"{r['windows']} windows of {-(-n // max(r['windows'], 1)):,}, {r['jobs']} at a time ({r['run_ahead']} run ahead)"
+            else:
+                how = f"windows of {WINDOW:,}"
             verdict = r["status"] if r["status"] != "error" else f"error: {r['message']}"
             rows.append(f"| {n:,} | {size:.1f} MB | {how} | {'every event' if every else 'at the end'} | {verdict} | "
                         f"{r['windows']} | {r['wall']:.1f} s | {1000 * r['wall'] / n:.2f} s | "
@@ -259,15 +271,17 @@ def main() -> int:
     parser.add_argument("--whole-up-to", type=int, default=10_000, help="--scale: also check in one TLC run up to this length")
     parser.add_argument("--every-up-to", type=int, default=10_000, help="--scale: check after every event up to this length")
     parser.add_argument("--timeout", type=float, default=1800.0, help="--scale: seconds per TLC run")
+    parser.add_argument("--jobs", default="1,2", help="--scale: TLC runs at once to measure, comma-separated (default 1,2)")
     args = parser.parse_args()
     if args.zoo:
         return zoo_only(args.print)
     if args.scale:
         sizes = tuple(int(x) for x in args.sizes.split(","))
         with tempfile.TemporaryDirectory(prefix="txconform-bench-") as t:
-            table = scale_table(Path(t), sizes, args.whole_up_to, args.every_up_to, args.timeout)
+            table = scale_table(Path(t), sizes, args.whole_up_to, args.every_up_to, args.timeout,
+                                tuple(int(x) for x in args.jobs.split(",")))
         command = (f"python scripts/bench_traces.py --scale --sizes {args.sizes} --whole-up-to {args.whole_up_to} "
-                   f"--every-up-to {args.every_up_to}")
+                   f"--every-up-to {args.every_up_to} --jobs {args.jobs}")
         return record("scale", stamp(command) + table, args.print, "bench_traces")
     with tempfile.TemporaryDirectory(prefix="txconform-bench-") as t:
         tmp = Path(t)

@@ -134,6 +134,19 @@ def test_mutants_are_rejected_at_the_same_event_for_the_same_reason(faulty: Trac
 KEYS = {"action", "event", "actor", "txn_id", "instance", "partition", "isolation", "from", "group", "committed_offset"}
 
 
+def test_a_window_that_starts_at_the_rejected_event_explains_it_the_same_way(faulty: Trace, tmp_path: Path) -> None:
+    """The diagnosis then fails in the window's initial state, which TLC prints inside its message
+    (no numbered state): the state before the event and the reason are still the whole trace's."""
+    events = [dict(e) for e in faulty.events]
+    n = first(faulty.events[20:], lambda ev: ev["action"] == "TcAddPartitionsToTxn" and ev.get("result") == "NONE") + 20
+    events[n - 1]["result"] = "INVALID_TXN_STATE"
+    bad = read_trace(write(tmp_path / "bad.jsonl", faulty.header, events))
+    whole = check_trace(bad, every_step=True)
+    assert whole.status is Status.REJECTED and whole.at_event == n and whole.state_before
+    assert whole.reason.startswith("the step is possible, but it does not answer INVALID_TXN_STATE")
+    same(whole, check_trace(bad, every_step=True, ends=[n - 1]))
+
+
 def test_a_trace_logged_in_part_hands_on_several_states(faulty: Trace, tmp_path: Path) -> None:
     partial = [{c: v for c, v in ev.items() if c in KEYS} for ev in faulty.events]
     trace = read_trace(write(tmp_path / "partial.jsonl", faulty.header, partial))

@@ -62,6 +62,7 @@ PROTOCOL = Protocol(
     replay=replay,
     engine_value=engine_value,
     engine_noun="the reference engine",
+    history=("action",),
     event_text=trace.event_text,
     alter=trace.alter,
     why_legal=trace.why_legal,

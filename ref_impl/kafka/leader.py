@@ -238,7 +238,7 @@ class LeaderActions(ClusterState):
         offset = None
         if err == "NONE":
             offset = self.plog[p].append(
-                Entry("marker", m.tid, m.epoch, commit=m.commit, cepoch=m.cepoch, gtx=m.gtx, end_by=m.end_by)
+                Entry("marker", m.tid, m.epoch, commit=m.commit, cepoch=m.cepoch, gtx=m.gtx, end_by=m.end_by, src=0)
             )
             self.pst[p][m.tid] = after_marker(s, m.epoch, m.cepoch)
             for h in self.held[p]:

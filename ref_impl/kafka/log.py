@@ -25,7 +25,7 @@ class Entry:
     gtx: Gtx = NO_GTX  # ghost
     end_by: Gtx = NO_GTX  # ghost
     zombie: bool = False  # ghost
-    src: int = -1  # CTP: the input offset this output came from
+    src: int = -1  # CTP: the input offset this output came from (a marker: 0, as KafkaTxn.tla LeaderMarker has it)
     records: tuple = ()  # the batch's values (the spec abstracts payloads)
 
 

@@ -10,6 +10,7 @@ from trace_check.traces.protocol import Protocol, ProtocolInputError, SimulateOp
 from . import trace
 from .constants import BUGS
 from .replay import broker_value, replay
+from .replay_state import spec_states
 from .serve.plugin import serve
 
 
@@ -37,6 +38,8 @@ PROTOCOL = Protocol(
     trace_module=trace.TRACE_MODULE,
     records_module=trace.RECORDS_MODULE,
     logs=("tlog", "plog"),
+    history=("action",),
+    spec_states=spec_states,
     registry=trace.SPEC_DIR / "models.toml",
     columns=trace.COLUMNS,
     constants=trace.CONSTANT_KINDS,

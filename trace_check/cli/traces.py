@@ -18,7 +18,7 @@ from trace_check.errors import TxconformError
 from trace_check.traces.format import spec_hash, write_trace
 from trace_check.traces.protocol import ProtocolInputError, SimulateOptions
 from trace_check.traces.reader import count_events, read_trace
-from trace_check.traces.validation import WINDOW, Status, Verdict, check_trace_file, window_size
+from trace_check.traces.validation import WINDOW, Status, Verdict, check_trace_file, jobs_count, jobs_default, window_size
 from trace_check.values.tla import format_value
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -66,6 +66,10 @@ def add_parsers(sub: Any) -> None:
     chk.add_argument("--window", type=int, default=None, metavar="N",
                      help=f"events per TLC run (default {WINDOW}): a longer trace is read and checked in windows, each "
                      "starting from the spec states the last one ended in, with the same verdict as one run")
+    chk.add_argument("--jobs", type=int, default=None, metavar="N",
+                     help=f"TLC runs at once (default {jobs_default()} here: one per core, at most 4): a window runs "
+                     "from the state the reference engine replays to, and its verdict stands only if the window "
+                     "before ends in exactly that state")
     chk.add_argument("--json", action="store_true", help="print the verdict as JSON")
     chk.add_argument("--workdir", type=Path, metavar="DIR", help="keep the generated module and engine logs in DIR")
     chk.set_defaults(func=cmd_check)
@@ -104,7 +108,8 @@ def cmd_simulate(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
-    window_size(args.window)  # a bad --window is an error before the trace is read
+    window_size(args.window)  # a bad --window or --jobs is an error before the trace is read
+    jobs = jobs_count(args.jobs)
     # Every line is checked before any engine runs; the events are then read again window by window.
     events = count_events(args.trace)
     head = read_trace(args.trace, limit=1)
@@ -120,7 +125,7 @@ def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
                 bar.update(t, description=f"checking {events} events: {p.distinct_states:,} states explored")
 
         v = check_trace_file(args.trace, engine=args.engine, every_step=args.every_step, timeout=args.timeout,
-                             workdir=args.workdir, on_progress=progress, window=args.window, events=events)
+                             workdir=args.workdir, on_progress=progress, window=args.window, events=events, jobs=jobs)
     if args.json:
         out.print_json(json.dumps(verdict_json(v, args.trace), default=str))
     else:
@@ -134,6 +139,9 @@ def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
 def verdict_lines(v: Verdict, path: Path) -> list[str]:
     where = "after every event" if v.every_step else "on the final state"
     runs = f", {v.windows} windows" if v.windows > 1 else ""
+    if v.windows > 1 and v.jobs > 1:
+        runs += f" {v.jobs} at a time, {v.run_ahead} run ahead from the reference engine's state"
+        runs += f" and {v.run_again} run again" if v.run_again else ""
     if v.status is Status.ACCEPTED:
         return [f"accepted: {path} ({v.events} events) is a behaviour of the spec; invariants hold {where} "
                 f"({v.engine}{runs}, {v.wall_time:.1f} s)"]
@@ -176,6 +184,9 @@ def verdict_json(v: Verdict, path: Path) -> dict[str, Any]:
         "distinct_states": v.distinct_states,
         "windows": v.windows,
         "handed_on": v.handed_on,
+        "jobs": v.jobs,
+        "run_ahead": v.run_ahead,
+        "run_again": v.run_again,
     }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Optional
 
@@ -45,10 +46,12 @@ def run_task(
     workdir: Path,
     on_progress: Optional[ProgressCallback] = None,
     checkpointing: Checkpointing = Checkpointing(),
+    stop: Optional[threading.Event] = None,
 ) -> CheckResult:
-    """Run ``task``; checkpoints are TLC's alone (Apalache has none)."""
+    """Run ``task``; checkpoints are TLC's alone (Apalache has none). ``stop`` (TLC only) kills
+    the run when set, which then raises ``tlc.Cancelled``."""
     if engine == "tlc":
-        return tlc.run_tlc(task, workdir, on_progress, checkpointing)
+        return tlc.run_tlc(task, workdir, on_progress, checkpointing, stop)
     check_checkpointing(engine, checkpointing)
     return apalache.run_apalache(task, workdir, on_progress)
 

@@ -312,8 +312,10 @@ def run_tlc(
     workdir: Path,
     on_progress: Optional[ProgressCallback] = None,
     checkpointing: Checkpointing = Checkpointing(),
+    stop: Optional[threading.Event] = None,
 ) -> CheckResult:
     """Model-check ``task`` with TLC in ``workdir`` (created; must be fresh for this run).
+    Setting ``stop`` (from another thread) kills the run; it then raises ``Cancelled``.
 
     With ``checkpointing.resume``, ``workdir`` is instead the directory of an earlier run of the same
     model, and TLC continues from the last checkpoint it wrote there; the engine log grows by this
@@ -357,7 +359,7 @@ def run_tlc(
         pump.start()
         timed_out = False
         try:
-            returncode = proc.wait(timeout=task.timeout)
+            returncode = _wait(proc, task.timeout, stop)
         except subprocess.TimeoutExpired:
             timed_out = True
             kill_process_group(proc)
@@ -374,6 +376,30 @@ def run_tlc(
     if checkpoint is not None:
         result = attrs.evolve(result, resumed_from=checkpoint.taken_at)
     return result
+
+
+class Cancelled(Exception):
+    """A run killed because its ``stop`` event was set (its result was no longer wanted)."""
+
+
+def _wait(proc: subprocess.Popen, timeout: float, stop: Optional[threading.Event]) -> int:
+    """``proc``'s exit status; TimeoutExpired after ``timeout`` seconds; Cancelled (the process
+    group killed) as soon as ``stop`` is set."""
+    if stop is None:
+        return proc.wait(timeout=timeout)
+    deadline = time.monotonic() + timeout
+    while True:
+        if stop.is_set():
+            kill_process_group(proc)
+            proc.wait()
+            raise Cancelled()
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise subprocess.TimeoutExpired(proc.args, timeout)
+        try:
+            return proc.wait(timeout=min(left, 0.1))
+        except subprocess.TimeoutExpired:
+            continue
 
 
 CACHE_ENV = "TXCONFORM_TLC_CACHE"
@@ -594,7 +620,13 @@ def _error_trace(reader: _OutputReader) -> Optional[Counterexample]:
         state = dict(sorted(parse_state(body).items())) if body.strip() else (steps[-1].state if steps else {})
         steps.append(Step(index=index, action=action, state=state, location=location))
     if not steps:
-        return None
+        # An invariant violated by an initial state: TLC prints that state inside its message,
+        # after the line naming the invariant, and no numbered state.
+        initial = reader.first(MSG_INVARIANT_VIOLATED_INITIAL)
+        body = initial.text.partition("\n")[2] if initial else ""
+        if not body.strip():
+            return None
+        steps.append(Step(index=1, action=None, state=dict(sorted(parse_state(body).items())), location=None))
     return Counterexample(steps=tuple(steps), variables=tuple(steps[0].state), loop=loop)
 
 

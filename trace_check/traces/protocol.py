@@ -146,6 +146,17 @@ class Server(typing.Protocol):
     def summary(self) -> list[str]: ...  # lines for people: what was served, what was refused
 
 
+class StateReplay(typing.Protocol):
+    """The reference engine replaying a trace, window by window (``Protocol.spec_states``)."""
+
+    def advance(self, events: list[Event]) -> Optional[Mapping[str, Any]]:
+        """Take the trace's next ``events``; the spec state after them, every variable but the
+        trace's cursor and ``Protocol.history``, as ``trace_check.values.tla`` values (what
+        ``trace_check.values.tlc.parse_value`` gives for the state TLC prints); None once the
+        engine cannot take an event (and from then on)."""
+        ...
+
+
 @attrs.frozen
 class Simulation:
     """A finished simulated run: the trace header and events, and one line that describes it."""
@@ -199,6 +210,15 @@ class Protocol:
     # every event a log is compared with the one before by its lengths, and an XSince form is
     # given those lengths (validation.changed_definitions).
     logs: tuple[str, ...] = ()
+    # Parallel windows: the reference engine replays the trace and gives the spec state at each
+    # window's start, so that a window can run before the one ahead of it ends. Its verdict stands
+    # only if that window's hand-off is exactly this state; otherwise it runs again from the
+    # hand-off. A wrong state costs time, never a wrong verdict (validation._check_windows).
+    spec_states: Optional[Callable[[Constants], StateReplay]] = None
+    # Variables the spec sets in every step and reads nowhere (a last step's name, for people):
+    # the replayed state leaves them out and a hand-off is compared without them (a test of the
+    # plug-in checks that no module of the spec reads them).
+    history: tuple[str, ...] = ()
 
     @property
     def spec(self) -> str:
