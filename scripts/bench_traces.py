@@ -7,6 +7,8 @@
     python scripts/bench_traces.py --zoo      measure the bug zoo only, keep the other tables
     python scripts/bench_traces.py --scale    long traces (issue 24): time and peak memory of checks in
                                               windows, after every event and at the end; section bench:scale
+    python scripts/bench_traces.py --python-side  what a check does in Python alone (reading, the
+                                              broker's replay), up to 1,000,000 events; section bench:python-side
 
 Measures: simulation events per second; validation time of traces of 100, 1,000 and 10,000
 events (target: 10,000 in under 30 s with TLC on 2 cores); for each bug of the zoo, how many
@@ -226,7 +228,7 @@ def scale_table(tmp: Path, sizes: tuple[int, ...], whole_up_to: int, every_up_to
     """Checks of faulty runs of growing length: in windows (the default, for each number of TLC runs
     at once in ``jobs``) after every event and at the end, and in one TLC run (a window as long as
     the trace) where that finishes in reasonable time."""
-    from trace_check.traces.validation import PARALLEL_MIN, WINDOW
+    from trace_check.traces.validation import WINDOW
 
     rows = ["| events | trace | how | invariants | verdict | TLC runs | wall time | per 1,000 events | "
             "peak memory (Python / TLC) |", "|---:|---:|---|---|---|---:|---:|---:|---|"]
@@ -239,8 +241,6 @@ def scale_table(tmp: Path, sizes: tuple[int, ...], whole_up_to: int, every_up_to
         size = path.stat().st_size / 1e6
         windows = WINDOW < n  # else the default is one run already
         plans = [(0, every, j) for j in jobs for every in (True, False) if target <= every_up_to or not every] if windows else []
-        plans += [(0, every, j) for j in jobs if j > 1 and not windows and n >= 2 * PARALLEL_MIN
-                  for every in (True, False) if target <= every_up_to or not every]
         if target <= whole_up_to or not windows:
             plans += [(n + 1, every, 1) for every in (True, False) if target <= every_up_to or not every]
         for window, every, j in plans:
@@ -259,6 +259,63 @@ def scale_table(tmp: Path, sizes: tuple[int, ...], whole_up_to: int, every_up_to
     return "\n".join(rows)
 
 
+PYTHON_SIDE_CHILD = """
+import json, resource, sys, time
+from pathlib import Path
+from trace_check.traces.reader import count_events, read_trace, read_windows
+from trace_check.traces.validation import _as_start, balanced_size, event_tuple, shape_of
+path, jobs = Path(sys.argv[1]), int(sys.argv[2])
+t0 = time.perf_counter()
+total = count_events(path)
+head = read_trace(path, limit=1)
+protocol = head.protocol
+replay = protocol.spec_states(dict(head.constants))
+windows = replay_time = 0
+biggest = 0
+for win in read_windows(path, balanced_size(None, total, jobs)):
+    windows += 1
+    shapes = {}
+    for ev in win.events:  # the generated module's events, as the check writes them
+        shapes.setdefault(shape_of(protocol, ev), len(shapes) + 1)
+        event_tuple(protocol, ev, shapes)
+    t = time.perf_counter()
+    state = replay.advance([dict(e) for e in win.events])
+    if state is not None:
+        biggest = max(biggest, len(_as_start(state, protocol.history)[0]))
+    replay_time += time.perf_counter() - t
+print(json.dumps({"events": total, "windows": windows, "wall": time.perf_counter() - t0, "replay": replay_time,
+                  "start_mb": biggest / 1e6, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def python_side_table(tmp: Path, sizes: tuple[int, ...], jobs: int) -> str:
+    """What a check does in Python, without TLC, on faulty runs up to 1,000,000 events: read and
+    check every line, read the trace window by window and write each window's events as the
+    generated module does, replay it on the reference broker and write the state the next window
+    starts from. Each in a process of its own, so that its peak memory is its own."""
+    import json
+    import subprocess
+
+    rows = ["| events | trace | windows | wall time | of it, the broker's replay | largest start state | peak memory (Python) |",
+            "|---:|---:|---:|---:|---:|---:|---:|"]
+    for target in sizes:
+        head, events = simulate(Workload.parse(SCALE_WORKLOAD), FAULTS, 1, max_events=target)
+        path = tmp / f"python-side-{len(events)}.jsonl"
+        write_trace(path, head, events)
+        del events
+        out = subprocess.run([sys.executable, "-c", PYTHON_SIDE_CHILD, str(path), str(jobs)], cwd=ROOT, capture_output=True,
+                             text=True, timeout=7200)
+        if out.returncode != 0:
+            rows.append(f"| {target:,} | | | error: {(out.stderr.strip().splitlines() or ['?'])[-1][:200]} | | | |")
+            continue
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        rows.append(f"| {r['events']:,} | {path.stat().st_size / 1e6:.1f} MB | {r['windows']} | {r['wall']:.1f} s | "
+                    f"{r['replay']:.1f} s | {r['start_mb']:.1f} MB | {r['rss_mb']:,.0f} MB |")
+        print(rows[-1], flush=True)
+        path.unlink()
+    return "\n".join(rows)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--print", action="store_true", help="print only; do not rewrite docs/benchmarks.md")
@@ -272,9 +329,17 @@ def main() -> int:
     parser.add_argument("--every-up-to", type=int, default=10_000, help="--scale: check after every event up to this length")
     parser.add_argument("--timeout", type=float, default=1800.0, help="--scale: seconds per TLC run")
     parser.add_argument("--jobs", default="1,2", help="--scale: TLC runs at once to measure, comma-separated (default 1,2)")
+    parser.add_argument("--python-side", action="store_true",
+                        help="what a check does in Python alone, up to 1,000,000 events (section bench:python-side)")
     args = parser.parse_args()
     if args.zoo:
         return zoo_only(args.print)
+    if args.python_side:
+        sizes = tuple(int(x) for x in args.sizes.split(","))
+        with tempfile.TemporaryDirectory(prefix="txconform-bench-") as t:
+            table = python_side_table(Path(t), sizes, 2)
+        return record("python-side", stamp(f"python scripts/bench_traces.py --python-side --sizes {args.sizes}") + table,
+                      args.print, "bench_traces")
     if args.scale:
         sizes = tuple(int(x) for x in args.sizes.split(","))
         with tempfile.TemporaryDirectory(prefix="txconform-bench-") as t:

@@ -12,7 +12,9 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("trace_check", "ref_impl", "spark_replay", "probe")
 # What ref_impl may import of trace_check: the trace format and the plug-in contract (and the
 # packages that hold them, whose __init__ modules only document).
-ALLOWED_FROM_REF_IMPL = {"trace_check", "trace_check.traces", "trace_check.traces.format", "trace_check.traces.protocol"}
+# The value model too: a plug-in's replayed states (Protocol.spec_states) are its values; a leaf.
+ALLOWED_FROM_REF_IMPL = {"trace_check", "trace_check.traces", "trace_check.traces.format", "trace_check.traces.protocol",
+                         "trace_check.values", "trace_check.values.tla"}
 
 
 def whole_graph() -> dict[str, set[str]]:

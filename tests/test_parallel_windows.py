@@ -21,10 +21,9 @@ from ref_impl.sim.run import simulate, write_trace
 from ref_impl.sim.workloads import Workload
 from trace_check import protocols
 from trace_check.traces import handoff
-from trace_check.traces.protocol import Protocol, StateReplay
+from trace_check.traces.protocol import Protocol, SimulateOptions, StateReplay
 from trace_check.traces.reader import Trace, read_trace
 from trace_check.traces.validation import (
-    PARALLEL_MIN,
     WINDOW,
     Status,
     Verdict,
@@ -226,31 +225,34 @@ def test_a_file_in_balanced_windows(faulty: Trace, faulty_one: Verdict, tmp_path
     assert v.run_ahead == 1
 
 
-# --- the pieces ---
-
-
-@pytest.mark.parametrize("workload,faults,seed", [
-    ("transfer:aborts=true,txns=4", "all", 2),  # TV2: held batches, verification
-    ("ctp:aborts=true", "all", 3),  # consume-transform-produce: the group, offsets, src
-    ("transfer:version=TV1V,aborts=true", "loss=1,late=EndTxn+Produce,retries=2,failovers=1", 4),
+@pytest.mark.parametrize("name,workload,seed", [
+    ("ydb", "copy:workers=2,txns=3", 3),
+    ("ydb", "copy:workers=2,src=2,dst=2,msgs=4,txns=6,table=true", 2),
+    ("cone", "album:adders=3,retaggers=2,attempts=2", 6),
 ])
-def test_the_engine_replays_to_the_state_tlc_hands_on(tmp_path: Path, workload: str, faults: str, seed: int) -> None:
-    """Kafka's ``spec_states`` gives, window after window, exactly the one state TLC hands on."""
-    from ref_impl.kafka.replay_state import SpecStates
-    from trace_check.values.tlc import parse_value
+def test_every_protocols_windows_run_ahead_from_its_engines_state(tmp_path: Path, name: str, workload: str, seed: int) -> None:
+    """YDB's and C*One's engines replay to the state TLC hands on (YDB's Init leaves the
+    partitions' owners free: its engine takes them from the first window's reads)."""
+    sim = protocols.get(name).simulate(SimulateOptions(seed=seed, workload=workload, faults="all"))
+    trace = read_trace(write(tmp_path / f"{name}.jsonl", sim.header, list(sim.events)))
+    one = check_trace(trace, engine="tlc", every_step=True)
+    assert one.status is Status.ACCEPTED
+    v = check_trace(trace, engine="tlc", every_step=True, window=len(trace.events) // 4 + 1, jobs=2)
+    same(one, v)
+    assert (v.run_ahead, v.run_again) == (v.windows - 1, 0)
 
-    head, events = simulate(Workload.parse(workload), Faults.parse(faults), seed)
-    write_trace(tmp_path / "t.jsonl", head, events)
-    trace = read_trace(tmp_path / "t.jsonl")
-    size = max(7, len(trace.events) // 6)
-    v = check_trace_file(tmp_path / "t.jsonl", every_step=False, window=size, workdir=tmp_path / "w")
-    assert v.status is Status.ACCEPTED and v.windows >= 4
-    replay = SpecStates(dict(trace.constants))
-    for k in range(1, v.windows):
-        handed = handoff.read_states(tmp_path / "w" / f"window{k}" / "accept" / "tlc.log")
-        state = replay.advance([dict(e) for e in trace.events[(k - 1) * size : k * size]])
-        assert len(handed) == 1 and state is not None
-        assert dict(state) == {name: x for name, x in parse_value(handed[0]).items() if name != "action"}, f"window {k}"
+
+def test_a_protocol_without_a_replay_checks_its_windows_one_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = protocols.get("cone")
+    get = protocols.get
+    monkeypatch.setattr(protocols, "get", lambda name: attrs.evolve(real, spec_states=None) if name == "cone" else get(name))
+    sim = real.simulate(SimulateOptions(seed=3, workload="album:adders=2,retaggers=1", faults="all"))
+    trace = read_trace(write(tmp_path / "cone.jsonl", sim.header, list(sim.events)))
+    v = check_trace(trace, engine="tlc", every_step=True, window=len(trace.events) // 2 + 1, jobs=2)
+    assert v.status is Status.ACCEPTED and v.windows == 2 and v.jobs == 1
+
+
+# --- the pieces ---
 
 
 def test_windows_are_balanced_for_the_jobs() -> None:
@@ -258,8 +260,8 @@ def test_windows_are_balanced_for_the_jobs() -> None:
     assert balanced_size(None, 100_004, 2) == 5_001  # twenty
     assert balanced_size(None, 12_000, 2) == 6_000
     assert balanced_size(None, 31_000, 2) == 5_167  # six: round(6.2) = 6
-    assert balanced_size(None, 6_000, 2) == 3_000  # shorter than a window: still both cores
-    assert balanced_size(None, 2 * PARALLEL_MIN - 1, 2) == WINDOW  # too short to be worth a second JVM
+    assert balanced_size(None, 7_000, 4) == 1_750  # four, one per core
+    assert balanced_size(None, WINDOW, 2) == WINDOW  # one window: one run, as fast as two half windows at once
     assert balanced_size(None, 10_004, 1) == WINDOW
     assert balanced_size(700, 10_004, 2) == 700  # asked for
 

@@ -116,7 +116,8 @@ class Engine:
         self.dead: set[int] = set()
         self.batches: list[Batch] = []  # batch i of the spec is batches[i - 1]
         self.dc_down: set[int] = set()
-        self.hist: list[tuple[Txn, int]] = []
+        # Ghost: every committed transaction, as the spec's $commit: its timestamp, reads, keys.
+        self.hist: list[tuple[Txn, int, frozenset[tuple[Key, Txn, int]], frozenset[Key]]] = []
         self.told: set[tuple[Txn, str]] = set()
         self.faults = [0, 0, 0, 0, 0]  # crashes, pauses, cuts, drops, data centres lost
 
@@ -359,7 +360,7 @@ class Engine:
         muts = frozenset(m for m in tx.wr if m[0][0] != "ix") if self.k.bug("index_outside_txn") else tx.wr
         self.co[x].clock = max(self.co[x].clock, ts)
         batch = self._new_batch(t, x, ts, muts, not self.k.bug("unlogged_batch"))
-        self.hist.append((t, ts))
+        self.hist.append((t, ts, tx.rd, frozenset(m[0] for m in tx.wr)))  # Cone.tla CoCommit: hist
         tx.st, tx.ts = "committing", ts
         if self.k.bug("early_unlock"):
             self.lk[x] = {lock for lock in self.lk[x] if lock[1] != t}

@@ -16,28 +16,17 @@ left out too.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
 
-from trace_check.values.tla import FnMap, Record
+from trace_check.values.tla import Record
+from trace_check.values.tla import function_value as fn
 
 from .cluster import Cluster
 from .constants import Constants
 from .log import Entry
 from .messages import Msg
-from .replay import _step
+from .replay import _agrees, _step
 from .state import Client, Coord, Group, Held, ProducerState, TxnEntry
-
-
-def fn(d: Mapping[Any, Any]) -> Any:
-    """A TLA+ function as TLC prints it, and ``parse_value`` reads it back."""
-    if not d:
-        return ()
-    keys = list(d)
-    if all(isinstance(k, int) and not isinstance(k, bool) for k in keys) and sorted(keys) == list(range(1, len(keys) + 1)):
-        return tuple(d[k] for k in range(1, len(keys) + 1))
-    if all(isinstance(k, str) for k in keys):
-        return Record(d)
-    return FnMap(d)
 
 
 def msg(m: Msg) -> Record:
@@ -93,11 +82,13 @@ class SpecStates:
     def __init__(self, constants: dict[str, Any]) -> None:
         self.cluster: Optional[Cluster] = Cluster(Constants.from_spec({**constants, "Bugs": []}), self._emitted)
         self.taken = 0
+        self.last: Optional[dict[str, Any]] = None
         self._plog: dict[Any, tuple[list[Any], list[Record]]] = {}
         self._tlog: dict[Any, tuple[list[Any], list[Record]]] = {}
 
     def _emitted(self, ev: dict[str, Any]) -> None:
         self.taken += 1
+        self.last = ev
 
     def advance(self, events: list[dict[str, Any]]) -> Optional[Record]:
         """Replay ``events`` (the trace's next ones) and give the spec state after them, every
@@ -111,7 +102,7 @@ class SpecStates:
                 ok = _step(c, ev)
             except (KeyError, TypeError, ValueError):
                 ok = False
-            if not ok or self.taken != before + 1:
+            if not ok or self.taken != before + 1 or not _agrees(self.last, ev):  # as replay.replay
                 self.cluster = None
                 return None
         return self._state(c)

@@ -7,6 +7,7 @@ from trace_check.traces.protocol import Protocol, ProtocolInputError, SimulateOp
 
 from . import trace
 from .replay import engine_value, replay
+from .replay_state import spec_states
 from .sim import GENERATOR, Faults, SpecError, Workload, parse_bugs
 from .sim import Simulation as Run
 
@@ -54,6 +55,7 @@ PROTOCOL = Protocol(
     engine_value=engine_value,
     engine_noun="the reference engine",
     history=("action",),
+    spec_states=spec_states,
     event_text=trace.event_text,
     alter=trace.alter,
     why_legal=trace.why_legal,

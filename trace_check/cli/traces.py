@@ -129,19 +129,20 @@ def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.json:
         out.print_json(json.dumps(verdict_json(v, args.trace), default=str))
     else:
-        for line in verdict_lines(v, args.trace):
+        for line in verdict_lines(v, args.trace, protocol.engine_noun):
             out.print(Text(line))
     if v.status is Status.ERROR:
         return EXIT_USAGE
     return EXIT_OK if v.ok else EXIT_FAIL
 
 
-def verdict_lines(v: Verdict, path: Path) -> list[str]:
+def verdict_lines(v: Verdict, path: Path, engine: str = "the reference engine") -> list[str]:
+    """What ``check`` prints; ``engine`` names the plug-in's reference engine (``Protocol.engine_noun``)."""
     where = "after every event" if v.every_step else "on the final state"
     runs = f", {v.windows} windows" if v.windows > 1 else ""
     if v.windows > 1 and v.jobs > 1:
-        runs += f" {v.jobs} at a time, {v.run_ahead} run ahead from the reference engine's state"
-        runs += f" and {v.run_again} run again" if v.run_again else ""
+        runs += f", {v.jobs} at a time, {v.run_ahead} from {engine}'s replay"
+        runs += f", {v.run_again} run again" if v.run_again else ""
     if v.status is Status.ACCEPTED:
         return [f"accepted: {path} ({v.events} events) is a behaviour of the spec; invariants hold {where} "
                 f"({v.engine}{runs}, {v.wall_time:.1f} s)"]

@@ -58,6 +58,36 @@ class Unserializable:
 TlaValue = Union[bool, int, str, frozenset, tuple, Record, FnMap, Variant, Unserializable]
 
 
+def is_field_name(s: str) -> bool:
+    """Does TLC print a function whose domain holds string ``s`` as a record (``[s |-> ...]``)?
+    (tlc2.value.impl.FcnRcdValue.isName: letters, digits and '_', at least one letter, and not
+    ``WF_...``/``SF_...`` once four characters long; Java's chars are UTF-16 units, so a character
+    beyond the BMP is no letter there.)"""
+    letter = False
+    for ch in s:
+        if ch == "_":
+            continue
+        if ord(ch) > 0xFFFF or not (ch.isalpha() or ch.isdecimal()):
+            return False
+        letter = letter or ch.isalpha()
+    return letter and (len(s) < 4 or not (s.startswith("WF_") or s.startswith("SF_")))
+
+
+def function_value(d: Any) -> Any:
+    """A TLA+ function given as a mapping, in the form TLC prints it (FcnRcdValue's toString) and
+    ``parse_value`` reads it back: no domain ``()``; a domain of strings that are all field names
+    (``is_field_name``) a ``Record``; a domain 1..n a tuple; any other a ``FnMap``."""
+    if not d:
+        return ()
+    keys = list(d)
+    if all(isinstance(k, str) and is_field_name(k) for k in keys):
+        return Record(d)
+    n = len(keys)
+    if all(type(k) is int and 1 <= k <= n for k in keys):  # n distinct keys in 1..n: exactly 1..n
+        return tuple(d[k] for k in range(1, n + 1))
+    return FnMap(d)
+
+
 # How TLC writes special characters inside a string literal.
 _STRING_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r", "\f": "\\f"}
 
