@@ -38,7 +38,6 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 import attrs
 
 from trace_check.engines.runner import check_engine_available, resolve_engine, run_task
-from trace_check.engines.tlc import Cancelled
 from trace_check.errors import TxconformError
 from trace_check.models.registry import spec_invariants
 from trace_check.models.result import ApalacheOptions, CheckResult, CheckTask, Outcome, Progress, TlcOptions
@@ -566,10 +565,10 @@ class _Ahead:
     stop: threading.Event = attrs.field(factory=threading.Event)
 
     def cancel(self) -> None:
-        """Kill the run, if any, and wait until it is gone."""
+        """Kill the run, if any, and wait until it is gone; whatever it ended with is not wanted."""
         if self.run is not None:
             self.stop.set()
-            with contextlib.suppress(Cancelled):
+            with contextlib.suppress(Exception):
                 self.run.result()
             self.run = None
 
