@@ -348,7 +348,16 @@ def test_an_invariant_made_of_named_parts_is_checked_part_by_part() -> None:
         conjuncts(kafka, "Nonexistent")
     lines = changed_definitions(kafka, "TraceInit")
     atomicity = next(x for x in lines if x.startswith("TraceInv_Atomicity =="))
-    assert atomicity.count("=>") == 2 and "=> AtomicityWhenQuiescent)" in atomicity
+    # the part that reads the network is checked through the logs' index the checker keeps
+    assert atomicity.count("=>") == 2 and ("=> AtomicityWhenQuiescentSinceIndexed(net, tracePrev_net, tc, tracePrev_tc, "
+                                           "plog, traceFrom_plog, traceIndexBefore_plog, traceIndex_plog))") in atomicity
+    assert "ReadCommittedSinceIndexed(plog, traceFrom_plog, traceIndexBefore_plog, traceIndex_plog)" in next(
+        x for x in lines if x.startswith("TraceInv_ReadCommitted =="))
+    # kept from the state before's, updated from the new entries alone; from scratch in an initial state
+    assert "traceIndex_plog' = IndexOf_plogSince(plog', traceFrom_plog', traceIndex_plog)" in next(
+        x for x in lines if x.startswith("TraceChangedNext =="))
+    assert "traceIndex_plog = IndexOf_plog(plog)" in next(x for x in lines if x.startswith("TraceChangedInit =="))
+    assert not any("traceIndex_tlog" in x for x in lines)  # tlog has no index
     # the part that reads only the logs is checked from the state before's log lengths (AtomicityNowSince)
     assert "=> AtomicityNowSince(plog, traceFrom_plog))" in atomicity
     hanging = next(x for x in lines if x.startswith("TraceInv_NoHangingTransaction =="))
@@ -369,9 +378,10 @@ def test_a_form_checked_from_the_state_before_that_reads_a_variable_is_refused(t
     from trace_check.traces.reads import ReadsError, since_form
 
     kafka = protocols.get("kafka")
-    assert since_form(kafka, "MarkerSafety") == ("MarkerSafetySince", ("plog",))
-    assert since_form(kafka, "NoHangingTransaction") == ("NoHangingTransactionSince", ("tlog", "plog"))  # declaration order
+    assert since_form(kafka, "MarkerSafety") == ("MarkerSafetySince", ("plog",), ())
+    assert since_form(kafka, "NoHangingTransaction") == ("NoHangingTransactionSince", ("tlog", "plog"), ())  # declaration order
     assert since_form(kafka, "TypeOK") is None
+    assert since_form(kafka, "ReadCommitted") == ("ReadCommittedSinceIndexed", ("plog",), ("plog",))
     specs = tmp_path / "kafka"
     shutil.copytree(kafka.spec_dir, specs)
     props = specs / "KafkaTxnProperties.tla"
@@ -379,6 +389,19 @@ def test_a_form_checked_from_the_state_before_that_reads_a_variable_is_refused(t
     props.write_text(text, encoding="utf-8")
     with pytest.raises(ReadsError, match="TypeOKSince reads net: it must read only its arguments"):
         since_form(attrs.evolve(kafka, spec_dir=specs), "TypeOK")
+    # an index kept from the state before must not read the state after either, and needs both halves
+    for k, (right, wrong, error) in enumerate((
+        ("IndexOf_plogSince(pl, from, before) ==\n", "IndexOf_plogSince(pl, from, before) == net = {} /\\\n",
+         "IndexOf_plogSince reads net: it must read only its arguments"),
+        ("IndexOf_plogSince(pl, from, before) ==", "Unused(pl, from, before) ==", "IndexOf_plog is defined but IndexOf_plogSince is not"),
+    )):
+        variant = tmp_path / f"variant{k}"
+        shutil.copytree(kafka.spec_dir, variant)
+        original = (variant / "KafkaTxnProperties.tla").read_text(encoding="utf-8")
+        assert original.count(right) == 1
+        (variant / "KafkaTxnProperties.tla").write_text(original.replace(right, wrong), encoding="utf-8")
+        with pytest.raises(ReadsError, match=error):
+            since_form(attrs.evolve(kafka, spec_dir=variant), "ReadCommitted")
 
 
 def test_a_record_field_named_like_a_variable_is_not_read_but_a_set_or_bound_that_is_one_is(tmp_path: Path) -> None:

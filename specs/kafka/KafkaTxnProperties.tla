@@ -68,8 +68,13 @@ AtomicityWith(quiescent) ==
 AtomicityNow == AtomicityWith(FALSE)
 
 \* Once nothing is in flight, no transaction has a record committed and
-\* another still open (reads the network and the coordinator too).
-AtomicityWhenQuiescent == Quiescent => AtomicityWith(TRUE)
+\* another still open (reads the network and the coordinator too). With
+\* AtomicityNow, every record of a transaction with a committed record is
+\* then committed: what AtomicityWith(TRUE) says.
+AtomicityWhenQuiescent ==
+    Quiescent =>
+        LET committed == {GtxOf(e) : e \in {d \in DataEntries : FateOf(d) = "committed"}}
+        IN \A e \in DataEntries : FateOf(e) = "open" => GtxOf(e) \notin committed
 
 \* (In two parts, so that a trace checked after every event checks each one
 \* only after a step that changed what it reads: the logs change less often
@@ -324,6 +329,107 @@ ReadCommittedSince(logs, from) ==
             LET log == logs[p]
                 lo == LSOAmong(log, from[p], TxnIds)
             IN \A i \in ReadCommittedFetchAfter(log, lo - 1, Bug("lso_inclusive"), TxnIds) : Fate(log, i) = "committed"
+
+-----------------------------------------------------------------------------
+(* An index of each partition log, kept beside the state by the trace    *)
+(* checker (trace_check/traces/validation.py: changed_definitions): where *)
+(* each producer's open transaction starts, and which client transactions *)
+(* have a committed record in the log. It is updated from a step's new    *)
+(* entries alone (IndexOf_plogSince), so that the forms below, checked    *)
+(* after every event, read neither a whole log nor every producer: at     *)
+(* 90,000 events of a faulty run, finding the LSO from the log (one       *)
+(* backward search per transactional.id) and AtomicityWhenQuiescent from  *)
+(* every record took nine tenths of a check after every event             *)
+(* (docs/benchmarks.md, "Long traces"). MCKafkaTxnForms checks the index  *)
+(* against IndexOf_plog, and each XSinceIndexed against X, on every       *)
+(* prefix and every step of its models.                                   *)
+(*   open[P]: the first record of producer P's open transaction (its     *)
+(*     first data entry after its last marker), for each P that has one;  *)
+(*   committed[t][g]: TRUE for each client transaction g, with g[1] = t, *)
+(*     that has a committed record in the log.                            *)
+
+(*
+  @typeAlias: lindex = {open: Str -> Int, committed: Str -> ($gtx -> Bool)};
+*)
+KafkaTxnProperties_typedefs == TRUE
+
+\* @type: $lindex;
+EmptyLogIndex == [open |-> [P \in {} |-> 0], committed |-> [t \in {} |-> [g \in {} |-> TRUE]]]
+
+\* The index of the log's first n entries, given `idx`, the index of its
+\* first m (m <= n): it reads the entries after m, and a new marker's
+\* records (ClosedBy), no further back.
+\* @type: (Seq($entry), Int, Int, $lindex) => $lindex;
+LogIndexAfter(log, m, n, idx) ==
+    LET writers == {log[j].pid : j \in (m + 1)..n}
+        \* P's open transaction in the first n entries starts here (0: none)
+        OpenAt(P) ==
+            LET e == LastUpTo(m + 1, n, LAMBDA j : log[j].pid = P)
+            IN IF IsMarker(log, e) THEN 0
+               ELSE LET c == LastUpTo(m + 1, e - 1, LAMBDA j : IsMarker(log, j) /\ log[j].pid = P)
+                    IN IF c = m /\ P \in DOMAIN idx.open THEN idx.open[P]
+                       ELSE FirstFrom(c + 1, e, LAMBDA i : IsData(log, i) /\ log[i].pid = P)
+        opened == {P \in writers : OpenAt(P) # 0}
+        keys == {log[i].gtx : i \in UNION {ClosedBy(log, c) : c \in {k \in (m + 1)..n : IsMarker(log, k) /\ log[k].commit}}}
+        Leaf(t) ==
+            LET new == [g \in {k \in keys : k[1] = t} |-> TRUE]
+            IN IF t \notin DOMAIN idx.committed THEN new
+               ELSE IF DOMAIN new = {} THEN idx.committed[t] ELSE idx.committed[t] @@ new
+    IN [open |-> [P \in (DOMAIN idx.open \ writers) \cup opened |-> IF P \in writers THEN OpenAt(P) ELSE idx.open[P]],
+        committed |-> IF keys = {} THEN idx.committed
+                      ELSE [t \in DOMAIN idx.committed \cup {k[1] : k \in keys} |-> Leaf(t)]]
+
+\* The index of each partition log.
+\* @type: (Int -> Seq($entry)) => (Int -> $lindex);
+IndexOf_plog(pl) == [p \in DOMAIN pl |-> LogIndexAfter(pl[p], 0, Len(pl[p]), EmptyLogIndex)]
+
+\* The same, given `before`, the index of the logs in the state before, and
+\* `from`, what the trace checker passes of them (each key's length before,
+\* or 0 where the log was cut: then before[p] is not that of a prefix).
+\* @type: (Int -> Seq($entry), Int -> Int, Int -> $lindex) => (Int -> $lindex);
+IndexOf_plogSince(pl, from, before) ==
+    [p \in DOMAIN pl |->
+        IF from[p] = Len(pl[p]) /\ from[p] > 0 THEN before[p]
+        ELSE LogIndexAfter(pl[p], from[p], Len(pl[p]), IF from[p] = 0 THEN EmptyLogIndex ELSE before[p])]
+
+\* The last stable offset of a log's first n entries, from their index.
+\* @type: ($lindex, Int) => Int;
+LSOOfIndex(idx, n) == MinOf({idx.open[P] : P \in DOMAIN idx.open} \cup {n + 1})
+
+\* Has client transaction g a committed record in some log?
+\* @type: (Int -> $lindex, $gtx) => Bool;
+CommittedIn(idx, g) == \E p \in DOMAIN idx : g[1] \in DOMAIN idx[p].committed /\ g \in DOMAIN idx[p].committed[g[1]]
+
+\* Quiescent, of a network and a coordinator.
+\* @type: (Set($msg), Str -> $coord) => Bool;
+QuiescentIn(n, c) ==
+    /\ ~\E m \in n : m.type \in {"WriteTxnMarkers", "WriteTxnMarkersResp"}
+    /\ \A t \in TxnIds : c[t].pending = <<>> /\ c[t].st \notin {"PrepareCommit", "PrepareAbort"}
+
+\* (ReadCommittedSince, with the LSO before and after from the index: only
+\* the records that became stable in the step, from the LSO before to the
+\* LSO after, need a look.)
+\* @type: (Int -> Seq($entry), Int -> Int, Int -> $lindex, Int -> $lindex) => Bool;
+ReadCommittedSinceIndexed(logs, from, before, now) ==
+    \A p \in DOMAIN logs :
+        from[p] < Len(logs[p]) =>
+            LET log == logs[p]
+                lo == IF from[p] = 0 THEN 1 ELSE LSOOfIndex(before[p], from[p])
+                lso == LSOOfIndex(now[p], Len(log))
+                hi == IF Bug("lso_inclusive") THEN lso ELSE lso - 1
+                ranges == AbortedRangesAfter(log, lo - 1)
+            IN \A i \in lo..(IF hi < Len(log) THEN hi ELSE Len(log)) :
+                   IsData(log, i) /\ ~InAborted(log, i, ranges) => Fate(log, i) = "committed"
+
+\* (The open records are those of each producer from where the index says
+\* its open transaction starts; none may belong to a transaction with a
+\* committed record anywhere.)
+\* @type: (Set($msg), Set($msg), Str -> $coord, Str -> $coord, Int -> Seq($entry), Int -> Int, Int -> $lindex, Int -> $lindex) => Bool;
+AtomicityWhenQuiescentSinceIndexed(n, nBefore, c, cBefore, pl, from, before, now) ==
+    QuiescentIn(n, c) =>
+        \A p \in DOMAIN pl : \A P \in DOMAIN now[p].open :
+            \A i \in now[p].open[P]..Len(pl[p]) :
+                IsData(pl[p], i) /\ pl[p][i].pid = P => ~CommittedIn(now, pl[p][i].gtx)
 
 -----------------------------------------------------------------------------
 (* Liveness. Checked under FairSpec or FairClientsSpec (KafkaTxn), never  *)

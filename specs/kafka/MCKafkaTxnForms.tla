@@ -34,12 +34,34 @@ SinceFormsAgree ==
           /\ WithLogs(Cut(plog, from), tlog)!InSequence => (InSequence <=> InSequenceSince(plog, from))
           /\ WithLogs(Cut(plog, from), tlog)!AtomicityNow => (AtomicityNow <=> AtomicityNowSince(plog, from))
           /\ WithLogs(Cut(plog, from), tlog)!ReadCommitted => (ReadCommitted <=> ReadCommittedSince(plog, from))
+    \* (The index of a prefix updated with the entries after it is the index
+    \* of the logs, and the forms that read it agree with their invariants.)
+    /\ \A from \in Prefixes(plog) :
+          LET before == IndexOf_plog(Cut(plog, from))
+          IN /\ IndexOf_plogSince(plog, from, before) = IndexOf_plog(plog)
+             /\ WithLogs(Cut(plog, from), tlog)!ReadCommitted =>
+                   (ReadCommitted <=> ReadCommittedSinceIndexed(plog, from, before, IndexOf_plog(plog)))
+             /\ AtomicityWhenQuiescent <=> AtomicityWhenQuiescentSinceIndexed(net, net, tc, tc, plog, from, before, IndexOf_plog(plog))
     \* (Producer states as in this state, logs from a prefix.)
     /\ \A from \in Prefixes(plog) :
           WithLogs(Cut(plog, from), tlog)!ProducerStateInLog => (ProducerStateInLog <=> ProducerStateInLogSince(plog, from, pst, pst))
     /\ \A tfrom \in Prefixes(tlog), pfrom \in Prefixes(plog) :
           WithLogs(Cut(plog, pfrom), Cut(tlog, tfrom))!NoHangingTransaction =>
               (NoHangingTransaction <=> NoHangingTransactionSince(tlog, tfrom, plog, pfrom))
+
+\* The index of each partition log (KafkaTxnProperties: IndexOf_plog) is
+\* what it says: the producers with an open transaction and where it
+\* starts (KafkaLog's FirstOpen), and the transactions with a committed
+\* record; and Quiescent is QuiescentIn of the network and coordinator.
+IndexMeans ==
+    /\ Quiescent = QuiescentIn(net, tc)
+    /\ \A p \in DOMAIN plog :
+          LET log == plog[p]
+              idx == IndexOf_plog(plog)[p]
+          IN /\ DOMAIN idx.open = {P \in Producers(log) : HasOpen(log, P)}
+             /\ \A P \in DOMAIN idx.open : idx.open[P] = FirstOpen(log, P)
+             /\ UNION {{<<t, g>> : g \in DOMAIN idx.committed[t]} : t \in DOMAIN idx.committed}
+                  = {<<log[i].gtx[1], log[i].gtx>> : i \in {j \in DOMAIN log : IsData(log, j) /\ Fate(log, j) = "committed"}}
 
 \* What the trace checker passes for a log after a step from `before` to
 \* `after`: each key's length before, or 0 where the log got shorter.
@@ -60,6 +82,10 @@ SinceStep ==
        /\ ReadCommitted => (ReadCommitted' <=> ReadCommittedSince(plog', pf))
        /\ NoHangingTransaction => (NoHangingTransaction' <=> NoHangingTransactionSince(tlog', tf, plog', pf))
        /\ ProducerStateInLog => (ProducerStateInLog' <=> ProducerStateInLogSince(plog', pf, pst', pst))
+       \* (as the trace checker keeps the index: from the state before's)
+       /\ IndexOf_plogSince(plog', pf, IndexOf_plog(plog)) = IndexOf_plog(plog')
+       /\ ReadCommitted => (ReadCommitted' <=> ReadCommittedSinceIndexed(plog', pf, IndexOf_plog(plog), IndexOf_plog(plog')))
+       /\ AtomicityWhenQuiescent' <=> AtomicityWhenQuiescentSinceIndexed(net', net, tc', tc, plog', pf, IndexOf_plog(plog), IndexOf_plog(plog'))
 
 SinceFormsAgreeOnSteps == [][SinceStep]_vars
 

@@ -140,10 +140,32 @@ def conjuncts(protocol: Protocol, name: str) -> tuple[str, ...]:
 
 
 SINCE = "Since"  # XSince(V1, known1, V2, known2, ...): X, given what is known of the state before
+INDEXED = "SinceIndexed"  # XSinceIndexed: the same, and for an indexed log, its index before and now
+INDEX = "IndexOf_"  # IndexOf_V(V), IndexOf_VSince(V, known, before): an index of log V the checker keeps
 
 
-def since_form(protocol: Protocol, name: str) -> Optional[tuple[str, tuple[str, ...]]]:
-    """``(XSince, variables)`` when the spec defines ``XSince`` for definition ``name`` (X); else None.
+def indexed_log(protocol: Protocol, variable: str) -> bool:
+    """Does the spec define an index of log ``variable``: ``IndexOf_V(V)``, its value from scratch,
+    and ``IndexOf_VSince(V, known, before)``, its value from the state before's index ``before``
+    and what is known of the log (as for XSince), reading only the new entries? The checker keeps
+    it beside each state, for the ``XSinceIndexed`` forms."""
+    spec = _spec(protocol.spec_dir, protocol.trace_module)
+    name = INDEX + variable
+    if variable not in protocol.logs or name not in spec.bodies:
+        return False
+    for d in (name, name + SINCE):
+        if d not in spec.bodies:
+            raise ReadsError(f"{name} is defined but {d} is not: an index of a log needs both")
+        if reads(protocol, d):
+            raise ReadsError(f"{d} reads {', '.join(sorted(reads(protocol, d)))}: it must read only its arguments")
+    return True
+
+
+def since_form(protocol: Protocol, name: str) -> Optional[tuple[str, tuple[str, ...], tuple[str, ...]]]:
+    """``(XSince, variables, ())`` when the spec defines ``XSince`` for definition ``name`` (X); else None.
+    When it defines ``XSinceIndexed``, that form instead, with the indexed logs (``indexed_log``)
+    among the variables: after what is known of each, it takes that log's index in the state
+    before and now.
     XSince is X given that X held in the state before. It takes, for each variable X reads (in the
     order the spec declares them), the variable and what is known of it: for a log
     (``Protocol.logs``), how many of each key's first entries the state before had (a log only
@@ -152,7 +174,7 @@ def since_form(protocol: Protocol, name: str) -> Optional[tuple[str, tuple[str, 
     state before (in an initial state, its own value). XSince itself reads no variable. A spec
     that breaks this gets an error naming the definition, not a check that could miss a violation."""
     spec = _spec(protocol.spec_dir, protocol.trace_module)
-    form = name + SINCE
+    form = name + INDEXED if name + INDEXED in spec.bodies else name + SINCE
     if form not in spec.bodies:
         return None
     read = reads(protocol, name)
@@ -161,4 +183,10 @@ def since_form(protocol: Protocol, name: str) -> Optional[tuple[str, tuple[str, 
     if reads(protocol, form):
         raise ReadsError(f"{form} reads {', '.join(sorted(reads(protocol, form)))}: it must read only its arguments, "
                          f"each variable {name} reads and what is known of it in the state before")
-    return form, tuple(v for v in handoff.spec_variables(protocol) if v in read)
+    variables = tuple(v for v in handoff.spec_variables(protocol) if v in read)
+    if not form.endswith(INDEXED):
+        return form, variables, ()
+    indexed = tuple(v for v in variables if indexed_log(protocol, v))
+    if not indexed:
+        raise ReadsError(f"{form} is defined, but no log {name} reads has an index ({INDEX}V and {INDEX}V{SINCE})")
+    return form, variables, indexed
