@@ -327,6 +327,19 @@ def test_java_options_come_from_the_environment_and_bad_ones_are_one_line(monkey
     assert tlc.java_options() == []
 
 
+def test_the_collector_is_the_tasks_unless_the_user_names_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two collectors on one command line stop the JVM before TLC starts."""
+    monkeypatch.delenv(tlc.JAVA_OPTS_ENV, raising=False)
+    model = tlc.build_command(counter(), Path("/w"), Path("java"), Path("tla2tools.jar"))
+    assert "-XX:+UseParallelGC" in model
+    window = attrs.evolve(counter(), tlc=attrs.evolve(counter().tlc, collector="SerialGC"))
+    cmd = tlc.build_command(window, Path("/w"), Path("java"), Path("tla2tools.jar"))
+    assert "-XX:+UseSerialGC" in cmd and "-XX:+UseParallelGC" not in cmd
+    monkeypatch.setenv(tlc.JAVA_OPTS_ENV, "-XX:+UseG1GC")
+    cmd = tlc.build_command(window, Path("/w"), Path("java"), Path("tla2tools.jar"))
+    assert [o for o in cmd if o.endswith("GC")] == ["-XX:+UseG1GC"]
+
+
 def test_resuming_needs_a_completed_checkpoint(tmp_path: Path) -> None:
     tlc.prepare_workdir(counter(), tmp_path / "run")
     with pytest.raises(ResumeError, match="no completed TLC checkpoint to resume.*run without --resume"):

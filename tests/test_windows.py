@@ -358,8 +358,8 @@ def test_an_invariant_made_of_named_parts_is_checked_part_by_part() -> None:
         x for x in lines if x.startswith("TraceChangedNext =="))
     assert "traceIndex_plog = IndexOf_plog(plog)" in next(x for x in lines if x.startswith("TraceChangedInit =="))
     assert not any("traceIndex_tlog" in x for x in lines)  # tlog has no index
-    # the part that reads only the logs is checked from the state before's log lengths (AtomicityNowSince)
-    assert "=> AtomicityNowSince(plog, traceFrom_plog))" in atomicity
+    # the part that reads only the logs is checked from the state before's log lengths and the index
+    assert "=> AtomicityNowSinceIndexed(plog, traceFrom_plog, traceIndexBefore_plog, traceIndex_plog))" in atomicity
     hanging = next(x for x in lines if x.startswith("TraceInv_NoHangingTransaction =="))
     assert "NoHangingTransactionSince(tlog, traceFrom_tlog, plog, traceFrom_plog)" in hanging  # logs in Protocol.logs order
     # a variable that is no log is given with its value in the state before

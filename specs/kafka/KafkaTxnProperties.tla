@@ -346,15 +346,26 @@ ReadCommittedSince(logs, from) ==
 (*   open[P]: the first record of producer P's open transaction (its     *)
 (*     first data entry after its last marker), for each P that has one;  *)
 (*   committed[t][g]: TRUE for each client transaction g, with g[1] = t, *)
-(*     that has a committed record in the log.                            *)
+(*     that has a committed record in the log; aborted[t][g], the same    *)
+(*     for an aborted record.                                             *)
 
 (*
-  @typeAlias: lindex = {open: Str -> Int, committed: Str -> ($gtx -> Bool)};
+  @typeAlias: lindex = {open: Str -> Int, committed: Str -> ($gtx -> Bool), aborted: Str -> ($gtx -> Bool)};
 *)
 KafkaTxnProperties_typedefs == TRUE
 
 \* @type: $lindex;
-EmptyLogIndex == [open |-> [P \in {} |-> 0], committed |-> [t \in {} |-> [g \in {} |-> TRUE]]]
+EmptyLogIndex == [open |-> [P \in {} |-> 0], committed |-> [t \in {} |-> [g \in {} |-> TRUE]],
+                  aborted |-> [t \in {} |-> [g \in {} |-> TRUE]]]
+
+\* A set of client transactions added to `known` (committed or aborted).
+\* @type: (Str -> ($gtx -> Bool), Set($gtx)) => (Str -> ($gtx -> Bool));
+WithGtxs(known, keys) ==
+    LET Leaf(t) ==
+            LET new == [g \in {k \in keys : k[1] = t} |-> TRUE]
+            IN IF t \notin DOMAIN known THEN new
+               ELSE IF DOMAIN new = {} THEN known[t] ELSE known[t] @@ new
+    IN IF keys = {} THEN known ELSE [t \in DOMAIN known \cup {k[1] : k \in keys} |-> Leaf(t)]
 
 \* The index of the log's first n entries, given `idx`, the index of its
 \* first m (m <= n): it reads the entries after m, and a new marker's
@@ -370,14 +381,11 @@ LogIndexAfter(log, m, n, idx) ==
                     IN IF c = m /\ P \in DOMAIN idx.open THEN idx.open[P]
                        ELSE FirstFrom(c + 1, e, LAMBDA i : IsData(log, i) /\ log[i].pid = P)
         opened == {P \in writers : OpenAt(P) # 0}
-        keys == {log[i].gtx : i \in UNION {ClosedBy(log, c) : c \in {k \in (m + 1)..n : IsMarker(log, k) /\ log[k].commit}}}
-        Leaf(t) ==
-            LET new == [g \in {k \in keys : k[1] = t} |-> TRUE]
-            IN IF t \notin DOMAIN idx.committed THEN new
-               ELSE IF DOMAIN new = {} THEN idx.committed[t] ELSE idx.committed[t] @@ new
+        markers == {k \in (m + 1)..n : IsMarker(log, k)}
+        Closed(commit) == {log[i].gtx : i \in UNION {ClosedBy(log, c) : c \in {k \in markers : log[k].commit = commit}}}
     IN [open |-> [P \in (DOMAIN idx.open \ writers) \cup opened |-> IF P \in writers THEN OpenAt(P) ELSE idx.open[P]],
-        committed |-> IF keys = {} THEN idx.committed
-                      ELSE [t \in DOMAIN idx.committed \cup {k[1] : k \in keys} |-> Leaf(t)]]
+        committed |-> WithGtxs(idx.committed, Closed(TRUE)),
+        aborted |-> WithGtxs(idx.aborted, Closed(FALSE))]
 
 \* The index of each partition log.
 \* @type: (Int -> Seq($entry)) => (Int -> $lindex);
@@ -399,6 +407,21 @@ LSOOfIndex(idx, n) == MinOf({idx.open[P] : P \in DOMAIN idx.open} \cup {n + 1})
 \* Has client transaction g a committed record in some log?
 \* @type: (Int -> $lindex, $gtx) => Bool;
 CommittedIn(idx, g) == \E p \in DOMAIN idx : g[1] \in DOMAIN idx[p].committed /\ g \in DOMAIN idx[p].committed[g[1]]
+
+\* Has client transaction g an aborted record in some log?
+\* @type: (Int -> $lindex, $gtx) => Bool;
+AbortedIn(idx, g) == \E p \in DOMAIN idx : g[1] \in DOMAIN idx[p].aborted /\ g \in DOMAIN idx[p].aborted[g[1]]
+
+\* (AtomicityNowSince, with the other fate looked up in the index, not in
+\* every record of every log.)
+\* @type: (Int -> Seq($entry), Int -> Int, Int -> $lindex, Int -> $lindex) => Bool;
+AtomicityNowSinceIndexed(logs, from, before, now) ==
+    \A p \in DOMAIN logs :
+        LET log == logs[p]
+        IN \A c \in (from[p] + 1)..Len(log) :
+               IsMarker(log, c) =>
+                   \A i \in ClosedBy(log, c) :
+                       IF log[c].commit THEN ~AbortedIn(now, log[i].gtx) ELSE ~CommittedIn(now, log[i].gtx)
 
 \* Quiescent, of a network and a coordinator.
 \* @type: (Set($msg), Str -> $coord) => Bool;

@@ -42,6 +42,8 @@ SinceFormsAgree ==
              /\ WithLogs(Cut(plog, from), tlog)!ReadCommitted =>
                    (ReadCommitted <=> ReadCommittedSinceIndexed(plog, from, before, IndexOf_plog(plog)))
              /\ AtomicityWhenQuiescent <=> AtomicityWhenQuiescentSinceIndexed(net, net, tc, tc, plog, from, before, IndexOf_plog(plog))
+             /\ WithLogs(Cut(plog, from), tlog)!AtomicityNow =>
+                   (AtomicityNow <=> AtomicityNowSinceIndexed(plog, from, before, IndexOf_plog(plog)))
     \* (Producer states as in this state, logs from a prefix.)
     /\ \A from \in Prefixes(plog) :
           WithLogs(Cut(plog, from), tlog)!ProducerStateInLog => (ProducerStateInLog <=> ProducerStateInLogSince(plog, from, pst, pst))
@@ -52,7 +54,7 @@ SinceFormsAgree ==
 \* The index of each partition log (KafkaTxnProperties: IndexOf_plog) is
 \* what it says: the producers with an open transaction and where it
 \* starts (KafkaLog's FirstOpen), and the transactions with a committed
-\* record; and Quiescent is QuiescentIn of the network and coordinator.
+\* record and with an aborted one; and Quiescent is QuiescentIn of the network and coordinator.
 IndexMeans ==
     /\ Quiescent = QuiescentIn(net, tc)
     /\ \A p \in DOMAIN plog :
@@ -60,8 +62,10 @@ IndexMeans ==
               idx == IndexOf_plog(plog)[p]
           IN /\ DOMAIN idx.open = {P \in Producers(log) : HasOpen(log, P)}
              /\ \A P \in DOMAIN idx.open : idx.open[P] = FirstOpen(log, P)
-             /\ UNION {{<<t, g>> : g \in DOMAIN idx.committed[t]} : t \in DOMAIN idx.committed}
-                  = {<<log[i].gtx[1], log[i].gtx>> : i \in {j \in DOMAIN log : IsData(log, j) /\ Fate(log, j) = "committed"}}
+             /\ \A fate \in {"committed", "aborted"} :
+                   LET known == IF fate = "committed" THEN idx.committed ELSE idx.aborted
+                   IN UNION {{<<t, g>> : g \in DOMAIN known[t]} : t \in DOMAIN known}
+                        = {<<log[i].gtx[1], log[i].gtx>> : i \in {j \in DOMAIN log : IsData(log, j) /\ Fate(log, j) = fate}}
 
 \* What the trace checker passes for a log after a step from `before` to
 \* `after`: each key's length before, or 0 where the log got shorter.
@@ -86,6 +90,7 @@ SinceStep ==
        /\ IndexOf_plogSince(plog', pf, IndexOf_plog(plog)) = IndexOf_plog(plog')
        /\ ReadCommitted => (ReadCommitted' <=> ReadCommittedSinceIndexed(plog', pf, IndexOf_plog(plog), IndexOf_plog(plog')))
        /\ AtomicityWhenQuiescent' <=> AtomicityWhenQuiescentSinceIndexed(net', net, tc', tc, plog', pf, IndexOf_plog(plog), IndexOf_plog(plog'))
+       /\ AtomicityNow => (AtomicityNow' <=> AtomicityNowSinceIndexed(plog', pf, IndexOf_plog(plog), IndexOf_plog(plog')))
 
 SinceFormsAgreeOnSteps == [][SinceStep]_vars
 

@@ -271,11 +271,14 @@ def build_command(
     resume: Optional[Checkpoint] = None,
     checkpoint_minutes: Optional[int] = None,
 ) -> list[str]:
+    options = java_options()
+    # the task's collector unless the user chose one (two would stop the JVM before it starts)
+    collector = [] if any(o.startswith("-XX:+Use") and o.endswith("GC") for o in options) else [f"-XX:+Use{task.tlc.collector}"]
     cmd = [
         str(java),
-        "-XX:+UseParallelGC",
+        *collector,
         *heap_option(task),
-        *java_options(),
+        *options,
         # TLC 2.15 unpacks its standard modules (Integers.tla, ...) into java.io.tmpdir; runs that
         # share /tmp race on those files and fail to parse now and then. Each run gets its own.
         f"-Djava.io.tmpdir={workdir / 'tmp'}",

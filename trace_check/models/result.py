@@ -39,6 +39,10 @@ class TlcOptions:
     # The JVM's heap limit (-Xmx) unless $TXCONFORM_TLC_JAVA_OPTS sets one; None: Java's default
     # (a quarter of the memory), which a long run fills with garbage before it collects any.
     heap: Optional[str] = None
+    # The JVM's garbage collector unless $TXCONFORM_TLC_JAVA_OPTS names one: ParallelGC, what TLC
+    # advises for model checking; a trace's window, one worker with a 1 GB heap, runs faster with
+    # SerialGC, which keeps no collector threads busy beside it (docs/benchmarks.md, "Long traces").
+    collector: str = "ParallelGC"
 
 
 @attrs.frozen

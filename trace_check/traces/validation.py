@@ -378,7 +378,8 @@ def _task(trace: Trace, workdir: Path, invariants: tuple[str, ...], timeout: flo
         invariants=invariants,
         init="TraceChangedInit" if every_step else init,
         next="TraceChangedNext" if every_step else "TraceNext",
-        tlc=TlcOptions(workers=1, check_deadlock=False, view="TraceView" if view or every_step else None, heap=HEAP),
+        tlc=TlcOptions(workers=1, check_deadlock=False, view="TraceView" if view or every_step else None, heap=HEAP,
+                       collector="SerialGC"),
         apalache=ApalacheOptions(length=len(trace.events) + 1),
         timeout=timeout,
     )
