@@ -362,9 +362,10 @@ def test_an_invariant_made_of_named_parts_is_checked_part_by_part() -> None:
     assert "=> AtomicityNowSinceIndexed(plog, traceFrom_plog, traceIndexBefore_plog, traceIndex_plog))" in atomicity
     hanging = next(x for x in lines if x.startswith("TraceInv_NoHangingTransaction =="))
     assert "NoHangingTransactionSince(tlog, traceFrom_tlog, plog, traceFrom_plog)" in hanging  # logs in Protocol.logs order
-    # a variable that is no log is given with its value in the state before
-    assert "ProducerStateInLogSince(plog, traceFrom_plog, pst, tracePrev_pst)" in next(
-        x for x in lines if x.startswith("TraceInv_ProducerStateInLog =="))
+    # a variable that is no log is given with its value in the state before, after the index of
+    # the log declared before it
+    assert ("ProducerStateInLogSinceIndexed(plog, traceFrom_plog, traceIndexBefore_plog, traceIndex_plog, pst, "
+            "tracePrev_pst)") in next(x for x in lines if x.startswith("TraceInv_ProducerStateInLog =="))
     assert "=> TypeOK)" in next(x for x in lines if x.startswith("TraceInv_TypeOK =="))  # no such form
 
 

@@ -1463,14 +1463,21 @@ LeaderMarker(m) ==
 \* after a crash Kafka replays the log from an older snapshot and may
 \* remember more), and after the expiry, so an expired producer stays
 \* forgotten.
-\* @type: (Seq($entry), Str, Int) => $pstate;
-LoadedProducerState(log, t, from) ==
+\* (LoadedProducerStateKnowing is LoadedProducerState knowing of some
+\* epochs that t has no record of them in the log: MayHave(e) is FALSE only
+\* for such an epoch, whose search is then skipped. The trace checker knows
+\* them from its index of the log, KafkaTxnProperties:
+\* ProducerStateInLogSinceIndexed; a search for an epoch with no record
+\* reads back to `from`.)
+\* @type: (Seq($entry), Str, Int, Int => Bool) => $pstate;
+LoadedProducerStateKnowing(log, t, from, MayHave(_)) ==
     \* (Searched from the log end back: linear in what it reads, where the
     \* first form, MCKafkaTxn's LoadedProducerStateBySets, read every entry.)
     LET last == IF from >= Len(log) THEN from ELSE LastUpTo(from + 1, Len(log), LAMBDA i : log[i].pid = t)
     IN IF last <= from THEN [FreshProducerState[t] EXCEPT !.from = from]
        ELSE LET epoch == log[last].epoch
-                cur == LastUpTo(from + 1, last, LAMBDA i : log[i].pid = t /\ IsData(log, i) /\ log[i].epoch = epoch)
+                cur == IF ~MayHave(epoch) THEN from
+                       ELSE LastUpTo(from + 1, last, LAMBDA i : log[i].pid = t /\ IsData(log, i) /\ log[i].epoch = epoch)
                 lastSeq == IF cur <= from THEN -1 ELSE log[cur].seq
                 marker == LastUpTo(from + 1, last, LAMBDA i : log[i].pid = t /\ IsMarker(log, i))
             IN [epoch |-> epoch, lastSeq |-> lastSeq,
@@ -1478,6 +1485,9 @@ LoadedProducerState(log, t, from) ==
                 open |-> IsData(log, last),
                 cepoch |-> IF marker <= from THEN -1 ELSE log[marker].cepoch,
                 from |-> from, vepoch |-> -1, vseq |-> -1]
+
+\* @type: (Seq($entry), Str, Int) => $pstate;
+LoadedProducerState(log, t, from) == LoadedProducerStateKnowing(log, t, from, LAMBDA e : TRUE)
 
 \* The produce requests and answers of partition p that die with their
 \* connections when its leader goes away: with pipelining, those not yet
@@ -1694,10 +1704,15 @@ Drop(m) ==
     /\ action' = On(m.tid, Act("Drop", "network", "instance" :> m.inst @@ "part" :> m.part @@ "txn" :> m.gtx[3]))
     /\ UNCHANGED <<clientVars, coordVars, leaderVars, groupVars, hangs, retries, failovers, appendFails>>
 
-\* Nothing left in flight and no transaction between prepare and complete.
-Quiescent ==
-    /\ ~\E m \in net : m.type \in {"WriteTxnMarkers", "WriteTxnMarkersResp"}
-    /\ \A t \in TxnIds : tc[t].pending = <<>> /\ tc[t].st \notin {"PrepareCommit", "PrepareAbort"}
+\* Nothing left in flight and no transaction between prepare and complete,
+\* of a network n and a coordinator c (the trace checker's forms pass them).
+\* @type: (Set($msg), Str -> $coord) => Bool;
+QuiescentIn(n, c) ==
+    /\ ~\E m \in n : m.type \in {"WriteTxnMarkers", "WriteTxnMarkersResp"}
+    /\ \A t \in TxnIds : c[t].pending = <<>> /\ c[t].st \notin {"PrepareCommit", "PrepareAbort"}
+
+\* The same, of this state.
+Quiescent == QuiescentIn(net, tc)
 
 \* Every client is finished and nothing is in flight: an explicit end, so
 \* that TLC's deadlock check still finds real deadlocks.

@@ -209,13 +209,19 @@ ExactlyOnceCTP ==
         /\ Quiescent => (CommittedCopies(p, o) = Batches <=> o < gc.committed)
 
 -----------------------------------------------------------------------------
-\* Producer t's state on partition p is what its leader rebuilds from p's log.
-\* @type: (Int -> Seq($entry), Int -> (Str -> $pstate), Int, Str) => Bool;
-StateInLog(pl, ps, p, t) ==
+\* Producer t's state on partition p is what its leader rebuilds from p's
+\* log, knowing of some epochs that t has no record of them there (MayHave:
+\* KafkaTxn's LoadedProducerStateKnowing).
+\* @type: (Int -> Seq($entry), Int -> (Str -> $pstate), Int, Str, Int => Bool) => Bool;
+StateInLogKnowing(pl, ps, p, t, MayHave(_)) ==
     LET s == ps[p][t]
-        loaded == LoadedProducerState(pl[p], t, s.from)
+        loaded == LoadedProducerStateKnowing(pl[p], t, s.from, MayHave)
     IN /\ [s EXCEPT !.seqs = loaded.seqs, !.vepoch = -1, !.vseq = -1] = loaded
        /\ loaded.seqs \subseteq s.seqs
+
+\* The same, knowing nothing of the epochs.
+\* @type: (Int -> Seq($entry), Int -> (Str -> $pstate), Int, Str) => Bool;
+StateInLog(pl, ps, p, t) == StateInLogKnowing(pl, ps, p, t, LAMBDA e : TRUE)
 
 \* INV: ProducerStateInLog
 \* A leader loses nothing that fencing and ordering need when it restarts:
@@ -347,25 +353,42 @@ ReadCommittedSince(logs, from) ==
 (*     first data entry after its last marker), for each P that has one;  *)
 (*   committed[t][g]: TRUE for each client transaction g, with g[1] = t, *)
 (*     that has a committed record in the log; aborted[t][g], the same    *)
-(*     for an aborted record.                                             *)
+(*     for an aborted record;                                             *)
+(*   epochs[P][e]: TRUE for each producer epoch e in which producer P has *)
+(*     a record in the log. A search for the record of an epoch that has  *)
+(*     none reads the whole log back; the index says where not to search  *)
+(*     (InSequence and ProducerStateInLog look for a producer epoch's     *)
+(*     last record, and each new transaction starts a new epoch under    *)
+(*     TV2: at 90,000 events these searches were three quarters of what  *)
+(*     TLC evaluated, docs/benchmarks.md).                                *)
 
 (*
-  @typeAlias: lindex = {open: Str -> Int, committed: Str -> ($gtx -> Bool), aborted: Str -> ($gtx -> Bool)};
+  @typeAlias: lindex = {open: Str -> Int, committed: Str -> ($gtx -> Bool), aborted: Str -> ($gtx -> Bool), epochs: Str -> (Int -> Bool)};
 *)
 KafkaTxnProperties_typedefs == TRUE
 
 \* @type: $lindex;
 EmptyLogIndex == [open |-> [P \in {} |-> 0], committed |-> [t \in {} |-> [g \in {} |-> TRUE]],
-                  aborted |-> [t \in {} |-> [g \in {} |-> TRUE]]]
+                  aborted |-> [t \in {} |-> [g \in {} |-> TRUE]], epochs |-> [P \in {} |-> [e \in {} |-> TRUE]]]
+
+\* Pairs <<a, b>> added to `known`: known[a][b] = TRUE for each. (One
+\* small function per a, not one set of every pair: TLC copies a value it
+\* extends, so a step costs what one producer has, not what all have.)
+\* @type: (a -> (b -> Bool), Set(<<a, b>>)) => (a -> (b -> Bool));
+WithPairs(known, pairs) ==
+    LET Leaf(a) ==
+            LET new == [b \in {k[2] : k \in {x \in pairs : x[1] = a}} |-> TRUE]
+            IN IF a \notin DOMAIN known THEN new
+               ELSE IF DOMAIN new = {} THEN known[a] ELSE known[a] @@ new
+    IN IF pairs = {} THEN known ELSE [a \in DOMAIN known \cup {k[1] : k \in pairs} |-> Leaf(a)]
 
 \* A set of client transactions added to `known` (committed or aborted).
 \* @type: (Str -> ($gtx -> Bool), Set($gtx)) => (Str -> ($gtx -> Bool));
-WithGtxs(known, keys) ==
-    LET Leaf(t) ==
-            LET new == [g \in {k \in keys : k[1] = t} |-> TRUE]
-            IN IF t \notin DOMAIN known THEN new
-               ELSE IF DOMAIN new = {} THEN known[t] ELSE known[t] @@ new
-    IN IF keys = {} THEN known ELSE [t \in DOMAIN known \cup {k[1] : k \in keys} |-> Leaf(t)]
+WithGtxs(known, keys) == WithPairs(known, {<<k[1], k>> : k \in keys})
+
+\* Has producer P a record of epoch e in the log of index idx?
+\* @type: ($lindex, Str, Int) => Bool;
+HasEpoch(idx, P, e) == P \in DOMAIN idx.epochs /\ e \in DOMAIN idx.epochs[P]
 
 \* The index of the log's first n entries, given `idx`, the index of its
 \* first m (m <= n): it reads the entries after m, and a new marker's
@@ -385,7 +408,8 @@ LogIndexAfter(log, m, n, idx) ==
         Closed(commit) == {log[i].gtx : i \in UNION {ClosedBy(log, c) : c \in {k \in markers : log[k].commit = commit}}}
     IN [open |-> [P \in (DOMAIN idx.open \ writers) \cup opened |-> IF P \in writers THEN OpenAt(P) ELSE idx.open[P]],
         committed |-> WithGtxs(idx.committed, Closed(TRUE)),
-        aborted |-> WithGtxs(idx.aborted, Closed(FALSE))]
+        aborted |-> WithGtxs(idx.aborted, Closed(FALSE)),
+        epochs |-> WithPairs(idx.epochs, {<<log[j].pid, log[j].epoch>> : j \in {k \in (m + 1)..n : IsData(log, k)}})]
 
 \* The index of each partition log.
 \* @type: (Int -> Seq($entry)) => (Int -> $lindex);
@@ -423,12 +447,6 @@ AtomicityNowSinceIndexed(logs, from, before, now) ==
                    \A i \in ClosedBy(log, c) :
                        IF log[c].commit THEN ~AbortedIn(now, log[i].gtx) ELSE ~CommittedIn(now, log[i].gtx)
 
-\* Quiescent, of a network and a coordinator.
-\* @type: (Set($msg), Str -> $coord) => Bool;
-QuiescentIn(n, c) ==
-    /\ ~\E m \in n : m.type \in {"WriteTxnMarkers", "WriteTxnMarkersResp"}
-    /\ \A t \in TxnIds : c[t].pending = <<>> /\ c[t].st \notin {"PrepareCommit", "PrepareAbort"}
-
 \* (ReadCommittedSince, with the LSO before and after from the index: only
 \* the records that became stable in the step, from the LSO before to the
 \* LSO after, need a look.)
@@ -453,6 +471,59 @@ AtomicityWhenQuiescentSinceIndexed(n, nBefore, c, cBefore, pl, from, before, now
         \A p \in DOMAIN pl : \A P \in DOMAIN now[p].open :
             \A i \in now[p].open[P]..Len(pl[p]) :
                 IsData(pl[p], i) /\ pl[p][i].pid = P => ~CommittedIn(now, pl[p][i].gtx)
+
+\* Has client transaction g a record closed by a marker in the log of index
+\* idx?
+\* @type: ($lindex, $gtx) => Bool;
+ClosedIn(idx, g) ==
+    \/ g[1] \in DOMAIN idx.committed /\ g \in DOMAIN idx.committed[g[1]]
+    \/ g[1] \in DOMAIN idx.aborted /\ g \in DOMAIN idx.aborted[g[1]]
+
+\* (NoDuplicatesSince, looking back only where an earlier record of the new
+\* one's transaction can be: a record of a prefix that no marker closed is
+\* open, so at or after the prefix's LSO; one that a marker closed is in the
+\* index, and only then is the whole prefix read.)
+\* @type: (Int -> Seq($entry), Int -> Int, Int -> $lindex, Int -> $lindex) => Bool;
+NoDuplicatesSinceIndexed(logs, from, before, now) ==
+    \A p \in DOMAIN logs :
+        LET log == logs[p]
+        IN \A j \in (from[p] + 1)..Len(log) :
+               IsData(log, j) =>
+                   LET g == log[j].gtx
+                       s == log[j].seq
+                       Same(i) == log[i].gtx = g /\ IsData(log, i) /\ (Batches > 1 => log[i].seq = s)
+                       lo == IF from[p] = 0 THEN 1
+                             ELSE IF ClosedIn(before[p], g) THEN 1
+                             ELSE LSOOfIndex(before[p], from[p])
+                   IN ~\E i \in lo..(j - 1) : Same(i)
+
+\* (InSequenceSince, with no search for the record before a new one of a
+\* producer epoch that had none: the index before says which epochs had
+\* records, and the new entries before it are read.)
+\* @type: (Int -> Seq($entry), Int -> Int, Int -> $lindex, Int -> $lindex) => Bool;
+InSequenceSinceIndexed(logs, from, before, now) ==
+    \A p \in DOMAIN logs :
+        LET log == logs[p]
+        IN \A j \in (from[p] + 1)..Len(log) :
+               IsData(log, j) =>
+                   LET P == log[j].pid
+                       e == log[j].epoch
+                       Same(i) == IsData(log, i) /\ log[i].pid = P /\ log[i].epoch = e
+                       \* (where the log was cut, from[p] = 0, the index before
+                       \* is not that of a prefix: searched as XSince does)
+                       none == /\ from[p] > 0
+                               /\ ~HasEpoch(before[p], P, e)
+                               /\ ~\E i \in (from[p] + 1)..(j - 1) : Same(i)
+                       b == IF none THEN 0 ELSE LastUpTo(1, j - 1, Same)
+                   IN IF log[j].seq = 0 THEN b = 0 ELSE b > 0 /\ log[b].seq = log[j].seq - 1
+
+\* (ProducerStateInLogSince, with the search for the current epoch's last
+\* record skipped where the index of the log says the epoch has none.)
+\* @type: (Int -> Seq($entry), Int -> Int, Int -> $lindex, Int -> $lindex, Int -> (Str -> $pstate), Int -> (Str -> $pstate)) => Bool;
+ProducerStateInLogSinceIndexed(pl, from, before, now, ps, psBefore) ==
+    \A p \in DOMAIN pl : \A t \in DOMAIN ps[p] :
+        (from[p] = 0 \/ ps[p][t] # psBefore[p][t] \/ \E j \in (from[p] + 1)..Len(pl[p]) : pl[p][j].pid = t) =>
+            StateInLogKnowing(pl, ps, p, t, LAMBDA e : HasEpoch(now[p], t, e))
 
 -----------------------------------------------------------------------------
 (* Liveness. Checked under FairSpec or FairClientsSpec (KafkaTxn), never  *)

@@ -44,6 +44,12 @@ SinceFormsAgree ==
              /\ AtomicityWhenQuiescent <=> AtomicityWhenQuiescentSinceIndexed(net, net, tc, tc, plog, from, before, IndexOf_plog(plog))
              /\ WithLogs(Cut(plog, from), tlog)!AtomicityNow =>
                    (AtomicityNow <=> AtomicityNowSinceIndexed(plog, from, before, IndexOf_plog(plog)))
+             /\ WithLogs(Cut(plog, from), tlog)!NoDuplicates =>
+                   (NoDuplicates <=> NoDuplicatesSinceIndexed(plog, from, before, IndexOf_plog(plog)))
+             /\ WithLogs(Cut(plog, from), tlog)!InSequence =>
+                   (InSequence <=> InSequenceSinceIndexed(plog, from, before, IndexOf_plog(plog)))
+             /\ WithLogs(Cut(plog, from), tlog)!ProducerStateInLog =>
+                   (ProducerStateInLog <=> ProducerStateInLogSinceIndexed(plog, from, before, IndexOf_plog(plog), pst, pst))
     \* (Producer states as in this state, logs from a prefix.)
     /\ \A from \in Prefixes(plog) :
           WithLogs(Cut(plog, from), tlog)!ProducerStateInLog => (ProducerStateInLog <=> ProducerStateInLogSince(plog, from, pst, pst))
@@ -54,10 +60,9 @@ SinceFormsAgree ==
 \* The index of each partition log (KafkaTxnProperties: IndexOf_plog) is
 \* what it says: the producers with an open transaction and where it
 \* starts (KafkaLog's FirstOpen), and the transactions with a committed
-\* record and with an aborted one; and Quiescent is QuiescentIn of the network and coordinator.
+\* record and with an aborted one, and the producer epochs with a record.
 IndexMeans ==
-    /\ Quiescent = QuiescentIn(net, tc)
-    /\ \A p \in DOMAIN plog :
+    \A p \in DOMAIN plog :
           LET log == plog[p]
               idx == IndexOf_plog(plog)[p]
           IN /\ DOMAIN idx.open = {P \in Producers(log) : HasOpen(log, P)}
@@ -66,6 +71,8 @@ IndexMeans ==
                    LET known == IF fate = "committed" THEN idx.committed ELSE idx.aborted
                    IN UNION {{<<t, g>> : g \in DOMAIN known[t]} : t \in DOMAIN known}
                         = {<<log[i].gtx[1], log[i].gtx>> : i \in {j \in DOMAIN log : IsData(log, j) /\ Fate(log, j) = fate}}
+             /\ UNION {{<<P, e>> : e \in DOMAIN idx.epochs[P]} : P \in DOMAIN idx.epochs}
+                   = {<<log[i].pid, log[i].epoch>> : i \in {j \in DOMAIN log : IsData(log, j)}}
 
 \* What the trace checker passes for a log after a step from `before` to
 \* `after`: each key's length before, or 0 where the log got shorter.
@@ -91,6 +98,10 @@ SinceStep ==
        /\ ReadCommitted => (ReadCommitted' <=> ReadCommittedSinceIndexed(plog', pf, IndexOf_plog(plog), IndexOf_plog(plog')))
        /\ AtomicityWhenQuiescent' <=> AtomicityWhenQuiescentSinceIndexed(net', net, tc', tc, plog', pf, IndexOf_plog(plog), IndexOf_plog(plog'))
        /\ AtomicityNow => (AtomicityNow' <=> AtomicityNowSinceIndexed(plog', pf, IndexOf_plog(plog), IndexOf_plog(plog')))
+       /\ NoDuplicates => (NoDuplicates' <=> NoDuplicatesSinceIndexed(plog', pf, IndexOf_plog(plog), IndexOf_plog(plog')))
+       /\ InSequence => (InSequence' <=> InSequenceSinceIndexed(plog', pf, IndexOf_plog(plog), IndexOf_plog(plog')))
+       /\ ProducerStateInLog =>
+             (ProducerStateInLog' <=> ProducerStateInLogSinceIndexed(plog', pf, IndexOf_plog(plog), IndexOf_plog(plog'), pst', pst))
 
 SinceFormsAgreeOnSteps == [][SinceStep]_vars
 
