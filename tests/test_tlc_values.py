@@ -397,3 +397,56 @@ def test_a_string_of_megabytes_is_read_without_keeping_a_trace_of_each_character
     finally:
         tracemalloc.stop()
     assert peak < 100_000_000, f"{peak / 1e6:.0f} MB to read a {len(literal) / 1e6:.1f} MB string"
+
+
+def _recursive(text: str) -> object:
+    from trace_check.values.tlc import _Parser
+
+    parser = _Parser(text)
+    value = parser.top_value()
+    parser.finish()
+    return value
+
+
+@settings(max_examples=300, deadline=None)
+@given(values, st.lists(st.sampled_from(["", " ", "\n  ", "\t"]), min_size=1, max_size=4))
+def test_the_one_pass_parse_reads_what_the_recursive_parser_reads(value: object, spaces: list[str]) -> None:
+    """parse_value reads well-formed text in one pass (_fast_value) and hands whatever else it
+    meets to the recursive parser: where the fast one answers, the answers agree."""
+    from trace_check.values.tlc import _fast_value, _NotFast
+
+    counter = iter(range(10**9))
+    text = format_value(value)
+    if '"' not in text:  # whitespace only where it cannot fall inside a string
+        text = re.sub(r"(<<|>>|\|->|:>|@@|[{}\[\](),])", lambda m: m.group() + spaces[next(counter) % len(spaces)], text)
+    try:
+        fast = _fast_value(text)
+    except _NotFast:
+        return
+    assert same(fast, _recursive(text))
+
+
+@pytest.mark.parametrize("text", ['{1..3}', '(<<1>>)', '<<"a\\"b">>', '[a |-> 1', '{1, 2}}', '<<1 2>>', "[a |-> 1] x",
+                                  '(1 :> 2 @@ 3)', "/\\ x = 1", "[" * 150 + "]" * 150])
+def test_what_the_one_pass_parse_does_not_take_goes_to_the_recursive_parser(text: str) -> None:
+    from trace_check.values.tlc import TlcValueError, _fast_value, _NotFast
+
+    with pytest.raises(_NotFast):
+        _fast_value(text)
+    try:
+        expected: object = _recursive(text)
+    except TlcValueError as e:
+        with pytest.raises(TlcValueError, match=re.escape(str(e))):
+            parse_value(text)
+    else:
+        assert same(parse_value(text), expected)
+
+
+def test_the_one_pass_parse_takes_a_hand_off_state() -> None:
+    """The text of a window's hand-off: records, sets, sequences and functions of strings and numbers."""
+    from trace_check.values.tlc import _fast_value
+
+    text = ('[net |-> {[type |-> "Produce", tid |-> "t13", epoch |-> 14, gtx |-> <<"t13", 1, 15>>, ok |-> TRUE]}, '
+            'plog |-> <<<<[kind |-> "data", seq |-> -1]>>, << >>>>, pst |-> (1 :> ("t1" :> [e |-> 0]) @@ 2 :> ("t1" :> [e |-> 1])), '
+            'held |-> {}, m |-> mv1, r |-> []]')
+    assert same(_fast_value(text), _recursive(text))
