@@ -358,9 +358,10 @@ ReadCommittedSince(logs, from) ==
 (*     a record in the log. A search for the record of an epoch that has  *)
 (*     none reads the whole log back; the index says where not to search  *)
 (*     (InSequence and ProducerStateInLog look for a producer epoch's     *)
-(*     last record, and each new transaction starts a new epoch under    *)
-(*     TV2: at 90,000 events these searches were three quarters of what  *)
-(*     TLC evaluated, docs/benchmarks.md).                                *)
+(*     last record, and each new transaction starts a new epoch under     *)
+(*     TV2: at 90,000 events these searches were three quarters of the    *)
+(*     evaluations TLC's -coverage counted, though little of its time,    *)
+(*     docs/benchmarks.md).                                               *)
 
 (*
   @typeAlias: lindex = {open: Str -> Int, committed: Str -> ($gtx -> Bool), aborted: Str -> ($gtx -> Bool), epochs: Str -> (Int -> Bool)};
