@@ -45,7 +45,7 @@ class _Token(NamedTuple):
 
 _TOKEN_RE = re.compile(
     r"""
-    \s*+                                   # the spaces before a token, matched with it
+    (?P<space>\s*+)                        # the spaces before a token, matched with it
     (?:
       (?P<str>"(?:[^"\\]++|\\.)*+")        # a whole string literal, escapes included (possessive: a
                                            # literal of megabytes, a hand-off's, keeps no backtracking)
@@ -215,12 +215,6 @@ class _NotFast(Exception):
     """Text the fast parse does not take as it is: the parser above reads it, or says what is wrong."""
 
 
-# The tokens of _TOKEN_RE, each with the spaces before it, as the groups findall returns:
-# (spaces, string, number, word, punctuation).
-_FAST_RE = re.compile(
-    r"""(\s*+)(?:("(?:[^"\\]++|\\.)*+")|(-?\d+(?![A-Za-z0-9_]))|([A-Za-z0-9_]+)|(<<|>>|\|->|:>|@@|\.\.|/\\|[{}\[\](),=]))""",
-    re.DOTALL,
-)
 _CLOSERS = {"{": "}", "<<": ">>", "[": "]"}
 _FAST_DEPTH = 100  # deeper values go to the recursive parser, which refuses what Python's stack cannot take
 
@@ -231,7 +225,7 @@ def _fast_value(text: str) -> TlaValue:
     took 2.7 s (the check of each window's hand-off reads one, docs/benchmarks.md). Anything it
     does not expect (an interval, a parenthesised value, an error) raises ``_NotFast``, and the
     recursive parser reads the text instead, so the values and the error messages are its."""
-    found = _FAST_RE.findall(text)
+    found = _TOKEN_RE.findall(text)  # (spaces, string, number, word, punctuation) for each token
     if sum(len(a) + len(b) + len(c) + len(d) + len(e) for a, b, c, d, e in found) != len(text.rstrip()):
         raise _NotFast  # text that no token matches
     # A frame: [opener, items, state, pending key]; states: "v" a value (or the closer, first),
