@@ -63,8 +63,8 @@ _MAX_INTERVAL = 1_000_000  # `lo..hi` is expanded into a set; refuse absurd size
 
 
 def _tokenize(text: str) -> list[_Token]:
-    """The tokens of ``text``, in one pass of the pattern over it (a 4 MB hand-off state: 1.3
-    million tokens; a match per token from Python took 5 of the 8 s its parse took, profiled)."""
+    """The tokens of ``text``, in one pass of the pattern over it rather than a match called per
+    token (a 4 MB hand-off state, 1.3 million tokens: its whole parse 2.4 s, against 2.7 s)."""
     out: list[_Token] = []
     append = out.append
     pos = 0
