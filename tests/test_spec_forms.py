@@ -129,6 +129,9 @@ WRONG_SINCE_FORMS = (
     ("kafka_no_idempotence", "epochs |-> WithPairs(idx.epochs,", "epochs |-> WithPairs(EmptyLogIndex.epochs,", BOTH),
     # the index: sequences taken for epochs (IndexMeans compares it with the log)
     ("kafka_no_idempotence", "{<<log[j].pid, log[j].epoch>> : j \\in", "{<<log[j].pid, log[j].seq>> : j \\in", ("IndexMeans",)),
+    # the LSO from the index: a log with no open transaction taken to end one entry sooner
+    ("kafka_lso_inclusive", "PartitionLSOFromIndex(p, idx) == LSOOfIndex(idx[p], Len(plog[p]))",
+     "PartitionLSOFromIndex(p, idx) == LSOOfIndex(idx[p], Len(plog[p]) - 1)", ("IndexMeans",)),
 )
 CASES = [(name, right, wrong, prop) for name, right, wrong, props in WRONG_SINCE_FORMS for prop in props]
 

@@ -427,3 +427,17 @@ Record == [a |-> 1,
     assert reads(toy, "Record") == set()
     kafka = protocols.get("kafka")
     assert reads(kafka, "ProducerStateInLog") == {"plog", "pst"}  # its records' cepoch field is not the variable
+
+
+def test_after_every_event_the_lso_comes_from_the_index(faulty: Trace, tmp_path: Path) -> None:
+    """Protocol.from_index: after every event the run computes PartitionLSO from the index of the
+    logs it keeps (MCKafkaTxnForms' IndexMeans checks that the two agree); at the end, it has no
+    index and reads the log. The verdicts are the whole trace's either way (the tests above)."""
+    for every_step, folder in ((True, "every"), (False, "end")):
+        work = tmp_path / folder
+        v = check_trace(faulty, every_step=every_step, workdir=work)
+        assert v.status is Status.ACCEPTED
+        cfg = (work / "accept" / "TraceRun.cfg").read_text()
+        module = (work / "accept" / "TraceRun.tla").read_text()
+        assert ("PartitionLSO <- TraceFromIndex_PartitionLSO" in cfg) is every_step
+        assert ("TraceFromIndex_PartitionLSO(trArg1) == PartitionLSOFromIndex(trArg1, traceIndex_plog)" in module) is every_step

@@ -38,6 +38,7 @@ PROTOCOL = Protocol(
     trace_module=trace.TRACE_MODULE,
     records_module=trace.RECORDS_MODULE,
     logs=("tlog", "plog"),
+    from_index=(("PartitionLSO", "plog", 1),),
     history=("action",),
     spec_states=spec_states,
     registry=trace.SPEC_DIR / "models.toml",

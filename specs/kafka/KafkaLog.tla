@@ -172,17 +172,21 @@ InAborted(log, i, ranges) ==
     IN c \in DOMAIN ranges /\ ranges[c] <= i
 
 \* The data entries after entry `after` that a read_committed consumer
-\* fetching from there gets, given every producer of the log (`pids`): it
+\* fetching from there gets, given the log's LSO (as a 1-based index): it
 \* reads only from `after` on, as a broker does. `inclusive` makes the LSO
 \* an inclusive bound (Redpanda's 2022 bug).
-\* @type: (Seq($entry), Int, Bool, Set(Str)) => Set(Int);
-ReadCommittedFetchAfter(log, after, inclusive, pids) ==
-    LET lso == LSOAmong(log, Len(log), pids)
-        ranges == AbortedRangesAfter(log, after)
+\* @type: (Seq($entry), Int, Bool, Int) => Set(Int);
+ReadCommittedFetchBelow(log, after, inclusive, lso) ==
+    LET ranges == AbortedRangesAfter(log, after)
     IN { i \in (after + 1)..Len(log) :
            /\ IsData(log, i)
            /\ IF inclusive THEN i <= lso ELSE i < lso
            /\ ~InAborted(log, i, ranges) }
+
+\* The same, given every producer of the log (`pids`).
+\* @type: (Seq($entry), Int, Bool, Set(Str)) => Set(Int);
+ReadCommittedFetchAfter(log, after, inclusive, pids) ==
+    ReadCommittedFetchBelow(log, after, inclusive, LSOAmong(log, Len(log), pids))
 
 \* The data entries a read_committed consumer reading the whole log gets.
 \* @type: (Seq($entry), Bool) => Set(Int);

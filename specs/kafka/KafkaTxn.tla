@@ -1594,17 +1594,28 @@ Isolations == {"read_committed", "read_uncommitted"}
 \* The offsets (0-based, as Kafka numbers them) that a fetch of partition p
 \* from offset `from` returns to a consumer with the given isolation level.
 \* (Every producer of a partition log is a transactional.id of TxnIds.)
+\* The last stable offset of partition p, as a 1-based index (KafkaLog's
+\* LSOAmong: every producer of a partition log is a transactional.id of
+\* TxnIds). Kafka keeps it from the producers' open transactions
+\* (ProducerStateManager.firstUnstableOffset) rather than reading its log;
+\* so may a trace check, from its index of the logs (KafkaTxnProperties:
+\* PartitionLSOFromIndex; MCKafkaTxnForms' IndexMeans checks that the two
+\* agree): a producer that has written nothing for long is looked for back
+\* to the log's start here.
+\* @type: (Int) => Int;
+PartitionLSO(p) == LSOAmong(plog[p], Len(plog[p]), TxnIds)
+
 \* @type: (Int, Str, Int) => Set(Int);
 FetchResult(p, isolation, from) ==
     LET visible == IF isolation = "read_committed"
-                   THEN ReadCommittedFetchAfter(plog[p], from, Bug("lso_inclusive"), TxnIds)
+                   THEN ReadCommittedFetchBelow(plog[p], from, Bug("lso_inclusive"), PartitionLSO(p))
                    ELSE {j \in (from + 1)..Len(plog[p]) : IsData(plog[p], j)}
     IN {i - 1 : i \in visible}
 
 \* The last stable offset of partition p, 0-based (what ListOffsets answers
 \* a read_committed consumer).
 \* @type: (Int) => Int;
-LastStableOffset(p) == LSOAmong(plog[p], Len(plog[p]), TxnIds) - 1
+LastStableOffset(p) == PartitionLSO(p) - 1
 
 \* A consumer fetches partition p from offset `from`.
 \* @type: (Int, Str, Int) => Bool;

@@ -429,6 +429,12 @@ IndexOf_plogSince(pl, from, before) ==
 \* @type: ($lindex, Int) => Int;
 LSOOfIndex(idx, n) == MinOf({idx.open[P] : P \in DOMAIN idx.open} \cup {n + 1})
 
+\* PartitionLSO(p) (KafkaTxn), from `idx`, the index of the partition logs
+\* (IndexOf_plog(plog)): a trace checker that keeps the index replaces the
+\* one by the other (trace_check/traces/protocol.py, Protocol.from_index).
+\* @type: (Int, Int -> $lindex) => Int;
+PartitionLSOFromIndex(p, idx) == LSOOfIndex(idx[p], Len(plog[p]))
+
 \* Has client transaction g a committed record in some log?
 \* @type: (Int -> $lindex, $gtx) => Bool;
 CommittedIn(idx, g) == \E p \in DOMAIN idx : g[1] \in DOMAIN idx[p].committed /\ g \in DOMAIN idx[p].committed[g[1]]

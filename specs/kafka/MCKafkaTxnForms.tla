@@ -60,7 +60,8 @@ SinceFormsAgree ==
 \* The index of each partition log (KafkaTxnProperties: IndexOf_plog) is
 \* what it says: the producers with an open transaction and where it
 \* starts (KafkaLog's FirstOpen), and the transactions with a committed
-\* record and with an aborted one, and the producer epochs with a record.
+\* record and with an aborted one, and the producer epochs with a record;
+\* and the LSO found through it is the partition's (PartitionLSOFromIndex).
 IndexMeans ==
     \A p \in DOMAIN plog :
           LET log == plog[p]
@@ -73,6 +74,7 @@ IndexMeans ==
                         = {<<log[i].gtx[1], log[i].gtx>> : i \in {j \in DOMAIN log : IsData(log, j) /\ Fate(log, j) = fate}}
              /\ UNION {{<<P, e>> : e \in DOMAIN idx.epochs[P]} : P \in DOMAIN idx.epochs}
                    = {<<log[i].pid, log[i].epoch>> : i \in {j \in DOMAIN log : IsData(log, j)}}
+             /\ PartitionLSOFromIndex(p, IndexOf_plog(plog)) = PartitionLSO(p)
 
 \* What the trace checker passes for a log after a step from `before` to
 \* `after`: each key's length before, or 0 where the log got shorter.
