@@ -132,6 +132,10 @@ WRONG_SINCE_FORMS = (
     # the LSO from the index: a log with no open transaction taken to end one entry sooner
     ("kafka_lso_inclusive", "PartitionLSOFromIndex(p, idx) == LSOOfIndex(idx[p], Len(plog[p]))",
      "PartitionLSOFromIndex(p, idx) == LSOOfIndex(idx[p], Len(plog[p]) - 1)", ("IndexMeans",)),
+    # the index of __transaction_state: the instance named in the prefix forgotten when it grows
+    ("kafka_tv1_hanging", "IF from[t] = 0 THEN 0 ELSE before[t])]", "IF from[t] = 0 THEN 0 ELSE 0)]", BOTH),
+    # the index of __transaction_state read for another instance than the one it names
+    ("kafka_no_idempotence", "LatestInstanceFromIndex(t, idx) == idx[t]", "LatestInstanceFromIndex(t, idx) == idx[t] + 1", ("IndexMeans",)),
 )
 CASES = [(name, right, wrong, prop) for name, right, wrong, props in WRONG_SINCE_FORMS for prop in props]
 

@@ -430,9 +430,10 @@ Record == [a |-> 1,
 
 
 def test_after_every_event_the_lso_comes_from_the_index(faulty: Trace, tmp_path: Path) -> None:
-    """Protocol.from_index: after every event the run computes PartitionLSO from the index of the
-    logs it keeps (MCKafkaTxnForms' IndexMeans checks that the two agree); at the end, it has no
-    index and reads the log. The verdicts are the whole trace's either way (the tests above)."""
+    """Protocol.from_index: after every event the run computes PartitionLSO and LatestInstance from
+    the indexes of the logs it keeps (MCKafkaTxnForms' IndexMeans checks that each pair agrees); at
+    the end, it has no index and reads the logs. The verdicts are the whole trace's either way (the
+    tests above)."""
     for every_step, folder in ((True, "every"), (False, "end")):
         work = tmp_path / folder
         v = check_trace(faulty, every_step=every_step, workdir=work)
@@ -441,3 +442,6 @@ def test_after_every_event_the_lso_comes_from_the_index(faulty: Trace, tmp_path:
         module = (work / "accept" / "TraceRun.tla").read_text()
         assert ("PartitionLSO <- TraceFromIndex_PartitionLSO" in cfg) is every_step
         assert ("TraceFromIndex_PartitionLSO(trArg1) == PartitionLSOFromIndex(trArg1, traceIndex_plog)" in module) is every_step
+        # the same for the instance that holds a transactional.id's newest epoch, from __transaction_state's index
+        assert ("LatestInstance <- TraceFromIndex_LatestInstance" in cfg) is every_step
+        assert ("traceIndex_tlog' = IndexOf_tlogSince(tlog', traceFrom_tlog', traceIndex_tlog)" in module) is every_step

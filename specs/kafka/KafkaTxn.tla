@@ -429,11 +429,20 @@ Gtx(i) == <<i[1], i[2], cl[i].txn>>
 \* read from __transaction_state: the instance whose InitProducerId (an
 \* Empty entry) or fence (a PrepareAbort by an InitProducerId) was logged
 \* last. Every other instance is a zombie.
+\* The instance that the last Empty or fencing entry among entries m+1..n
+\* of a transactional.id's log names, or `prev` when there is none.
+\* @type: (Seq($tentry), Int, Int, Int) => Int;
+LatestInstanceAfter(log, m, n, prev) ==
+    LET last == LastUpTo(m + 1, n, LAMBDA j : log[j].st = "Empty" \/ IsFence(log[j].endBy))
+    IN IF last = m THEN prev
+       ELSE IF log[last].st = "Empty" THEN log[last].gtx[2] ELSE log[last].endBy[2]
+
+\* (Searched from the log's end back: an instance that has run many
+\* transactions since its InitProducerId is looked for back to it. A trace
+\* check keeps the answer in its index of __transaction_state instead,
+\* KafkaTxnProperties: LatestInstanceFromIndex.)
 \* @type: (Str) => Int;
-LatestInstance(t) ==
-    LET last == LastUpTo(1, Len(tlog[t]), LAMBDA j : tlog[t][j].st = "Empty" \/ IsFence(tlog[t][j].endBy))
-    IN IF last = 0 THEN 0
-       ELSE IF tlog[t][last].st = "Empty" THEN tlog[t][last].gtx[2] ELSE tlog[t][last].endBy[2]
+LatestInstance(t) == LatestInstanceAfter(tlog[t], 0, Len(tlog[t]), 0)
 
 TV2 == Version = "TV2"
 \* Leaders verify a producer's first transactional append to a partition with

@@ -435,6 +435,23 @@ LSOOfIndex(idx, n) == MinOf({idx.open[P] : P \in DOMAIN idx.open} \cup {n + 1})
 \* @type: (Int, Int -> $lindex) => Int;
 PartitionLSOFromIndex(p, idx) == LSOOfIndex(idx[p], Len(plog[p]))
 
+\* The index of each transactional.id's __transaction_state log the trace
+\* checker keeps: the instance LatestInstance names, from scratch and from
+\* the state before's index and the entries after `from` (as IndexOf_plog).
+\* @type: (Str -> Seq($tentry)) => (Str -> Int);
+IndexOf_tlog(tl) == [t \in DOMAIN tl |-> LatestInstanceAfter(tl[t], 0, Len(tl[t]), 0)]
+
+\* @type: (Str -> Seq($tentry), Str -> Int, Str -> Int) => (Str -> Int);
+IndexOf_tlogSince(tl, from, before) ==
+    [t \in DOMAIN tl |->
+        IF from[t] = Len(tl[t]) /\ from[t] > 0 THEN before[t]
+        ELSE LatestInstanceAfter(tl[t], from[t], Len(tl[t]), IF from[t] = 0 THEN 0 ELSE before[t])]
+
+\* LatestInstance(t) (KafkaTxn), from `idx`, IndexOf_tlog(tlog) (a trace
+\* checker puts it in its place: Protocol.from_index).
+\* @type: (Str, Str -> Int) => Int;
+LatestInstanceFromIndex(t, idx) == idx[t]
+
 \* Has client transaction g a committed record in some log?
 \* @type: (Int -> $lindex, $gtx) => Bool;
 CommittedIn(idx, g) == \E p \in DOMAIN idx : g[1] \in DOMAIN idx[p].committed /\ g \in DOMAIN idx[p].committed[g[1]]

@@ -36,6 +36,7 @@ SinceFormsAgree ==
           /\ WithLogs(Cut(plog, from), tlog)!ReadCommitted => (ReadCommitted <=> ReadCommittedSince(plog, from))
     \* (The index of a prefix updated with the entries after it is the index
     \* of the logs, and the forms that read it agree with their invariants.)
+    /\ \A from \in Prefixes(tlog) : IndexOf_tlogSince(tlog, from, IndexOf_tlog(Cut(tlog, from))) = IndexOf_tlog(tlog)
     /\ \A from \in Prefixes(plog) :
           LET before == IndexOf_plog(Cut(plog, from))
           IN /\ IndexOf_plogSince(plog, from, before) = IndexOf_plog(plog)
@@ -61,7 +62,8 @@ SinceFormsAgree ==
 \* what it says: the producers with an open transaction and where it
 \* starts (KafkaLog's FirstOpen), and the transactions with a committed
 \* record and with an aborted one, and the producer epochs with a record;
-\* and the LSO found through it is the partition's (PartitionLSOFromIndex).
+\* and the LSO found through it is the partition's (PartitionLSOFromIndex);
+\* the index of __transaction_state names LatestInstance.
 IndexMeans ==
     \A p \in DOMAIN plog :
           LET log == plog[p]
@@ -75,6 +77,7 @@ IndexMeans ==
              /\ UNION {{<<P, e>> : e \in DOMAIN idx.epochs[P]} : P \in DOMAIN idx.epochs}
                    = {<<log[i].pid, log[i].epoch>> : i \in {j \in DOMAIN log : IsData(log, j)}}
              /\ PartitionLSOFromIndex(p, IndexOf_plog(plog)) = PartitionLSO(p)
+    /\ \A t \in DOMAIN tlog : LatestInstanceFromIndex(t, IndexOf_tlog(tlog)) = LatestInstance(t)
 
 \* What the trace checker passes for a log after a step from `before` to
 \* `after`: each key's length before, or 0 where the log got shorter.
@@ -97,6 +100,7 @@ SinceStep ==
        /\ ProducerStateInLog => (ProducerStateInLog' <=> ProducerStateInLogSince(plog', pf, pst', pst))
        \* (as the trace checker keeps the index: from the state before's)
        /\ IndexOf_plogSince(plog', pf, IndexOf_plog(plog)) = IndexOf_plog(plog')
+       /\ IndexOf_tlogSince(tlog', tf, IndexOf_tlog(tlog)) = IndexOf_tlog(tlog')
        /\ ReadCommitted => (ReadCommitted' <=> ReadCommittedSinceIndexed(plog', pf, IndexOf_plog(plog), IndexOf_plog(plog')))
        /\ AtomicityWhenQuiescent' <=> AtomicityWhenQuiescentSinceIndexed(net', net, tc', tc, plog', pf, IndexOf_plog(plog), IndexOf_plog(plog'))
        /\ AtomicityNow => (AtomicityNow' <=> AtomicityNowSinceIndexed(plog', pf, IndexOf_plog(plog), IndexOf_plog(plog')))

@@ -44,7 +44,7 @@ from trace_check.models.result import ApalacheOptions, CheckResult, CheckTask, O
 from trace_check.traces import handoff
 from trace_check.traces.protocol import BOOL, LIST, OFFSETS, STRING, Protocol, StateReplay
 from trace_check.traces.reader import Trace, count_events, read_trace, read_windows, windows_ending, windows_of
-from trace_check.traces.reads import INDEX, conjuncts, reads, since_form
+from trace_check.traces.reads import INDEX, conjuncts, indexed_log, reads, since_form
 from trace_check.values.tla import Record, format_value
 from trace_check.values.tlc import TlcValueError, parse_value
 
@@ -196,7 +196,7 @@ def changed_definitions(protocol: Protocol, init: str, checked: bool = False) ->
     # step did not make it shorter: a log only grows at its end or is cut back to a prefix,
     # Protocol.logs; else 0; 0 in an initial state); for another variable V, tracePrev_V, its value
     # in the state before (in an initial state, its own).
-    used = {v for _, vs, _ in since.values() for v in vs}
+    used = {v for _, vs, _ in since.values() for v in vs} | set(indexed_logs(protocol))
     known = {v: f"traceFrom_{v}" if v in protocol.logs else f"tracePrev_{v}" for v in handoff.spec_variables(protocol) if v in used}
     # A log's index (reads.indexed_log), for the XSinceIndexed forms: traceIndex_L, IndexOf_L of the
     # log, kept from the state before's by IndexOf_LSince (the new entries alone), and
@@ -250,11 +250,12 @@ def _forms(protocol: Protocol) -> tuple[tuple[str, ...], dict[str, tuple[str, ..
 
 def indexed_logs(protocol: Protocol) -> list[str]:
     """The logs whose index the generated module keeps after every event (``traceIndex_L``): those
-    an XSinceIndexed form of an invariant reads."""
+    an XSinceIndexed form of an invariant reads, and those of ``Protocol.from_index`` that have one."""
     _, _, _, since = _forms(protocol)
     used = {v for _, vs, _ in since.values() for v in vs}
-    return [v for v in handoff.spec_variables(protocol) if v in used and v in protocol.logs
-            and any(v in ix for _, _, ix in since.values())]
+    wanted = {log for _, log, _ in protocol.from_index if indexed_log(protocol, log)}
+    return [v for v in handoff.spec_variables(protocol) if v in protocol.logs
+            and (v in wanted or (v in used and any(v in ix for _, _, ix in since.values())))]
 
 
 def from_index_definitions(protocol: Protocol) -> dict[str, tuple[str, str]]:
