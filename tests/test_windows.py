@@ -445,3 +445,16 @@ def test_after_every_event_the_lso_comes_from_the_index(faulty: Trace, tmp_path:
         # the same for the instance that holds a transactional.id's newest epoch, from __transaction_state's index
         assert ("LatestInstance <- TraceFromIndex_LatestInstance" in cfg) is every_step
         assert ("traceIndex_tlog' = IndexOf_tlogSince(tlog', traceFrom_tlog', traceIndex_tlog)" in module) is every_step
+
+
+def test_each_operator_computed_from_an_index_has_its_form_and_its_index() -> None:
+    """Protocol.from_index, on the spec's text: for each protocol, each operator named has a
+    ``FromIndex`` form, and its log an index (IndexOf_L and IndexOf_LSince)."""
+    from trace_check.traces.reads import _spec, indexed_log
+
+    for name in protocols.names():
+        protocol = protocols.get(name)
+        bodies = _spec(protocol.spec_dir, protocol.trace_module).bodies
+        for op, log, _ in protocol.from_index:
+            assert op in bodies and op + "FromIndex" in bodies, (name, op)
+            assert indexed_log(protocol, log), (name, log)

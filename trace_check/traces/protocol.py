@@ -213,8 +213,8 @@ class Protocol:
     # Spec operators the trace check computes from its index of a log (reads.indexed_log) when it
     # keeps one: (operator, log, arity) names ``Op(a1, ..)`` and its form ``OpFromIndex(a1, ..,
     # idx)``, given the index of the log in the same state; the two must agree in every state (for
-    # Kafka, MCKafkaTxnForms' IndexMeans checks PartitionLSO). The window's TLC run replaces the
-    # operator by the form (validation.from_index_definitions).
+    # Kafka, MCKafkaTxnForms' IndexMeans checks PartitionLSO and LatestInstance). The window's TLC
+    # run replaces the operator by the form (validation.from_index_definitions).
     from_index: tuple[tuple[str, str, int], ...] = ()
     # Parallel windows: the reference engine replays the trace and gives the spec state at each
     # window's start, so that a window can run before the one ahead of it ends. Its verdict stands
