@@ -25,38 +25,62 @@ Cut(logs, from) == [k \in DOMAIN logs |-> SubSeq(logs[k], 1, from[k])]
 \* agrees with the invariant wherever the invariant held on the prefix
 \* (tests/test_spec_forms.py checks it on the models of LogFormsAgree).
 SinceFormsAgree ==
+    \* (Each invariant, each index and each invariant of a prefix is named
+    \* once in a LET: TLC evaluates a LET's definition once where it is
+    \* used several times, and an operator each time it is applied. The
+    \* models of tests/test_spec_forms.py took two to three times as long
+    \* when each conjunct computed them again.)
+    LET now == IndexOf_plog(plog)
+        txnStateMachine == TxnStateMachine
+        markerSafety == MarkerSafety
+        zombieFenced == ZombieFenced
+        noDuplicates == NoDuplicates
+        inSequence == InSequence
+        atomicityNow == AtomicityNow
+        readCommitted == ReadCommitted
+        atomicityWhenQuiescent == AtomicityWhenQuiescent
+        producerStateInLog == ProducerStateInLog
+        noHangingTransaction == NoHangingTransaction
+    IN
     /\ \A from \in Prefixes(tlog) :
-          WithLogs(plog, Cut(tlog, from))!TxnStateMachine => (TxnStateMachine <=> TxnStateMachineSince(tlog, from))
+          WithLogs(plog, Cut(tlog, from))!TxnStateMachine => (txnStateMachine <=> TxnStateMachineSince(tlog, from))
     /\ \A from \in Prefixes(plog) :
-          /\ WithLogs(Cut(plog, from), tlog)!MarkerSafety => (MarkerSafety <=> MarkerSafetySince(plog, from))
-          /\ WithLogs(Cut(plog, from), tlog)!ZombieFenced => (ZombieFenced <=> ZombieFencedSince(plog, from))
-          /\ WithLogs(Cut(plog, from), tlog)!NoDuplicates => (NoDuplicates <=> NoDuplicatesSince(plog, from))
-          /\ WithLogs(Cut(plog, from), tlog)!InSequence => (InSequence <=> InSequenceSince(plog, from))
-          /\ WithLogs(Cut(plog, from), tlog)!AtomicityNow => (AtomicityNow <=> AtomicityNowSince(plog, from))
-          /\ WithLogs(Cut(plog, from), tlog)!ReadCommitted => (ReadCommitted <=> ReadCommittedSince(plog, from))
-    \* (The index of a prefix updated with the entries after it is the index
-    \* of the logs, and the forms that read it agree with their invariants.)
-    /\ \A from \in Prefixes(tlog) : IndexOf_tlogSince(tlog, from, IndexOf_tlog(Cut(tlog, from))) = IndexOf_tlog(tlog)
-    /\ \A from \in Prefixes(plog) :
-          LET before == IndexOf_plog(Cut(plog, from))
-          IN /\ IndexOf_plogSince(plog, from, before) = IndexOf_plog(plog)
-             /\ WithLogs(Cut(plog, from), tlog)!ReadCommitted =>
-                   (ReadCommitted <=> ReadCommittedSinceIndexed(plog, from, before, IndexOf_plog(plog)))
-             /\ AtomicityWhenQuiescent <=> AtomicityWhenQuiescentSinceIndexed(net, net, tc, tc, plog, from, before, IndexOf_plog(plog))
-             /\ WithLogs(Cut(plog, from), tlog)!AtomicityNow =>
-                   (AtomicityNow <=> AtomicityNowSinceIndexed(plog, from, before, IndexOf_plog(plog)))
-             /\ WithLogs(Cut(plog, from), tlog)!NoDuplicates =>
-                   (NoDuplicates <=> NoDuplicatesSinceIndexed(plog, from, before, IndexOf_plog(plog)))
-             /\ WithLogs(Cut(plog, from), tlog)!InSequence =>
-                   (InSequence <=> InSequenceSinceIndexed(plog, from, before, IndexOf_plog(plog)))
-             /\ WithLogs(Cut(plog, from), tlog)!ProducerStateInLog =>
-                   (ProducerStateInLog <=> ProducerStateInLogSinceIndexed(plog, from, before, IndexOf_plog(plog), pst, pst))
-    \* (Producer states as in this state, logs from a prefix.)
-    /\ \A from \in Prefixes(plog) :
-          WithLogs(Cut(plog, from), tlog)!ProducerStateInLog => (ProducerStateInLog <=> ProducerStateInLogSince(plog, from, pst, pst))
-    /\ \A tfrom \in Prefixes(tlog), pfrom \in Prefixes(plog) :
-          WithLogs(Cut(plog, pfrom), Cut(tlog, tfrom))!NoHangingTransaction =>
-              (NoHangingTransaction <=> NoHangingTransactionSince(tlog, tfrom, plog, pfrom))
+          LET cut == Cut(plog, from)
+              \* the invariants on the prefix: where one fails there, its form
+              \* need not agree (the trace checker found it failing before)
+              wasMarkerSafety == WithLogs(cut, tlog)!MarkerSafety
+              wasZombieFenced == WithLogs(cut, tlog)!ZombieFenced
+              wasNoDuplicates == WithLogs(cut, tlog)!NoDuplicates
+              wasInSequence == WithLogs(cut, tlog)!InSequence
+              wasAtomicityNow == WithLogs(cut, tlog)!AtomicityNow
+              wasReadCommitted == WithLogs(cut, tlog)!ReadCommitted
+              \* (producer states as in this state, logs from the prefix)
+              wasProducerStateInLog == WithLogs(cut, tlog)!ProducerStateInLog
+              before == IndexOf_plog(cut)
+          IN /\ wasMarkerSafety => (markerSafety <=> MarkerSafetySince(plog, from))
+             /\ wasZombieFenced => (zombieFenced <=> ZombieFencedSince(plog, from))
+             /\ wasNoDuplicates => (noDuplicates <=> NoDuplicatesSince(plog, from))
+             /\ wasInSequence => (inSequence <=> InSequenceSince(plog, from))
+             /\ wasAtomicityNow => (atomicityNow <=> AtomicityNowSince(plog, from))
+             /\ wasReadCommitted => (readCommitted <=> ReadCommittedSince(plog, from))
+             /\ wasProducerStateInLog => (producerStateInLog <=> ProducerStateInLogSince(plog, from, pst, pst))
+             \* (The index of a prefix updated with the entries after it is the
+             \* index of the logs, and the forms that read it agree with their
+             \* invariants.)
+             /\ IndexOf_plogSince(plog, from, before) = now
+             /\ wasReadCommitted => (readCommitted <=> ReadCommittedSinceIndexed(plog, from, before, now))
+             /\ atomicityWhenQuiescent <=> AtomicityWhenQuiescentSinceIndexed(net, net, tc, tc, plog, from, before, now)
+             /\ wasAtomicityNow => (atomicityNow <=> AtomicityNowSinceIndexed(plog, from, before, now))
+             /\ wasNoDuplicates => (noDuplicates <=> NoDuplicatesSinceIndexed(plog, from, before, now))
+             /\ wasInSequence => (inSequence <=> InSequenceSinceIndexed(plog, from, before, now))
+             /\ wasProducerStateInLog => (producerStateInLog <=> ProducerStateInLogSinceIndexed(plog, from, before, now, pst, pst))
+    /\ LET tlogNow == IndexOf_tlog(tlog)
+       IN \A from \in Prefixes(tlog) : IndexOf_tlogSince(tlog, from, IndexOf_tlog(Cut(tlog, from))) = tlogNow
+    /\ \A pfrom \in Prefixes(plog) :
+          LET cut == Cut(plog, pfrom)
+          IN \A tfrom \in Prefixes(tlog) :
+                WithLogs(cut, Cut(tlog, tfrom))!NoHangingTransaction =>
+                    (noHangingTransaction <=> NoHangingTransactionSince(tlog, tfrom, plog, pfrom))
 
 \* The index of each partition log (KafkaTxnProperties: IndexOf_plog) is
 \* what it says: the producers with an open transaction and where it
@@ -65,9 +89,11 @@ SinceFormsAgree ==
 \* and the LSO found through it is the partition's (PartitionLSOFromIndex);
 \* the index of __transaction_state names LatestInstance.
 IndexMeans ==
-    \A p \in DOMAIN plog :
+    LET all == IndexOf_plog(plog)
+    IN
+    /\ \A p \in DOMAIN plog :
           LET log == plog[p]
-              idx == IndexOf_plog(plog)[p]
+              idx == all[p]
           IN /\ DOMAIN idx.open = {P \in Producers(log) : HasOpen(log, P)}
              /\ \A P \in DOMAIN idx.open : idx.open[P] = FirstOpen(log, P)
              /\ \A fate \in {"committed", "aborted"} :
@@ -76,38 +102,82 @@ IndexMeans ==
                         = {<<log[i].gtx[1], log[i].gtx>> : i \in {j \in DOMAIN log : IsData(log, j) /\ Fate(log, j) = fate}}
              /\ UNION {{<<P, e>> : e \in DOMAIN idx.epochs[P]} : P \in DOMAIN idx.epochs}
                    = {<<log[i].pid, log[i].epoch>> : i \in {j \in DOMAIN log : IsData(log, j)}}
-             /\ PartitionLSOFromIndex(p, IndexOf_plog(plog)) = PartitionLSO(p)
-    /\ \A t \in DOMAIN tlog : LatestInstanceFromIndex(t, IndexOf_tlog(tlog)) = LatestInstance(t)
+             /\ PartitionLSOFromIndex(p, all) = PartitionLSO(p)
+    /\ LET tall == IndexOf_tlog(tlog)
+       IN \A t \in DOMAIN tlog : LatestInstanceFromIndex(t, tall) = LatestInstance(t)
 
 \* What the trace checker passes for a log after a step from `before` to
 \* `after`: each key's length before, or 0 where the log got shorter.
 \* @type: (a -> Seq(b), a -> Seq(b)) => (a -> Int);
 Kept(before, after) == [k \in DOMAIN after |-> IF k \in DOMAIN before /\ Len(after[k]) >= Len(before[k]) THEN Len(before[k]) ELSE 0]
 
+\* KafkaTxnProperties in a state given by the values of its variables. (A
+\* variable left out of WITH would keep this state's value:
+\* tests/test_spec_forms.py checks that every VARIABLE of KafkaTxn is here.)
+InState(n, c, t, tl, ce, pl, ps, h, lg, g, hs, rs, ls, fs, afs, a) ==
+    INSTANCE KafkaTxnProperties WITH net <- n, cl <- c, tc <- t, tlog <- tl, cepoch <- ce, plog <- pl, pst <- ps,
+        held <- h, lag <- lg, gc <- g, hangs <- hs, retries <- rs, losses <- ls, failovers <- fs, appendFails <- afs,
+        action <- a
+
+\* The invariants in state s, a record of the values of the variables. (A
+\* step's check below reads the invariants in the state after the step
+\* through these, not as X': TLC took far longer to evaluate the primed
+\* definitions (five invariants primed on each step of
+\* kafka_tv2_no_lowest_sequence: 36 s, through InState 6 s, unprimed in the
+\* state before 4 s), and the whole check took 97 s instead of 16 s. SANY's level
+\* check refuses InState the primed variables themselves, so SinceStep
+\* binds their values to s with \E.)
+TxnStateMachineIn(s) == InState(s.net, s.cl, s.tc, s.tlog, s.cepoch, s.plog, s.pst, s.held, s.lag, s.gc, s.hangs, s.retries, s.losses, s.failovers, s.appendFails, s.action)!TxnStateMachine
+MarkerSafetyIn(s) == InState(s.net, s.cl, s.tc, s.tlog, s.cepoch, s.plog, s.pst, s.held, s.lag, s.gc, s.hangs, s.retries, s.losses, s.failovers, s.appendFails, s.action)!MarkerSafety
+ZombieFencedIn(s) == InState(s.net, s.cl, s.tc, s.tlog, s.cepoch, s.plog, s.pst, s.held, s.lag, s.gc, s.hangs, s.retries, s.losses, s.failovers, s.appendFails, s.action)!ZombieFenced
+NoDuplicatesIn(s) == InState(s.net, s.cl, s.tc, s.tlog, s.cepoch, s.plog, s.pst, s.held, s.lag, s.gc, s.hangs, s.retries, s.losses, s.failovers, s.appendFails, s.action)!NoDuplicates
+InSequenceIn(s) == InState(s.net, s.cl, s.tc, s.tlog, s.cepoch, s.plog, s.pst, s.held, s.lag, s.gc, s.hangs, s.retries, s.losses, s.failovers, s.appendFails, s.action)!InSequence
+AtomicityNowIn(s) == InState(s.net, s.cl, s.tc, s.tlog, s.cepoch, s.plog, s.pst, s.held, s.lag, s.gc, s.hangs, s.retries, s.losses, s.failovers, s.appendFails, s.action)!AtomicityNow
+AtomicityWhenQuiescentIn(s) == InState(s.net, s.cl, s.tc, s.tlog, s.cepoch, s.plog, s.pst, s.held, s.lag, s.gc, s.hangs, s.retries, s.losses, s.failovers, s.appendFails, s.action)!AtomicityWhenQuiescent
+ReadCommittedIn(s) == InState(s.net, s.cl, s.tc, s.tlog, s.cepoch, s.plog, s.pst, s.held, s.lag, s.gc, s.hangs, s.retries, s.losses, s.failovers, s.appendFails, s.action)!ReadCommitted
+NoHangingTransactionIn(s) == InState(s.net, s.cl, s.tc, s.tlog, s.cepoch, s.plog, s.pst, s.held, s.lag, s.gc, s.hangs, s.retries, s.losses, s.failovers, s.appendFails, s.action)!NoHangingTransaction
+ProducerStateInLogIn(s) == InState(s.net, s.cl, s.tc, s.tlog, s.cepoch, s.plog, s.pst, s.held, s.lag, s.gc, s.hangs, s.retries, s.losses, s.failovers, s.appendFails, s.action)!ProducerStateInLog
+
 \* The same agreement on each step of a model, with what the trace checker
 \* passes: the state before's log lengths and its other variables.
 SinceStep ==
+    \E s \in {[net |-> net', cl |-> cl', tc |-> tc', tlog |-> tlog', cepoch |-> cepoch', plog |-> plog', pst |-> pst',
+               held |-> held', lag |-> lag', gc |-> gc', hangs |-> hangs', retries |-> retries', losses |-> losses',
+               failovers |-> failovers', appendFails |-> appendFails', action |-> action']} :
+    \* (each value named once, as in SinceFormsAgree; Next: in the state after)
     LET pf == Kept(plog, plog')
         tf == Kept(tlog, tlog')
-    IN /\ TxnStateMachine => (TxnStateMachine' <=> TxnStateMachineSince(tlog', tf))
-       /\ MarkerSafety => (MarkerSafety' <=> MarkerSafetySince(plog', pf))
-       /\ ZombieFenced => (ZombieFenced' <=> ZombieFencedSince(plog', pf))
-       /\ NoDuplicates => (NoDuplicates' <=> NoDuplicatesSince(plog', pf))
-       /\ InSequence => (InSequence' <=> InSequenceSince(plog', pf))
-       /\ AtomicityNow => (AtomicityNow' <=> AtomicityNowSince(plog', pf))
-       /\ ReadCommitted => (ReadCommitted' <=> ReadCommittedSince(plog', pf))
-       /\ NoHangingTransaction => (NoHangingTransaction' <=> NoHangingTransactionSince(tlog', tf, plog', pf))
-       /\ ProducerStateInLog => (ProducerStateInLog' <=> ProducerStateInLogSince(plog', pf, pst', pst))
+        before == IndexOf_plog(plog)
+        after == IndexOf_plog(plog')
+        readCommitted == ReadCommitted
+        atomicityNow == AtomicityNow
+        noDuplicates == NoDuplicates
+        inSequence == InSequence
+        producerStateInLog == ProducerStateInLog
+        readCommittedNext == ReadCommittedIn(s)
+        atomicityNowNext == AtomicityNowIn(s)
+        noDuplicatesNext == NoDuplicatesIn(s)
+        inSequenceNext == InSequenceIn(s)
+        producerStateInLogNext == ProducerStateInLogIn(s)
+    IN /\ TxnStateMachine => (TxnStateMachineIn(s) <=> TxnStateMachineSince(tlog', tf))
+       /\ MarkerSafety => (MarkerSafetyIn(s) <=> MarkerSafetySince(plog', pf))
+       /\ ZombieFenced => (ZombieFencedIn(s) <=> ZombieFencedSince(plog', pf))
+       /\ noDuplicates => (noDuplicatesNext <=> NoDuplicatesSince(plog', pf))
+       /\ inSequence => (inSequenceNext <=> InSequenceSince(plog', pf))
+       /\ atomicityNow => (atomicityNowNext <=> AtomicityNowSince(plog', pf))
+       /\ readCommitted => (readCommittedNext <=> ReadCommittedSince(plog', pf))
+       /\ NoHangingTransaction => (NoHangingTransactionIn(s) <=> NoHangingTransactionSince(tlog', tf, plog', pf))
+       /\ producerStateInLog => (producerStateInLogNext <=> ProducerStateInLogSince(plog', pf, pst', pst))
        \* (as the trace checker keeps the index: from the state before's)
-       /\ IndexOf_plogSince(plog', pf, IndexOf_plog(plog)) = IndexOf_plog(plog')
+       /\ IndexOf_plogSince(plog', pf, before) = after
        /\ IndexOf_tlogSince(tlog', tf, IndexOf_tlog(tlog)) = IndexOf_tlog(tlog')
-       /\ ReadCommitted => (ReadCommitted' <=> ReadCommittedSinceIndexed(plog', pf, IndexOf_plog(plog), IndexOf_plog(plog')))
-       /\ AtomicityWhenQuiescent' <=> AtomicityWhenQuiescentSinceIndexed(net', net, tc', tc, plog', pf, IndexOf_plog(plog), IndexOf_plog(plog'))
-       /\ AtomicityNow => (AtomicityNow' <=> AtomicityNowSinceIndexed(plog', pf, IndexOf_plog(plog), IndexOf_plog(plog')))
-       /\ NoDuplicates => (NoDuplicates' <=> NoDuplicatesSinceIndexed(plog', pf, IndexOf_plog(plog), IndexOf_plog(plog')))
-       /\ InSequence => (InSequence' <=> InSequenceSinceIndexed(plog', pf, IndexOf_plog(plog), IndexOf_plog(plog')))
-       /\ ProducerStateInLog =>
-             (ProducerStateInLog' <=> ProducerStateInLogSinceIndexed(plog', pf, IndexOf_plog(plog), IndexOf_plog(plog'), pst', pst))
+       /\ readCommitted => (readCommittedNext <=> ReadCommittedSinceIndexed(plog', pf, before, after))
+       /\ AtomicityWhenQuiescentIn(s) <=> AtomicityWhenQuiescentSinceIndexed(net', net, tc', tc, plog', pf, before, after)
+       /\ atomicityNow => (atomicityNowNext <=> AtomicityNowSinceIndexed(plog', pf, before, after))
+       /\ noDuplicates => (noDuplicatesNext <=> NoDuplicatesSinceIndexed(plog', pf, before, after))
+       /\ inSequence => (inSequenceNext <=> InSequenceSinceIndexed(plog', pf, before, after))
+       /\ producerStateInLog =>
+             (producerStateInLogNext <=> ProducerStateInLogSinceIndexed(plog', pf, before, after, pst', pst))
 
 SinceFormsAgreeOnSteps == [][SinceStep]_vars
 
