@@ -165,6 +165,35 @@ def test_an_engine_that_cannot_replay_leaves_the_windows_one_at_a_time(faulty: T
     assert (v.run_ahead, v.run_again) == (0, 0)
 
 
+def test_runs_at_once_that_fill_the_cores_compile_with_the_first_tier_alone(faulty: Trace, faulty_one: Verdict,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two TLC runs on two cores compile with the JIT's first tier alone (TlcOptions.quick_jit);
+    with cores to spare, or one run at a time, TLC keeps its default compilers."""
+    from trace_check.traces import validation
+
+    quick: list[bool] = []
+    real = validation.run_task
+
+    def spy(engine: str, task: Any, *args: Any, **kwargs: Any) -> Any:
+        quick.append(task.tlc.quick_jit)
+        return real(engine, task, *args, **kwargs)
+
+    monkeypatch.setattr(validation, "run_task", spy)
+    ends = boundaries(faulty)
+    for cores, jobs, expected in ((2, 2, True), (8, 2, False), (2, 1, False)):
+        monkeypatch.setattr(validation.os, "cpu_count", lambda cores=cores: cores)
+        quick.clear()
+        v = check_trace(faulty, every_step=True, ends=ends, jobs=jobs)
+        assert v.status is Status.ACCEPTED and v.windows == len(ends) + 1, (cores, jobs)
+        assert quick == [expected] * (len(ends) + 1), (cores, jobs)
+    # a trace of one window is one run
+    quick.clear()
+    monkeypatch.setattr(validation.os, "cpu_count", lambda: 2)
+    v = check_trace(faulty, every_step=True, jobs=2)
+    assert v.status is faulty_one.status and v.windows == 1
+    assert quick == [False]
+
+
 def test_at_the_end_in_parallel(faulty: Trace) -> None:
     one = check_trace(faulty, every_step=False)
     v = check_trace(faulty, every_step=False, ends=[len(faulty.events) // 3, 2 * len(faulty.events) // 3], jobs=2)

@@ -340,6 +340,18 @@ def test_the_collector_is_the_tasks_unless_the_user_names_one(monkeypatch: pytes
     assert [o for o in cmd if o.endswith("GC")] == ["-XX:+UseG1GC"]
 
 
+def test_the_first_tier_alone_when_the_task_asks_unless_the_user_says_how_to_compile(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(tlc.JAVA_OPTS_ENV, raising=False)
+    assert not any("Tiered" in o for o in tlc.build_command(counter(), Path("/w"), Path("java"), Path("tla2tools.jar")))
+    quick = attrs.evolve(counter(), tlc=attrs.evolve(counter().tlc, quick_jit=True))
+    cmd = tlc.build_command(quick, Path("/w"), Path("java"), Path("tla2tools.jar"))
+    assert "-XX:TieredStopAtLevel=1" in cmd and cmd.index("-XX:TieredStopAtLevel=1") < cmd.index("tlc2.TLC")
+    for user in ("-XX:TieredStopAtLevel=4", "-XX:-TieredCompilation"):
+        monkeypatch.setenv(tlc.JAVA_OPTS_ENV, user)
+        cmd = tlc.build_command(quick, Path("/w"), Path("java"), Path("tla2tools.jar"))
+        assert [o for o in cmd if "Tiered" in o] == [user]
+
+
 def test_resuming_needs_a_completed_checkpoint(tmp_path: Path) -> None:
     tlc.prepare_workdir(counter(), tmp_path / "run")
     with pytest.raises(ResumeError, match="no completed TLC checkpoint to resume.*run without --resume"):

@@ -274,9 +274,12 @@ def build_command(
     options = java_options()
     # the task's collector unless the user chose one (two would stop the JVM before it starts)
     collector = [] if any(o.startswith("-XX:+Use") and o.endswith("GC") for o in options) else [f"-XX:+Use{task.tlc.collector}"]
+    # the first tier alone when the task asks, unless the user said how to compile
+    quick = task.tlc.quick_jit and not any("TieredStopAtLevel" in o or "TieredCompilation" in o for o in options)
     cmd = [
         str(java),
         *collector,
+        *(["-XX:TieredStopAtLevel=1"] if quick else []),
         *heap_option(task),
         *options,
         # TLC 2.15 unpacks its standard modules (Integers.tla, ...) into java.io.tmpdir; runs that

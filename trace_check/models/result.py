@@ -43,6 +43,11 @@ class TlcOptions:
     # advises for model checking; a trace's window, one worker with a 1 GB heap, runs faster with
     # SerialGC, which keeps no collector threads busy beside it (docs/benchmarks.md, "Long traces").
     collector: str = "ParallelGC"
+    # Compile with the JIT's first tier alone (-XX:TieredStopAtLevel=1) unless
+    # $TXCONFORM_TLC_JAVA_OPTS says how to compile: faster when two TLC runs share two cores,
+    # whose optimizing compiler threads then take CPU from the other run's worker; slower for a
+    # run that has the cores to itself (docs/benchmarks.md, "Long traces").
+    quick_jit: bool = False
 
 
 @attrs.frozen
