@@ -196,7 +196,7 @@ class ClientActions(ClusterState):
     def client_receive_enabled(self, m: Msg) -> bool:
         """Client (m.tid, m.inst) takes the answer it waits for (ClientReceive(i, m))."""
         i = (m.tid, m.inst)
-        return i in self.cl and m in self.net and not self.cl[i].hung and self.answers(i, m)
+        return i in self.cl and self.in_net(m) and not self.cl[i].hung and self.answers(i, m)
 
     def _must_abort(self, c: Client) -> None:
         """An abortable error while batches may still be unanswered: send no more batches, abort
@@ -349,7 +349,7 @@ class ClientActions(ClusterState):
 
     def client_take_enabled(self, m: Msg) -> bool:
         """An answer is delivered to its open client (the server wrote it to the connection)."""
-        return self.k.open_clients and m in self.net and m.type in OPEN_RESPONSE_TYPES
+        return self.k.open_clients and self.in_net(m) and m.type in OPEN_RESPONSE_TYPES
 
     def client_take(self, m: Msg) -> None:
         self.take(m)

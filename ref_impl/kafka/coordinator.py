@@ -61,7 +61,7 @@ class CoordinatorActions(ClusterState):
         return c == -1 or k.pid_of(e) == k.pid_of(c) or (k.pid_of(e) + 1 == k.pid_of(c) and k.exhausted(e))
 
     def tc_init_producer_id_enabled(self, m: Msg) -> bool:
-        return m in self.net and m.type == "InitProducerId"
+        return self.in_net(m) and m.type == "InitProducerId"
 
     def tc_init_producer_id(self, m: Msg) -> None:
         t, c, k = m.tid, self.tc[m.tid], self.k
@@ -118,7 +118,7 @@ class CoordinatorActions(ClusterState):
             self._pend(action, m, TxnEntry("Ongoing", c.epoch, c.parts | parts, gtx, NO_GTX, c.last), [reply])
 
     def tc_add_partitions_to_txn_enabled(self, m: Msg) -> bool:
-        return m in self.net and m.type == "AddPartitionsToTxn"
+        return self.in_net(m) and m.type == "AddPartitionsToTxn"
 
     def tc_add_partitions_to_txn(self, m: Msg) -> None:
         # the fixed program adds every partition; an open client names one
@@ -126,7 +126,7 @@ class CoordinatorActions(ClusterState):
         self.tc_add_partitions("TcAddPartitionsToTxn", m, parts, m.reply("NONE"))
 
     def tc_add_offsets_to_txn_enabled(self, m: Msg) -> bool:
-        return m in self.net and m.type == "AddOffsetsToTxn"
+        return self.in_net(m) and m.type == "AddOffsetsToTxn"
 
     def tc_add_offsets_to_txn(self, m: Msg) -> None:
         self.tc_add_partitions("TcAddOffsetsToTxn", m, frozenset({0}), m.reply("NONE"))
@@ -134,7 +134,7 @@ class CoordinatorActions(ClusterState):
     def tc_verify_enabled(self, m: Msg) -> bool:
         """A leader asks before appending m's batch: TV2, to add partition m.part; TV1V, whether it
         is in the transaction."""
-        return m in self.net and m.type == "Verify"
+        return self.in_net(m) and m.type == "Verify"
 
     def verify_only(self, m: Msg) -> str:
         """TV1V (handleVerifyPartitionsInTransaction): the pending state is not checked; a partition
@@ -175,7 +175,7 @@ class CoordinatorActions(ClusterState):
         )
 
     def tc_end_txn_enabled(self, m: Msg) -> bool:
-        return m in self.net and m.type == "EndTxn"
+        return self.in_net(m) and m.type == "EndTxn"
 
     def tc_end_txn(self, m: Msg) -> None:
         t, c, k = m.tid, self.tc[m.tid], self.k
@@ -263,7 +263,7 @@ class CoordinatorActions(ClusterState):
         self.emit(self.with_coord(self.event("TcAppendFail", "coordinator", txn_id=t), t))
 
     def tc_marker_ack_enabled(self, m: Msg) -> bool:
-        return m in self.net and m.type == "WriteTxnMarkersResp"
+        return self.in_net(m) and m.type == "WriteTxnMarkersResp"
 
     def tc_marker_ack(self, m: Msg) -> None:
         self.take(m)

@@ -21,7 +21,7 @@ class GroupActions(ClusterState):
 
     def gc_offset_fetch_enabled(self, m: Msg) -> bool:
         """OffsetFetch with require_stable: UNSTABLE_OFFSET_COMMIT while offsets are pending."""
-        return m in self.net and m.type == "OffsetFetch"
+        return self.in_net(m) and m.type == "OffsetFetch"
 
     def gc_offset_fetch(self, m: Msg) -> None:
         self.take(m)
@@ -34,7 +34,7 @@ class GroupActions(ClusterState):
 
     def gc_txn_offset_commit_enabled(self, m: Msg) -> bool:
         """TxnOffsetCommit: the member must be in the current generation (ILLEGAL_GENERATION)."""
-        return m in self.net and m.type == "TxnOffsetCommit"
+        return self.in_net(m) and m.type == "TxnOffsetCommit"
 
     def gc_txn_offset_commit(self, m: Msg) -> None:
         gc = self.gc
@@ -59,7 +59,7 @@ class GroupActions(ClusterState):
 
     def gc_marker_enabled(self, m: Msg) -> bool:
         """A marker on the offsets partition: COMMIT applies the pending offset, ABORT drops it."""
-        return m in self.net and m.type == "WriteTxnMarkers" and m.part == OFFSETS_PART
+        return self.in_net(m) and m.type == "WriteTxnMarkers" and m.part == OFFSETS_PART
 
     def gc_marker(self, m: Msg) -> None:
         s = self.pst[OFFSETS_PART][m.tid]

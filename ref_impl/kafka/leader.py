@@ -145,7 +145,7 @@ class LeaderActions(ClusterState):
         """TV1, or TV1V/TV2 with the producer's transaction open here under this epoch: check and
         append. TV1V/TV2 otherwise: hold the batch and ask the coordinator to check (TV1V) or add
         (TV2) the partition. With pipelining, a connection's requests are read in order."""
-        return m in self.net and m.type == "Produce" and self.connection_ready(m)
+        return self.in_net(m) and m.type == "Produce" and self.connection_ready(m)
 
     def leader_produce(self, m: Msg) -> None:
         s = self.pst[m.part][m.tid]
@@ -170,7 +170,7 @@ class LeaderActions(ClusterState):
     def leader_verified_enabled(self, r: Msg) -> bool:
         """TV2: the coordinator answered a held batch's verification. Append it unless a marker
         voided the verification meanwhile (VerificationGuard) or the coordinator refused."""
-        return r in self.net and r.type == "VerifyResp" and self._held_for(r) is not None
+        return self.in_net(r) and r.type == "VerifyResp" and self._held_for(r) is not None
 
     def leader_verified(self, r: Msg) -> None:
         h = self._held_for(r)
@@ -220,7 +220,7 @@ class LeaderActions(ClusterState):
 
     def leader_discard_verify_enabled(self, r: Msg) -> bool:
         """The answer to a verification of a batch the leader no longer holds."""
-        return r in self.net and r.type == "VerifyResp" and self._held_for(r) is None
+        return self.in_net(r) and r.type == "VerifyResp" and self._held_for(r) is None
 
     def leader_discard_verify(self, r: Msg) -> None:
         self.take(r)
@@ -229,7 +229,7 @@ class LeaderActions(ClusterState):
     def leader_marker_enabled(self, m: Msg) -> bool:
         """A WriteTxnMarkers request: append the control record, closing the producer's
         transaction here, unless it comes from an older coordinator or producer epoch."""
-        return m in self.net and m.type == "WriteTxnMarkers" and m.part in self.plog
+        return self.in_net(m) and m.type == "WriteTxnMarkers" and m.part in self.plog
 
     def leader_marker(self, m: Msg) -> None:
         p = m.part

@@ -10,7 +10,7 @@ from .state import ClusterState
 class NetworkActions(ClusterState):
     def discard_stale_enabled(self, m: Msg) -> bool:
         """A response nobody waits for any more (the answer to an earlier copy)."""
-        return not self.k.open_clients and m in self.net and m.type in RESPONSE_TYPES and not self.answers((m.tid, m.inst), m)
+        return not self.k.open_clients and self.in_net(m) and m.type in RESPONSE_TYPES and not self.answers((m.tid, m.inst), m)
 
     def discard_stale(self, m: Msg) -> None:
         self.take(m)
@@ -18,7 +18,7 @@ class NetworkActions(ClusterState):
 
     def drop_enabled(self, m: Msg) -> bool:
         """A message is lost (not the leader-to-coordinator verification traffic)."""
-        return m in self.net and self.losses < self.k.max_loss and m.type not in ("Verify", "VerifyResp")
+        return self.in_net(m) and self.losses < self.k.max_loss and m.type not in ("Verify", "VerifyResp")
 
     def lost_with(self, m: Msg) -> list[Msg]:
         """With pipelining a produce request or answer is lost with its connection, and so is

@@ -125,6 +125,10 @@ class ClusterState:
         self.instances: list[Inst] = [(t, n) for t in k.txn_ids for n in range(1, k.num_instances + 1)]
         # The spec's variables.
         self.net: list[Msg] = []  # a set, kept in insertion order so that runs are reproducible
+        # The same messages by transactional.id (send and take keep them): a request's copies,
+        # answers and verifications share its id (Msg.same_request), so in_flight and
+        # on_connection, asked for every client at every step, read one id's messages, not all.
+        self._net_of: dict[str, list[Msg]] = {}
         self.cl: dict[Inst, Client] = {i: Client(seq={p: 0 for p in self.parts}) for i in self.instances}
         self.tc: dict[str, Coord] = {t: Coord() for t in k.txn_ids}
         self.tlog: dict[str, list[TxnEntry]] = {t: [] for t in k.txn_ids}
@@ -193,15 +197,22 @@ class ClusterState:
 
     def send(self, *msgs: Msg) -> None:
         for m in msgs:
-            if m not in self.net:
+            same_id = self._net_of.setdefault(m.tid, [])
+            if m not in same_id:
                 self.net.append(m)
+                same_id.append(m)
 
     def take(self, m: Msg) -> None:
         self.net.remove(m)
+        self._net_of[m.tid].remove(m)
+
+    def in_net(self, m: Msg) -> bool:
+        """Is ``m`` in flight? (``m in net``, through the messages of its transactional.id)"""
+        return m in self._net_of.get(m.tid, ())
 
     def in_flight(self, m: Msg) -> bool:
         """Is anything of request ``m`` still under way? (InFlight)"""
-        if any(m.same_request(n) for n in self.net):
+        if any(m.same_request(n) for n in self._net_of.get(m.tid, ())):
             return True
         for c in self.tc.values():
             if any(m.same_request(n) for pe in c.pending for n in pe.replies):
@@ -210,7 +221,7 @@ class ClusterState:
 
     def on_connection(self, f: Msg) -> bool:
         """Pipelining: is batch ``f`` unread, held for verification, or answered? (OnConnection)"""
-        if any(n.type in ("Produce", "ProduceResp") and f.same_request(n) and n.att == f.att for n in self.net):
+        if any(n.type in ("Produce", "ProduceResp") and f.same_request(n) and n.att == f.att for n in self._net_of.get(f.tid, ())):
             return True
         return any(f.same_request(h.m) and h.m.att == f.att for h in self.held[f.part])
 
