@@ -114,10 +114,9 @@ Kept(before, after) == [k \in DOMAIN after |-> IF k \in DOMAIN before /\ Len(aft
 \* KafkaTxnProperties in a state given by the values of its variables. (A
 \* variable left out of WITH would keep this state's value:
 \* tests/test_spec_forms.py checks that every VARIABLE of KafkaTxn is here.)
-InState(n, c, t, tl, ce, pl, ps, h, lg, g, hs, rs, ls, fs, afs, a) ==
-    INSTANCE KafkaTxnProperties WITH net <- n, cl <- c, tc <- t, tlog <- tl, cepoch <- ce, plog <- pl, pst <- ps,
-        held <- h, lag <- lg, gc <- g, hangs <- hs, retries <- rs, losses <- ls, failovers <- fs, appendFails <- afs,
-        action <- a
+InState(n, c, t, tl, ce, pl, ps, h, lg, g, hs, rs, ls, fs, afs, a) == INSTANCE KafkaTxnProperties WITH net <- n, cl <- c, tc <- t, tlog <- tl, cepoch <- ce, plog <- pl, pst <- ps,
+    held <- h, lag <- lg, gc <- g, hangs <- hs, retries <- rs, losses <- ls, failovers <- fs, appendFails <- afs,
+    action <- a
 
 \* The invariants in state s, a record of the values of the variables. (A
 \* step's check below reads the invariants in the state after the step
@@ -127,15 +126,32 @@ InState(n, c, t, tl, ce, pl, ps, h, lg, g, hs, rs, ls, fs, afs, a) ==
 \* state before 4 s), and the whole check took 97 s instead of 16 s. SANY's level
 \* check refuses InState the primed variables themselves, so SinceStep
 \* binds their values to s with \E.)
+(*
+  @typeAlias: vals = {net: Set($msg), cl: $inst -> $client, tc: Str -> $coord, tlog: Str -> Seq($tentry), cepoch: Int,
+    plog: Int -> Seq($entry), pst: Int -> (Str -> $pstate), held: Int -> Set($held), lag: Int -> Int, gc: $group,
+    hangs: Int, retries: Int, losses: Int, failovers: Int, appendFails: Int, action: $action};
+*)
+MCKafkaTxnForms_typedefs == TRUE
+
+\* @type: ($vals) => Bool;
 TxnStateMachineIn(s) == InState(s.net, s.cl, s.tc, s.tlog, s.cepoch, s.plog, s.pst, s.held, s.lag, s.gc, s.hangs, s.retries, s.losses, s.failovers, s.appendFails, s.action)!TxnStateMachine
+\* @type: ($vals) => Bool;
 MarkerSafetyIn(s) == InState(s.net, s.cl, s.tc, s.tlog, s.cepoch, s.plog, s.pst, s.held, s.lag, s.gc, s.hangs, s.retries, s.losses, s.failovers, s.appendFails, s.action)!MarkerSafety
+\* @type: ($vals) => Bool;
 ZombieFencedIn(s) == InState(s.net, s.cl, s.tc, s.tlog, s.cepoch, s.plog, s.pst, s.held, s.lag, s.gc, s.hangs, s.retries, s.losses, s.failovers, s.appendFails, s.action)!ZombieFenced
+\* @type: ($vals) => Bool;
 NoDuplicatesIn(s) == InState(s.net, s.cl, s.tc, s.tlog, s.cepoch, s.plog, s.pst, s.held, s.lag, s.gc, s.hangs, s.retries, s.losses, s.failovers, s.appendFails, s.action)!NoDuplicates
+\* @type: ($vals) => Bool;
 InSequenceIn(s) == InState(s.net, s.cl, s.tc, s.tlog, s.cepoch, s.plog, s.pst, s.held, s.lag, s.gc, s.hangs, s.retries, s.losses, s.failovers, s.appendFails, s.action)!InSequence
+\* @type: ($vals) => Bool;
 AtomicityNowIn(s) == InState(s.net, s.cl, s.tc, s.tlog, s.cepoch, s.plog, s.pst, s.held, s.lag, s.gc, s.hangs, s.retries, s.losses, s.failovers, s.appendFails, s.action)!AtomicityNow
+\* @type: ($vals) => Bool;
 AtomicityWhenQuiescentIn(s) == InState(s.net, s.cl, s.tc, s.tlog, s.cepoch, s.plog, s.pst, s.held, s.lag, s.gc, s.hangs, s.retries, s.losses, s.failovers, s.appendFails, s.action)!AtomicityWhenQuiescent
+\* @type: ($vals) => Bool;
 ReadCommittedIn(s) == InState(s.net, s.cl, s.tc, s.tlog, s.cepoch, s.plog, s.pst, s.held, s.lag, s.gc, s.hangs, s.retries, s.losses, s.failovers, s.appendFails, s.action)!ReadCommitted
+\* @type: ($vals) => Bool;
 NoHangingTransactionIn(s) == InState(s.net, s.cl, s.tc, s.tlog, s.cepoch, s.plog, s.pst, s.held, s.lag, s.gc, s.hangs, s.retries, s.losses, s.failovers, s.appendFails, s.action)!NoHangingTransaction
+\* @type: ($vals) => Bool;
 ProducerStateInLogIn(s) == InState(s.net, s.cl, s.tc, s.tlog, s.cepoch, s.plog, s.pst, s.held, s.lag, s.gc, s.hangs, s.retries, s.losses, s.failovers, s.appendFails, s.action)!ProducerStateInLog
 
 \* The same agreement on each step of a model, with what the trace checker
