@@ -28,8 +28,8 @@ SinceFormsAgree ==
     \* (Each invariant, each index and each invariant of a prefix is named
     \* once in a LET: TLC evaluates a LET's definition once where it is
     \* used several times, and an operator each time it is applied. The
-    \* models of tests/test_spec_forms.py took two to three times as long
-    \* when each conjunct computed them again.)
+    \* check of SinceFormsAgree and IndexMeans on kafka_tv2_no_lowest_sequence
+    \* took 19.7 s when each conjunct computed them again, 13.5 s now.)
     LET now == IndexOf_plog(plog)
         txnStateMachine == TxnStateMachine
         markerSafety == MarkerSafety
@@ -160,7 +160,7 @@ SinceStep ==
     \E s \in {[net |-> net', cl |-> cl', tc |-> tc', tlog |-> tlog', cepoch |-> cepoch', plog |-> plog', pst |-> pst',
                held |-> held', lag |-> lag', gc |-> gc', hangs |-> hangs', retries |-> retries', losses |-> losses',
                failovers |-> failovers', appendFails |-> appendFails', action |-> action']} :
-    \* (each value named once, as in SinceFormsAgree; Next: in the state after)
+    \* (each value named once, as in SinceFormsAgree; a name ending in Next: its value in the state after)
     LET pf == Kept(plog, plog')
         tf == Kept(tlog, tlog')
         before == IndexOf_plog(plog)
