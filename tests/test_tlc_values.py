@@ -427,7 +427,8 @@ def test_the_one_pass_parse_reads_what_the_recursive_parser_reads(value: object,
 
 
 @pytest.mark.parametrize("text", ['{1..3}', '(<<1>>)', '<<"a\\"b">>', '[a |-> 1', '{1, 2}}', '<<1 2>>', "[a |-> 1] x",
-                                  '(1 :> 2 @@ 3)', "/\\ x = 1", "[" * 150 + "]" * 150])
+                                  '(1 :> 2 @@ 3)', "/\\ x = 1", "[" * 150 + "]" * 150,
+                                  "<<1, ~2>>", "<<1>> ~", '<<"a>>'])
 def test_what_the_one_pass_parse_does_not_take_goes_to_the_recursive_parser(text: str) -> None:
     from trace_check.values.tlc import TlcValueError, _fast_value, _NotFast
 

@@ -49,3 +49,31 @@ def simulate(
     sim = Simulation(workload, faults, seed, events.append, bugs=bugs, max_events=max_events, schedule=schedule)
     sim.run(progress)
     return trace_header(sim), events
+
+
+def simulate_to(
+    path: Path,
+    workload: Workload,
+    faults: Faults,
+    seed: int,
+    bugs: tuple[str, ...] = (),
+    max_events: int = 100_000,
+    schedule: Optional[Schedule] = None,
+) -> int:
+    """Run once and write the trace to ``path`` as the run goes, each event when it happens, so a
+    run of a million events is never held in memory; the same bytes as ``write_trace`` of
+    ``simulate``'s result. Returns the number of events."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+        lines = 0
+
+        def emit(ev: dict[str, Any]) -> None:
+            nonlocal lines
+            lines += 1
+            f.write(trace_format.dumps({"event": lines, **ev}, kafka_trace.ORDER) + "\n")
+
+        sim = Simulation(workload, faults, seed, emit, bugs=bugs, max_events=max_events, schedule=schedule)
+        f.write(trace_format.dumps(trace_header(sim), trace_format.HEADER_ORDER) + "\n")
+        sim.run()
+    tmp.replace(path)  # never leave a half-written trace under the real name
+    return lines

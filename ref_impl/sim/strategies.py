@@ -55,6 +55,7 @@ def workloads() -> st.SearchStrategy[Workload]:
             batches=st.integers(1, 2),
             in_flight=st.integers(1, 2),
             bumps=st.booleans(),
+            resilient=st.booleans(),
             **extra,
         ).map(lambda w: attrs.evolve(w, records=max(w.records, w.batches),  # a batch needs a record
                                      bumps=w.bumps and w.instances == 1))  # KIP-360 bumps: one instance

@@ -5,6 +5,14 @@ commit (or, with ``aborts``, sometimes abort). ``ctp``: consume-transform-produc
 consumer group (one per transactional.id, as KIP-447 allows) take turns owning the input
 partition, and each transaction commits the input offset with the output.
 An instance k+1 of a transactional.id starts when instance k hangs (it is presumed dead).
+
+An application stops at its first error unless it is ``resilient``: then it handles errors as
+KafkaProducer's javadoc tells applications to (KafkaProducer.java, the class comment's
+transactional example): a transaction the client aborted after an abortable error
+(``TransactionAbortedError``) is given up and the next one begun; a fatal error (fenced,
+INVALID_TXN_STATE) still stops it. A resilient run goes on until its transactions are done, so
+its traces can be as long as asked (``transfer:ids=30,txns=20000,aborts=true`` with all faults,
+seed 1, ends by itself at 128,577 events: every instance has stopped at an error or not started).
 """
 
 from __future__ import annotations
@@ -14,7 +22,7 @@ from typing import Any, Generator, Optional
 
 import attrs
 
-from ref_impl.kafka.api import Consumer, Future, KafkaError, Producer
+from ref_impl.kafka.api import Consumer, Future, KafkaError, Producer, TransactionAbortedError
 from ref_impl.kafka.cluster import Cluster
 from ref_impl.kafka.constants import VERSIONS
 
@@ -42,11 +50,13 @@ class Workload:
     in_flight: int = 1
     # KIP-360 clients: a TV1 client bumps its epoch after aborting on an error (one instance only).
     bumps: bool = False
+    # Applications go on after a transaction the client aborted on an abortable error.
+    resilient: bool = False
 
     @classmethod
     def parse(cls, text: str) -> "Workload":
         """``transfer`` or ``ctp``, then optional ``:key=value,...`` (ids, instances, partitions,
-        txns, records, aborts, input, version, max_epoch, batches, in_flight, bumps)."""
+        txns, records, aborts, input, version, max_epoch, batches, in_flight, bumps, resilient)."""
         kind, _, rest = text.strip().partition(":")
         if kind not in ("transfer", "ctp"):
             raise WorkloadSpecError(f"unknown workload {kind!r}; use transfer or ctp, e.g. transfer:txns=3,version=TV1")
@@ -57,7 +67,7 @@ class Workload:
                 if value not in VERSIONS:
                     raise WorkloadSpecError(f"version={value}: use TV1, TV1V (TV1 with verification) or TV2")
                 fields[key] = value
-            elif key in ("aborts", "bumps"):
+            elif key in ("aborts", "bumps", "resilient"):
                 fields[key] = value in ("", "1", "true", "yes")
             elif key in ("ids", "instances", "partitions", "txns", "records", "input", "max_epoch", "batches", "in_flight"):
                 try:
@@ -74,7 +84,7 @@ class Workload:
             else:
                 raise WorkloadSpecError(
                     f"unknown workload setting {key!r}; use ids, instances, partitions, txns, records, aborts, input, "
-                    "version, max_epoch, batches, in_flight, bumps"
+                    "version, max_epoch, batches, in_flight, bumps, resilient"
                 )
         w = cls(**fields)
         if w.bumps and w.instances != 1:
@@ -108,9 +118,19 @@ def transfer_app(cluster: Cluster, producer: Producer, w: Workload, rng: random.
                 for r in range(w.records):
                     producer.send(p, f"{producer.inst[0]}/{producer.inst[1]}/{n}/{p}/{r}")
             abort = w.aborts and rng.random() < 0.25
-            yield producer.abort_transaction() if abort else producer.commit_transaction()
+            yield from _end(producer, abort, w.resilient)
     except KafkaError:
         return  # fenced, or the transaction failed: this instance stops, as an application would
+
+
+def _end(producer: Producer, abort: bool, resilient: bool) -> App:
+    """Commit or abort the transaction; a resilient application goes on after a transaction the
+    client aborted on its own (the caller's loop begins the next one)."""
+    try:
+        yield producer.abort_transaction() if abort else producer.commit_transaction()
+    except TransactionAbortedError:
+        if not resilient:
+            raise
 
 
 def ctp_app(cluster: Cluster, producer: Producer, w: Workload, rng: random.Random) -> App:
@@ -134,7 +154,7 @@ def ctp_app(cluster: Cluster, producer: Producer, w: Workload, rng: random.Rando
                         producer.send(p, f"out({pos})/{p}/{r}")
             producer.send_offsets_to_transaction(pos + 1)
             abort = w.aborts and rng.random() < 0.25
-            yield producer.abort_transaction() if abort else producer.commit_transaction()
+            yield from _end(producer, abort, w.resilient)
     except KafkaError:
         return
 
