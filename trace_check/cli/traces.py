@@ -36,8 +36,9 @@ def add_parsers(sub: Any) -> None:
     sim.add_argument("--seed", type=int, default=0, help="the scheduler's seed (default 0)")
     sim.add_argument("--workload", default="", metavar="W",
                      help="the protocol's workload, parsed by its plug-in; kafka: transfer (default) or ctp, with settings: "
-                     "e.g. transfer:txns=3,partitions=2,instances=2,aborts=true,version=TV1 (or TV1V, TV2), max_epoch=2, resilient=true (applications go on after a transaction "
-                     "their client aborted, so a faulty run is as long as --max-events asks); "
+                     "e.g. transfer:txns=3,partitions=2,instances=2,aborts=true,version=TV1 (or TV1V, TV2), max_epoch=2, "
+                     "resilient=true (applications go on after a transaction their client aborted, so a faulty run is as long "
+                     "as --max-events asks); "
                      "ydb: copy, e.g. copy:workers=2,src=1,dst=2,msgs=4,batch=2,txns=6,table=true,version=v25")
     sim.add_argument("--faults", default="none", metavar="F",
                      help="none, all, or the protocol's budgets; kafka: e.g. loss=1,late=EndTxn+Produce,retries=2,timeouts,hangs=1,"
