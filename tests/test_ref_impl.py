@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ref_impl.kafka.actions import run
 from ref_impl.kafka.api import IllegalStateError, Producer
@@ -39,6 +41,50 @@ def test_read_committed_skips_aborted_and_stops_at_the_lso() -> None:
     assert log.fetch("read_committed", 0) == [0]  # 1 aborted; 3 open (LSO 3)
     assert log.fetch("read_committed", 0, lso_inclusive=True) == [0, 3]  # Redpanda's 2022 bug
     assert log.fetch("read_committed", 1) == []
+
+
+def _lso_by_reading(entries: list[Entry]) -> int:
+    """The LSO found by reading the whole log, as PartitionLog did before it kept an index."""
+    open_from: dict[str, int] = {}
+    for i, e in enumerate(entries):
+        if e.kind == "marker":
+            open_from.pop(e.pid, None)
+        elif e.pid not in open_from:
+            open_from[e.pid] = i
+    return min(open_from.values(), default=len(entries))
+
+
+def _read_committed_by_reading(entries: list[Entry], start: int, lso_inclusive: bool) -> list[int]:
+    lso = _lso_by_reading(entries)
+    aborted, first = [], {}
+    for i, e in enumerate(entries):
+        if e.kind == "data":
+            first.setdefault(e.pid, i)
+        elif (a := first.pop(e.pid, None)) is not None and not e.commit:
+            aborted.append((e.pid, a, i))
+    return [i for i, e in enumerate(entries) if e.kind == "data" and i >= start and (i <= lso if lso_inclusive else i < lso)
+            and not any(pid == e.pid and a <= i <= b for pid, a, b in aborted)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.tuples(st.just("data"), st.sampled_from("abc")),
+                          st.tuples(st.just("marker"), st.sampled_from("abc"), st.booleans()),
+                          st.tuples(st.just("cut"), st.integers(0, 30))), max_size=40),
+       st.integers(0, 30), st.booleans())
+def test_the_kept_index_answers_as_reading_the_whole_log_does(ops: list[tuple], start: int, inclusive: bool) -> None:
+    """PartitionLog keeps its LSO and ABORT ranges as entries are appended, and builds them again
+    after a cut (an unclean election): after every step its answers are those of reading the log."""
+    log = PartitionLog([data("a")])
+    for op in ops:
+        if op[0] == "data":
+            log.append(data(op[1]))
+        elif op[0] == "marker":
+            log.append(marker(op[1], op[2]))
+        else:
+            log.truncate(min(op[1], len(log)))
+        assert log.lso() == _lso_by_reading(log.entries)
+        assert log.fetch("read_committed", start, inclusive) == _read_committed_by_reading(log.entries, start, inclusive)
+        assert log.fetch("read_uncommitted", start) == [i for i, e in enumerate(log.entries) if e.kind == "data" and i >= start]
 
 
 def started(k: Constants) -> Cluster:

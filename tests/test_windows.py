@@ -461,3 +461,25 @@ def test_each_operator_computed_from_an_index_has_its_form_and_its_index() -> No
         for op, log, _ in protocol.from_index:
             assert op in bodies and op + "FromIndex" in bodies, (name, op)
             assert indexed_log(protocol, log), (name, log)
+
+
+def test_the_forms_of_the_invariants_are_read_once_and_again_after_the_spec_changes(tmp_path: Path) -> None:
+    """A window's module asks for the invariants' parts and forms four times (validation._forms):
+    they are kept, by the protocol and its spec files as they are; a spec edited meanwhile is read again."""
+    import shutil
+
+    import attrs
+
+    from trace_check.traces.validation import _forms
+
+    kafka = protocols.get("kafka")
+    specs = tmp_path / "kafka"
+    shutil.copytree(kafka.spec_dir, specs)
+    copy = attrs.evolve(kafka, spec_dir=specs)
+    first = _forms(copy)
+    assert _forms(copy) is first
+    assert first[3]["MarkerSafety"] == ("MarkerSafetySince", ("plog",), ())
+    props = specs / "KafkaTxnProperties.tla"
+    props.write_text(props.read_text(encoding="utf-8").replace("MarkerSafetySince", "MarkerSafetyNewer"), encoding="utf-8")
+    again = _forms(copy)
+    assert again is not first and "MarkerSafety" not in again[3]

@@ -277,7 +277,7 @@ class LeaderActions(ClusterState):
 
     def unclean_election(self, p: int) -> None:
         kept = self.lag[p]
-        del self.plog[p].entries[kept:]
+        self.plog[p].truncate(kept)
         self.pst[p] = {t: load_producer_state(self.plog[p], t, min(s.start, kept)) for t, s in self.pst[p].items()}
         self.held[p] = []
         self.connections_lost(p)

@@ -46,7 +46,8 @@ class Trace:
 
 
 def _is_ident_text(s: str) -> bool:
-    return all(32 <= ord(ch) < 127 for ch in s)
+    """Printable ASCII (32 to 126) only; the same as asking each character, in C."""
+    return s.isascii() and s.isprintable()
 
 
 def _fail(path: Path, line: int, what: str) -> TraceError:

@@ -76,8 +76,18 @@ def _scan(spec_dir: Path, module: str, seen: dict[str, frozenset[str]], spec: _S
     return seen[module]
 
 
-@functools.lru_cache(maxsize=8)
+def spec_stamps(spec_dir: Path) -> tuple[tuple[str, int, int], ...]:
+    """The spec modules of ``spec_dir`` as they are now (name, modification time, size): what is
+    read from them is kept under this key, so a module edited while the process runs is read again."""
+    return tuple((f.name, st.st_mtime_ns, st.st_size) for f in sorted(spec_dir.glob("*.tla")) if (st := f.stat()))
+
+
 def _spec(spec_dir: Path, trace_module: str) -> _Spec:
+    return _read_spec(spec_dir, trace_module, spec_stamps(spec_dir))
+
+
+@functools.lru_cache(maxsize=8)
+def _read_spec(spec_dir: Path, trace_module: str, stamps: tuple[tuple[str, int, int], ...]) -> _Spec:
     spec = _Spec({}, {})
     _scan(spec_dir, trace_module, {}, spec)
     return spec

@@ -44,7 +44,7 @@ from trace_check.models.result import ApalacheOptions, CheckResult, CheckTask, O
 from trace_check.traces import handoff
 from trace_check.traces.protocol import BOOL, LIST, OFFSETS, STRING, Protocol, StateReplay
 from trace_check.traces.reader import Trace, count_events, read_trace, read_windows, windows_ending, windows_of
-from trace_check.traces.reads import INDEX, conjuncts, indexed_log, reads, since_form
+from trace_check.traces.reads import INDEX, conjuncts, indexed_log, reads, since_form, spec_stamps
 from trace_check.values.tla import Record, format_value
 from trace_check.values.tlc import TlcValueError, parse_value
 
@@ -238,9 +238,29 @@ def changed_definitions(protocol: Protocol, init: str, checked: bool = False) ->
     return lines
 
 
-def _forms(protocol: Protocol) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]], dict[str, list[str]],
-                                        dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]]]:
-    """The invariants, their named parts, what each part reads, and the parts' XSince forms."""
+_Forms = tuple[tuple[str, ...], dict[str, tuple[str, ...]], dict[str, list[str]], dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]]]
+_FORMS: dict[tuple[Any, ...], _Forms] = {}  # _forms by _forms_key; a window's module asks for them four times
+
+
+def _forms_key(protocol: Protocol) -> tuple[Any, ...]:
+    """What _forms reads: the protocol's spec modules and registry, as they are now (a spec edited
+    while the process runs gives a new key)."""
+    registry = protocol.registry
+    kept = (registry.stat().st_mtime_ns, registry.stat().st_size) if registry is not None and registry.is_file() else None
+    return (protocol.name, protocol.spec_dir, protocol.trace_module, registry, kept, protocol.invariants,
+            spec_stamps(protocol.spec_dir))
+
+
+def _forms(protocol: Protocol) -> _Forms:
+    """The invariants, their named parts, what each part reads, and the parts' XSince forms.
+    Reading them costs about 0.1 s, asked four times for each window's module: they are kept."""
+    key = _forms_key(protocol)
+    if key not in _FORMS:
+        _FORMS[key] = _read_forms(protocol)
+    return _FORMS[key]
+
+
+def _read_forms(protocol: Protocol) -> _Forms:
     invariants = invariants_of(protocol)
     parts = {inv: conjuncts(protocol, inv) for inv in invariants}  # X == A /\ B: A and B guarded apart
     read = {part: sorted(reads(protocol, part)) for inv in invariants for part in parts[inv]}
