@@ -266,13 +266,14 @@ PYTHON_SIDE_CHILD = """
 import json, resource, sys, time
 from pathlib import Path
 from trace_check.traces.reader import count_events, read_trace, read_windows
-from trace_check.traces.validation import _as_start, balanced_size, event_tuple, shape_of
+from trace_check.traces.validation import _StartWriter, balanced_size, event_tuple, shape_of
 path, jobs = Path(sys.argv[1]), int(sys.argv[2])
 t0 = time.perf_counter()
 total = count_events(path)
 head = read_trace(path, limit=1)
 protocol = head.protocol
 replay = protocol.spec_states(dict(head.constants))
+starts = _StartWriter(protocol.logs, protocol.history)
 windows = replay_time = 0
 biggest = 0
 for win in read_windows(path, balanced_size(None, total, jobs)):
@@ -284,7 +285,7 @@ for win in read_windows(path, balanced_size(None, total, jobs)):
     t = time.perf_counter()
     state = replay.advance([dict(e) for e in win.events])
     if state is not None:
-        biggest = max(biggest, len(_as_start(state, protocol.history)[0]))
+        biggest = max(biggest, len(starts(state)[0]))
     replay_time += time.perf_counter() - t
 print(json.dumps({"events": total, "windows": windows, "wall": time.perf_counter() - t0, "replay": replay_time,
                   "start_mb": biggest / 1e6, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))

@@ -344,3 +344,29 @@ def test_a_read_of_a_history_variable_is_found() -> None:
     kept = "UNCHANGED <<coordVars, leaderVars, groupVars, faultVars>>"
     unchanged = spec.replace(kept, kept[:-2] + ", action>>", 1)
     assert len(history_reads(unchanged, "action")) == 1
+
+
+def test_a_start_written_from_kept_entry_texts_is_the_start_written_whole(tmp_path: Path) -> None:
+    """The replayed states become windows' starts through _StartWriter, which writes a log entry
+    once and keeps its text while the entry stays in its log: at every window, its text is
+    _as_start's, byte for byte, on a run whose unclean election cuts a log back (seed 21: event
+    114), so entries it had written are dropped and new ones take their offsets."""
+    from trace_check.traces.reader import windows_of
+    from trace_check.traces.validation import _as_start, _StartWriter
+
+    head, events = simulate(Workload.parse("transfer:ids=2,txns=6,aborts=true,resilient=true"),
+                            Faults.parse("loss=1,retries=2,failovers=1,unclean"), 21, max_events=3000)
+    assert any(e["action"] == "UncleanElection" for e in events)
+    write_trace(tmp_path / "t.jsonl", head, events)
+    trace = read_trace(tmp_path / "t.jsonl")
+    protocol = trace.protocol
+    replay = protocol.spec_states(dict(trace.constants))
+    writer = _StartWriter(protocol.logs, protocol.history)
+    kept, forgotten = [], False
+    for win in windows_of(trace, 30):
+        state = replay.advance([dict(e) for e in win.events])
+        assert state is not None
+        assert writer(state) == _as_start(state, protocol.history)
+        forgotten = forgotten or (kept != [] and not set(kept) <= set(writer._kept))
+        kept = list(writer._kept)
+    assert forgotten, "the cut dropped no entry the writer had kept"

@@ -45,7 +45,7 @@ from trace_check.traces import handoff
 from trace_check.traces.protocol import BOOL, LIST, OFFSETS, STRING, Protocol, StateReplay
 from trace_check.traces.reader import Trace, count_events, read_trace, read_windows, windows_ending, windows_of
 from trace_check.traces.reads import INDEX, conjuncts, indexed_log, reads, since_form, spec_stamps
-from trace_check.values.tla import Record, format_value
+from trace_check.values.tla import Record, format_log, format_value
 from trace_check.values.tlc import TlcValueError, parse_value
 
 GENERATED_MODULE = "TraceRun"
@@ -653,6 +653,32 @@ def _as_start(guess: Mapping[str, Any], history: tuple[str, ...]) -> tuple[str, 
     return (format_value(Record({**guess, **{h: HISTORY_PLACEHOLDER for h in history}})),)
 
 
+class _StartWriter:
+    """``_as_start`` for the states of one replay, window after window: a log entry's text is
+    written once and kept while the entry stays in its log (the replay gives the same entry
+    objects in each state, ``Protocol.spec_states``), so each start costs its new entries and
+    the rest of the state, not its whole logs again (at 100,004 events a start is 4.4 MB)."""
+
+    def __init__(self, logs: Sequence[str], history: tuple[str, ...]) -> None:
+        self.logs, self.history = frozenset(logs), history
+        self._kept: dict[int, tuple[Any, str]] = {}  # id(entry): the entry (kept alive, so its id is its own) and its text
+
+    def __call__(self, guess: Mapping[str, Any]) -> tuple[str, ...]:
+        before, kept = self._kept, {}
+
+        def entry(e: Any) -> str:
+            hit = before.get(id(e))
+            text = hit[1] if hit is not None and hit[0] is e else format_value(e)
+            kept[id(e)] = (e, text)
+            return text
+
+        state = {**guess, **{h: HISTORY_PLACEHOLDER for h in self.history}}
+        text = "[" + ", ".join(f"{k} |-> {format_log(v, entry) if k in self.logs else format_value(v)}"
+                               for k, v in state.items()) + "]"
+        self._kept = kept  # entries cut from their log are forgotten
+        return (text,)
+
+
 def _is_state(start: Optional[tuple[str, ...]], guess: Optional[Mapping[str, Any]], history: tuple[str, ...]) -> bool:
     """Is the hand-off ``start`` exactly the one state ``guess``, history variables aside?"""
     if start is None or guess is None or len(start) != 1:
@@ -705,6 +731,7 @@ def _check_windows(
     # instead of 26.8 s at 90,000 events; one window alone took 7% longer that way.
     beside = jobs > 1 and 2 * jobs > (os.cpu_count() or 1)
     distinct = most = run_ahead = run_again = 0
+    starts: Optional[_StartWriter] = None  # the replayed states as windows' starts
 
     def submit(a: _Ahead, start: Optional[tuple[str, ...]], folder: Path) -> None:
         a.stop = threading.Event()
@@ -714,7 +741,7 @@ def _check_windows(
                             timeout, folder, on_progress, a.stop)
 
     def read_ahead() -> None:
-        nonlocal state, alive
+        nonlocal state, alive, starts
         while len(ahead) < jobs:
             nxt = next(marked, None)
             if nxt is None:
@@ -724,7 +751,8 @@ def _check_windows(
             if k == 1:
                 submit(a, None, base if last else base / "window1")
             elif a.guess is not None:
-                submit(a, _as_start(a.guess, history), base / f"window{k}-replayed")
+                starts = starts or _StartWriter(win.protocol.logs, history)
+                submit(a, starts(a.guess), base / f"window{k}-replayed")
             ahead.append(a)
             if replay is not None and alive and not last:
                 try:

@@ -20,7 +20,7 @@ unprintable values     ``Unserializable``          ITF ``#unserializable``
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any, Callable, Union
 
 import attrs
 from frozendict import frozendict
@@ -118,6 +118,26 @@ def format_value(value: Any) -> str:
     if isinstance(value, Unserializable):
         return value.text
     return repr(value)
+
+
+def format_log(value: Any, element: Callable[[Any], str]) -> str:
+    """``format_value`` of a function whose values are sequences (a log variable: each key's
+    entries), with each entry written by ``element`` (which may keep the text of entries it has
+    written before). Anything else is written by ``format_value``."""
+
+    def entries(seq: Any) -> str:
+        if not isinstance(seq, tuple):
+            return format_value(seq)
+        return "<<" + ", ".join(element(e) for e in seq) + ">>"
+
+    if isinstance(value, Record) and value:
+        return "[" + ", ".join(f"{k} |-> {entries(v)}" for k, v in value.items()) + "]"
+    if isinstance(value, FnMap) and value:
+        items = sorted(value.items(), key=lambda kv: sort_key(kv[0]))
+        return "(" + " @@ ".join(f"{format_value(k)} :> {entries(v)}" for k, v in items) + ")"
+    if isinstance(value, tuple):
+        return "<<" + ", ".join(entries(v) for v in value) + ">>"
+    return format_value(value)
 
 
 def sort_key(value: Any) -> tuple:
