@@ -18,6 +18,7 @@ hypothesis-generated runs it took until the checker caught one; the mutation sco
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import sys
 import tempfile
@@ -318,6 +319,65 @@ def python_side_table(tmp: Path, sizes: tuple[int, ...], jobs: int) -> str:
     return "\n".join(rows)
 
 
+LATE_CHILD = """
+import json, resource, shutil, sys, time
+from pathlib import Path
+from trace_check.traces.reader import count_events, read_trace, read_windows
+from trace_check.traces.validation import Window, _StartWriter, _check_window
+path, size, k, folder = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])
+total = count_events(path)
+head = read_trace(path, limit=1)
+protocol = head.protocol
+replay = protocol.spec_states(dict(head.constants))
+starts = _StartWriter(protocol.logs, protocol.history)
+t0 = time.perf_counter()
+state = None
+for n, win in enumerate(read_windows(path, size), 1):
+    if n == k:
+        break
+    state = replay.advance([dict(e) for e in win.events])
+replayed = time.perf_counter() - t0
+start = starts(state)
+t1 = time.perf_counter()
+v, handed = _check_window(win, Window(start=start, last=False), total, lambda n: [], True, 7200, folder, None)
+wall = time.perf_counter() - t1
+print(json.dumps({"first": win.first, "last": win.first + len(win.events) - 1, "status": v.status.value,
+                  "message": v.message[:200], "states": v.distinct_states, "tlc_wall": v.wall_time, "wall": wall,
+                  "replayed": replayed, "start_mb": len(start[0]) / 1e6,
+                  "loaded": (folder / "accept" / "TraceStart.txt").exists(),
+                  "python_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "tlc_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
+"""
+
+
+def late_table(tmp: Path, events: int, windows: tuple[int, ...], size: int) -> str:
+    """Single windows of one long faulty run, each as a check runs it when the reference broker's
+    replay gives its start (after every event, with its hand-off), each in a process of its own:
+    how a window's time and TLC's memory grow with how far into the trace it starts."""
+    import json
+    import subprocess
+
+    path = tmp / f"late-{events}.jsonl"
+    simulate_to(path, Workload.parse(PYTHON_SIDE_WORKLOAD), FAULTS, 1, max_events=events)
+    rows = ["| window | events | its start state | TLC's start states | verdict | window's TLC run | TLC's peak memory | Python's peak memory |",
+            "|---:|---|---:|---|---|---:|---:|---:|"]
+    for k in windows:
+        folder = tmp / f"window{k}"
+        out = subprocess.run([sys.executable, "-c", LATE_CHILD, str(path), str(size), str(k), str(folder)], cwd=ROOT,
+                             capture_output=True, text=True, timeout=4 * 3600)
+        if out.returncode != 0:
+            rows.append(f"| {k} | | | | error: {(out.stderr.strip().splitlines() or ['?'])[-1][:200]} | | | |")
+        else:
+            r = json.loads(out.stdout.strip().splitlines()[-1])
+            verdict = r["status"] if r["status"] != "error" else f"error: {r['message']}"
+            rows.append(f"| {k} | {r['first']:,} to {r['last']:,} | {r['start_mb']:.1f} MB | "
+                        f"{'read from a file (TraceLoad)' if r['loaded'] else 'a literal in the module'} | {verdict} | "
+                        f"{r['tlc_wall']:.1f} s | {r['tlc_rss_mb']:,.0f} MB | {r['python_rss_mb']:,.0f} MB |")
+        print(rows[-1], flush=True)
+        shutil.rmtree(folder, ignore_errors=True)
+    return "\n".join(rows)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--print", action="store_true", help="print only; do not rewrite docs/benchmarks.md")
@@ -333,7 +393,17 @@ def main() -> int:
     parser.add_argument("--jobs", default="1,2", help="--scale: TLC runs at once to measure, comma-separated (default 1,2)")
     parser.add_argument("--python-side", action="store_true",
                         help="what a check does in Python alone, up to 1,000,000 events (section bench:python-side)")
+    parser.add_argument("--late", action="store_true",
+                        help="single windows far into a 1,000,000-event run: time and memory (section bench:late)")
+    parser.add_argument("--late-windows", default="2,100,200", help="--late: which windows of 5,000 events, comma-separated")
     args = parser.parse_args()
+    if args.late:
+        wins = tuple(int(x) for x in args.late_windows.split(","))
+        with tempfile.TemporaryDirectory(prefix="txconform-bench-") as t:
+            table = late_table(Path(t), 1_000_000, wins, 5_000)
+        workload = f"Trace: `simulate --workload {PYTHON_SIDE_WORKLOAD} --faults all --seed 1 --max-events 1000000`.\n\n"
+        return record("late", stamp(f"python scripts/bench_traces.py --late --late-windows {args.late_windows}") + workload + table,
+                      args.print, "bench_traces")
     if args.zoo:
         return zoo_only(args.print)
     if args.python_side:

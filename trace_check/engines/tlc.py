@@ -286,7 +286,7 @@ def build_command(
         # share /tmp race on those files and fail to parse now and then. Each run gets its own.
         f"-Djava.io.tmpdir={workdir / 'tmp'}",
         "-cp",
-        str(jar),
+        os.pathsep.join([str(jar), *task.tlc.classpath]),
         "tlc2.TLC",
         "-tool",
         "-metadir",

@@ -48,6 +48,9 @@ class TlcOptions:
     # whose optimizing compiler threads then take CPU from the other run's worker; slower for a
     # run that has the cores to itself (docs/benchmarks.md, "Long traces").
     quick_jit: bool = False
+    # Folders or jars put on TLC's classpath after tla2tools.jar: Java that overrides operators
+    # (trace_check/engines/tlc_java.py: a trace window's start states read from a file).
+    classpath: tuple[str, ...] = ()
 
 
 @attrs.frozen

@@ -157,11 +157,25 @@ class _Records:
         return lines
 
 
-def in_definitions(states: list[str], fields: Iterable[str]) -> list[str]:
-    """The set of handed-off states, and the initial predicate that starts a window from them."""
-    records = _Records()
-    body = ",\n".join(_broken(records.compact(s)) for s in states)
-    lines = [*records.definitions(), "", "TraceHandOff == {", body, "}", "", "TraceHandOffInit ==", "    \\E s \\in TraceHandOff :"]
+# The file a window's start states are read from, in its folder, when TLC reads them itself
+# (trace_check/engines/tlc_java.py): the set of states, as TLA+ text.
+START_FILE = "TraceStart.txt"
+
+
+def start_file_text(states: list[str]) -> str:
+    return "{" + ",\n".join(states) + "}\n"
+
+
+def in_definitions(states: list[str], fields: Iterable[str], loaded: bool = False) -> list[str]:
+    """The set of handed-off states, and the initial predicate that starts a window from them.
+    ``loaded``: TLC reads the states from START_FILE (TraceLoad's TraceLoaded), not from the module."""
+    if loaded:
+        lines = [f'TraceHandOff == TraceLoaded("{START_FILE}")']
+    else:
+        records = _Records()
+        body = ",\n".join(_broken(records.compact(s)) for s in states)
+        lines = [*records.definitions(), "", "TraceHandOff == {", body, "}"]
+    lines += ["", "TraceHandOffInit ==", "    \\E s \\in TraceHandOff :"]
     lines += [f"        /\\ {v} = s.{v}" for v in fields]
     lines.append("        /\\ l = 1")
     return lines

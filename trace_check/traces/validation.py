@@ -37,6 +37,7 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 import attrs
 
+from trace_check.engines import tlc, tlc_java
 from trace_check.engines.runner import check_engine_available, resolve_engine, run_task
 from trace_check.errors import TxconformError
 from trace_check.models.registry import spec_invariants
@@ -305,11 +306,23 @@ class Window:
     last: bool = True
     view: bool = False  # fingerprint only what lies beyond the start state's logs (handoff.view_definitions)
     beside: bool = False  # other TLC runs share the cores (TlcOptions.quick_jit)
+    # TLC reads the start states from a file through this folder of Java classes on its classpath
+    # (trace_check/engines/tlc_java.py); None: they are written into the module
+    classes: Optional[str] = None
 
 
 def viewed(protocol: Protocol, where: Window) -> Window:
     """``where``, with the view when it applies: a window that starts from one state, of a protocol with logs."""
     return attrs.evolve(where, view=bool(protocol.logs) and where.start is not None and len(where.start) == 1)
+
+
+def loaded(where: Window) -> Window:
+    """``where``, with its start states read by TLC from a file when txconform's Java for TLC can
+    be had (``tlc_java.loader_classes``)."""
+    if where.start is None:
+        return where
+    classes = tlc_java.loader_classes(tlc.find_tla2tools())
+    return attrs.evolve(where, classes=str(classes) if classes is not None else None)
 
 
 def module_text(trace: Trace, every_step: bool, stuck: Optional[int] = None, window: Window = Window()) -> str:
@@ -321,7 +334,8 @@ def module_text(trace: Trace, every_step: bool, stuck: Optional[int] = None, win
     for ev in events:
         shape_ids.setdefault(shape_of(protocol, ev), len(shape_ids) + 1)
     # TLC for the hand-off's PrintT, ToString and the :> and @@ of the states it reads back
-    lines = module_head(GENERATED_MODULE, f"{protocol.trace_module}, TLC", trace)
+    extends = f"{protocol.trace_module}, TLC" + (f", {tlc_java.MODULE}" if window.classes and window.start is not None else "")
+    lines = module_head(GENERATED_MODULE, extends, trace)
     shapes = ", ".join(tla_value(s) for s in shape_ids)
     lines += ["", f"TraceShapes == <<{shapes}>>", ""]
     chunks = []
@@ -335,7 +349,7 @@ def module_text(trace: Trace, every_step: bool, stuck: Optional[int] = None, win
     lines.append("")
     fields = handoff.state_fields(protocol)
     if window.start is not None:
-        lines += [""] + handoff.in_definitions(list(window.start), fields)
+        lines += [""] + handoff.in_definitions(list(window.start), fields, loaded=window.classes is not None)
     if window.view:
         lines += [""] + handoff.view_definitions(fields, protocol.logs)
     elif every_step:
@@ -424,7 +438,7 @@ def check_trace_records(trace: Trace, engine: str, workdir: Path, timeout: float
 
 
 def _task(trace: Trace, workdir: Path, invariants: tuple[str, ...], timeout: float, init: str = "TraceInit",
-          view: bool = False, every_step: bool = False, beside: bool = False) -> CheckTask:
+          view: bool = False, every_step: bool = False, beside: bool = False, classes: Optional[str] = None) -> CheckTask:
     """The TLC task of a generated module: after every event, with the module's traceChanged
     (``changed_definitions``) and the view that leaves it out, and the operators it computes from
     its index of a log (``from_index_definitions``)."""
@@ -439,7 +453,7 @@ def _task(trace: Trace, workdir: Path, invariants: tuple[str, ...], timeout: flo
         init="TraceChangedInit" if every_step else init,
         next="TraceChangedNext" if every_step else "TraceNext",
         tlc=TlcOptions(workers=1, check_deadlock=False, view="TraceView" if view or every_step else None, heap=HEAP,
-                       collector="SerialGC", quick_jit=beside),
+                       collector="SerialGC", quick_jit=beside, classpath=(classes,) if classes else ()),
         apalache=ApalacheOptions(length=len(trace.events) + 1),
         timeout=timeout,
     )
@@ -448,6 +462,9 @@ def _task(trace: Trace, workdir: Path, invariants: tuple[str, ...], timeout: flo
 def _prepare(workdir: Path, trace: Trace, every_step: bool, stuck: Optional[int] = None, window: Window = Window()) -> None:
     copy_specs(trace.protocol, workdir)
     (workdir / f"{GENERATED_MODULE}.tla").write_text(module_text(trace, every_step, stuck, window), encoding="utf-8")
+    if window.classes is not None and window.start is not None:
+        (workdir / f"{tlc_java.MODULE}.tla").write_text(tlc_java.MODULE_TEXT, encoding="utf-8")
+        (workdir / handoff.START_FILE).write_text(handoff.start_file_text(list(window.start)), encoding="utf-8")
 
 
 Prefix = Callable[[int], list[dict[str, Any]]]  # the trace's first n events (read again when asked)
@@ -824,7 +841,7 @@ def _check_window(
     protocol = win.protocol
     init = "TraceInit" if where.start is None else "TraceHandOffInit"
     offset = win.first - 1
-    where = viewed(protocol, where)
+    where = loaded(viewed(protocol, where))
     run1 = folder / "accept"
     # No "accepted" invariant: its counterexample would be the whole trace, printed state by state
     # (quadratic in the trace's length). A complete search instead reports its depth:
@@ -836,13 +853,14 @@ def _check_window(
     _prepare(run1, win, every_step, window=where)
     # TraceLogsKept first: TLC checks a state's invariants in order and stops at the first that fails
     r: CheckResult = run_task("tlc", _task(win, run1, ("TraceLogsKept",) * where.view + invs, timeout, init, where.view, every_step,
-                                           where.beside), run1, on_progress, stop=stop)
+                                           where.beside, where.classes), run1, on_progress, stop=stop)
     if where.view and r.outcome is Outcome.VIOLATED and r.invariant == "TraceLogsKept":
         # a log was cut shorter than at the window's start: the view may not tell states apart
         where = attrs.evolve(where, view=False)
         run1 = folder / "accept-without-view"
         _prepare(run1, win, every_step, window=where)
-        r = run_task("tlc", _task(win, run1, invs, timeout, init, every_step=every_step, beside=where.beside), run1, on_progress, stop=stop)
+        r = run_task("tlc", _task(win, run1, invs, timeout, init, every_step=every_step, beside=where.beside, classes=where.classes),
+                     run1, on_progress, stop=stop)
     common: dict[str, Any] = dict(events=total, engine="tlc", every_step=every_step, distinct_states=r.distinct_states)
     if r.outcome is Outcome.HOLDS and r.depth == len(win.events) + 1:
         states = None if where.last else tuple(handoff.read_states(r.log_file))
@@ -867,10 +885,10 @@ def _check_window(
         return Verdict(Status.ERROR, wall_time=r.wall_time, message=f"{r.outcome.value}: {r.message}{log}", **common), None
     stuck = min(r.depth or 1, len(win.events))
     run2 = folder / "diagnose"
-    _prepare(run2, win, every_step, stuck, Window(start=where.start))
+    _prepare(run2, win, every_step, stuck, Window(start=where.start, classes=where.classes))
     ev = win.events[stuck - 1]
-    d = run_task("tlc", _task(win, run2, diagnosis_names(protocol, ev), timeout, init, every_step=every_step, beside=where.beside),
-                 run2, None, stop=stop)
+    d = run_task("tlc", _task(win, run2, diagnosis_names(protocol, ev), timeout, init, every_step=every_step, beside=where.beside,
+                              classes=where.classes), run2, None, stop=stop)
     state = None
     reason = "no behaviour of the spec reaches this event with the logged fields"
     if d.outcome is Outcome.VIOLATED and d.counterexample:

@@ -1,0 +1,120 @@
+"""txconform's Java for TLC (trace_check/engines/tlc_java.py): TLC reads a trace window's start
+states from a file through TraceLoad's override, and must build exactly the values TLC would build
+from the same text as a TLA+ literal."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from trace_check.engines import tlc, tlc_java
+from trace_check.traces.reader import read_trace
+from trace_check.traces.validation import Status, check_trace
+from trace_check.values.tla import FnMap, Record, format_value
+
+pytestmark = pytest.mark.tlc
+
+
+@pytest.fixture(scope="module")
+def classes() -> Path:
+    found = tlc_java.loader_classes(tlc.find_tla2tools())
+    if found is None:
+        pytest.skip("no javac here: windows start from literals (the fallback the other tests cover)")
+    return found
+
+
+def _value(rng: random.Random, depth: int = 0) -> Any:
+    """A value of the kinds TLC prints: sets and function domains of one kind, as TLC needs."""
+    kind = rng.choice(["int", "str", "bool"] + (["tuple", "set", "record", "fn", "interval"] if depth < 3 else []))
+    if kind == "int":
+        return rng.choice([0, 1, -1, 7, 2**31 - 1, -(2**31 - 1)])  # (-2^31 has no TLA+ literal: TLC reads - 2147483648)
+    if kind == "str":
+        return rng.choice(["", "t1", 'a"b', "back\\slash", "line\nbreak", "tab\t", "data", "two words"])
+    if kind == "bool":
+        return rng.random() < 0.5
+    if kind == "tuple":
+        return tuple(_value(rng, depth + 1) for _ in range(rng.randint(0, 3)))
+    if kind == "set":
+        return frozenset(rng.randint(-3, 3) for _ in range(rng.randint(0, 4)))
+    if kind == "record":
+        return Record({name: _value(rng, depth + 1) for name in rng.sample(["pid", "epoch", "kind", "a", "zombie", "b1"], rng.randint(1, 4))})
+    if kind == "interval":
+        lo = rng.randint(-2, 3)
+        return range(lo, lo + rng.randint(0, 3))
+    return FnMap({k: _value(rng, depth + 1) for k in rng.sample([2, 5, 9, 11], rng.randint(1, 3))})
+
+
+def _text(v: Any) -> str:
+    """format_value's text, with intervals as TLC prints them (lo..hi) wherever they are."""
+    if isinstance(v, range):
+        return f"{v.start}..{v.stop - 1}"
+    if isinstance(v, Record):
+        return "[" + ", ".join(f"{k} |-> {_text(x)}" for k, x in v.items()) + "]"
+    if isinstance(v, FnMap):
+        return "(" + " @@ ".join(f"{k} :> {_text(x)}" for k, x in sorted(v.items())) + ")"
+    if isinstance(v, tuple):
+        return "<<" + ", ".join(_text(x) for x in v) + ">>"
+    return format_value(v)
+
+
+def _run(folder: Path, module: str, classpath: list[str]) -> str:
+    (folder / f"{module}.cfg").write_text("INIT Init\nNEXT Next\n", encoding="utf-8")
+    cmd = [str(tlc.find_java()), "-cp", ":".join([str(tlc.find_tla2tools()), *classpath]), f"-Djava.io.tmpdir={folder}",
+           "tlc2.TLC", "-metadir", str(folder / "states"), f"{module}.tla"]
+    return subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=300).stdout
+
+
+def test_tlc_reads_each_value_as_it_evaluates_the_same_literal(tmp_path: Path, classes: Path) -> None:
+    rng = random.Random(24)
+    values = [_value(rng) for _ in range(150)] + [Record(a=1, b=frozenset({1, 2})), (), frozenset(), "x" * 10_000]
+    (tmp_path / f"{tlc_java.MODULE}.tla").write_text(tlc_java.MODULE_TEXT, encoding="utf-8")
+    assumes = []
+    for k, v in enumerate(values):
+        (tmp_path / f"v{k}.txt").write_text(_text(v), encoding="utf-8")
+        assumes.append(f'ASSUME TraceLoaded("v{k}.txt") = {_text(v)}')
+    (tmp_path / "Loads.tla").write_text("\n".join([
+        "---- MODULE Loads ----", f"EXTENDS TLC, Integers, Sequences, {tlc_java.MODULE}", "VARIABLE x",
+        *assumes, "Init == x = 0", "Next == UNCHANGED x", "===="]) + "\n", encoding="utf-8")
+    out = _run(tmp_path, "Loads", [str(classes)])
+    assert "No error has been found" in out, out[-2000:]
+    # the same module fails when one loaded value differs from its literal
+    (tmp_path / "v0.txt").write_text(_text((values[0], 1)), encoding="utf-8")
+    assert "No error has been found" not in _run(tmp_path, "Loads", [str(classes)])
+
+
+def test_without_the_class_or_with_a_bad_file_tlc_stops_with_a_message(tmp_path: Path, classes: Path) -> None:
+    (tmp_path / f"{tlc_java.MODULE}.tla").write_text(tlc_java.MODULE_TEXT, encoding="utf-8")
+    (tmp_path / "v.txt").write_text("[a |-> <<1, 2]", encoding="utf-8")
+    (tmp_path / "Bad.tla").write_text("\n".join([
+        "---- MODULE Bad ----", f"EXTENDS TLC, {tlc_java.MODULE}", "VARIABLE x",
+        'ASSUME TraceLoaded("v.txt") = 1', "Init == x = 0", "Next == UNCHANGED x", "===="]) + "\n", encoding="utf-8")
+    assert "TraceLoaded needs txconform's Java class" in _run(tmp_path, "Bad", [])
+    assert "v.txt: offset 13: expected '>>'" in _run(tmp_path, "Bad", [str(classes)])
+
+
+def test_a_windowed_check_gives_the_same_verdicts_with_and_without_the_class(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                            classes: Path) -> None:
+    """Windows of 25 events over a faulty run and over the same run with one event altered: the
+    start states read by TLC from files, and written into the module."""
+    from ref_impl.sim.faults import Faults
+    from ref_impl.sim.run import simulate, write_trace
+    from ref_impl.sim.workloads import Workload
+
+    head, events = simulate(Workload.parse("transfer:ids=2,aborts=true,resilient=true,txns=3"), Faults.parse("all"), 3, max_events=400)
+    write_trace(tmp_path / "ok.jsonl", head, events)
+    bad = [dict(e) for e in events]
+    k = next(i for i, e in enumerate(bad) if e["action"] == "Fetch" and i > 60)
+    bad[k]["lso"] = bad[k]["lso"] + 1
+    write_trace(tmp_path / "bad.jsonl", head, bad)
+    verdicts = {}
+    for loader in ("1", "0"):
+        monkeypatch.setenv(tlc_java.LOADER_ENV, loader)
+        for name in ("ok", "bad"):
+            v = check_trace(read_trace(tmp_path / f"{name}.jsonl"), every_step=True, window=25)
+            verdicts[loader, name] = (v.status, v.at_event, v.reason, v.distinct_states)
+    assert verdicts["1", "ok"][0] is Status.ACCEPTED and verdicts["1", "bad"][0] is Status.REJECTED
+    assert verdicts["1", "ok"] == verdicts["0", "ok"] and verdicts["1", "bad"] == verdicts["0", "bad"]

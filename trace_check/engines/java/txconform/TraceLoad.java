@@ -1,0 +1,275 @@
+// txconform: the states a trace window starts from, read by TLC from a file instead of parsed by SANY.
+//
+// A window of a long trace starts from the states the window before ended in (trace_check/traces/
+// handoff.py). Written into the generated module as a TLA+ literal, a start state costs SANY a syntax
+// node per part of it, kept for the whole run: at 500,000 events of a faulty Kafka run (21.8 MB of
+// TLA+) SANY ran out of a 2 GB heap after a minute. TraceLoad.tla declares TraceLoaded(path); this
+// class overrides it (tlc2.overrides.TLAPlusOperator, registered by tlc2.overrides.TLCOverrides) and
+// builds the value from the file directly, as TLC would evaluate the same literal: records, tuples,
+// sets, functions (k :> v @@ ...), strings, integers, intervals, booleans and model values, the values
+// TLC prints.
+package txconform;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import tlc2.overrides.TLAPlusOperator;
+import tlc2.value.impl.BoolValue;
+import tlc2.value.impl.FcnRcdValue;
+import tlc2.value.impl.IntValue;
+import tlc2.value.impl.IntervalValue;
+import tlc2.value.impl.ModelValue;
+import tlc2.value.impl.RecordValue;
+import tlc2.value.impl.SetEnumValue;
+import tlc2.value.impl.StringValue;
+import tlc2.value.impl.TupleValue;
+import tlc2.value.impl.Value;
+import util.UniqueString;
+
+public final class TraceLoad {
+
+    private TraceLoad() {
+    }
+
+    @TLAPlusOperator(identifier = "TraceLoaded", module = "TraceLoad", minLevel = 0)
+    public static Value load(final Value path) throws IOException {
+        if (!(path instanceof StringValue)) {
+            throw new IllegalArgumentException("TraceLoaded: the argument must be a file name, a string");
+        }
+        final String name = ((StringValue) path).val.toString();
+        final String text = new String(Files.readAllBytes(Paths.get(name)), StandardCharsets.UTF_8);
+        final Parser p = new Parser(text, name);
+        final Value v = p.value();
+        p.end();
+        return v;
+    }
+
+    /** A record's field names in TLC's normal order (UniqueString.compareTo), and where each was written. */
+    static final class Shape {
+        final UniqueString[] names;
+        final Integer[] order;
+
+        Shape(final List<String> written) {
+            final UniqueString[] us = new UniqueString[written.size()];
+            for (int k = 0; k < us.length; k++) {
+                us[k] = UniqueString.uniqueStringOf(written.get(k));
+            }
+            order = new Integer[us.length];
+            for (int k = 0; k < order.length; k++) {
+                order[k] = k;
+            }
+            java.util.Arrays.sort(order, (a, b) -> us[a].compareTo(us[b]));
+            names = new UniqueString[us.length];
+            for (int k = 0; k < names.length; k++) {
+                names[k] = us[order[k]];
+            }
+        }
+    }
+
+    /** A recursive descent over the text; strings and records' field names are shared. */
+    static final class Parser {
+        private final String s;
+        private final String name;
+        private int i;
+        private final Map<String, StringValue> strings = new HashMap<>();
+        private final Map<String, Shape> shapes = new HashMap<>();
+
+        Parser(final String s, final String name) {
+            this.s = s;
+            this.name = name;
+        }
+
+        private IllegalArgumentException fail(final String what) {
+            return new IllegalArgumentException("TraceLoaded: " + name + ": offset " + i + ": " + what);
+        }
+
+        private void space() {
+            while (i < s.length() && Character.isWhitespace(s.charAt(i))) {
+                i++;
+            }
+        }
+
+        private boolean take(final String tok) {
+            space();
+            if (s.startsWith(tok, i)) {
+                i += tok.length();
+                return true;
+            }
+            return false;
+        }
+
+        private void expect(final String tok) {
+            if (!take(tok)) {
+                throw fail("expected '" + tok + "'");
+            }
+        }
+
+        void end() {
+            space();
+            if (i != s.length()) {
+                throw fail("text after the value");
+            }
+        }
+
+        Value value() {
+            space();
+            if (i >= s.length()) {
+                throw fail("expected a value, found the end");
+            }
+            final char c = s.charAt(i);
+            if (c == '"') {
+                return string();
+            }
+            if (c == '-' || Character.isDigit(c)) {
+                final int lo = integer();
+                if (take("..")) {
+                    return new IntervalValue(lo, integer());
+                }
+                return IntValue.gen(lo);
+            }
+            if (take("<<")) {
+                final List<Value> elems = new ArrayList<>();
+                if (!take(">>")) {
+                    do {
+                        elems.add(value());
+                    } while (take(","));
+                    expect(">>");
+                }
+                return new TupleValue(elems.toArray(new Value[0]));
+            }
+            if (take("{")) {
+                final List<Value> elems = new ArrayList<>();
+                if (!take("}")) {
+                    do {
+                        elems.add(value());
+                    } while (take(","));
+                    expect("}");
+                }
+                return new SetEnumValue(elems.toArray(new Value[0]), false);
+            }
+            if (take("[")) {
+                return record();
+            }
+            if (take("(")) {
+                final Value first = value();
+                if (take(")")) {
+                    return first;
+                }
+                final List<Value> keys = new ArrayList<>();
+                final List<Value> vals = new ArrayList<>();
+                Value key = first;
+                while (true) {
+                    expect(":>");
+                    keys.add(key);
+                    vals.add(value());
+                    if (!take("@@")) {
+                        break;
+                    }
+                    key = value();
+                }
+                expect(")");
+                return new FcnRcdValue(keys.toArray(new Value[0]), vals.toArray(new Value[0]), false);
+            }
+            final String word = word();
+            if (word.equals("TRUE")) {
+                return BoolValue.ValTrue;
+            }
+            if (word.equals("FALSE")) {
+                return BoolValue.ValFalse;
+            }
+            return ModelValue.make(word);
+        }
+
+        private Value record() {
+            final List<String> names = new ArrayList<>();
+            final List<Value> vals = new ArrayList<>();
+            if (!take("]")) {
+                do {
+                    names.add(word());
+                    expect("|->");
+                    vals.add(value());
+                } while (take(","));
+                expect("]");
+            }
+            final String key = String.join(",", names);
+            Shape shape = shapes.get(key);
+            if (shape == null) {
+                shape = new Shape(names);
+                shapes.put(key, shape);
+            }
+            final Value[] sorted = new Value[shape.order.length];
+            for (int k = 0; k < sorted.length; k++) {
+                sorted[k] = vals.get(shape.order[k]);
+            }
+            // normalized: names in TLC's order, shared as TLC shares them (RecordValue.takeExcept)
+            return new RecordValue(shape.names, sorted, true);
+        }
+
+        private String word() {
+            space();
+            final int start = i;
+            while (i < s.length() && (Character.isLetterOrDigit(s.charAt(i)) || s.charAt(i) == '_')) {
+                i++;
+            }
+            if (start == i) {
+                throw fail("expected a value or a name");
+            }
+            return s.substring(start, i);
+        }
+
+        private int integer() {
+            final int start = i;
+            if (s.charAt(i) == '-') {
+                i++;
+            }
+            while (i < s.length() && Character.isDigit(s.charAt(i))) {
+                i++;
+            }
+            try {
+                return Integer.parseInt(s.substring(start, i));
+            } catch (NumberFormatException e) {
+                i = start;
+                throw fail("not an integer TLC can hold");
+            }
+        }
+
+        private Value string() {
+            final StringBuilder b = new StringBuilder();
+            i++; // the opening quote
+            while (true) {
+                if (i >= s.length()) {
+                    throw fail("a string that does not end");
+                }
+                final char c = s.charAt(i++);
+                if (c == '"') {
+                    break;
+                }
+                if (c != '\\') {
+                    b.append(c);
+                    continue;
+                }
+                if (i >= s.length()) {
+                    throw fail("a string that does not end");
+                }
+                final char e = s.charAt(i++);
+                switch (e) {
+                    case 'n': b.append('\n'); break;
+                    case 't': b.append('\t'); break;
+                    case 'r': b.append('\r'); break;
+                    case 'f': b.append('\f'); break;
+                    case '"': b.append('"'); break;
+                    case '\\': b.append('\\'); break;
+                    default: throw fail("unknown escape \\" + e);
+                }
+            }
+            final String text = b.toString();
+            return strings.computeIfAbsent(text, StringValue::new);
+        }
+    }
+}
