@@ -134,24 +134,10 @@ public final class TraceLoad {
                 return IntValue.gen(lo);
             }
             if (take("<<")) {
-                final List<Value> elems = new ArrayList<>();
-                if (!take(">>")) {
-                    do {
-                        elems.add(value());
-                    } while (take(","));
-                    expect(">>");
-                }
-                return new TupleValue(elems.toArray(new Value[0]));
+                return new TupleValue(items(">>"));
             }
             if (take("{")) {
-                final List<Value> elems = new ArrayList<>();
-                if (!take("}")) {
-                    do {
-                        elems.add(value());
-                    } while (take(","));
-                    expect("}");
-                }
-                return new SetEnumValue(elems.toArray(new Value[0]), false);
+                return new SetEnumValue(items("}"), false);
             }
             if (take("[")) {
                 return record();
@@ -184,6 +170,18 @@ public final class TraceLoad {
                 return BoolValue.ValFalse;
             }
             return ModelValue.make(word);
+        }
+
+        /** Values separated by commas up to ``close``, after the opening bracket. */
+        private Value[] items(final String close) {
+            final List<Value> elems = new ArrayList<>();
+            if (!take(close)) {
+                do {
+                    elems.add(value());
+                } while (take(","));
+                expect(close);
+            }
+            return elems.toArray(new Value[0]);
         }
 
         private Value record() {
