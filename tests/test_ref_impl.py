@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 import pytest
 from hypothesis import given, settings
@@ -85,6 +87,35 @@ def test_the_kept_index_answers_as_reading_the_whole_log_does(ops: list[tuple], 
         assert log.lso() == _lso_by_reading(log.entries)
         assert log.fetch("read_committed", start, inclusive) == _read_committed_by_reading(log.entries, start, inclusive)
         assert log.fetch("read_uncommitted", start) == [i for i, e in enumerate(log.entries) if e.kind == "data" and i >= start]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.tuples(st.sampled_from(["Empty", "Ongoing", "PrepareCommit", "CompleteAbort"]),
+                                    st.integers(1, 3), st.integers(0, 2), st.booleans()),
+                          st.just("ask"), st.just("new list")), max_size=30))
+def test_latest_instance_kept_between_questions_is_the_one_read_from_the_whole_log(ops: list[Any]) -> None:
+    """ClusterState.latest_instance reads only the coordinator log's entries appended since its
+    last answer: after any appends, questions and a replaced log, it answers as reading all does."""
+    from ref_impl.kafka.messages import is_fence
+    from ref_impl.kafka.state import TxnEntry
+
+    def by_reading(log: list[TxnEntry]) -> int:
+        for e in reversed(log):
+            if e.st == "Empty":
+                return e.gtx[1]
+            if is_fence(e.end_by):
+                return e.end_by[1]
+        return 0
+
+    c = Cluster(Constants())
+    t = c.k.txn_ids[0]
+    for op in ops:
+        if op == "new list":
+            c.tlog[t] = []
+        elif op != "ask":
+            st_, inst, txn, fence = op
+            c.tlog[t].append(TxnEntry(st_, 0, frozenset(), gtx=(t, inst, txn), end_by=(t, inst, 0) if fence else (t, inst, txn + 1)))
+        assert c.latest_instance(t) == by_reading(c.tlog[t])
 
 
 def started(k: Constants) -> Cluster:

@@ -132,6 +132,8 @@ class ClusterState:
         self.cl: dict[Inst, Client] = {i: Client(seq={p: 0 for p in self.parts}) for i in self.instances}
         self.tc: dict[str, Coord] = {t: Coord() for t in k.txn_ids}
         self.tlog: dict[str, list[TxnEntry]] = {t: [] for t in k.txn_ids}
+        # latest_instance's last answer for each id: (that tlog list, its length then, the answer)
+        self._latest: dict[str, tuple[list[TxnEntry], int, int]] = {}
         self.cepoch = 0
         self.plog: dict[int, PartitionLog] = {p: PartitionLog() for p in self.parts}
         self.pst: dict[int, dict[str, ProducerState]] = {
@@ -246,13 +248,25 @@ class ClusterState:
         ) or self.answered_batch(i, m) is not None
 
     def latest_instance(self, t: str) -> int:
-        """Ghost: the instance of ``t`` holding the newest epoch, from __transaction_state."""
-        for e in reversed(self.tlog[t]):
+        """Ghost: the instance of ``t`` holding the newest epoch, from __transaction_state: that of
+        its newest Empty entry or fence. Only the entries appended since the last answer are read
+        (a tlog only grows at its end; a new list for a new id starts the reading again): an id running thousands of
+        transactions without a fence was read back to its start at every produce."""
+        log = self.tlog[t]
+        start, answer = 0, 0
+        known = self._latest.get(t)
+        if known is not None and known[0] is log and known[1] <= len(log):
+            start, answer = known[1], known[2]
+        for k in range(len(log) - 1, start - 1, -1):
+            e = log[k]
             if e.st == "Empty":
-                return e.gtx[1]
+                answer = e.gtx[1]
+                break
             if is_fence(e.end_by):  # a fence by instance end_by[1]
-                return e.end_by[1]
-        return 0
+                answer = e.end_by[1]
+                break
+        self._latest[t] = (log, len(log), answer)
+        return answer
 
     def quiescent(self) -> bool:
         return not any(m.type in ("WriteTxnMarkers", "WriteTxnMarkersResp") for m in self.net) and all(
