@@ -350,7 +350,7 @@ print(json.dumps({"first": win.first, "last": win.first + len(win.events) - 1, "
 """
 
 
-def late_table(tmp: Path, events: int, windows: tuple[int, ...], size: int) -> str:
+def late_table(tmp: Path, events: int, windows: tuple[int, ...], size: int, trace: Path | None = None) -> str:
     """Single windows of one long faulty run, each as a check runs it when the reference broker's
     replay gives its start (after every event, with its hand-off), each in a process of its own:
     how a window's time and TLC's memory grow with how far into the trace it starts."""
@@ -358,7 +358,13 @@ def late_table(tmp: Path, events: int, windows: tuple[int, ...], size: int) -> s
     import subprocess
 
     path = tmp / f"late-{events}.jsonl"
-    simulate_to(path, Workload.parse(PYTHON_SIDE_WORKLOAD), FAULTS, 1, max_events=events)
+    if trace is not None:  # the same run, simulated before (the header says so)
+        head = read_trace(trace, limit=1).header
+        if (head.get("workload"), head.get("seed")) != (Workload.parse(PYTHON_SIDE_WORKLOAD).describe(), 1):
+            raise SystemExit(f"--late-trace {trace}: not a run of {PYTHON_SIDE_WORKLOAD} with seed 1")
+        path = trace
+    else:
+        simulate_to(path, Workload.parse(PYTHON_SIDE_WORKLOAD), FAULTS, 1, max_events=events)
     rows = ["| window | events | its start state | TLC's start states | verdict | window's TLC run | TLC's peak memory | Python's peak memory |",
             "|---:|---|---:|---|---|---:|---:|---:|"]
     for k in windows:
@@ -396,11 +402,12 @@ def main() -> int:
     parser.add_argument("--late", action="store_true",
                         help="single windows far into a 1,000,000-event run: time and memory (section bench:late)")
     parser.add_argument("--late-windows", default="2,100,200", help="--late: which windows of 5,000 events, comma-separated")
+    parser.add_argument("--late-trace", type=Path, help="--late: that run, simulated before (simulate writes the same bytes)")
     args = parser.parse_args()
     if args.late:
         wins = tuple(int(x) for x in args.late_windows.split(","))
         with tempfile.TemporaryDirectory(prefix="txconform-bench-") as t:
-            table = late_table(Path(t), 1_000_000, wins, 5_000)
+            table = late_table(Path(t), 1_000_000, wins, 5_000, args.late_trace)
         workload = f"Trace: `simulate --workload {PYTHON_SIDE_WORKLOAD} --faults all --seed 1 --max-events 1000000`.\n\n"
         return record("late", stamp(f"python scripts/bench_traces.py --late --late-windows {args.late_windows}") + workload + table,
                       args.print, "bench_traces")
