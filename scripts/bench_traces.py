@@ -301,7 +301,7 @@ def python_side_table(tmp: Path, sizes: tuple[int, ...], jobs: int) -> str:
     import json
     import subprocess
 
-    rows = ["| events | trace | windows | wall time | of it, the broker's replay | largest start state | peak memory (Python) |",
+    rows = ["| events | trace | windows | wall time | of it, the broker's replay and the starts written | largest start state | peak memory (Python) |",
             "|---:|---:|---:|---:|---:|---:|---:|"]
     for target in sizes:
         path = tmp / f"python-side-{target}.jsonl"
