@@ -734,7 +734,7 @@ def _check_windows(
     Only an acceptance is taken from such a run: a rejection or a violation is found again from
     the hand-off, so that its diagnosis and the state shown are TLC's own. The engine can only
     cost time, never change a verdict. On 10,004 events after every event, 2 cores: two windows
-    of 5,002 at once 12.6 s, windows of 5,000 one after the other 23.2 s (docs/benchmarks.md)."""
+    of 5,002 at once 11.5 s, windows of 5,000 one after the other 20.6 s (docs/benchmarks.md)."""
     began = time.monotonic()
     spent = 0.0  # TLC's time, window after window (one job: the verdict's time)
     marked = enumerate(_marked_last(windows), 1)
