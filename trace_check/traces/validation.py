@@ -257,6 +257,8 @@ def _forms(protocol: Protocol) -> _Forms:
     Reading them costs about 0.1 s, asked four times for each window's module: they are kept."""
     key = _forms_key(protocol)
     if key not in _FORMS:
+        if len(_FORMS) >= 32:  # specs edited again and again in one process: keep the memory bounded
+            _FORMS.clear()
         _FORMS[key] = _read_forms(protocol)
     return _FORMS[key]
 
