@@ -118,3 +118,20 @@ def test_a_windowed_check_gives_the_same_verdicts_with_and_without_the_class(tmp
             verdicts[loader, name] = (v.status, v.at_event, v.reason, v.distinct_states)
     assert verdicts["1", "ok"][0] is Status.ACCEPTED and verdicts["1", "bad"][0] is Status.REJECTED
     assert verdicts["1", "ok"] == verdicts["0", "ok"] and verdicts["1", "bad"] == verdicts["0", "bad"]
+
+
+def test_without_javac_its_sources_or_with_the_switch_off_windows_start_from_literals(monkeypatch: pytest.MonkeyPatch,
+                                                                                      tmp_path: Path) -> None:
+    from trace_check.traces.validation import Window, loaded
+
+    jar = tlc.find_tla2tools()
+    monkeypatch.setenv(tlc_java.LOADER_ENV, "0")
+    assert tlc_java.loader_classes(jar) is None
+    assert loaded(Window(start=("[x |-> 1]",))).classes is None
+    monkeypatch.setenv(tlc_java.LOADER_ENV, "1")
+    monkeypatch.setattr(tlc_java, "_javac", lambda: None)
+    assert tlc_java.loader_classes(jar) is None
+    monkeypatch.setattr(tlc_java, "_javac", lambda: Path("/usr/bin/javac"))
+    monkeypatch.setattr(tlc_java, "SOURCES", (tmp_path / "Missing.java",))
+    assert tlc_java.loader_classes(jar) is None
+    assert loaded(Window()).classes is None  # a window from the initial states reads no file

@@ -9,7 +9,7 @@ by reading the file and building the values itself.
 
 The classes are compiled with ``javac`` against the tla2tools.jar TLC runs, once, into
 ``$XDG_CACHE_HOME/txconform`` (``~/.cache/txconform``), under a name that changes with the sources
-and the jar. Without ``javac`` (a Java runtime without its compiler), or with
+and the jar. Without ``javac`` (a Java runtime without its compiler), without the sources, or with
 ``TXCONFORM_TLC_LOADER=0``, windows start from literals as before: slower, and bounded by TLC's
 heap, but the same verdicts.
 """
@@ -60,7 +60,7 @@ def loader_classes(jar: Path) -> Optional[Path]:
     if os.environ.get(LOADER_ENV, "1") == "0":
         return None
     javac = _javac()
-    if javac is None:
+    if javac is None or not all(src.is_file() for src in SOURCES):
         return None
     key = hashlib.sha256()
     for src in SOURCES:
