@@ -63,17 +63,11 @@ def simulate_to(
     """Run once and write the trace to ``path`` as the run goes, each event when it happens, so a
     run of a million events is never held in memory; the same bytes as ``write_trace`` of
     ``simulate``'s result. Returns the number of events."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-        lines = 0
+    def write(ev: dict[str, Any]) -> None:  # the file's writer, once the header is written
+        raise RuntimeError("the simulation emitted an event before its trace's header was written")
 
-        def emit(ev: dict[str, Any]) -> None:
-            nonlocal lines
-            lines += 1
-            f.write(trace_format.dumps({"event": lines, **ev}, kafka_trace.ORDER) + "\n")
-
-        sim = Simulation(workload, faults, seed, emit, bugs=bugs, max_events=max_events, schedule=schedule)
-        f.write(trace_format.dumps(trace_header(sim), trace_format.HEADER_ORDER) + "\n")
+    sim = Simulation(workload, faults, seed, lambda ev: write(ev), bugs=bugs, max_events=max_events, schedule=schedule)
+    with trace_format.writing(path, trace_header(sim), kafka_trace.ORDER) as writer:
+        write = writer
         sim.run()
-    tmp.replace(path)  # never leave a half-written trace under the real name
-    return lines
+    return writer.count

@@ -8,10 +8,11 @@ protocol has is the protocol plug-in's (``trace_check.traces.protocol``); Kafka'
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Optional, Sequence
+from typing import IO, Any, Iterable, Iterator, Optional, Sequence
 
 FORMAT = "txconform-trace"
 # The version this txconform writes, and the versions it reads. Version 2 added 64-bit integer
@@ -64,17 +65,31 @@ def dumps(obj: dict[str, Any], order: Iterable[str] = ()) -> str:
     return json.dumps({k: obj[k] for k in keys}, separators=(",", ":"), ensure_ascii=False)
 
 
-def event_lines(events: Iterable[dict[str, Any]], order: Sequence[str]) -> Iterator[str]:
-    for n, ev in enumerate(events, 1):
-        yield dumps({"event": n, **ev}, order)
+class TraceWriter:
+    """Writes a trace's events one at a time (``writer(event)``), numbered 1, 2, ... in order, their
+    columns in ``order`` (the protocol's column order) and then alphabetically; ``count`` so far."""
+
+    def __init__(self, f: IO[str], order: Sequence[str]) -> None:
+        self._f, self._order, self.count = f, order, 0
+
+    def __call__(self, ev: dict[str, Any]) -> None:
+        self.count += 1
+        self._f.write(dumps({"event": self.count, **ev}, self._order) + "\n")
 
 
-def write_trace(path: Path, head: dict[str, Any], events: Iterable[dict[str, Any]], order: Sequence[str]) -> None:
-    """Write a trace file; events are numbered 1, 2, ... in order, their columns in ``order``
-    (the protocol's column order) and then alphabetically."""
+@contextlib.contextmanager
+def writing(path: Path, head: dict[str, Any], order: Sequence[str]) -> Iterator[TraceWriter]:
+    """A trace file written as events come: under ``path.tmp`` until the block ends without an
+    error, then under ``path`` (never a half-written trace under the real name)."""
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w", encoding="utf-8", newline="\n") as f:
         f.write(dumps(head, HEADER_ORDER) + "\n")
-        for line in event_lines(events, order):
-            f.write(line + "\n")
-    tmp.replace(path)  # never leave a half-written trace under the real name
+        yield TraceWriter(f, order)
+    tmp.replace(path)
+
+
+def write_trace(path: Path, head: dict[str, Any], events: Iterable[dict[str, Any]], order: Sequence[str]) -> None:
+    """Write a trace file (``writing``)."""
+    with writing(path, head, order) as write:
+        for ev in events:
+            write(ev)
