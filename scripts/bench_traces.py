@@ -409,7 +409,8 @@ def main() -> int:
         with tempfile.TemporaryDirectory(prefix="txconform-bench-") as t:
             table = late_table(Path(t), 1_000_000, wins, 5_000, args.late_trace)
         workload = f"Trace: `simulate --workload {PYTHON_SIDE_WORKLOAD} --faults all --seed 1 --max-events 1000000`.\n\n"
-        return record("late", stamp(f"python scripts/bench_traces.py --late --late-windows {args.late_windows}") + workload + table,
+        given = " --late-trace T (T: that run, simulated before)" if args.late_trace else ""
+        return record("late", stamp(f"python scripts/bench_traces.py --late --late-windows {args.late_windows}{given}") + workload + table,
                       args.print, "bench_traces")
     if args.zoo:
         return zoo_only(args.print)
