@@ -267,14 +267,14 @@ PYTHON_SIDE_CHILD = """
 import json, resource, sys, time
 from pathlib import Path
 from trace_check.traces.reader import count_events, read_trace, read_windows
-from trace_check.traces.validation import _StartWriter, balanced_size, event_tuple, shape_of
+from trace_check.traces.validation import _StartWriter, _bases, balanced_size, event_tuple, shape_of
 path, jobs = Path(sys.argv[1]), int(sys.argv[2])
 t0 = time.perf_counter()
 total = count_events(path)
 head = read_trace(path, limit=1)
 protocol = head.protocol
 replay = protocol.spec_states(dict(head.constants))
-starts = _StartWriter(protocol.logs, protocol.history)
+starts = _StartWriter(protocol, protocol.history, _bases(protocol))
 windows = replay_time = 0
 biggest = 0
 for win in read_windows(path, balanced_size(None, total, jobs)):
@@ -286,7 +286,8 @@ for win in read_windows(path, balanced_size(None, total, jobs)):
     t = time.perf_counter()
     state = replay.advance([dict(e) for e in win.events])
     if state is not None:
-        biggest = max(biggest, len(starts(state)[0]))
+        base, start = starts(state)  # the start state, and its base's files as the check writes them
+        biggest = max(biggest, len(start[0]) + (sum(len(base.file_text(v)) for v in base.texts) if base else 0))
     replay_time += time.perf_counter() - t
 print(json.dumps({"events": total, "windows": windows, "wall": time.perf_counter() - t0, "replay": replay_time,
                   "start_mb": biggest / 1e6, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
@@ -323,13 +324,13 @@ LATE_CHILD = """
 import json, resource, shutil, sys, time
 from pathlib import Path
 from trace_check.traces.reader import count_events, read_trace, read_windows
-from trace_check.traces.validation import Window, _StartWriter, _check_window
+from trace_check.traces.validation import Window, _StartWriter, _bases, _check_window
 path, size, k, folder = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])
 total = count_events(path)
 head = read_trace(path, limit=1)
 protocol = head.protocol
 replay = protocol.spec_states(dict(head.constants))
-starts = _StartWriter(protocol.logs, protocol.history)
+starts = _StartWriter(protocol, protocol.history, _bases(protocol))
 t0 = time.perf_counter()
 state = None
 for n, win in enumerate(read_windows(path, size), 1):
@@ -337,13 +338,14 @@ for n, win in enumerate(read_windows(path, size), 1):
         break
     state = replay.advance([dict(e) for e in win.events])
 replayed = time.perf_counter() - t0
-start = starts(state)
+base, start = starts(state)
 t1 = time.perf_counter()
-v, handed = _check_window(win, Window(start=start, last=False), total, lambda n: [], True, 7200, folder, None)
+v, handed = _check_window(win, Window(start=start, last=False, base=base), total, lambda n: [], True, 7200, folder, None)
 wall = time.perf_counter() - t1
 print(json.dumps({"first": win.first, "last": win.first + len(win.events) - 1, "status": v.status.value,
                   "message": v.message[:200], "states": v.distinct_states, "tlc_wall": v.wall_time, "wall": wall,
-                  "replayed": replayed, "start_mb": len(start[0]) / 1e6,
+                  "replayed": replayed, "start_mb": (len(start[0]) + (sum(len(base.file_text(v)) for v in base.texts) if base else 0)) / 1e6,
+                  "base": base is not None,
                   "loaded": (folder / "accept" / "TraceStart.txt").exists(),
                   "python_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   "tlc_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))

@@ -361,12 +361,12 @@ def test_a_start_written_from_kept_entry_texts_is_the_start_written_whole(tmp_pa
     trace = read_trace(tmp_path / "t.jsonl")
     protocol = trace.protocol
     replay = protocol.spec_states(dict(trace.constants))
-    writer = _StartWriter(protocol.logs, protocol.history)
+    writer = _StartWriter(protocol, protocol.history)
     kept, forgotten = [], False
     for win in windows_of(trace, 30):
         state = replay.advance([dict(e) for e in win.events])
         assert state is not None
-        assert writer(state) == _as_start(state, protocol.history)
+        assert writer(state) == (None, _as_start(state, protocol.history))
         forgotten = forgotten or (kept != [] and not set(kept) <= set(writer._kept))
         kept = list(writer._kept)
     assert forgotten, "the cut dropped no entry the writer had kept"

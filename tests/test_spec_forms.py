@@ -130,8 +130,8 @@ WRONG_SINCE_FORMS = (
     # the index: sequences taken for epochs (IndexMeans compares it with the log)
     ("kafka_no_idempotence", "{<<log[j].pid, log[j].epoch>> : j \\in", "{<<log[j].pid, log[j].seq>> : j \\in", ("IndexMeans",)),
     # the LSO from the index: a log with no open transaction taken to end one entry sooner
-    ("kafka_lso_inclusive", "PartitionLSOFromIndex(p, idx) == LSOOfIndex(idx[p], Len(plog[p]))",
-     "PartitionLSOFromIndex(p, idx) == LSOOfIndex(idx[p], Len(plog[p]) - 1)", ("IndexMeans",)),
+    ("kafka_lso_inclusive", "PartitionLSOFromIndex(p, idx) == LSOOfIndex(idx[p], PlogLen(p))",
+     "PartitionLSOFromIndex(p, idx) == LSOOfIndex(idx[p], PlogLen(p) - 1)", ("IndexMeans",)),
     # the index of __transaction_state: the instance named in the prefix forgotten when it grows
     ("kafka_tv1_hanging", "IF from[t] = 0 THEN 0 ELSE before[t])]", "IF from[t] = 0 THEN 0 ELSE 0)]", BOTH),
     # the index of __transaction_state read for another instance than the one it names
@@ -170,8 +170,8 @@ LOG_REWRITES = (
     ("kafka_no_idempotence", 'THEN [plog EXCEPT ![p] = Append(@, [kind |-> "data",',
      'THEN [plog EXCEPT ![p] = Append(IF @ = <<>> THEN @ ELSE Tail(@) \\o <<Head(@)>>, [kind |-> "data",'),
     # an unclean election cuts the log and also drops its first entry
-    ("kafka_unclean_election", "LET kept == SubSeq(plog[p], 1, lag[p])",
-     "LET kept == IF lag[p] = 0 THEN <<>> ELSE Tail(SubSeq(plog[p], 1, lag[p])) \\o <<plog[p][1]>>"),
+    ("kafka_unclean_election", "plog' = [plog EXCEPT ![p] = SubSeq(@, 1, lag[p] - Len(PlogBase[p]))]",
+     "plog' = [plog EXCEPT ![p] = IF lag[p] = 0 THEN <<>> ELSE Tail(SubSeq(@, 1, lag[p])) \\o <<@[1]>>]"),
 )
 
 

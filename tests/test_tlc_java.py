@@ -86,6 +86,30 @@ def test_tlc_reads_each_value_as_it_evaluates_the_same_literal(tmp_path: Path, c
     assert "No error has been found" not in _run(tmp_path, "Loads", [str(classes)])
 
 
+def test_tlc_joins_sequences_in_java_as_it_concatenates_them(tmp_path: Path, classes: Path) -> None:
+    """TraceConcat, which joins a window's base and a log's entries (KafkaTxn: Joined) once for
+    each pair of sequences, is s \\o t: with empty ones, on pairs met again (the joins it keeps)
+    and on more pairs than it keeps (1,681 states of a run that appends to two sequences), with
+    its Java and with the module's own definition."""
+    (tmp_path / f"{tlc_java.MODULE}.tla").write_text(tlc_java.MODULE_TEXT, encoding="utf-8")
+    (tmp_path / "Joins.tla").write_text("\n".join([
+        "---- MODULE Joins ----", f"EXTENDS TLC, Integers, Sequences, {tlc_java.MODULE}", "VARIABLES x, y",
+        'Base == <<"a", [b |-> 1]>>',
+        "Init == x = <<>> /\\ y = <<>>",
+        "Next == \\/ Len(x) < 40 /\\ x' = Append(x, Len(x)) /\\ UNCHANGED y",
+        "        \\/ Len(y) < 40 /\\ y' = Append(y, <<Len(y)>>) /\\ UNCHANGED x",
+        "Same == /\\ TraceConcat(Base, x) = Base \\o x /\\ TraceConcat(x, y) = x \\o y /\\ TraceConcat(y, Base) = y \\o Base",
+        "        /\\ TraceConcat(<<>>, x) = x /\\ TraceConcat(x, <<>>) = x /\\ Len(TraceConcat(Base, y)) = 2 + Len(y)",
+        "        /\\ TraceConcat(Base, x) = TraceConcat(Base, x) /\\ (y # <<>> => TraceConcat(x, y)[Len(x) + 1] = y[1])",
+        "===="]) + "\n", encoding="utf-8")
+    (tmp_path / "Joins.cfg").write_text("INIT Init\nNEXT Next\nINVARIANT Same\n", encoding="utf-8")
+    for classpath in ([str(classes)], []):
+        cmd = [str(tlc.find_java()), "-cp", ":".join([str(tlc.find_tla2tools()), *classpath]), f"-Djava.io.tmpdir={tmp_path}",
+               "tlc2.TLC", "-deadlock", "-metadir", str(tmp_path / f"states{len(classpath)}"), "Joins.tla"]
+        out = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300).stdout
+        assert "No error has been found" in out and "1681 distinct states found" in out, out[-2000:]
+
+
 def test_without_the_class_or_with_a_bad_file_tlc_stops_with_a_message(tmp_path: Path, classes: Path) -> None:
     (tmp_path / f"{tlc_java.MODULE}.tla").write_text(tlc_java.MODULE_TEXT, encoding="utf-8")
     (tmp_path / "v.txt").write_text("[a |-> <<1, 2]", encoding="utf-8")

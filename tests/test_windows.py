@@ -286,10 +286,10 @@ def test_the_logs_change_only_at_their_end_or_by_a_cut_to_a_prefix() -> None:
         assert updates, log
         for u in updates:
             rhs = u.split(f"{log}' =", 1)[1].strip()
-            assert rhs.startswith(f"[{log} EXCEPT ![") and ("Append(@," in rhs or rhs.endswith("] = kept]")) \
+            assert rhs.startswith(f"[{log} EXCEPT ![") and ("Append(@," in rhs or rhs.startswith(f"[{log} EXCEPT ![p] = SubSeq(@, 1, ")) \
                 or rhs.startswith("IF verdict = \"append\""), u
-    # the one cut: kept is a prefix of the log
-    assert "LET kept == SubSeq(plog[p], 1, lag[p])" in spec
+    # the one cut: to a prefix, the base (which ends at lag[p] or before) and the entries after it
+    assert "plog' = [plog EXCEPT ![p] = SubSeq(@, 1, lag[p] - Len(PlogBase[p]))]" in spec
 
 
 def test_a_log_cut_below_the_window_start_is_checked_again_without_the_view(tmp_path: Path) -> None:
@@ -350,24 +350,30 @@ def test_an_invariant_made_of_named_parts_is_checked_part_by_part() -> None:
     atomicity = next(x for x in lines if x.startswith("TraceInv_Atomicity =="))
     # the part that reads the network is checked through the logs' index the checker keeps
     assert atomicity.count("=>") == 2 and ("=> AtomicityWhenQuiescentSinceIndexed(net, tracePrev_net, tc, tracePrev_tc, "
-                                           "plog, traceFrom_plog, traceIndexBefore_plog, traceIndex_plog))") in atomicity
-    assert "ReadCommittedSinceIndexed(plog, traceFrom_plog, traceIndexBefore_plog, traceIndex_plog)" in next(
+                                           "Plogs, traceFrom_plog, traceIndexBefore_plog, traceIndex_plog))") in atomicity
+    assert "ReadCommittedSinceIndexed(Plogs, traceFrom_plog, traceIndexBefore_plog, traceIndex_plog)" in next(
         x for x in lines if x.startswith("TraceInv_ReadCommitted =="))
-    # kept from the state before's, updated from the new entries alone; from scratch in an initial state
-    assert "traceIndex_plog' = IndexOf_plogSince(plog', traceFrom_plog', traceIndex_plog)" in next(
+    # kept from the state before's, updated from the new entries alone; in an initial state, from
+    # the index of the base (once: a constant) and the entries after it. The forms read each log
+    # whole, base and entries (Protocol.log_bases); the lengths before count the base's entries.
+    assert "traceIndex_plog' = IndexOf_plogSince(Plogs', traceFrom_plog', traceIndex_plog)" in next(
         x for x in lines if x.startswith("TraceChangedNext =="))
-    assert "traceIndex_plog = IndexOf_plog(plog)" in next(x for x in lines if x.startswith("TraceChangedInit =="))
+    assert "TraceBaseIndex_plog == IndexOf_plog(PlogBase)" in lines
+    assert ("traceIndex_plog = IndexOf_plogSince(Plogs, [logKey \\in DOMAIN plog |-> Len(PlogBase[logKey])], TraceBaseIndex_plog)"
+            in next(x for x in lines if x.startswith("TraceChangedInit ==")))
+    assert ("traceFrom_plog' = [logKey \\in DOMAIN plog' |-> IF logKey \\in DOMAIN plog /\\ Len(plog'[logKey]) >= Len(plog[logKey]) "
+            "THEN Len(PlogBase[logKey]) + Len(plog[logKey]) ELSE 0]") in next(x for x in lines if x.startswith("TraceChangedNext =="))
     # tlog's index is kept for LatestInstance alone (Protocol.from_index): no invariant's form reads it
-    assert "traceIndex_tlog' = IndexOf_tlogSince(tlog', traceFrom_tlog', traceIndex_tlog)" in next(
+    assert "traceIndex_tlog' = IndexOf_tlogSince(Tlogs', traceFrom_tlog', traceIndex_tlog)" in next(
         x for x in lines if x.startswith("TraceChangedNext =="))
     assert not any("traceIndex_tlog" in x or "traceIndexBefore_tlog" in x for x in lines if x.startswith("TraceInv_"))
     # the part that reads only the logs is checked from the state before's log lengths and the index
-    assert "=> AtomicityNowSinceIndexed(plog, traceFrom_plog, traceIndexBefore_plog, traceIndex_plog))" in atomicity
+    assert "=> AtomicityNowSinceIndexed(Plogs, traceFrom_plog, traceIndexBefore_plog, traceIndex_plog))" in atomicity
     hanging = next(x for x in lines if x.startswith("TraceInv_NoHangingTransaction =="))
-    assert "NoHangingTransactionSince(tlog, traceFrom_tlog, plog, traceFrom_plog)" in hanging  # logs in Protocol.logs order
+    assert "NoHangingTransactionSince(Tlogs, traceFrom_tlog, Plogs, traceFrom_plog)" in hanging  # logs in Protocol.logs order
     # a variable that is no log is given with its value in the state before, after the index of
     # the log declared before it
-    assert ("ProducerStateInLogSinceIndexed(plog, traceFrom_plog, traceIndexBefore_plog, traceIndex_plog, pst, "
+    assert ("ProducerStateInLogSinceIndexed(Plogs, traceFrom_plog, traceIndexBefore_plog, traceIndex_plog, pst, "
             "tracePrev_pst)") in next(x for x in lines if x.startswith("TraceInv_ProducerStateInLog =="))
     assert "=> TypeOK)" in next(x for x in lines if x.startswith("TraceInv_TypeOK =="))  # no such form
 
@@ -447,7 +453,7 @@ def test_after_every_event_the_lso_comes_from_the_index(faulty: Trace, tmp_path:
         assert ("TraceFromIndex_PartitionLSO(trArg1) == PartitionLSOFromIndex(trArg1, traceIndex_plog)" in module) is every_step
         # the same for the instance that holds a transactional.id's newest epoch, from __transaction_state's index
         assert ("LatestInstance <- TraceFromIndex_LatestInstance" in cfg) is every_step
-        assert ("traceIndex_tlog' = IndexOf_tlogSince(tlog', traceFrom_tlog', traceIndex_tlog)" in module) is every_step
+        assert ("traceIndex_tlog' = IndexOf_tlogSince(Tlogs', traceFrom_tlog', traceIndex_tlog)" in module) is every_step
 
 
 def test_each_operator_computed_from_an_index_has_its_form_and_its_index() -> None:

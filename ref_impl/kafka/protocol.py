@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, Mapping
+
 from ref_impl.sim.faults import Faults, FaultSpecError
 from ref_impl.sim.run import simulate as simulate_run
 from ref_impl.sim.workloads import Workload, WorkloadSpecError
@@ -30,6 +32,15 @@ def simulate(o: SimulateOptions) -> Simulation:
     return Simulation(head, events, summary)
 
 
+def base_limits(state: Mapping[str, Any]) -> Mapping[str, Mapping[Any, int]]:
+    """How far a window's base may reach into each partition log: to where its follower fell
+    behind (lag >= 0), the shortest log an unclean election can cut it back to (KafkaTxn:
+    UncleanElection; -1, in sync, and -2, elected, cut nothing). __transaction_state is never cut."""
+    lag = state.get("lag", ())
+    items = enumerate(lag, 1) if isinstance(lag, tuple) else dict(lag).items()
+    return {"plog": {p: n for p, n in items if isinstance(n, int) and n >= 0}}
+
+
 PROTOCOL = Protocol(
     name="kafka",
     title="Apache Kafka transactions (TV1 and TV2) and exactly-once consume-transform-produce",
@@ -39,6 +50,10 @@ PROTOCOL = Protocol(
     records_module=trace.RECORDS_MODULE,
     logs=("tlog", "plog"),
     from_index=(("PartitionLSO", "plog", 1), ("LatestInstance", "tlog", 1)),
+    log_bases={"tlog": ("TlogBase", "Tlogs"), "plog": ("PlogBase", "Plogs")},
+    base_limits=base_limits,
+    log_join="Joined",
+    tlc_substitutions={"Joined": "TraceJoined"},
     history=("action",),
     spec_states=spec_states,
     registry=trace.SPEC_DIR / "models.toml",

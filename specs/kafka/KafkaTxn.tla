@@ -425,6 +425,51 @@ InstName(i) == i[1]
 \* @type: ($inst) => $gtx;
 Gtx(i) == <<i[1], i[2], cl[i].txn>>
 
+-----------------------------------------------------------------------------
+(* The logs and their bases                                                *)
+(* A log is its base, then the entries of the variable: plog[p] holds the  *)
+(* entries of partition p's log after PlogBase[p], tlog[t] those of t's    *)
+(* __transaction_state after TlogBase[t]. The bases are empty here, and in *)
+(* every model: there, the variables are the whole logs. A trace check of  *)
+(* a long trace (trace_check/traces/handoff.py) starts each window from    *)
+(* states whose logs begin with the same entries, and gives them as the    *)
+(* bases, read once, so that what TLC copies, normalizes and fingerprints  *)
+(* at each step is what the window appended, not every entry before it     *)
+(* (docs/benchmarks.md, "Long traces"). A base is never cut: the check     *)
+(* ends a partition's base where its follower fell behind (lag), the       *)
+(* shortest log an unclean election can leave. Every read of a whole log   *)
+(* goes through Plog, Tlog and their lengths.                              *)
+
+\* @type: Int -> Seq($entry);
+PlogBase == [p \in Parts |-> <<>>]
+\* @type: Str -> Seq($tentry);
+TlogBase == [t \in TxnIds |-> <<>>]
+
+\* A base and the entries after it. (A trace check has TLC compute it
+\* once for each value of the variable: TraceKafkaTxn's TraceJoined, and
+\* TraceLoad's TraceConcat in Java, trace_check/engines/java/.)
+\* @type: (Seq(a), Seq(a)) => Seq(a);
+Joined(base, after) == base \o after
+
+\* Partition p's log, whole.
+\* @type: (Int) => Seq($entry);
+Plog(p) == Joined(PlogBase[p], plog[p])
+
+\* The number of entries of partition p's log.
+\* @type: (Int) => Int;
+PlogLen(p) == Len(PlogBase[p]) + Len(plog[p])
+
+\* transactional.id t's __transaction_state, whole.
+\* @type: (Str) => Seq($tentry);
+Tlog(t) == Joined(TlogBase[t], tlog[t])
+
+\* @type: (Str) => Int;
+TlogLen(t) == Len(TlogBase[t]) + Len(tlog[t])
+
+\* Every partition log, and every __transaction_state, whole.
+Plogs == [p \in DOMAIN plog |-> Plog(p)]
+Tlogs == [t \in DOMAIN tlog |-> Tlog(t)]
+
 \* Ghost: the instance of transactional.id t that holds the newest epoch,
 \* read from __transaction_state: the instance whose InitProducerId (an
 \* Empty entry) or fence (a PrepareAbort by an InitProducerId) was logged
@@ -442,7 +487,7 @@ LatestInstanceAfter(log, m, n, prev) ==
 \* check keeps the answer in its index of __transaction_state instead,
 \* KafkaTxnProperties: LatestInstanceFromIndex.)
 \* @type: (Str) => Int;
-LatestInstance(t) == LatestInstanceAfter(tlog[t], 0, Len(tlog[t]), 0)
+LatestInstance(t) == LatestInstanceAfter(Tlog(t), 0, TlogLen(t), 0)
 
 TV2 == Version = "TV2"
 \* Leaders verify a producer's first transactional append to a partition with
@@ -1276,13 +1321,13 @@ Failover ==
     /\ failovers' = failovers + 1
     /\ cepoch' = cepoch + 1
     /\ tc' = [t \in TxnIds |->
-                IF tlog[t] = <<>> THEN FreshCoord
-                ELSE LET e == tlog[t][Len(tlog[t])]
+                IF TlogLen(t) = 0 THEN FreshCoord
+                ELSE LET e == Tlog(t)[TlogLen(t)]
                      IN [st |-> e.st, epoch |-> e.epoch, parts |-> e.parts, gtx |-> e.gtx, endBy |-> e.endBy, last |-> e.last,
                          todo |-> IF e.st \in {"PrepareCommit", "PrepareAbort"} THEN e.parts ELSE {},
                          pending |-> <<>>]]
-    /\ net' = net \cup UNION { IF tlog[t] # <<>> /\ tlog[t][Len(tlog[t])].st \in {"PrepareCommit", "PrepareAbort"}
-                                THEN Markers(t, tlog[t][Len(tlog[t])], cepoch + 1) ELSE {} : t \in TxnIds }
+    /\ net' = net \cup UNION { IF TlogLen(t) # 0 /\ Tlog(t)[TlogLen(t)].st \in {"PrepareCommit", "PrepareAbort"}
+                                THEN Markers(t, Tlog(t)[TlogLen(t)], cepoch + 1) ELSE {} : t \in TxnIds }
     /\ action' = Act("Failover", "coordinator", "cepoch" :> cepoch + 1)
     /\ UNCHANGED <<clientVars, tlog, leaderVars, groupVars, hangs, retries, losses, appendFails>>
 
@@ -1515,7 +1560,7 @@ ConnectionsLost(p) == IF Pipelined THEN {n \in net : n.type \in {"Produce", "Pro
 LeaderRestart(p) ==
     /\ LeaderRestarts
     /\ pst' = [pst EXCEPT ![p] = [t \in TxnIds |-> IF Bug("restart_forgets_producers") THEN FreshProducerState[t]
-                                                   ELSE LoadedProducerState(plog[p], t, pst[p][t].from)]]
+                                                   ELSE LoadedProducerState(Plog(p), t, pst[p][t].from)]]
     /\ held' = [held EXCEPT ![p] = {}]
     /\ net' = net \ ConnectionsLost(p)
     /\ action' = Act("LeaderRestart", "leader", "part" :> p)
@@ -1528,8 +1573,8 @@ LeaderRestart(p) ==
 \* @type: (Int) => Bool;
 FollowerLag(p) ==
     /\ UncleanElections /\ lag[p] = -1
-    /\ lag' = [lag EXCEPT ![p] = Len(plog[p])]
-    /\ action' = Act("FollowerLag", "leader", "part" :> p @@ "offset" :> Len(plog[p]))
+    /\ lag' = [lag EXCEPT ![p] = PlogLen(p)]
+    /\ action' = Act("FollowerLag", "leader", "part" :> p @@ "offset" :> PlogLen(p))
     /\ UNCHANGED <<netVars, clientVars, coordVars, plog, pst, held, groupVars, faultVars>>
 
 \* unclean.leader.election.enable: the leader of p dies and its lagging
@@ -1542,8 +1587,9 @@ FollowerLag(p) ==
 \* @type: (Int) => Bool;
 UncleanElection(p) ==
     /\ lag[p] >= 0
-    /\ LET kept == SubSeq(plog[p], 1, lag[p])
-       IN /\ plog' = [plog EXCEPT ![p] = kept]
+    \* (the base is never cut: it ends at lag[p] or before)
+    /\ LET kept == Joined(PlogBase[p], SubSeq(plog[p], 1, lag[p] - Len(PlogBase[p])))
+       IN /\ plog' = [plog EXCEPT ![p] = SubSeq(@, 1, lag[p] - Len(PlogBase[p]))]
           /\ pst' = [pst EXCEPT ![p] = [t \in TxnIds |->
                         LoadedProducerState(kept, t, IF pst[p][t].from > lag[p] THEN lag[p] ELSE pst[p][t].from)]]
     /\ held' = [held EXCEPT ![p] = {}]
@@ -1576,7 +1622,7 @@ LeaderExpireProducer(p, t) ==
        \/ /\ ~\E m \in net : m.tid = t /\ m.part = p /\ m.type = "WriteTxnMarkers"
           /\ ~(tc[t].st \in {"PrepareCommit", "PrepareAbort"} /\ p \in tc[t].todo)
           /\ ~\E k \in DOMAIN tc[t].pending : p \in tc[t].pending[k].entry.parts
-    /\ pst' = [pst EXCEPT ![p][t] = [FreshProducerState[t] EXCEPT !.from = Len(plog[p])]]
+    /\ pst' = [pst EXCEPT ![p][t] = [FreshProducerState[t] EXCEPT !.from = PlogLen(p)]]
     /\ action' = On(t, Act("LeaderExpireProducer", "leader", "part" :> p))
     /\ UNCHANGED <<netVars, clientVars, coordVars, plog, held, groupVars, faultVars>>
     /\ UNCHANGED lag
@@ -1612,13 +1658,13 @@ Isolations == {"read_committed", "read_uncommitted"}
 \* agree): a producer that has written nothing for long is looked for back
 \* to the log's start here.
 \* @type: (Int) => Int;
-PartitionLSO(p) == LSOAmong(plog[p], Len(plog[p]), TxnIds)
+PartitionLSO(p) == LSOAmong(Plog(p), PlogLen(p), TxnIds)
 
 \* @type: (Int, Str, Int) => Set(Int);
 FetchResult(p, isolation, from) ==
     LET visible == IF isolation = "read_committed"
-                   THEN ReadCommittedFetchBelow(plog[p], from, Bug("lso_inclusive"), PartitionLSO(p))
-                   ELSE {j \in (from + 1)..Len(plog[p]) : IsData(plog[p], j)}
+                   THEN ReadCommittedFetchBelow(Plog(p), from, Bug("lso_inclusive"), PartitionLSO(p))
+                   ELSE {j \in (from + 1)..PlogLen(p) : IsData(Plog(p), j)}
     IN {i - 1 : i \in visible}
 
 \* The last stable offset of partition p, 0-based (what ListOffsets answers
@@ -1639,7 +1685,7 @@ Fetch(p, isolation, from) ==
 \* at most the log end: the consumer reached it by fetching.
 \* @type: (Str, Int, Int) => Bool;
 OffsetCommit(g, p, offset) ==
-    /\ p \in Parts /\ offset \in 0..Len(plog[p])
+    /\ p \in Parts /\ offset \in 0..PlogLen(p)
     /\ gc' = [gc EXCEPT !.groups =
                 (g :> ((p :> offset) @@ (IF g \in DOMAIN @ THEN @[g] ELSE [q \in {} |-> 0]))) @@ @]
     /\ action' = Act("OffsetCommit", "consumer", "part" :> p @@ "offset" :> offset)
@@ -1819,7 +1865,7 @@ FairClientsSpec == FairSpec /\ ClientFairness
 \* @type: (Set(Str)) => Bool;
 NextWithConsumers(G) ==
     \/ Next
-    \/ \E p \in Parts, iso \in Isolations : \E from \in 0..Len(plog[p]) : Fetch(p, iso, from)
-    \/ \E g \in G, p \in Parts : \E offset \in 0..Len(plog[p]) : OffsetCommit(g, p, offset)
+    \/ \E p \in Parts, iso \in Isolations : \E from \in 0..PlogLen(p) : Fetch(p, iso, from)
+    \/ \E g \in G, p \in Parts : \E offset \in 0..PlogLen(p) : OffsetCommit(g, p, offset)
 
 =============================================================================

@@ -29,22 +29,23 @@ TypeOK ==
 \* transactional.id's log starts with Empty, and epochs never go back.
 TxnStateMachine ==
     \A t \in TxnIds :
-        /\ tlog[t] # <<>> => tlog[t][1].st = "Empty"
-        /\ \A k \in 2..Len(tlog[t]) :
-            /\ LegalTransition(tlog[t][k - 1].st, tlog[t][k].st)
-            /\ tlog[t][k - 1].epoch <= tlog[t][k].epoch
+        LET log == Tlog(t)
+        IN /\ TlogLen(t) # 0 => log[1].st = "Empty"
+           /\ \A k \in 2..TlogLen(t) :
+               /\ LegalTransition(log[k - 1].st, log[k].st)
+               /\ log[k - 1].epoch <= log[k].epoch
 
 -----------------------------------------------------------------------------
 (* Helpers: the data records of the partition logs *)
 
 \* The data entries of every partition, as <<partition, index>>.
-DataEntries == UNION { {<<p, i>> : i \in {j \in DOMAIN plog[p] : IsData(plog[p], j)}} : p \in Parts }
+DataEntries == UNION { {<<p, i>> : i \in {j \in DOMAIN Plog(p) : IsData(Plog(p), j)}} : p \in Parts }
 
 \* @type: (<<Int, Int>>) => Str;
-FateOf(e) == Fate(plog[e[1]], e[2])
+FateOf(e) == Fate(Plog(e[1]), e[2])
 
 \* @type: (<<Int, Int>>) => $gtx;
-GtxOf(e) == plog[e[1]][e[2]].gtx
+GtxOf(e) == Plog(e[1])[e[2]].gtx
 
 -----------------------------------------------------------------------------
 \* INV: Atomicity
@@ -87,7 +88,7 @@ Atomicity == AtomicityNow /\ AtomicityWhenQuiescent
 \* transactions (KafkaLog's ReadCommittedFetch: below the LSO, without
 \* aborted ranges). Redpanda's 2022 inclusive LSO breaks it ("lso_inclusive").
 ReadCommitted ==
-    \A p \in Parts : \A i \in ReadCommittedFetch(plog[p], Bug("lso_inclusive")) : Fate(plog[p], i) = "committed"
+    \A p \in Parts : \A i \in ReadCommittedFetch(Plog(p), Bug("lso_inclusive")) : Fate(Plog(p), i) = "committed"
 
 -----------------------------------------------------------------------------
 \* INV: NoDuplicates
@@ -98,7 +99,7 @@ ReadCommitted ==
 \* batch per partition: any two) are a retried batch appended twice.
 NoDuplicates ==
     \A p \in Parts :
-        LET log == plog[p]
+        LET log == Plog(p)
             data == {i \in DOMAIN log : IsData(log, i)}
         IN \* (No two data entries share a transaction, and a sequence when a
            \* transaction writes several batches: what comparing every pair
@@ -118,7 +119,7 @@ NoDuplicates ==
 \* and the client's next batch continues the sequence the log has.)
 InSequence ==
     \A p \in Parts :
-        LET log == plog[p]
+        LET log == Plog(p)
             data == {i \in DOMAIN log : IsData(log, i)}
         IN \* (The same as: each batch's sequence is one more than that of the
            \* producer epoch's batch before it, or 0 if it is the first: no two
@@ -139,7 +140,7 @@ InSequence ==
 \* InitProducerId bumped the epoch (TransactionCoordinator.
 \* handleInitProducerId), the old instance's records are aborted or refused.
 ZombieFenced ==
-    \A e \in DataEntries : plog[e[1]][e[2]].zombie => FateOf(e) # "committed"
+    \A e \in DataEntries : Plog(e[1])[e[2]].zombie => FateOf(e) # "committed"
 
 -----------------------------------------------------------------------------
 \* INV: ClientsFenceable
@@ -157,7 +158,7 @@ ClientsFenceable ==
 \* @type: (Str -> Seq($tentry), Int -> Seq($entry), Int, Str) => Bool;
 NotHanging(tl, pl, p, t) ==
     HasOpen(pl[p], t) =>
-        /\ tl[t] # <<>>
+        /\ Len(tl[t]) # 0
         /\ tl[t][Len(tl[t])].st \in {"Ongoing", "PrepareCommit", "PrepareAbort"}
         /\ p \in tl[t][Len(tl[t])].parts
 
@@ -171,7 +172,7 @@ NoHangingTransaction ==
     \* of t has no closer, so this says what asking every data entry says,
     \* reading only back to t's last entry; MCKafkaTxn:
     \* NoHangingTransactionByEntries, the first form.)
-    \A p \in Parts, t \in TxnIds : NotHanging(tlog, plog, p, t)
+    \A p \in Parts, t \in TxnIds : NotHanging(Tlogs, Plogs, p, t)
 
 -----------------------------------------------------------------------------
 \* Entry c of a log, if a marker, closes only what it may (MarkerSafety).
@@ -189,13 +190,14 @@ MarkerSafeAt(log, c) ==
 \* COMMIT only at that transaction's own EndTxn, an ABORT at its own EndTxn
 \* or when the coordinator fenced it or timed it out. KAFKA-17754 (TV1) breaks it; TV2
 \* (KIP-890) bumps the epoch at every EndTxn.
-MarkerSafety == \A p \in Parts : \A c \in DOMAIN plog[p] : MarkerSafeAt(plog[p], c)
+MarkerSafety == \A p \in Parts : \A c \in DOMAIN Plog(p) : MarkerSafeAt(Plog(p), c)
 
 -----------------------------------------------------------------------------
 \* CTP: committed output records whose input record is p's offset o.
 \* @type: (Int, Int) => Int;
 CommittedCopies(p, o) ==
-    Cardinality({i \in DOMAIN plog[p] : IsData(plog[p], i) /\ plog[p][i].src = o /\ Fate(plog[p], i) = "committed"})
+    LET log == Plog(p)
+    IN Cardinality({i \in DOMAIN log : IsData(log, i) /\ log[i].src = o /\ Fate(log, i) = "committed"})
 
 \* INV: ExactlyOnceCTP
 \* Consume-transform-produce is exactly once: no input record has its
@@ -233,7 +235,7 @@ StateInLog(pl, ps, p, t) == StateInLogKnowing(pl, ps, p, t, LAMBDA e : TRUE)
 \* producer (memory keeps five for duplicate detection), the verification
 \* state is memory only, and a producer that expired (ProducerExpiry) is
 \* rebuilt only from the entries after its expiry.
-ProducerStateInLog == \A p \in Parts, t \in TxnIds : StateInLog(plog, pst, p, t)
+ProducerStateInLog == \A p \in Parts, t \in TxnIds : StateInLog(Plogs, pst, p, t)
 
 -----------------------------------------------------------------------------
 (* The invariants, checked from the state before (XSince).               *)
@@ -433,7 +435,7 @@ LSOOfIndex(idx, n) == MinOf({idx.open[P] : P \in DOMAIN idx.open} \cup {n + 1})
 \* (IndexOf_plog(plog)): a trace checker that keeps the index replaces the
 \* one by the other (trace_check/traces/protocol.py, Protocol.from_index).
 \* @type: (Int, Int -> $lindex) => Int;
-PartitionLSOFromIndex(p, idx) == LSOOfIndex(idx[p], Len(plog[p]))
+PartitionLSOFromIndex(p, idx) == LSOOfIndex(idx[p], PlogLen(p))
 
 \* The index of each transactional.id's __transaction_state log the trace
 \* checker keeps: the instance LatestInstance names, from scratch and from
@@ -557,8 +559,8 @@ ProducerStateInLogSinceIndexed(pl, from, before, now, ps, psBefore) ==
 \* open there.
 \* @type: (Int, Str) => Bool;
 OpenOn(p, t) ==
-    LET es == {i \in DOMAIN plog[p] : plog[p][i].pid = t}
-    IN es # {} /\ IsData(plog[p], MaxOf(es))
+    LET es == {i \in DOMAIN Plog(p) : Plog(p)[i].pid = t}
+    IN es # {} /\ IsData(Plog(p), MaxOf(es))
 
 \* PROP: EventuallyEnded
 \* Every transaction that has a record in a partition eventually gets its
@@ -572,12 +574,13 @@ EventuallyEnded == \A p \in Parts, t \in TxnIds : OpenOn(p, t) ~> ~OpenOn(p, t)
 \* stays there: read_committed consumers get every record in the end. The
 \* stuck LSO of TV2 before Kafka 4.0 (KAFKA-14563) breaks it, with no
 \* invariant noticing.
-LsoAdvances == \A p \in Parts : <>[](LSO(plog[p]) = Len(plog[p]) + 1)
+LsoAdvances == \A p \in Parts : <>[](LSO(Plog(p)) = PlogLen(p) + 1)
 
 \* PROP: ZombieNeverCommits
 \* The coordinator never logs PrepareCommit for an instance that another
 \* instance's InitProducerId has replaced (a step property: each decision to
 \* commit is requested by the instance that holds the newest epoch).
+\* (tlog'[t]'s last entry is the new one: a base is the same in both states.)
 ZombieNeverCommits ==
     [][\A t \in TxnIds :
          (Len(tlog'[t]) > Len(tlog[t]) /\ tlog'[t][Len(tlog'[t])].st = "PrepareCommit")

@@ -117,13 +117,22 @@ PostVal(f) ==
       [] f = "txn_state"        -> tc'[ETxnId].st
       [] f = "txn_epoch"        -> EpochOf(tc'[ETxnId].epoch)
       [] f = "pending"          -> Len(tc'[ETxnId].pending)
-      [] f = "log_end"          -> Len(plog'[EPartition])
+      [] f = "log_end"          -> Len(PlogBase[EPartition]) + Len(plog'[EPartition])
       [] f = "group_generation" -> gc'.gen
       [] f = "group_committed"  -> gc'.committed
       [] f = "records"          -> FetchResult(EPartition, EIsolation, EFrom)
       [] f = "lso"              -> LastStableOffset(EPartition)
       [] f = "txn_partitions"   -> AppendedTxnParts(ETxnId)
       [] f = "append_offset"    -> AppendOffset(EPartition)
+
+\* KafkaTxn's Joined, for TLC, where the bases are empty: the entries
+\* themselves, not a copy made at every read of a log. (A window that starts
+\* from bases has its Joined computed in Java instead, TraceLoad's
+\* TraceConcat: a base and the entries after it joined once for each value
+\* of the variable, trace_check/engines/java/.) The checker puts it in
+\* Joined's place.
+\* @type: (Seq(a), Seq(a)) => Seq(a);
+TraceJoined(base, after) == IF Len(base) = 0 THEN after ELSE base \o after
 
 PostMatches == ToString([k \in DOMAIN PostCols |-> PostVal(PostCols[k])]) = EPost
 

@@ -28,6 +28,6 @@ AppendedTxnParts(t) ==
 \* step appended to partition p's log, or -1 when it appended none.
 \* @type: (Int) => Int;
 AppendOffset(p) ==
-    IF p \in Parts /\ Len(plog'[p]) > Len(plog[p]) THEN Len(plog[p]) ELSE -1
+    IF p \in Parts /\ Len(plog'[p]) > Len(plog[p]) THEN PlogLen(p) ELSE -1
 
 =============================================================================

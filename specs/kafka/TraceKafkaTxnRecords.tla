@@ -89,7 +89,7 @@ PostHolds(f) ==
       [] f = "txn_state"        -> tc'[E.txn_id].st = E.txn_state
       [] f = "txn_epoch"        -> EpochOf(tc'[E.txn_id].epoch) = E.txn_epoch
       [] f = "pending"          -> Len(tc'[E.txn_id].pending) = E.pending
-      [] f = "log_end"          -> Len(plog'[E.partition]) = E.log_end
+      [] f = "log_end"          -> Len(PlogBase[E.partition]) + Len(plog'[E.partition]) = E.log_end
       [] f = "group_generation" -> gc'.gen = E.group_generation
       [] f = "group_committed"  -> gc'.committed = E.group_committed
       [] f = "result"           -> ResultHolds

@@ -33,7 +33,9 @@ MODULE = "TraceLoad"
 # class on TLC's classpath the run stops with this message instead of going on without the states.
 MODULE_TEXT = f"""---- MODULE {MODULE} ----
 LOCAL INSTANCE TLC
+LOCAL INSTANCE Sequences
 TraceLoaded(path) == Assert(FALSE, "txconform: TraceLoaded needs txconform's Java class on TLC's classpath (tlc_java.py)")
+TraceConcat(s, t) == s \\o t
 ====
 """
 

@@ -13,6 +13,14 @@ distinct state) as one line, ``"txconform-handoff [v1 |-> ..., v2 |-> ...]"``, w
 the set of those records (``TraceHandOff``), its ``l`` restarts at 1, and its events are the next
 slice of the trace.
 
+Bases (``Protocol.log_bases``). A window that starts from one state does not carry its logs in
+the state: their entries, as far as no step of the window can cut them back
+(``Protocol.base_limits``), are the spec's bases (Kafka: PlogBase, TlogBase), which TLC reads once
+from files, and the state's logs hold only the entries after them. TLC copies, normalizes and
+fingerprints a state at every step; with whole logs a window at 995,000 events of a faulty Kafka
+run took 85.1 s, against 9.5 s at 5,000 (docs/benchmarks.md). The base only grows: the next
+window's is this one's and the entries its last state's logs gained.
+
 The printed text is TLA+ that TLC wrote: strings from the trace reach it only through the spec's
 state, escaped by ToString. SANY's time grows with the length of a line (1.7 MB on one line took
 18 s, the same broken at its commas 1.4 s), so the text is broken at the commas outside strings.
@@ -22,9 +30,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional
+
+import attrs
 
 from trace_check.traces.protocol import Protocol
+from trace_check.values.tla import format_value, function_value, is_field_name, sort_key
 from trace_check.values.tlc import TlcValueError, parse_value
 
 MARK = "txconform-handoff "
@@ -227,3 +238,123 @@ def read_states(log_file: Optional[Path]) -> list[str]:
                     raise HandOffError(f"{log_file}: a hand-off line does not hold a state record")
                 states.append(text[len(MARK) :])
     return states
+
+
+# --- Bases of logs (Protocol.log_bases) ---
+
+
+def keyed(value: Any) -> list[tuple[Any, Any]]:
+    """A function's (key, value) pairs, as ``parse_value`` gives functions: a tuple is one on 1..n."""
+    if isinstance(value, tuple):
+        return list(enumerate(value, 1))
+    if isinstance(value, Mapping):
+        return list(value.items())
+    raise HandOffError(f"a log is not a function: {format_value(value)[:80]}")
+
+
+@attrs.frozen
+class Base:
+    """The first entries of each log that every start state of a window shares, given to TLC as
+    the spec's bases (``Protocol.log_bases``, read once from a file), while the start states hold
+    only the entries after them. It only grows from window to window: each log's base ends where
+    the plug-in says no step can cut it back (``Protocol.base_limits``).
+
+    ``objects`` holds, where known, the entries as the reference engine's replay gave them (the
+    same objects state after state), so that a replayed state is compared with a hand-off by
+    identity over the base, not entry by entry (``matches``)."""
+
+    texts: Mapping[str, Mapping[Any, tuple[str, ...]]]  # log -> key -> each entry in TLA+
+    objects: Mapping[str, Mapping[Any, tuple[Any, ...]]]  # log -> key -> each entry as replayed (None: not known)
+
+    def length(self, log: str, key: Any) -> int:
+        return len(self.texts.get(log, {}).get(key, ()))
+
+    def file_name(self, log: str) -> str:
+        return f"TraceBase_{log}.txt"
+
+    def file_text(self, log: str) -> str:
+        """The base of ``log`` as TLA+ (a function from each key to its entries), as TLC prints it."""
+        keys = self.texts[log]
+        items = {k: "<<" + ",\n".join(v) + ">>" for k, v in keys.items()}
+        if not items:
+            return "<<>>\n"
+        if all(isinstance(k, str) and is_field_name(k) for k in items):
+            return "[" + ",\n".join(f"{k} |-> {v}" for k, v in items.items()) + "]\n"
+        n = len(items)
+        if all(type(k) is int and 1 <= k <= n for k in items):
+            return "<<" + ",\n".join(items[k] for k in range(1, n + 1)) + ">>\n"
+        ordered = sorted(items.items(), key=lambda kv: sort_key(kv[0]))
+        return "(" + " @@\n".join(f"{format_value(k)} :> {v}" for k, v in ordered) + ")\n"
+
+    def joined(self, state: Mapping[str, Any]) -> dict[str, Any]:
+        """``state`` (its logs the entries after the base) with whole logs: the base's entries read
+        back from their text. For people (a rejected event's state before), not for speed."""
+        out = dict(state)
+        for log, keys in self.texts.items():
+            if log in out:
+                after = dict(keyed(out[log]))
+                out[log] = function_value({k: tuple(parse_value(e) for e in keys.get(k, ())) + tuple(after.get(k, ()))
+                                           for k in after})
+        return out
+
+
+def rebase(protocol: Protocol, state: Mapping[str, Any], base: Optional[Base], text_of: Callable[[Any], str],
+           replayed: bool) -> tuple[Base, dict[str, Any]]:
+    """``state``, whose logs are the entries after ``base`` (None: whole logs), as a larger base and
+    the state of the entries after it: each log's base reaches as far as ``Protocol.base_limits``
+    allows. ``text_of`` writes an entry in TLA+; ``replayed``: the state's entries are the replay's
+    own objects (kept in ``Base.objects``)."""
+    limits = protocol.base_limits(state)
+    texts: dict[str, dict[Any, tuple[str, ...]]] = {}
+    objects: dict[str, dict[Any, tuple[Any, ...]]] = {}
+    rest = dict(state)
+    for log in protocol.log_bases:
+        if log not in state:
+            raise HandOffError(f"a start state has no log {log}")
+        texts[log], objects[log] = {}, {}
+        after: dict[Any, Any] = {}
+        for key, entries in keyed(state[log]):
+            if not isinstance(entries, tuple):
+                raise HandOffError(f"{log}[{format_value(key)}] is not a sequence")
+            had_texts = base.texts[log].get(key, ()) if base is not None else ()
+            had_objects = base.objects[log].get(key, ()) if base is not None else ()
+            limit = limits.get(log, {}).get(key)
+            more = len(entries) if limit is None else max(0, min(len(entries), limit - len(had_texts)))
+            texts[log][key] = had_texts + tuple(text_of(e) for e in entries[:more])
+            objects[log][key] = had_objects + (tuple(entries[:more]) if replayed else (None,) * more)
+            after[key] = entries[more:]
+        rest[log] = function_value(after) if after else state[log]
+    return Base(texts, objects), rest
+
+
+def matches(base: Optional[Base], state: Mapping[str, Any], whole: Mapping[str, Any], ignore: Iterable[str] = ()) -> bool:
+    """Is ``state`` (its logs the entries after ``base``) the state ``whole``, whose logs are whole,
+    variables ``ignore`` aside? Over a base, an entry is the replay's object it was made from, or
+    else is compared with its text read back."""
+    skip = set(ignore)
+    if set(state) - skip != set(whole) - skip:
+        return False
+    for name, value in state.items():
+        if name in skip:
+            continue
+        if base is None or name not in base.texts:
+            if value != whole[name]:
+                return False
+            continue
+        after, full = dict(keyed(value)), dict(keyed(whole[name]))
+        if set(after) != set(full):
+            return False
+        for key, entries in full.items():
+            texts, objects = base.texts[name].get(key, ()), base.objects[name].get(key, ())
+            n = len(texts)
+            if len(entries) != n + len(after[key]) or tuple(entries[n:]) != tuple(after[key]):
+                return False
+            for i in range(n):
+                if entries[i] is not objects[i] and parse_value(texts[i]) != entries[i]:
+                    return False
+    return True
+
+
+def state_text(state: Mapping[str, Any]) -> str:
+    """A state as a TLA+ record."""
+    return "[" + ", ".join(f"{k} |-> {format_value(v)}" for k, v in state.items()) + "]"

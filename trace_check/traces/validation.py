@@ -183,6 +183,14 @@ def changed_definitions(protocol: Protocol, init: str, checked: bool = False) ->
     linear log operators, 9.5 s against 4.4 s. On 5,004 events: 45.7 s against 7.7 s at the end,
     and 11.5 s with the XSince forms. (The same guard as a TLC action property,
     [][UNCHANGED reads \/ X']_l, had no verdict in 600 s.)"""
+    bases = protocol.log_bases
+
+    def whole(v: str) -> str:  # log v, whole: base and variable (Protocol.log_bases)
+        return bases[v][1] if v in bases else v
+
+    def before_len(v: str) -> str:  # what precedes log v's entries at key logKey: its base
+        return f"Len({bases[v][0]}[logKey]) + " if v in bases else ""
+
     def same(v: str) -> str:
         if v in protocol.logs:
             return f"DOMAIN {v}' = DOMAIN {v} /\\ \\A logKey \\in DOMAIN {v} : Len({v}'[logKey]) = Len({v}[logKey])"
@@ -208,19 +216,28 @@ def changed_definitions(protocol: Protocol, init: str, checked: bool = False) ->
     # ``checked``: the initial states are a window's start, whose invariants the window before
     # checked in the same states (its last): nothing has changed, and the logs are known to hold.
     index_vars = [name for v in indexed for name in (f"traceIndex_{v}", f"traceIndexBefore_{v}")]
-    lines = [f"VARIABLES {', '.join(['traceChanged', *known.values(), *index_vars])}", "", f"TraceChangedNames == 1..{len(number)}",
-             f"TraceChangedInit == {init} /\\ traceChanged = {'{}' if checked else 'TraceChangedNames'}"
-             + "".join((f" /\\ {k} = [logKey \\in DOMAIN {v} |-> {f'Len({v}[logKey])' if checked else 0}]")
-                       if v in protocol.logs else f" /\\ {k} = {v}" for v, k in known.items())
-             + "".join(f" /\\ traceIndex_{v} = {INDEX}{v}({v}) /\\ traceIndexBefore_{v} = traceIndex_{v}" for v in indexed)]
+    # With a base (Protocol.log_bases), a log's lengths count its base's entries, and its index
+    # starts from the base's, computed once (a constant): a window far into a trace reads its
+    # logs' new entries, not all of them.
+    lines = [f"VARIABLES {', '.join(['traceChanged', *known.values(), *index_vars])}", "", f"TraceChangedNames == 1..{len(number)}"]
+    for v in indexed:
+        if v in bases:
+            lines.append(f"TraceBaseIndex_{v} == {INDEX}{v}({bases[v][0]})")
+    lines.append(f"TraceChangedInit == {init} /\\ traceChanged = {'{}' if checked else 'TraceChangedNames'}"
+                 + "".join((f" /\\ {k} = [logKey \\in DOMAIN {v} |-> {f'{before_len(v)}Len({v}[logKey])' if checked else 0}]")
+                           if v in protocol.logs else f" /\\ {k} = {v}" for v, k in known.items())
+                 + "".join(f" /\\ traceIndex_{v} = "
+                           + (f"{INDEX}{v}Since({whole(v)}, [logKey \\in DOMAIN {v} |-> Len({bases[v][0]}[logKey])], TraceBaseIndex_{v})"
+                              if v in bases else f"{INDEX}{v}({v})")
+                           + f" /\\ traceIndexBefore_{v} = traceIndex_{v}" for v in indexed))
     # A log is compared by its lengths: it changed exactly where one differs, since a step only
     # appends at a log's end or cuts it back to a prefix (Protocol.logs). Comparing its entries
     # read the whole log after every event: on 5,000 events after 25,000, 5 s of 23.
     diffs = " \\cup ".join(f"(IF {same(n)} THEN {{}} ELSE {{{k}}})" for n, k in number.items()) or "{}"
     befores = "".join(f" /\\ {k}' = [logKey \\in DOMAIN {v}' |-> IF logKey \\in DOMAIN {v} /\\ "
-                      f"Len({v}'[logKey]) >= Len({v}[logKey]) THEN Len({v}[logKey]) ELSE 0]" if v in protocol.logs
+                      f"Len({v}'[logKey]) >= Len({v}[logKey]) THEN {before_len(v)}Len({v}[logKey]) ELSE 0]" if v in protocol.logs
                       else f" /\\ {k}' = {v}" for v, k in known.items())
-    befores += "".join(f" /\\ traceIndexBefore_{v}' = traceIndex_{v} /\\ traceIndex_{v}' = {INDEX}{v}Since({v}', {known[v]}', traceIndex_{v})"
+    befores += "".join(f" /\\ traceIndexBefore_{v}' = traceIndex_{v} /\\ traceIndex_{v}' = {INDEX}{v}Since({whole(v)}', {known[v]}', traceIndex_{v})"
                        for v in indexed)
     lines.append(f"TraceChangedNext == TraceNext /\\ traceChanged' = {diffs}{befores}")
 
@@ -228,7 +245,7 @@ def changed_definitions(protocol: Protocol, init: str, checked: bool = False) ->
         check = part
         if part in since:
             form, variables, ix = since[part]
-            check = f"{form}({', '.join(f'{v}, {known[v]}' + (f', traceIndexBefore_{v}, traceIndex_{v}' if v in ix else '') for v in variables)})"
+            check = f"{form}({', '.join(f'{whole(v)}, {known[v]}' + (f', traceIndexBefore_{v}, traceIndex_{v}' if v in ix else '') for v in variables)})"
         if not read[part]:
             return f"(l = 1 => {check})"
         return f"(traceChanged \\cap {{{', '.join(str(number[v]) for v in read[part])}}} # {{}} => {check})"
@@ -311,6 +328,9 @@ class Window:
     # TLC reads the start states from a file through this folder of Java classes on its classpath
     # (trace_check/engines/tlc_java.py); None: they are written into the module
     classes: Optional[str] = None
+    # The entries the start states' logs begin with, read by TLC from files as the spec's bases
+    # (Protocol.log_bases; only with ``classes``): the start states hold the entries after them
+    base: Optional[handoff.Base] = None
 
 
 def viewed(protocol: Protocol, where: Window) -> Window:
@@ -337,6 +357,8 @@ def module_text(trace: Trace, every_step: bool, stuck: Optional[int] = None, win
         shape_ids.setdefault(shape_of(protocol, ev), len(shape_ids) + 1)
     # TLC for the hand-off's PrintT, ToString and the :> and @@ of the states it reads back
     extends = f"{protocol.trace_module}, TLC" + (f", {tlc_java.MODULE}" if window.classes and window.start is not None else "")
+    if window.base is not None and not (window.classes and window.start is not None):
+        raise ValueError("a window with a base starts from states and reads them from files (Window.classes)")
     lines = module_head(GENERATED_MODULE, extends, trace)
     shapes = ", ".join(tla_value(s) for s in shape_ids)
     lines += ["", f"TraceShapes == <<{shapes}>>", ""]
@@ -352,6 +374,8 @@ def module_text(trace: Trace, every_step: bool, stuck: Optional[int] = None, win
     fields = handoff.state_fields(protocol)
     if window.start is not None:
         lines += [""] + handoff.in_definitions(list(window.start), fields, loaded=window.classes is not None)
+    if window.base is not None:
+        lines += [""] + [f'TraceBase_{v} == TraceLoaded("{window.base.file_name(v)}")' for v in window.base.texts]
     if window.view:
         lines += [""] + handoff.view_definitions(fields, protocol.logs)
     elif every_step:
@@ -440,11 +464,17 @@ def check_trace_records(trace: Trace, engine: str, workdir: Path, timeout: float
 
 
 def _task(trace: Trace, workdir: Path, invariants: tuple[str, ...], timeout: float, init: str = "TraceInit",
-          view: bool = False, every_step: bool = False, beside: bool = False, classes: Optional[str] = None) -> CheckTask:
+          view: bool = False, every_step: bool = False, beside: bool = False, classes: Optional[str] = None,
+          base: Optional[handoff.Base] = None) -> CheckTask:
     """The TLC task of a generated module: after every event, with the module's traceChanged
     (``changed_definitions``) and the view that leaves it out, and the operators it computes from
     its index of a log (``from_index_definitions``)."""
     subs = {name: f"TraceConst_{name}" for name in trace_constants(trace)}
+    subs.update(trace.protocol.tlc_substitutions)
+    if base is not None:  # the spec's bases are those the window's start states share, joined in Java
+        subs.update({trace.protocol.log_bases[v][0]: f"TraceBase_{v}" for v in base.texts})
+        if trace.protocol.log_join:
+            subs[trace.protocol.log_join] = "TraceConcat"
     if every_step:
         subs.update({op: head.split("(")[0] for op, (head, _) in from_index_definitions(trace.protocol).items()})
     return CheckTask(
@@ -467,6 +497,9 @@ def _prepare(workdir: Path, trace: Trace, every_step: bool, stuck: Optional[int]
     if window.classes is not None and window.start is not None:
         (workdir / f"{tlc_java.MODULE}.tla").write_text(tlc_java.MODULE_TEXT, encoding="utf-8")
         (workdir / handoff.START_FILE).write_text(handoff.start_file_text(list(window.start)), encoding="utf-8")
+    if window.base is not None:
+        for v in window.base.texts:
+            (workdir / window.base.file_name(v)).write_text(window.base.file_text(v), encoding="utf-8")
 
 
 Prefix = Callable[[int], list[dict[str, Any]]]  # the trace's first n events (read again when asked)
@@ -652,6 +685,7 @@ class _Ahead:
     last: bool
     guess: Optional[Mapping[str, Any]]  # the reference engine's state at the window's start
     run: Optional["Future[tuple[Verdict, Optional[tuple[str, ...]]]]"] = None
+    base: Optional[handoff.Base] = None  # the base of the run's start (its hand-off's logs follow it)
     stop: threading.Event = attrs.field(factory=threading.Event)
 
     def cancel(self) -> None:
@@ -676,13 +710,15 @@ class _StartWriter:
     """``_as_start`` for the states of one replay, window after window: a log entry's text is
     written once and kept while the entry stays in its log (the replay gives the same entry
     objects in each state, ``Protocol.spec_states``), so each start costs its new entries and
-    the rest of the state, not its whole logs again (at 100,004 events a start is 4.4 MB)."""
+    the rest of the state, not its whole logs again (at 100,004 events a start is 4.4 MB).
+    With ``bases`` (``Protocol.log_bases``), the logs' entries go to the start's base as far as
+    they can (``handoff.rebase``), and the state holds the rest."""
 
-    def __init__(self, logs: Sequence[str], history: tuple[str, ...]) -> None:
-        self.logs, self.history = frozenset(logs), history
+    def __init__(self, protocol: Protocol, history: tuple[str, ...], bases: bool = False) -> None:
+        self.protocol, self.logs, self.history, self.bases = protocol, frozenset(protocol.logs), history, bases
         self._kept: dict[int, tuple[Any, str]] = {}  # id(entry): the entry (kept alive, so its id is its own) and its text
 
-    def __call__(self, guess: Mapping[str, Any]) -> tuple[str, ...]:
+    def __call__(self, guess: Mapping[str, Any]) -> tuple[Optional[handoff.Base], tuple[str, ...]]:
         before, kept = self._kept, {}
 
         def entry(e: Any) -> str:
@@ -691,15 +727,20 @@ class _StartWriter:
             kept[id(e)] = (e, text)
             return text
 
-        state = {**guess, **{h: HISTORY_PLACEHOLDER for h in self.history}}
+        state: Mapping[str, Any] = {**guess, **{h: HISTORY_PLACEHOLDER for h in self.history}}
+        base = None
+        if self.bases:
+            base, state = handoff.rebase(self.protocol, state, None, entry, replayed=True)
         text = "[" + ", ".join(f"{k} |-> {format_log(v, entry) if k in self.logs else format_value(v)}"
                                for k, v in state.items()) + "]"
         self._kept = kept  # entries cut from their log are forgotten
-        return (text,)
+        return base, (text,)
 
 
-def _is_state(start: Optional[tuple[str, ...]], guess: Optional[Mapping[str, Any]], history: tuple[str, ...]) -> bool:
-    """Is the hand-off ``start`` exactly the one state ``guess``, history variables aside?"""
+def _is_state(start: Optional[tuple[str, ...]], guess: Optional[Mapping[str, Any]], history: tuple[str, ...],
+              base: Optional[handoff.Base] = None) -> bool:
+    """Is the hand-off ``start`` (its logs the entries after ``base``) exactly the one state
+    ``guess``, history variables aside?"""
     if start is None or guess is None or len(start) != 1:
         return False
     try:
@@ -708,7 +749,30 @@ def _is_state(start: Optional[tuple[str, ...]], guess: Optional[Mapping[str, Any
         return False
     if not isinstance(state, Record):
         return False
-    return {k: v for k, v in state.items() if k not in history} == dict(guess)
+    return handoff.matches(base, state, guess, history)
+
+
+def _rebased(protocol: Protocol, handed: tuple[str, ...], base: Optional[handoff.Base],
+             bases: bool) -> tuple[Optional[handoff.Base], tuple[str, ...]]:
+    """A window's hand-off (its logs the entries after ``base``; None: whole logs) as the next
+    window's start. With ``bases``, one state gives the entries its logs gained to the base, as
+    far as they can go (handoff.rebase); several share ``base`` and keep it."""
+    if not bases or len(handed) != 1:
+        return base, handed
+    try:
+        state = parse_value(handed[0])
+    except TlcValueError as e:
+        raise handoff.HandOffError(f"a hand-off state is not a TLA+ value: {e}") from None
+    if not isinstance(state, Record):
+        raise handoff.HandOffError("a hand-off state is not a record")
+    grown, rest = handoff.rebase(protocol, state, base, format_value, replayed=False)
+    return grown, (handoff.state_text(rest),)
+
+
+def _bases(protocol: Protocol) -> bool:
+    """Do windows start from bases (``Protocol.log_bases``)? TLC reads them from files: only with
+    txconform's Java for TLC (``tlc_java.loader_classes``)."""
+    return bool(protocol.log_bases) and tlc_java.loader_classes(tlc.find_tla2tools()) is not None
 
 
 def _check_windows(
@@ -751,16 +815,18 @@ def _check_windows(
     beside = jobs > 1 and 2 * jobs > (os.cpu_count() or 1)
     distinct = most = run_ahead = run_again = 0
     starts: Optional[_StartWriter] = None  # the replayed states as windows' starts
+    bases = False  # windows start from bases (_bases), decided with the first window that hands on
 
-    def submit(a: _Ahead, start: Optional[tuple[str, ...]], folder: Path) -> None:
+    def submit(a: _Ahead, start: Optional[tuple[str, ...]], base: Optional[handoff.Base], folder: Path) -> None:
         a.stop = threading.Event()
+        a.base = base
         # (a trace of one window, or one the engine cannot replay, runs one window at a time)
         near = beside and alive and replay is not None and not (a.k == 1 and a.last)
-        a.run = pool.submit(_check_window, a.win, Window(start=start, last=a.last, beside=near), total, prefix, every_step,
-                            timeout, folder, on_progress, a.stop)
+        a.run = pool.submit(_check_window, a.win, Window(start=start, last=a.last, beside=near, base=base), total, prefix,
+                            every_step, timeout, folder, on_progress, a.stop)
 
     def read_ahead() -> None:
-        nonlocal state, alive, starts
+        nonlocal state, alive, starts, bases
         while len(ahead) < jobs:
             nxt = next(marked, None)
             if nxt is None:
@@ -768,10 +834,12 @@ def _check_windows(
             k, (win, last) = nxt
             a = _Ahead(k, win, last, state if k > 1 else None)
             if k == 1:
-                submit(a, None, base if last else base / "window1")
+                bases = not last and _bases(win.protocol)
+                submit(a, None, None, base if last else base / "window1")
             elif a.guess is not None:
-                starts = starts or _StartWriter(win.protocol.logs, history)
-                submit(a, starts(a.guess), base / f"window{k}-replayed")
+                starts = starts or _StartWriter(win.protocol, history, bases)
+                replayed_base, replayed = starts(a.guess)
+                submit(a, replayed, replayed_base, base / f"window{k}-replayed")
             ahead.append(a)
             if replay is not None and alive and not last:
                 try:
@@ -786,12 +854,13 @@ def _check_windows(
                             handed_on=most, jobs=min(jobs, k), run_ahead=run_ahead, run_again=run_again, **changes)
 
     start: Optional[tuple[str, ...]] = None  # the hand-off of the window last decided
+    start_base: Optional[handoff.Base] = None  # the base its logs follow
     try:
         read_ahead()
         while ahead:
             a = ahead.popleft()
             result = None
-            if a.run is not None and (a.k == 1 or _is_state(start, a.guess, history)):
+            if a.run is not None and (a.k == 1 or _is_state(start, a.guess, history, start_base)):
                 result = a.run.result()
                 if a.k > 1 and result[0].status is not Status.ACCEPTED:
                     result = None  # found again from the hand-off, for TLC's own diagnosis
@@ -801,7 +870,7 @@ def _check_windows(
                 a.cancel()
                 run_again += 1
             if result is None:
-                submit(a, start, base / f"window{a.k}")
+                submit(a, start, start_base, base / f"window{a.k}")
                 assert a.run is not None
                 result = a.run.result()
             v, handed = result
@@ -815,7 +884,7 @@ def _check_windows(
                            f"(a bug; see {base / f'window{a.k}'})")
                 return joined(v, a.k, status=Status.ERROR, message=message)
             most = max(most, len(handed))
-            start = handed
+            start_base, start = _rebased(a.win.protocol, handed, a.base, bases)
             if not keep:
                 for folder in (base / f"window{a.k}", base / f"window{a.k}-replayed"):
                     shutil.rmtree(folder, ignore_errors=True)
@@ -855,14 +924,14 @@ def _check_window(
     _prepare(run1, win, every_step, window=where)
     # TraceLogsKept first: TLC checks a state's invariants in order and stops at the first that fails
     r: CheckResult = run_task("tlc", _task(win, run1, ("TraceLogsKept",) * where.view + invs, timeout, init, where.view, every_step,
-                                           where.beside, where.classes), run1, on_progress, stop=stop)
+                                           where.beside, where.classes, where.base), run1, on_progress, stop=stop)
     if where.view and r.outcome is Outcome.VIOLATED and r.invariant == "TraceLogsKept":
         # a log was cut shorter than at the window's start: the view may not tell states apart
         where = attrs.evolve(where, view=False)
         run1 = folder / "accept-without-view"
         _prepare(run1, win, every_step, window=where)
-        r = run_task("tlc", _task(win, run1, invs, timeout, init, every_step=every_step, beside=where.beside, classes=where.classes),
-                     run1, on_progress, stop=stop)
+        r = run_task("tlc", _task(win, run1, invs, timeout, init, every_step=every_step, beside=where.beside, classes=where.classes,
+                                  base=where.base), run1, on_progress, stop=stop)
     common: dict[str, Any] = dict(events=total, engine="tlc", every_step=every_step, distinct_states=r.distinct_states)
     if r.outcome is Outcome.HOLDS and r.depth == len(win.events) + 1:
         states = None if where.last else tuple(handoff.read_states(r.log_file))
@@ -887,15 +956,17 @@ def _check_window(
         return Verdict(Status.ERROR, wall_time=r.wall_time, message=f"{r.outcome.value}: {r.message}{log}", **common), None
     stuck = min(r.depth or 1, len(win.events))
     run2 = folder / "diagnose"
-    _prepare(run2, win, every_step, stuck, Window(start=where.start, classes=where.classes))
+    _prepare(run2, win, every_step, stuck, Window(start=where.start, classes=where.classes, base=where.base))
     ev = win.events[stuck - 1]
     d = run_task("tlc", _task(win, run2, diagnosis_names(protocol, ev), timeout, init, every_step=every_step, beside=where.beside,
-                              classes=where.classes), run2, None, stop=stop)
+                              classes=where.classes, base=where.base), run2, None, stop=stop)
     state = None
     reason = "no behaviour of the spec reaches this event with the logged fields"
     if d.outcome is Outcome.VIOLATED and d.counterexample:
         generated = ("traceFrom_", "tracePrev_", "traceIndex")  # the generated module's own variables
         state = {k: v for k, v in d.counterexample.steps[-1].state.items() if k not in ("l", "traceChanged") and not k.startswith(generated)}
+        if where.base is not None:  # shown with whole logs
+            state = where.base.joined(state)
         reason = _explain(d.invariant or "", ev, win, offset + stuck, prefix)
     verdict = Verdict(
         Status.REJECTED,

@@ -7,7 +7,8 @@
 // class overrides it (tlc2.overrides.TLAPlusOperator, registered by tlc2.overrides.TLCOverrides) and
 // builds the value from the file directly, as TLC would evaluate the same literal: records, tuples,
 // sets, functions (k :> v @@ ...), strings, integers, intervals, booleans and model values, the values
-// TLC prints.
+// TLC prints. A file is read once per run: TLC evaluates TraceLoaded(path) again wherever a definition
+// that another replaces in the configuration (PlogBase <- TraceBase_plog) is read, at every step.
 package txconform;
 
 import java.io.IOException;
@@ -18,6 +19,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 import tlc2.overrides.TLAPlusOperator;
 import tlc2.value.impl.BoolValue;
@@ -37,12 +39,66 @@ public final class TraceLoad {
     private TraceLoad() {
     }
 
+    /** Each file read, by its name, with its value (txconform writes a run's files before TLC starts). */
+    private static final Map<String, Value> LOADED = new ConcurrentHashMap<>();
+
     @TLAPlusOperator(identifier = "TraceLoaded", module = "TraceLoad", minLevel = 0)
     public static Value load(final Value path) throws IOException {
         if (!(path instanceof StringValue)) {
             throw new IllegalArgumentException("TraceLoaded: the argument must be a file name, a string");
         }
         final String name = ((StringValue) path).val.toString();
+        final Value known = LOADED.get(name);
+        if (known != null) {
+            return known;
+        }
+        final Value v = read(name);
+        LOADED.put(name, v);
+        return v;
+    }
+
+    // TraceConcat(s, t): s \o t, made once for each pair of sequences. A window of a long trace
+    // starts from bases of its logs (trace_check/traces/handoff.py: Base) and the spec reads a log
+    // as its base joined with the variable's entries (KafkaTxn: Joined); TLC evaluates that at
+    // every read, and a join copies the base. The variable's value is the same object at every
+    // read within a state, and in every successor that did not append to it: the last joins are
+    // kept, by the identity of both sequences (values are never changed once made).
+    private static final int KEPT = 64;
+    private static final TupleValue[][] JOINS = new TupleValue[KEPT][];
+    private static int next;
+
+    @TLAPlusOperator(identifier = "TraceConcat", module = "TraceLoad", minLevel = 0)
+    public static Value concat(final Value s, final Value t) {
+        final Value s1 = s.toTuple();
+        final Value t1 = t.toTuple();
+        if (!(s1 instanceof TupleValue) || !(t1 instanceof TupleValue)) {
+            throw new IllegalArgumentException("TraceConcat: both arguments must be sequences");
+        }
+        final TupleValue a = (TupleValue) s1;
+        final TupleValue b = (TupleValue) t1;
+        if (a.elems.length == 0) {
+            return b;
+        }
+        if (b.elems.length == 0) {
+            return a;
+        }
+        synchronized (JOINS) {
+            for (final TupleValue[] j : JOINS) {
+                if (j != null && j[0] == a && j[1] == b) {
+                    return j[2];
+                }
+            }
+            final Value[] both = new Value[a.elems.length + b.elems.length];
+            System.arraycopy(a.elems, 0, both, 0, a.elems.length);
+            System.arraycopy(b.elems, 0, both, a.elems.length, b.elems.length);
+            final TupleValue joined = new TupleValue(both);
+            JOINS[next] = new TupleValue[] { a, b, joined };
+            next = (next + 1) % KEPT;
+            return joined;
+        }
+    }
+
+    private static Value read(final String name) throws IOException {
         final String text = new String(Files.readAllBytes(Paths.get(name)), StandardCharsets.UTF_8);
         final Parser p = new Parser(text, name);
         final Value v = p.value();
