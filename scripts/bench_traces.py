@@ -245,18 +245,44 @@ def scale_table(tmp: Path, sizes: tuple[int, ...], whole_up_to: int, every_up_to
         if target <= whole_up_to or not windows:
             plans += [(n + 1, every, 1) for every in (True, False) if target <= every_up_to or not every]
         for window, every, j in plans:
-            r = _check_child(path, window, every, timeout, j)
-            if window > n:
-                how = "one run"
-            elif r["jobs"] > 1:
-                how = f"{r['windows']} windows of {-(-n // max(r['windows'], 1)):,}, {r['jobs']} at a time ({r['run_ahead']} run ahead)"
-            else:
-                how = f"windows of {WINDOW:,}"
-            verdict = r["status"] if r["status"] != "error" else f"error: {r['message']}"
-            rows.append(f"| {n:,} | {size:.1f} MB | {how} | {'every event' if every else 'at the end'} | {verdict} | "
-                        f"{r['windows']} | {r['wall']:.1f} s | {1000 * r['wall'] / n:.2f} s | "
-                        f"{r['python_rss_mb']:,.0f} MB / {r['tlc_rss_mb']:,.0f} MB |")
+            rows.append(_scale_row(n, size, window, every, _check_child(path, window, every, timeout, j)))
             print(rows[-1], flush=True)
+    return "\n".join(rows)
+
+
+def _scale_row(n: int, size: float, window: int, every: bool, r: dict[str, Any]) -> str:
+    from trace_check.traces.validation import WINDOW
+
+    if window > n:
+        how = "one run"
+    elif r["jobs"] > 1:
+        how = f"{r['windows']} windows of {-(-n // max(r['windows'], 1)):,}, {r['jobs']} at a time ({r['run_ahead']} run ahead)"
+    else:
+        how = f"windows of {WINDOW:,}"
+    verdict = r["status"] if r["status"] != "error" else f"error: {r['message']}"
+    return (f"| {n:,} | {size:.1f} MB | {how} | {'every event' if every else 'at the end'} | {verdict} | "
+            f"{r['windows']} | {r['wall']:.1f} s | {1000 * r['wall'] / n:.2f} s | "
+            f"{r['python_rss_mb']:,.0f} MB / {r['tlc_rss_mb']:,.0f} MB |")
+
+
+def million_table(tmp: Path, events: int, timeout: float, trace: Path | None = None) -> str:
+    """The whole check of one long faulty run, after every event, two windows at a time, in a
+    process of its own: time and peak memory (Python's, and TLC's largest JVM)."""
+    from trace_check.traces.reader import count_events
+
+    path = tmp / f"million-{events}.jsonl"
+    if trace is not None:  # the same run, simulated before (the header says so)
+        head = read_trace(trace, limit=1).header
+        if (head.get("workload"), head.get("seed")) != (Workload.parse(PYTHON_SIDE_WORKLOAD).describe(), 1):
+            raise SystemExit(f"--late-trace {trace}: not a run of {PYTHON_SIDE_WORKLOAD} with seed 1")
+        path = trace
+    else:
+        simulate_to(path, Workload.parse(PYTHON_SIDE_WORKLOAD), FAULTS, 1, max_events=events)
+    rows = ["| events | trace | how | invariants | verdict | TLC runs | wall time | per 1,000 events | "
+            "peak memory (Python / TLC) |", "|---:|---:|---|---|---|---:|---:|---:|---|"]
+    n = count_events(path)
+    rows.append(_scale_row(n, path.stat().st_size / 1e6, 0, True, _check_child(path, 0, True, timeout, 2)))
+    print(rows[-1], flush=True)
     return "\n".join(rows)
 
 
@@ -404,8 +430,16 @@ def main() -> int:
     parser.add_argument("--late", action="store_true",
                         help="single windows far into a 1,000,000-event run: time and memory (section bench:late)")
     parser.add_argument("--late-windows", default="2,100,200", help="--late: which windows of 5,000 events, comma-separated")
-    parser.add_argument("--late-trace", type=Path, help="--late: that run, simulated before (simulate writes the same bytes)")
+    parser.add_argument("--late-trace", type=Path, help="--late, --million: that run, simulated before (simulate writes the same bytes)")
+    parser.add_argument("--million", action="store_true",
+                        help="the whole check of a 1,000,000-event run, two windows at a time (section bench:million)")
     args = parser.parse_args()
+    if args.million:
+        with tempfile.TemporaryDirectory(prefix="txconform-bench-") as t:
+            table = million_table(Path(t), 1_000_000, args.timeout, args.late_trace)
+        workload = f"Trace: `simulate --workload {PYTHON_SIDE_WORKLOAD} --faults all --seed 1 --max-events 1000000`.\n\n"
+        given = " --late-trace T (T: that run, simulated before)" if args.late_trace else ""
+        return record("million", stamp(f"python scripts/bench_traces.py --million{given}") + workload + table, args.print, "bench_traces")
     if args.late:
         wins = tuple(int(x) for x in args.late_windows.split(","))
         with tempfile.TemporaryDirectory(prefix="txconform-bench-") as t:
