@@ -123,7 +123,8 @@ def test_without_the_class_or_with_a_bad_file_tlc_stops_with_a_message(tmp_path:
 def test_a_windowed_check_gives_the_same_verdicts_with_and_without_the_class(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                             classes: Path) -> None:
     """Windows of 25 events over a faulty run and over the same run with one event altered: the
-    start states read by TLC from files, and written into the module."""
+    events, the start states and the bases of their logs read by TLC from files, and the events
+    and the whole start states written into the module."""
     from ref_impl.sim.faults import Faults
     from ref_impl.sim.run import simulate, write_trace
     from ref_impl.sim.workloads import Workload
@@ -139,7 +140,7 @@ def test_a_windowed_check_gives_the_same_verdicts_with_and_without_the_class(tmp
         monkeypatch.setenv(tlc_java.LOADER_ENV, loader)
         for name in ("ok", "bad"):
             v = check_trace(read_trace(tmp_path / f"{name}.jsonl"), every_step=True, window=25)
-            verdicts[loader, name] = (v.status, v.at_event, v.reason, v.distinct_states)
+            verdicts[loader, name] = (v.status, v.at_event, v.reason, v.distinct_states, v.state_before)
     assert verdicts["1", "ok"][0] is Status.ACCEPTED and verdicts["1", "bad"][0] is Status.REJECTED
     assert verdicts["1", "ok"] == verdicts["0", "ok"] and verdicts["1", "bad"] == verdicts["0", "bad"]
 
@@ -158,4 +159,4 @@ def test_without_javac_its_sources_or_with_the_switch_off_windows_start_from_lit
     monkeypatch.setattr(tlc_java, "_javac", lambda: Path("/usr/bin/javac"))
     monkeypatch.setattr(tlc_java, "SOURCES", (tmp_path / "Missing.java",))
     assert tlc_java.loader_classes(jar) is None
-    assert loaded(Window()).classes is None  # a window from the initial states reads no file
+    assert loaded(Window()).classes is None

@@ -88,6 +88,30 @@ def test_a_boundary_anywhere_gives_the_whole_trace_verdict(faulty: Trace, faulty
     same(faulty_whole, check_trace(faulty, every_step=True, ends=[boundary]))
 
 
+def test_a_window_from_one_state_starts_from_bases_of_its_logs(faulty: Trace, faulty_whole: Verdict, tmp_path: Path) -> None:
+    """A window that starts from one state gives TLC its logs' entries as the spec's bases, in files
+    it reads once (handoff.Base), and the state keeps only the entries after them, with the same
+    verdict and the same states explored as one run."""
+    from trace_check.engines import tlc, tlc_java
+
+    if tlc_java.loader_classes(tlc.find_tla2tools()) is None:
+        pytest.skip("no javac here: windows start from whole states (tests/test_tlc_java.py covers that way)")
+    work = tmp_path / "work"
+    boundary = first(faulty.events, lambda ev: ev["action"] == "Failover")
+    same(faulty_whole, check_trace(faulty, every_step=True, ends=[boundary], workdir=work))
+    folder = work / "window2" / "accept"
+    cfg = (folder / "TraceRun.cfg").read_text()
+    assert "PlogBase <- TraceBase_plog" in cfg and "TlogBase <- TraceBase_tlog" in cfg and "Joined <- TraceConcat" in cfg
+    (start,) = parse_value((folder / handoff.START_FILE).read_text())
+    base = {log: parse_value((folder / f"TraceBase_{log}.txt").read_text()) for log in ("plog", "tlog")}
+    in_base = sum(len(entries) for entries in base["plog"]) + sum(len(entries) for entries in base["tlog"].values())
+    in_state = sum(len(entries) for entries in start["plog"]) + sum(len(entries) for entries in start["tlog"].values())
+    # the logs' entries before the boundary: each event that appended one logged where it went
+    appended = sum(1 for ev in faulty.events[:boundary] if ev.get("append_offset", -1) >= 0 or ev["action"] == "TcAppend")
+    assert in_base > 0 and in_base + in_state == appended, (in_base, in_state, appended)
+    assert in_state < in_base
+
+
 def test_a_violation_in_a_later_window_is_the_whole_trace_violation(tmp_path: Path) -> None:
     # KAFKA-17754 under TV1 (tests/test_trace_validation.py): a late EndTxn breaks an invariant.
     schedule = Schedule((Fault(0, "delay", 0, 40, "EndTxn"), Fault(0, "retry", 0, 0, "EndTxn")))

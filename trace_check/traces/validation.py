@@ -52,6 +52,8 @@ from trace_check.values.tlc import TlcValueError, parse_value
 GENERATED_MODULE = "TraceRun"
 RECORDS_MODULE = "TraceRunRecords"
 CHUNK = 250
+# The file a window's events are read from, in its folder, when TLC reads them itself (Window.classes)
+EVENTS_FILE = "TraceEvents.txt"
 
 
 class Status(str, enum.Enum):
@@ -339,10 +341,8 @@ def viewed(protocol: Protocol, where: Window) -> Window:
 
 
 def loaded(where: Window) -> Window:
-    """``where``, with its start states read by TLC from a file when txconform's Java for TLC can
-    be had (``tlc_java.loader_classes``)."""
-    if where.start is None:
-        return where
+    """``where``, with its events and start states read by TLC from files when txconform's Java
+    for TLC can be had (``tlc_java.loader_classes``)."""
     classes = tlc_java.loader_classes(tlc.find_tla2tools())
     return attrs.evolve(where, classes=str(classes) if classes is not None else None)
 
@@ -356,19 +356,22 @@ def module_text(trace: Trace, every_step: bool, stuck: Optional[int] = None, win
     for ev in events:
         shape_ids.setdefault(shape_of(protocol, ev), len(shape_ids) + 1)
     # TLC for the hand-off's PrintT, ToString and the :> and @@ of the states it reads back
-    extends = f"{protocol.trace_module}, TLC" + (f", {tlc_java.MODULE}" if window.classes and window.start is not None else "")
+    extends = f"{protocol.trace_module}, TLC" + (f", {tlc_java.MODULE}" if window.classes else "")
     if window.base is not None and not (window.classes and window.start is not None):
         raise ValueError("a window with a base starts from states and reads them from files (Window.classes)")
     lines = module_head(GENERATED_MODULE, extends, trace)
     shapes = ", ".join(tla_value(s) for s in shape_ids)
     lines += ["", f"TraceShapes == <<{shapes}>>", ""]
-    chunks = []
-    for n in range(0, len(events), CHUNK):
-        name = f"TraceChunk{n // CHUNK + 1}"
-        chunks.append(name)
-        body = ",\n    ".join(event_tuple(protocol, ev, shape_ids) for ev in events[n : n + CHUNK])
-        lines += [f"{name} ==", f"  << {body} >>", ""]
-    lines.append("TraceData == <<" + ", ".join(chunks) + ">>")
+    if window.classes:  # TLC reads them from a file (_prepare writes it): SANY parses no event
+        lines.append(f'TraceData == TraceLoaded("{EVENTS_FILE}")')
+    else:
+        chunks = []
+        for n in range(0, len(events), CHUNK):
+            name = f"TraceChunk{n // CHUNK + 1}"
+            chunks.append(name)
+            body = ",\n    ".join(event_tuple(protocol, ev, shape_ids) for ev in events[n : n + CHUNK])
+            lines += [f"{name} ==", f"  << {body} >>", ""]
+        lines.append("TraceData == <<" + ", ".join(chunks) + ">>")
     lines.append(f"TraceChunkSize == {CHUNK}")
     lines.append("")
     fields = handoff.state_fields(protocol)
@@ -491,11 +494,26 @@ def _task(trace: Trace, workdir: Path, invariants: tuple[str, ...], timeout: flo
     )
 
 
+def events_file_text(trace: Trace) -> str:
+    """The window's events for TLC to read (TraceLoaded): TraceData's chunks, as module_text writes
+    them when SANY reads them. (The shapes are numbered in the same order.)"""
+    protocol = trace.protocol
+    shape_ids: dict[Shape, int] = {}
+    for ev in trace.events:
+        shape_ids.setdefault(shape_of(protocol, ev), len(shape_ids) + 1)
+    chunks = []
+    for n in range(0, len(trace.events), CHUNK):
+        chunks.append("<<" + ",\n".join(event_tuple(protocol, ev, shape_ids) for ev in trace.events[n : n + CHUNK]) + ">>")
+    return "<<" + ",\n".join(chunks) + ">>\n"
+
+
 def _prepare(workdir: Path, trace: Trace, every_step: bool, stuck: Optional[int] = None, window: Window = Window()) -> None:
     copy_specs(trace.protocol, workdir)
     (workdir / f"{GENERATED_MODULE}.tla").write_text(module_text(trace, every_step, stuck, window), encoding="utf-8")
-    if window.classes is not None and window.start is not None:
+    if window.classes is not None:
         (workdir / f"{tlc_java.MODULE}.tla").write_text(tlc_java.MODULE_TEXT, encoding="utf-8")
+        (workdir / EVENTS_FILE).write_text(events_file_text(trace), encoding="utf-8")
+    if window.classes is not None and window.start is not None:
         (workdir / handoff.START_FILE).write_text(handoff.start_file_text(list(window.start)), encoding="utf-8")
     if window.base is not None:
         for v in window.base.texts:
