@@ -53,7 +53,6 @@ PROTOCOL = Protocol(
     log_bases={"tlog": ("TlogBase", "Tlogs"), "plog": ("PlogBase", "Plogs")},
     base_limits=base_limits,
     log_join="Joined",
-    tlc_substitutions={"Joined": "TraceJoined"},
     history=("action",),
     spec_states=spec_states,
     registry=trace.SPEC_DIR / "models.toml",

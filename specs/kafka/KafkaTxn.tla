@@ -445,9 +445,9 @@ PlogBase == [p \in Parts |-> <<>>]
 \* @type: Str -> Seq($tentry);
 TlogBase == [t \in TxnIds |-> <<>>]
 
-\* A base and the entries after it. (A trace check has TLC compute it
-\* once for each value of the variable: TraceKafkaTxn's TraceJoined, and
-\* TraceLoad's TraceConcat in Java, trace_check/engines/java/.)
+\* A base and the entries after it. (A trace check has TLC compute it in
+\* Java, once for each value of the variable: TraceLoad's TraceConcat,
+\* trace_check/engines/java/; Protocol.log_join.)
 \* @type: (Seq(a), Seq(a)) => Seq(a);
 Joined(base, after) == base \o after
 

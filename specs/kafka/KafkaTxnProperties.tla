@@ -158,7 +158,7 @@ ClientsFenceable ==
 \* @type: (Str -> Seq($tentry), Int -> Seq($entry), Int, Str) => Bool;
 NotHanging(tl, pl, p, t) ==
     HasOpen(pl[p], t) =>
-        /\ Len(tl[t]) # 0
+        /\ tl[t] # <<>>
         /\ tl[t][Len(tl[t])].st \in {"Ongoing", "PrepareCommit", "PrepareAbort"}
         /\ p \in tl[t][Len(tl[t])].parts
 

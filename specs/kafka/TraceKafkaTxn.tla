@@ -125,15 +125,6 @@ PostVal(f) ==
       [] f = "txn_partitions"   -> AppendedTxnParts(ETxnId)
       [] f = "append_offset"    -> AppendOffset(EPartition)
 
-\* KafkaTxn's Joined, for TLC, where the bases are empty: the entries
-\* themselves, not a copy made at every read of a log. (A window that starts
-\* from bases has its Joined computed in Java instead, TraceLoad's
-\* TraceConcat: a base and the entries after it joined once for each value
-\* of the variable, trace_check/engines/java/.) The checker puts it in
-\* Joined's place.
-\* @type: (Seq(a), Seq(a)) => Seq(a);
-TraceJoined(base, after) == IF Len(base) = 0 THEN after ELSE base \o after
-
 PostMatches == ToString([k \in DOMAIN PostCols |-> PostVal(PostCols[k])]) = EPost
 
 \* After the step, an answer to m with the event's result is in flight, or

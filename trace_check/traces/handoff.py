@@ -35,7 +35,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 import attrs
 
 from trace_check.traces.protocol import Protocol
-from trace_check.values.tla import format_value, function_value, is_field_name, sort_key
+from trace_check.values.tla import format_log, format_value, function_value
 from trace_check.values.tlc import TlcValueError, parse_value
 
 MARK = "txconform-handoff "
@@ -274,17 +274,7 @@ class Base:
 
     def file_text(self, log: str) -> str:
         """The base of ``log`` as TLA+ (a function from each key to its entries), as TLC prints it."""
-        keys = self.texts[log]
-        items = {k: "<<" + ",\n".join(v) + ">>" for k, v in keys.items()}
-        if not items:
-            return "<<>>\n"
-        if all(isinstance(k, str) and is_field_name(k) for k in items):
-            return "[" + ",\n".join(f"{k} |-> {v}" for k, v in items.items()) + "]\n"
-        n = len(items)
-        if all(type(k) is int and 1 <= k <= n for k in items):
-            return "<<" + ",\n".join(items[k] for k in range(1, n + 1)) + ">>\n"
-        ordered = sorted(items.items(), key=lambda kv: sort_key(kv[0]))
-        return "(" + " @@\n".join(f"{format_value(k)} :> {v}" for k, v in ordered) + ")\n"
+        return format_log(function_value(dict(self.texts[log])), lambda text: text) + "\n"
 
     def joined(self, state: Mapping[str, Any]) -> dict[str, Any]:
         """``state`` (its logs the entries after the base) with whole logs: the base's entries read
@@ -353,8 +343,3 @@ def matches(base: Optional[Base], state: Mapping[str, Any], whole: Mapping[str, 
                 if entries[i] is not objects[i] and parse_value(texts[i]) != entries[i]:
                     return False
     return True
-
-
-def state_text(state: Mapping[str, Any]) -> str:
-    """A state as a TLA+ record."""
-    return "[" + ", ".join(f"{k} |-> {format_value(v)}" for k, v in state.items()) + "]"

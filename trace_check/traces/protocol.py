@@ -229,15 +229,13 @@ class Protocol:
     # fingerprints at a step is then what the window appended (handoff.Base).
     log_bases: Mapping[str, tuple[str, str]] = attrs.field(factory=dict)
     # The spec's operator that joins a base and the entries after it (Kafka: Joined, base \o after):
-    # a window with bases has Java compute it once for each value of the variable (TraceLoad's
-    # TraceConcat, trace_check/engines/java/), not at every read of a log.
+    # with txconform's Java for TLC, it is computed once for each value of the variable (TraceLoad's
+    # TraceConcat, trace_check/engines/java/), not at every read of a log, and not at all where the
+    # base is empty. (Bases need that Java.)
     log_join: str = ""
     # How far a base may reach into each log of a state (log, key: at most that many entries; a
     # key not given: all of them): where a later step could cut it back (Kafka: lag).
     base_limits: Callable[[Mapping[str, Any]], Mapping[str, Mapping[Any, int]]] = lambda state: {}
-    # Operators the TLC runs of a trace check replace by others (old <- new), equal in value and
-    # faster to evaluate (Kafka: Joined, a base and the entries after it, by TraceJoined).
-    tlc_substitutions: Mapping[str, str] = attrs.field(factory=dict)
     # Variables the spec sets in every step and reads nowhere (a last step's name, for people):
     # the replayed state leaves them out and a hand-off is compared without them (a test of the
     # plug-in checks that no module of the spec reads them).

@@ -473,11 +473,10 @@ def _task(trace: Trace, workdir: Path, invariants: tuple[str, ...], timeout: flo
     (``changed_definitions``) and the view that leaves it out, and the operators it computes from
     its index of a log (``from_index_definitions``)."""
     subs = {name: f"TraceConst_{name}" for name in trace_constants(trace)}
-    subs.update(trace.protocol.tlc_substitutions)
-    if base is not None:  # the spec's bases are those the window's start states share, joined in Java
+    if classes is not None and trace.protocol.log_join:  # a base and the entries after it, joined in Java
+        subs[trace.protocol.log_join] = "TraceConcat"
+    if base is not None:  # the spec's bases are those the window's start states share
         subs.update({trace.protocol.log_bases[v][0]: f"TraceBase_{v}" for v in base.texts})
-        if trace.protocol.log_join:
-            subs[trace.protocol.log_join] = "TraceConcat"
     if every_step:
         subs.update({op: head.split("(")[0] for op, (head, _) in from_index_definitions(trace.protocol).items()})
     return CheckTask(
@@ -784,7 +783,7 @@ def _rebased(protocol: Protocol, handed: tuple[str, ...], base: Optional[handoff
     if not isinstance(state, Record):
         raise handoff.HandOffError("a hand-off state is not a record")
     grown, rest = handoff.rebase(protocol, state, base, format_value, replayed=False)
-    return grown, (handoff.state_text(rest),)
+    return grown, (format_value(Record(rest)),)
 
 
 def _bases(protocol: Protocol) -> bool:
