@@ -265,19 +265,24 @@ def _scale_row(n: int, size: float, window: int, every: bool, r: dict[str, Any])
             f"{r['python_rss_mb']:,.0f} MB / {r['tlc_rss_mb']:,.0f} MB |")
 
 
+def _long_run(path: Path, events: int, trace: Path | None) -> Path:
+    """The faulty run of PYTHON_SIDE_WORKLOAD with seed 1: ``trace`` when given (simulated before:
+    its header must say so), else simulated into ``path`` as it goes."""
+    if trace is not None:
+        head = read_trace(trace, limit=1).header
+        if (head.get("workload"), head.get("seed")) != (Workload.parse(PYTHON_SIDE_WORKLOAD).describe(), 1):
+            raise SystemExit(f"--late-trace {trace}: not a run of {PYTHON_SIDE_WORKLOAD} with seed 1")
+        return trace
+    simulate_to(path, Workload.parse(PYTHON_SIDE_WORKLOAD), FAULTS, 1, max_events=events)
+    return path
+
+
 def million_table(tmp: Path, events: int, timeout: float, trace: Path | None = None) -> str:
     """The whole check of one long faulty run, after every event, two windows at a time, in a
     process of its own: time and peak memory (Python's, and TLC's largest JVM)."""
     from trace_check.traces.reader import count_events
 
-    path = tmp / f"million-{events}.jsonl"
-    if trace is not None:  # the same run, simulated before (the header says so)
-        head = read_trace(trace, limit=1).header
-        if (head.get("workload"), head.get("seed")) != (Workload.parse(PYTHON_SIDE_WORKLOAD).describe(), 1):
-            raise SystemExit(f"--late-trace {trace}: not a run of {PYTHON_SIDE_WORKLOAD} with seed 1")
-        path = trace
-    else:
-        simulate_to(path, Workload.parse(PYTHON_SIDE_WORKLOAD), FAULTS, 1, max_events=events)
+    path = _long_run(tmp / f"million-{events}.jsonl", events, trace)
     rows = ["| events | trace | how | invariants | verdict | TLC runs | wall time | per 1,000 events | "
             "peak memory (Python / TLC) |", "|---:|---:|---|---|---|---:|---:|---:|---|"]
     n = count_events(path)
@@ -385,14 +390,7 @@ def late_table(tmp: Path, events: int, windows: tuple[int, ...], size: int, trac
     import json
     import subprocess
 
-    path = tmp / f"late-{events}.jsonl"
-    if trace is not None:  # the same run, simulated before (the header says so)
-        head = read_trace(trace, limit=1).header
-        if (head.get("workload"), head.get("seed")) != (Workload.parse(PYTHON_SIDE_WORKLOAD).describe(), 1):
-            raise SystemExit(f"--late-trace {trace}: not a run of {PYTHON_SIDE_WORKLOAD} with seed 1")
-        path = trace
-    else:
-        simulate_to(path, Workload.parse(PYTHON_SIDE_WORKLOAD), FAULTS, 1, max_events=events)
+    path = _long_run(tmp / f"late-{events}.jsonl", events, trace)
     rows = ["| window | events | its start state | TLC's start states | verdict | window's TLC run | TLC's peak memory | Python's peak memory |",
             "|---:|---|---:|---|---|---:|---:|---:|"]
     for k in windows:
