@@ -6,6 +6,7 @@ values TLC reads, and that a replayed state is compared with a hand-off over its
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from hypothesis import given, settings
@@ -120,3 +121,34 @@ def test_a_base_and_the_entries_after_it_are_the_logs(first: list[list[int]], ga
     grown, after = handoff.rebase(KAFKA, later, base, format_value, replayed=False)
     assert grown.joined(after) == base.joined(later)
     assert all(after["plog"][p] == () for p in range(len(logs)))
+
+
+def test_a_window_takes_the_index_saved_of_the_latest_base_its_own_begins_with(tmp_path: Path) -> None:
+    """handoff.prior_of: a base's index is computed from the one a run saved of an earlier base,
+    only if every log of the new base begins with that base's entries (text by text) and the run
+    has written its files; the latest such, else none (from scratch)."""
+    def base_of(plog: tuple[tuple[Any, ...], ...], tlog: Record) -> handoff.Base:
+        return handoff.rebase(KAFKA, state(plog, (-1,) * len(plog), tlog), None, format_value, replayed=False)[0]
+
+    small = base_of(((entry(0),), ()), Record({"t1": (tentry(0),)}))
+    larger = base_of(((entry(0), entry(1)), (entry(0),)), Record({"t1": (tentry(0), tentry(1))}))
+    other = base_of(((entry(0), entry(7)), (entry(0),)), Record({"t1": (tentry(0), tentry(1))}))
+    latest = base_of(((entry(0), entry(1), entry(2)), (entry(0),)), Record({"t1": (tentry(0), tentry(1))}))
+    assert larger.begins(small) and latest.begins(larger) and latest.begins(latest)
+    assert not small.begins(larger) and not latest.begins(other) and not other.begins(larger)
+
+    def files(name: str, written: bool) -> dict[str, Path]:
+        out = {v: tmp_path / f"{name}_{v}.txt" for v in ("plog", "tlog")}
+        for f in out.values():
+            if written:
+                f.write_text("<<>>", encoding="utf-8")
+        return out
+
+    saved = [(small, files("small", True)), (larger, files("larger", True)), (other, files("other", True))]
+    prior = handoff.prior_of(saved, latest)
+    assert prior is not None and prior.files["plog"].endswith("larger_plog.txt")  # not `other`: latest differs from it at 2
+    assert prior.lengths == {"plog": {1: 2, 2: 1}, "tlog": {"t1": 2}}
+    saved[1] = (larger, files("unwritten", False))  # its run has not saved it yet: the one before
+    prior = handoff.prior_of(saved, latest)
+    assert prior is not None and prior.files["tlog"].endswith("small_tlog.txt") and prior.lengths["plog"] == {1: 1, 2: 0}
+    assert handoff.prior_of(saved[2:], latest) is None and handoff.prior_of([], latest) is None

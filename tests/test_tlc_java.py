@@ -5,6 +5,7 @@ from the same text as a TLA+ literal."""
 from __future__ import annotations
 
 import random
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -61,10 +62,11 @@ def _text(v: Any) -> str:
     return format_value(v)
 
 
-def _run(folder: Path, module: str, classpath: list[str]) -> str:
-    (folder / f"{module}.cfg").write_text("INIT Init\nNEXT Next\n", encoding="utf-8")
+def _run(folder: Path, module: str, classpath: list[str], config: str = "", states: str = "states") -> str:
+    """TLC's output for ``module`` (no deadlock check), its .cfg INIT Init, NEXT Next and ``config``."""
+    (folder / f"{module}.cfg").write_text("INIT Init\nNEXT Next\n" + config, encoding="utf-8")
     cmd = [str(tlc.find_java()), "-cp", ":".join([str(tlc.find_tla2tools()), *classpath]), f"-Djava.io.tmpdir={folder}",
-           "tlc2.TLC", "-metadir", str(folder / "states"), f"{module}.tla"]
+           "tlc2.TLC", "-deadlock", "-metadir", str(folder / states), f"{module}.tla"]
     return subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=300).stdout
 
 
@@ -76,11 +78,19 @@ def test_tlc_reads_each_value_as_it_evaluates_the_same_literal(tmp_path: Path, c
     for k, v in enumerate(values):
         (tmp_path / f"v{k}.txt").write_text(_text(v), encoding="utf-8")
         assumes.append(f'ASSUME TraceLoaded("v{k}.txt") = {_text(v)}')
+    saves = [f'ASSUME TraceSave("s{k}.txt", {_text(v)})' for k, v in enumerate(values)]
     (tmp_path / "Loads.tla").write_text("\n".join([
         "---- MODULE Loads ----", f"EXTENDS TLC, Integers, Sequences, {tlc_java.MODULE}", "VARIABLE x",
-        *assumes, "Init == x = 0", "Next == UNCHANGED x", "===="]) + "\n", encoding="utf-8")
+        *assumes, *saves, "Init == x = 0", "Next == UNCHANGED x", "===="]) + "\n", encoding="utf-8")
     out = _run(tmp_path, "Loads", [str(classes)])
     assert "No error has been found" in out, out[-2000:]
+    # what TraceSave wrote (TLC's print of each value, as a window saves its base's index) reads back the same
+    (tmp_path / "Saved.tla").write_text("\n".join([
+        "---- MODULE Saved ----", f"EXTENDS TLC, Integers, Sequences, {tlc_java.MODULE}", "VARIABLE x",
+        *[f'ASSUME TraceLoaded("s{k}.txt") = {_text(v)}' for k, v in enumerate(values)],
+        "Init == x = 0", "Next == UNCHANGED x", "===="]) + "\n", encoding="utf-8")
+    out = _run(tmp_path, "Saved", [str(classes)], states="states-saved")
+    assert "No error has been found" in out and not list(tmp_path.glob("*.part")), out[-2000:]
     # the same module fails when one loaded value differs from its literal
     (tmp_path / "v0.txt").write_text(_text((values[0], 1)), encoding="utf-8")
     assert "No error has been found" not in _run(tmp_path, "Loads", [str(classes)])
@@ -102,12 +112,42 @@ def test_tlc_joins_sequences_in_java_as_it_concatenates_them(tmp_path: Path, cla
         "        /\\ TraceConcat(<<>>, x) = x /\\ TraceConcat(x, <<>>) = x /\\ Len(TraceConcat(Base, y)) = 2 + Len(y)",
         "        /\\ TraceConcat(Base, x) = TraceConcat(Base, x) /\\ (y # <<>> => TraceConcat(x, y)[Len(x) + 1] = y[1])",
         "===="]) + "\n", encoding="utf-8")
-    (tmp_path / "Joins.cfg").write_text("INIT Init\nNEXT Next\nINVARIANT Same\n", encoding="utf-8")
     for classpath in ([str(classes)], []):
-        cmd = [str(tlc.find_java()), "-cp", ":".join([str(tlc.find_tla2tools()), *classpath]), f"-Djava.io.tmpdir={tmp_path}",
-               "tlc2.TLC", "-deadlock", "-metadir", str(tmp_path / f"states{len(classpath)}"), "Joins.tla"]
-        out = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300).stdout
+        out = _run(tmp_path, "Joins", classpath, "INVARIANT Same\n", f"states{len(classpath)}")
         assert "No error has been found" in out and "1681 distinct states found" in out, out[-2000:]
+
+
+def test_tlc_tells_states_apart_by_their_fingerprints_in_java_as_by_their_values(tmp_path: Path, classes: Path) -> None:
+    """TraceFP, the fingerprint a window's VIEW takes of its state (each part once, by its
+    identity), tells apart exactly the states TLC tells apart: the same number of distinct states
+    with no view, with TraceFP's Java and with the module's own definition, on a run whose steps
+    make equal values in different ways (an append undone by SubSeq, a set by union and as an
+    interval, a function by EXCEPT and by a lambda, a record and a function of strings) and
+    different values that share parts."""
+    (tmp_path / f"{tlc_java.MODULE}.tla").write_text(tlc_java.MODULE_TEXT, encoding="utf-8")
+    (tmp_path / "Views.tla").write_text("\n".join([
+        "---- MODULE Views ----", f"EXTENDS TLC, Integers, Sequences, FiniteSets, {tlc_java.MODULE}", "VARIABLES s, f, r, g",
+        "Init == s = <<>> /\\ f = <<0, 0>> /\\ r = {} /\\ g = [a |-> 0]",
+        "Next == \\/ Len(s) < 2 /\\ \\E k \\in 1..2 : s' = Append(s, [k |-> k, w |-> Len(s) % 2]) /\\ UNCHANGED <<f, r, g>>",
+        "        \\/ s # <<>> /\\ s' = SubSeq(s, 1, Len(s) - 1) /\\ UNCHANGED <<f, r, g>>",
+        "        \\/ s # <<>> /\\ s' = Tail(s) /\\ UNCHANGED <<f, r, g>>",
+        "        \\/ \\E i \\in 1..2 : f' = [f EXCEPT ![i] = (@ + 1) % 3] /\\ UNCHANGED <<s, r, g>>",
+        "        \\/ f' = [i \\in 1..2 |-> f[3 - i]] /\\ UNCHANGED <<s, r, g>>",
+        "        \\/ \\E n \\in 0..2 : r' = r \\cup {n} /\\ UNCHANGED <<s, f, g>>",
+        "        \\/ \\E n \\in r : r' = r \\ {n} /\\ UNCHANGED <<s, f, g>>",
+        "        \\/ r # {} /\\ r' = 0..(Cardinality(r) - 1) /\\ UNCHANGED <<s, f, g>>",
+        "        \\/ \\E v \\in 0..1 : g' = [a |-> v] /\\ UNCHANGED <<s, f, r>>",
+        "        \\/ \\E v \\in 0..1 : g' = [k \\in {\"a\"} |-> 1 - v] /\\ UNCHANGED <<s, f, r>>",
+        "        \\/ g' = [g EXCEPT !.a = s] /\\ UNCHANGED <<s, f, r>>",
+        "View == <<TraceFP(<<s, f, r, g>>)>>",
+        "===="]) + "\n", encoding="utf-8")
+    counts = []
+    for view, classpath in ((False, []), (True, [str(classes)]), (True, [])):
+        out = _run(tmp_path, "Views", classpath, "VIEW View\n" if view else "", f"states{len(counts)}")
+        found = re.findall(r"([0-9]+) distinct states found", out)  # the progress reports, then the total
+        assert "No error has been found" in out and found, out[-2000:]
+        counts.append(int(found[-1]))
+    assert counts[0] > 10_000 and counts == [counts[0]] * 3, counts
 
 
 def test_without_the_class_or_with_a_bad_file_tlc_stops_with_a_message(tmp_path: Path, classes: Path) -> None:

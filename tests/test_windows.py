@@ -112,6 +112,40 @@ def test_a_window_from_one_state_starts_from_bases_of_its_logs(faulty: Trace, fa
     assert in_state < in_base
 
 
+def test_a_window_computes_its_bases_index_from_the_one_a_window_before_saved(faulty: Trace, faulty_whole: Verdict, tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each window with a base saves the index of it (TraceSave), and a later window computes its
+    own base's index from the saved one and the entries after (IndexOf_LSince, handoff.prior_of),
+    not from the whole base: the same verdicts, the same states explored, and every saved index
+    the same value as the one computed from scratch, with a boundary after a failover; a mutant is
+    rejected at the same event for the same reason."""
+    from trace_check.engines import tlc, tlc_java
+
+    if tlc_java.loader_classes(tlc.find_tla2tools()) is None:
+        pytest.skip("no javac here: windows start from whole states (tests/test_tlc_java.py covers that way)")
+    failover = first(faulty.events, lambda ev: ev["action"] == "Failover")
+    n = len(faulty.events)
+    ends = sorted({n // 5, failover, 2 * n // 5, 3 * n // 5, 4 * n // 5} - {0, n})
+    same(faulty_whole, check_trace(faulty, every_step=True, ends=ends, workdir=tmp_path / "prior"))
+    modules = [(tmp_path / "prior" / f"window{k}" / "accept" / "TraceRun.tla").read_text() for k in range(3, len(ends) + 2)]
+    assert all("IndexOf_plogSince(PlogBase, " in m and "IndexOf_tlogSince(TlogBase, " in m and "/indexes/run" in m for m in modules)
+    with monkeypatch.context() as m:
+        m.setattr(handoff, "prior_of", lambda saved, base: None)
+        same(faulty_whole, check_trace(faulty, every_step=True, ends=ends, workdir=tmp_path / "scratch"))
+    saved = sorted((tmp_path / "prior" / "indexes").glob("run*.txt"))
+    assert len(saved) == 2 * len(ends)
+    for f in saved:
+        assert parse_value(f.read_text()) == parse_value((tmp_path / "scratch" / "indexes" / f.name).read_text()), f.name
+    # a rejection in a window whose base index came from a prior one
+    events = [dict(e) for e in faulty.events]
+    k = first(faulty.events[ends[1]:], lambda ev: ev["action"] == "TcAddPartitionsToTxn" and ev.get("result") == "NONE") + ends[1]
+    events[k - 1]["result"] = "INVALID_TXN_STATE"
+    bad = read_trace(write(tmp_path / "bad.jsonl", faulty.header, events))
+    whole = check_trace(bad, every_step=True)
+    assert whole.status is Status.REJECTED and whole.at_event == k
+    same(whole, check_trace(bad, every_step=True, ends=ends))
+
+
 def test_a_violation_in_a_later_window_is_the_whole_trace_violation(tmp_path: Path) -> None:
     # KAFKA-17754 under TV1 (tests/test_trace_validation.py): a late EndTxn breaks an invariant.
     schedule = Schedule((Fault(0, "delay", 0, 40, "EndTxn"), Fault(0, "retry", 0, 0, "EndTxn")))
@@ -316,10 +350,21 @@ def test_the_logs_change_only_at_their_end_or_by_a_cut_to_a_prefix() -> None:
     assert "plog' = [plog EXCEPT ![p] = SubSeq(@, 1, lag[p] - Len(PlogBase[p]))]" in spec
 
 
-def test_a_log_cut_below_the_window_start_is_checked_again_without_the_view(tmp_path: Path) -> None:
+@pytest.mark.parametrize("java", [True, False])
+def test_a_log_cut_below_the_window_start_is_checked_again_without_the_view(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                            java: bool) -> None:
     """An unclean election cuts the log back to where the follower fell behind. With the window
-    boundary between the two, the cut goes below the window's starting log: TraceLogsKept fails,
-    the window runs again without the view, and the verdict is still the whole trace's."""
+    boundary between the two, the cut goes below the window's starting log. Without txconform's
+    Java for TLC, the view leaves out the start state's log entries: TraceLogsKept fails, the
+    window runs again without the view, and the verdict is still the whole trace's. With it, the
+    view is the state's fingerprint (TraceFP), which tells every two logs apart, cut or not: one
+    run, the same verdict."""
+    from trace_check.engines import tlc, tlc_java
+
+    if java and tlc_java.loader_classes(tlc.find_tla2tools()) is None:
+        pytest.skip("no javac here")
+    if not java:
+        monkeypatch.setenv(tlc_java.LOADER_ENV, "0")
     for seed in range(1, 20):
         trace = read_trace(run(tmp_path, "transfer:version=TV1,partitions=1", "unclean", seed, name=f"u{seed}.jsonl"))
         lag = first(trace.events, lambda ev: ev["action"] == "FollowerLag")
@@ -333,8 +378,9 @@ def test_a_log_cut_below_the_window_start_is_checked_again_without_the_view(tmp_
     work = tmp_path / "work"
     windowed = check_trace(trace, every_step=True, ends=[appended[-1]], workdir=work)
     same(whole, windowed)
-    assert (work / "window2" / "accept-without-view").is_dir()
+    assert (work / "window2" / "accept-without-view").is_dir() is not java
     assert "VIEW TraceView" in (work / "window2" / "accept" / "TraceRun.cfg").read_text()
+    assert ("TraceFP(" in (work / "window2" / "accept" / "TraceRun.tla").read_text()) is java
 
 
 # --- After every event: each invariant where a variable it reads changed (trace_check/traces/reads.py) ---

@@ -36,6 +36,8 @@ LOCAL INSTANCE TLC
 LOCAL INSTANCE Sequences
 TraceLoaded(path) == Assert(FALSE, "txconform: TraceLoaded needs txconform's Java class on TLC's classpath (tlc_java.py)")
 TraceConcat(s, t) == s \\o t
+TraceFP(v) == v
+TraceSave(path, v) == TRUE
 ====
 """
 

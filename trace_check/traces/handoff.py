@@ -288,6 +288,39 @@ class Base:
         return out
 
 
+    def begins(self, other: "Base") -> bool:
+        """Does every log of this base begin with ``other``'s entries (same texts, key by key)?"""
+        for log, keys in other.texts.items():
+            mine = self.texts.get(log, {})
+            for key, texts in keys.items():
+                have = mine.get(key, ())
+                if len(have) < len(texts) or have[: len(texts)] != texts:
+                    return False
+        return True
+
+
+@attrs.frozen
+class Prior:
+    """For a window with a base: the index (``IndexOf_L``, the plug-in's, through which the trace
+    checker reads an indexed log) of each log's first entries, as a TLC run of an earlier window
+    saved it of its own base (``TraceSave``). The window computes its base's index from it and the
+    entries after them (``IndexOf_LSince``), not from the whole base: that took TLC 10 s at the
+    start of each window near the end of a million-event run."""
+
+    lengths: Mapping[str, Mapping[Any, int]]  # log -> key -> how many of the base's first entries the saved index is of
+    files: Mapping[str, str]  # log -> the file TLC saved that index in
+
+
+def prior_of(saved: Iterable[tuple[Base, Mapping[str, Path]]], base: Base) -> Optional[Prior]:
+    """The index files a run saved of an earlier base that ``base`` begins with (the latest such
+    whose files are written), as a Prior for ``base``; None when there is none."""
+    for earlier, files in reversed(list(saved)):
+        if files and all(f.is_file() for f in files.values()) and base.begins(earlier):
+            lengths = {log: {key: earlier.length(log, key) for key in base.texts.get(log, {})} for log in files}
+            return Prior(lengths, {log: str(f) for log, f in files.items()})
+    return None
+
+
 def rebase(protocol: Protocol, state: Mapping[str, Any], base: Optional[Base], text_of: Callable[[Any], str],
            replayed: bool) -> tuple[Base, dict[str, Any]]:
     """``state``, whose logs are the entries after ``base`` (None: whole logs), as a larger base and

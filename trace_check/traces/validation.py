@@ -46,7 +46,7 @@ from trace_check.traces import handoff
 from trace_check.traces.protocol import BOOL, LIST, OFFSETS, STRING, Protocol, StateReplay
 from trace_check.traces.reader import Trace, count_events, read_trace, read_windows, windows_ending, windows_of
 from trace_check.traces.reads import INDEX, conjuncts, indexed_log, reads, since_form, spec_stamps
-from trace_check.values.tla import Record, format_log, format_value
+from trace_check.values.tla import Record, format_log, format_value, function_value
 from trace_check.values.tlc import TlcValueError, parse_value
 
 GENERATED_MODULE = "TraceRun"
@@ -168,7 +168,8 @@ def diagnosis_names(protocol: Protocol, ev: dict[str, Any]) -> tuple[str, ...]:
     return tuple(f"Diag_{d.name}" for d in protocol.diagnoses) + fields + ("Diag_reached",)
 
 
-def changed_definitions(protocol: Protocol, init: str, checked: bool = False) -> list[str]:
+def changed_definitions(protocol: Protocol, init: str, checked: bool = False, prior: Optional[handoff.Prior] = None,
+                        save: Optional[Mapping[str, str]] = None) -> list[str]:
     r"""After every event, each invariant X is checked in the states where a variable it reads
     (trace_check/traces/reads.py, an over-approximation) differs from the state before, and in
     the initial states. The others need no check: X reads the same values there as in the state
@@ -222,9 +223,17 @@ def changed_definitions(protocol: Protocol, init: str, checked: bool = False) ->
     # starts from the base's, computed once (a constant): a window far into a trace reads its
     # logs' new entries, not all of them.
     lines = [f"VARIABLES {', '.join(['traceChanged', *known.values(), *index_vars])}", "", f"TraceChangedNames == 1..{len(number)}"]
+    # A window's base index is computed from the index an earlier window saved of the first entries
+    # of the same logs (``prior``: handoff.Prior), and saved for the windows after it (``save``).
     for v in indexed:
-        if v in bases:
+        if v in bases and prior is not None and v in prior.files:
+            known_lengths = function_value(dict(prior.lengths[v]))
+            lines.append(f"TraceBaseIndex_{v} == {INDEX}{v}Since({bases[v][0]}, {format_value(known_lengths)}, "
+                         f"TraceLoaded({tla_string(prior.files[v])}))")
+        elif v in bases:
             lines.append(f"TraceBaseIndex_{v} == {INDEX}{v}({bases[v][0]})")
+        if v in bases and save is not None and v in save:
+            lines.append(f"ASSUME TraceSave({tla_string(save[v])}, TraceBaseIndex_{v})")
     lines.append(f"TraceChangedInit == {init} /\\ traceChanged = {'{}' if checked else 'TraceChangedNames'}"
                  + "".join((f" /\\ {k} = [logKey \\in DOMAIN {v} |-> {f'{before_len(v)}Len({v}[logKey])' if checked else 0}]")
                            if v in protocol.logs else f" /\\ {k} = {v}" for v, k in known.items())
@@ -333,11 +342,18 @@ class Window:
     # The entries the start states' logs begin with, read by TLC from files as the spec's bases
     # (Protocol.log_bases; only with ``classes``): the start states hold the entries after them
     base: Optional[handoff.Base] = None
+    # With a base: the index an earlier window saved of its first entries (None: computed from
+    # scratch), and the files to save this base's index in, for the windows after (log -> file)
+    prior: Optional[handoff.Prior] = None
+    save: Optional[Mapping[str, str]] = None
 
 
 def viewed(protocol: Protocol, where: Window) -> Window:
-    """``where``, with the view when it applies: a window that starts from one state, of a protocol with logs."""
-    return attrs.evolve(where, view=bool(protocol.logs) and where.start is not None and len(where.start) == 1)
+    """``where``, with the view when it applies: a window that starts from one state, of a protocol
+    with logs, without txconform's Java for TLC (with it, the view fingerprints each log once per
+    entry, ``TraceLogFP``, whatever the window starts from)."""
+    one = where.start is not None and len(where.start) == 1
+    return attrs.evolve(where, view=bool(protocol.logs) and one and where.classes is None)
 
 
 def loaded(where: Window) -> Window:
@@ -381,6 +397,8 @@ def module_text(trace: Trace, every_step: bool, stuck: Optional[int] = None, win
         lines += [""] + [f'TraceBase_{v} == TraceLoaded("{window.base.file_name(v)}")' for v in window.base.texts]
     if window.view:
         lines += [""] + handoff.view_definitions(fields, protocol.logs)
+    elif window.classes:  # the state by a fingerprint that costs what a step changed (TraceLoad.java: TraceFP)
+        lines += ["", "TraceView == <<TraceFP(<<" + ", ".join(fields) + ">>), l>>"]
     elif every_step:
         lines += ["", "TraceView == <<" + ", ".join([*fields, "l"]) + ">>"]
     if not window.last:
@@ -388,7 +406,8 @@ def module_text(trace: Trace, every_step: bool, stuck: Optional[int] = None, win
     lines.append("")
     if every_step:
         # a window's start states were checked as the last states of the window before
-        lines += changed_definitions(protocol, "TraceInit" if window.start is None else "TraceHandOffInit", window.start is not None)
+        lines += changed_definitions(protocol, "TraceInit" if window.start is None else "TraceHandOffInit", window.start is not None,
+                                     window.prior if window.base is not None else None, window.save if window.base is not None else None)
     else:
         lines += [f"TraceInv_{inv} == AtEnd({inv})" for inv in invariants_of(protocol)]
     if stuck is not None:
@@ -486,7 +505,7 @@ def _task(trace: Trace, workdir: Path, invariants: tuple[str, ...], timeout: flo
         invariants=invariants,
         init="TraceChangedInit" if every_step else init,
         next="TraceChangedNext" if every_step else "TraceNext",
-        tlc=TlcOptions(workers=1, check_deadlock=False, view="TraceView" if view or every_step else None, heap=HEAP,
+        tlc=TlcOptions(workers=1, check_deadlock=False, view="TraceView" if view or every_step or classes else None, heap=HEAP,
                        collector="SerialGC", quick_jit=beside, classpath=(classes,) if classes else ()),
         apalache=ApalacheOptions(length=len(trace.events) + 1),
         timeout=timeout,
@@ -834,13 +853,31 @@ def _check_windows(
     starts: Optional[_StartWriter] = None  # the replayed states as windows' starts
     bases = False  # windows start from bases (_bases), decided with the first window that hands on
 
+    # The index files the runs with a base save of it, for the windows after them: the latest 16
+    # (a run reads its prior's files as it starts, long before 16 more runs have begun)
+    saved: collections.deque[tuple[handoff.Base, dict[str, Path]]] = collections.deque()
+    index_dir = base / "indexes"
+    runs = 0
+
     def submit(a: _Ahead, start: Optional[tuple[str, ...]], base: Optional[handoff.Base], folder: Path) -> None:
+        nonlocal runs
         a.stop = threading.Event()
         a.base = base
         # (a trace of one window, or one the engine cannot replay, runs one window at a time)
         near = beside and alive and replay is not None and not (a.k == 1 and a.last)
-        a.run = pool.submit(_check_window, a.win, Window(start=start, last=a.last, beside=near, base=base), total, prefix,
-                            every_step, timeout, folder, on_progress, a.stop)
+        prior = save = None
+        if base is not None:
+            runs += 1
+            prior = handoff.prior_of(saved, base)
+            index_dir.mkdir(parents=True, exist_ok=True)
+            files = {v: index_dir / f"run{runs}_{v}.txt" for v in indexed_logs(a.win.protocol) if v in base.texts}
+            saved.append((base, files))
+            if len(saved) > 16:
+                for f in saved.popleft()[1].values():
+                    f.unlink(missing_ok=True)
+            save = {v: str(f) for v, f in files.items()}
+        a.run = pool.submit(_check_window, a.win, Window(start=start, last=a.last, beside=near, base=base, prior=prior, save=save),
+                            total, prefix, every_step, timeout, folder, on_progress, a.stop)
 
     def read_ahead() -> None:
         nonlocal state, alive, starts, bases
@@ -929,7 +966,7 @@ def _check_window(
     protocol = win.protocol
     init = "TraceInit" if where.start is None else "TraceHandOffInit"
     offset = win.first - 1
-    where = loaded(viewed(protocol, where))
+    where = viewed(protocol, loaded(where))
     run1 = folder / "accept"
     # No "accepted" invariant: its counterexample would be the whole trace, printed state by state
     # (quadratic in the trace's length). A complete search instead reports its depth:
@@ -973,7 +1010,7 @@ def _check_window(
         return Verdict(Status.ERROR, wall_time=r.wall_time, message=f"{r.outcome.value}: {r.message}{log}", **common), None
     stuck = min(r.depth or 1, len(win.events))
     run2 = folder / "diagnose"
-    _prepare(run2, win, every_step, stuck, Window(start=where.start, classes=where.classes, base=where.base))
+    _prepare(run2, win, every_step, stuck, Window(start=where.start, classes=where.classes, base=where.base, prior=where.prior))
     ev = win.events[stuck - 1]
     d = run_task("tlc", _task(win, run2, diagnosis_names(protocol, ev), timeout, init, every_step=every_step, beside=where.beside,
                               classes=where.classes, base=where.base), run2, None, stop=stop)

@@ -17,12 +17,16 @@ import java.nio.file.Files;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 import tlc2.overrides.TLAPlusOperator;
+import tlc2.util.FP64;
 import tlc2.value.impl.BoolValue;
+import tlc2.value.impl.EnumerableValue;
+import tlc2.value.impl.FcnLambdaValue;
 import tlc2.value.impl.FcnRcdValue;
 import tlc2.value.impl.IntValue;
 import tlc2.value.impl.IntervalValue;
@@ -96,6 +100,132 @@ public final class TraceLoad {
             next = (next + 1) % KEPT;
             return joined;
         }
+    }
+
+    // TraceSave(path, v): writes v to the file, as TLC prints it (ToString) and TraceLoaded reads it
+    // back, and is TRUE. A window of a long trace computes the index of its bases' entries once, at
+    // its start (trace_check/traces/validation.py: changed_definitions), from the index a window
+    // before saved of the entries its own bases had, and saves its own for the windows after it:
+    // from scratch, the index of a million-event run's logs took TLC 10 s at each window's start.
+    // The file appears whole or not at all (written aside, then renamed); one that cannot be
+    // written only costs the windows after it the index from scratch.
+    @TLAPlusOperator(identifier = "TraceSave", module = "TraceLoad", minLevel = 0)
+    public static Value save(final Value path, final Value v) {
+        if (!(path instanceof StringValue)) {
+            throw new IllegalArgumentException("TraceSave: the first argument must be a file name, a string");
+        }
+        final String name = ((StringValue) path).val.toString();
+        final java.nio.file.Path target = Paths.get(name);
+        final java.nio.file.Path part = Paths.get(name + ".part");
+        try {
+            Files.write(part, v.toString().getBytes(StandardCharsets.UTF_8));
+            Files.move(part, target, java.nio.file.StandardCopyOption.ATOMIC_MOVE, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        } catch (final IOException e) {
+            System.err.println("txconform: TraceSave: cannot write " + name + ": " + e.getMessage());
+        }
+        return BoolValue.ValTrue;
+    }
+
+    // TraceFP(v): a fingerprint of v for the VIEW of a trace window (trace_check/traces/
+    // validation.py: module_text). TLC fingerprints every state it reaches, walking every part of it:
+    // a window's logs grow with its events, so a window cost time in the square of its length, and
+    // the rest of a Kafka state (clients, coordinator, network) is some 50 KB of values, of which a
+    // step changes a few. A step makes new values only along what it changes, and shares every other
+    // part, by reference, with the state before (EXCEPT, Append, SubSeq, set union and difference
+    // all keep their parts' objects), and TLC never changes a value once made. So the fingerprint of
+    // each function, record, sequence and set is kept by the value's identity and computed once: a
+    // state costs what its step changed. The scheme is TLC's own 64-bit polynomial fingerprint
+    // (FP64) of each part's kind, size, keys and the fingerprints of its parts; two different states
+    // get the same one with the odds of TLC's own fingerprints. (Two equal values built differently,
+    // a set as an interval and as an enumeration, may get different ones: TLC then explores the same
+    // state twice, and the verdict is unchanged.) The result is a pair of 32-bit integers.
+    private static final int PARTS_KEPT = 1 << 20;
+    private static final ThreadLocal<IdentityHashMap<Value, Long>> PART_FPS = ThreadLocal.withInitial(IdentityHashMap::new);
+    private static final byte FCN = 100;
+    private static final byte SET = 101;
+
+    @TLAPlusOperator(identifier = "TraceFP", module = "TraceLoad", minLevel = 0)
+    public static Value fp(final Value v) {
+        final IdentityHashMap<Value, Long> known = PART_FPS.get();
+        if (known.size() > PARTS_KEPT) {
+            known.clear();
+        }
+        final long fp = structural(v, known); // the argument itself is new at every state: not kept
+        return new TupleValue(IntValue.gen((int) (fp >>> 32)), IntValue.gen((int) fp));
+    }
+
+    private static long part(final Value v, final IdentityHashMap<Value, Long> known) {
+        if (!(v instanceof TupleValue || v instanceof FcnRcdValue || v instanceof RecordValue || v instanceof EnumerableValue
+              || v instanceof FcnLambdaValue)) {
+            return v.fingerPrint(FP64.New()); // a number, string, Boolean or model value
+        }
+        final Long seen = known.get(v);
+        if (seen != null) {
+            return seen.longValue();
+        }
+        final long fp = structural(v, known);
+        known.put(v, fp);
+        return fp;
+    }
+
+    /** A set or function as TLC enumerates it: an interval or a lazy function made explicit. */
+    private static Value explicit(final Value v) {
+        if (v instanceof EnumerableValue && !(v instanceof SetEnumValue)) {
+            final Value s = v.toSetEnum();
+            return s instanceof SetEnumValue ? s : v;
+        }
+        if (v instanceof FcnLambdaValue) {
+            final Value f = v.toFcnRcd();
+            return f instanceof FcnRcdValue ? f : v;
+        }
+        return v;
+    }
+
+    private static long intKey(final long fp, final int i) {
+        return FP64.Extend(FP64.Extend(fp, (byte) 1), i); // as IntValue.fingerPrint
+    }
+
+    private static long structural(final Value value, final IdentityHashMap<Value, Long> known) {
+        final Value v = explicit(value);
+        if (v instanceof TupleValue) { // a function of 1..n
+            final Value[] elems = ((TupleValue) v).elems;
+            long fp = FP64.Extend(FP64.Extend(FP64.New(), FCN), elems.length);
+            for (int i = 0; i < elems.length; i++) {
+                fp = FP64.Extend(intKey(fp, i + 1), part(elems[i], known));
+            }
+            return fp;
+        }
+        if (v instanceof RecordValue) { // a function of its field names
+            final RecordValue r = (RecordValue) v;
+            r.normalize();
+            long fp = FP64.Extend(FP64.Extend(FP64.New(), FCN), r.names.length);
+            for (int i = 0; i < r.names.length; i++) {
+                final String name = r.names[i].toString();
+                fp = FP64.Extend(FP64.Extend(FP64.Extend(fp, (byte) 3), name.length()), name); // as StringValue.fingerPrint
+                fp = FP64.Extend(fp, part(r.values[i], known));
+            }
+            return fp;
+        }
+        if (v instanceof FcnRcdValue) {
+            final FcnRcdValue f = (FcnRcdValue) v;
+            f.normalize(); // the domain in TLC's order
+            long fp = FP64.Extend(FP64.Extend(FP64.New(), FCN), f.values.length);
+            for (int i = 0; i < f.values.length; i++) {
+                fp = f.intv != null ? intKey(fp, f.intv.low + i) : f.domain[i].fingerPrint(fp);
+                fp = FP64.Extend(fp, part(f.values[i], known));
+            }
+            return fp;
+        }
+        if (v instanceof SetEnumValue) {
+            final SetEnumValue s = (SetEnumValue) v;
+            s.normalize(); // the elements in TLC's order, without repeats
+            long fp = FP64.Extend(FP64.Extend(FP64.New(), SET), s.elems.size());
+            for (int i = 0; i < s.elems.size(); i++) {
+                fp = FP64.Extend(fp, part(s.elems.elementAt(i), known));
+            }
+            return fp;
+        }
+        return v.fingerPrint(FP64.New());
     }
 
     private static Value read(final String name) throws IOException {
