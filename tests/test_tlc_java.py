@@ -150,6 +150,33 @@ def test_tlc_tells_states_apart_by_their_fingerprints_in_java_as_by_their_values
     assert counts[0] > 10_000 and counts == [counts[0]] * 3, counts
 
 
+def test_a_value_kept_under_its_key_is_read_back_through_it(tmp_path: Path, classes: Path) -> None:
+    """TraceKeep gives a key, a state holds it in place of the value (a trace check's log index),
+    and TraceKept reads the value back: equal to the value kept, in every state of a run whose
+    values share parts and come back equal, with the same states as with the module's own
+    definitions; a key nothing was kept under stops TLC with a message."""
+    (tmp_path / f"{tlc_java.MODULE}.tla").write_text(tlc_java.MODULE_TEXT, encoding="utf-8")
+    (tmp_path / "Keeps.tla").write_text("\n".join([
+        "---- MODULE Keeps ----", f"EXTENDS TLC, Integers, Sequences, {tlc_java.MODULE}", "VARIABLES x, key",
+        "Init == x = [open |-> <<>>, seen |-> {}] /\\ key = TraceKeep(x)",
+        "Next == \\E v \\in 1..3 : /\\ Len(x.open) < 4",
+        "                          /\\ x' = [x EXCEPT !.open = IF v = 3 THEN <<>> ELSE Append(@, v), !.seen = @ \\cup {v}]",
+        "                          /\\ key' = TraceKeep(x')",
+        "Same == TraceKept(key) = x",
+        "===="]) + "\n", encoding="utf-8")
+    counts = []
+    for classpath in ([str(classes)], []):
+        out = _run(tmp_path, "Keeps", classpath, "INVARIANT Same\n", f"states{len(classpath)}")
+        found = re.findall(r"([0-9]+) distinct states found", out)
+        assert "No error has been found" in out and found, out[-2000:]
+        counts.append(int(found[-1]))
+    assert counts[0] > 50 and counts[0] == counts[1], counts
+    (tmp_path / "Lost.tla").write_text("\n".join([
+        "---- MODULE Lost ----", f"EXTENDS TLC, Integers, {tlc_java.MODULE}", "VARIABLE x",
+        "Init == x = TraceKept(<<1, 2>>)", "Next == UNCHANGED x", "===="]) + "\n", encoding="utf-8")
+    assert "TraceKept: no value is kept under <<1, 2>>" in _run(tmp_path, "Lost", [str(classes)])
+
+
 def test_without_the_class_or_with_a_bad_file_tlc_stops_with_a_message(tmp_path: Path, classes: Path) -> None:
     (tmp_path / f"{tlc_java.MODULE}.tla").write_text(tlc_java.MODULE_TEXT, encoding="utf-8")
     (tmp_path / "v.txt").write_text("[a |-> <<1, 2]", encoding="utf-8")

@@ -513,6 +513,8 @@ def test_after_every_event_the_lso_comes_from_the_index(faulty: Trace, tmp_path:
     the indexes of the logs it keeps (MCKafkaTxnForms' IndexMeans checks that each pair agrees); at
     the end, it has no index and reads the logs. The verdicts are the whole trace's either way (the
     tests above)."""
+    from trace_check.engines import tlc, tlc_java
+
     for every_step, folder in ((True, "every"), (False, "end")):
         work = tmp_path / folder
         v = check_trace(faulty, every_step=every_step, workdir=work)
@@ -523,7 +525,11 @@ def test_after_every_event_the_lso_comes_from_the_index(faulty: Trace, tmp_path:
         assert ("TraceFromIndex_PartitionLSO(trArg1) == PartitionLSOFromIndex(trArg1, traceIndex_plog)" in module) is every_step
         # the same for the instance that holds a transactional.id's newest epoch, from __transaction_state's index
         assert ("LatestInstance <- TraceFromIndex_LatestInstance" in cfg) is every_step
-        assert ("traceIndex_tlog' = IndexOf_tlogSince(Tlogs', traceFrom_tlog', traceIndex_tlog)" in module) is every_step
+        assert ("IndexOf_tlogSince(Tlogs', traceFrom_tlog', traceIndex_tlog)" in module) is every_step
+        # with txconform's Java for TLC, the state holds a key of the index (TraceKeep), and reads it through TraceKept
+        kept = every_step and tlc_java.loader_classes(tlc.find_tla2tools()) is not None
+        assert ("traceIndexKey_tlog' = TraceKeep(IndexOf_tlogSince(" in module) is kept
+        assert ("traceIndex_tlog == TraceKept(traceIndexKey_tlog)" in module) is kept
 
 
 def test_each_operator_computed_from_an_index_has_its_form_and_its_index() -> None:

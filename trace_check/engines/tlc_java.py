@@ -38,6 +38,8 @@ TraceLoaded(path) == Assert(FALSE, "txconform: TraceLoaded needs txconform's Jav
 TraceConcat(s, t) == s \\o t
 TraceFP(v) == v
 TraceSave(path, v) == TRUE
+TraceKeep(v) == v
+TraceKept(key) == key
 ====
 """
 

@@ -169,7 +169,7 @@ def diagnosis_names(protocol: Protocol, ev: dict[str, Any]) -> tuple[str, ...]:
 
 
 def changed_definitions(protocol: Protocol, init: str, checked: bool = False, prior: Optional[handoff.Prior] = None,
-                        save: Optional[Mapping[str, str]] = None) -> list[str]:
+                        save: Optional[Mapping[str, str]] = None, kept: bool = False) -> list[str]:
     r"""After every event, each invariant X is checked in the states where a variable it reads
     (trace_check/traces/reads.py, an over-approximation) differs from the state before, and in
     the initial states. The others need no check: X reads the same values there as in the state
@@ -218,11 +218,28 @@ def changed_definitions(protocol: Protocol, init: str, checked: bool = False, pr
     indexed = indexed_logs(protocol)
     # ``checked``: the initial states are a window's start, whose invariants the window before
     # checked in the same states (its last): nothing has changed, and the logs are known to hold.
-    index_vars = [name for v in indexed for name in (f"traceIndex_{v}", f"traceIndexBefore_{v}")]
-    # With a base (Protocol.log_bases), a log's lengths count its base's entries, and its index
-    # starts from the base's, computed once (a constant): a window far into a trace reads its
-    # logs' new entries, not all of them.
+    # ``kept`` (txconform's Java for TLC): the state holds a key of each index, traceIndexKey_L, and
+    # reads the index through TraceKept; TLC normalizes every variable of every state, and an index
+    # grows with the trace (TraceLoad.java: TraceKeep).
+    index_vars = [name for v in indexed for name in ((f"traceIndexKey_{v}", f"traceIndexBeforeKey_{v}") if kept
+                                                     else (f"traceIndex_{v}", f"traceIndexBefore_{v}"))]
+
+    def index_init(v: str) -> str:
+        start = (f"{INDEX}{v}Since({whole(v)}, [logKey \\in DOMAIN {v} |-> Len({bases[v][0]}[logKey])], TraceBaseIndex_{v})"
+                 if v in bases else f"{INDEX}{v}({v})")
+        if kept:
+            return f" /\\ traceIndexKey_{v} = TraceKeep({start}) /\\ traceIndexBeforeKey_{v} = traceIndexKey_{v}"
+        return f" /\\ traceIndex_{v} = {start} /\\ traceIndexBefore_{v} = traceIndex_{v}"
+
+    def index_next(v: str) -> str:
+        now = f"{INDEX}{v}Since({whole(v)}', {known[v]}', traceIndex_{v})"
+        if kept:
+            return f" /\\ traceIndexBeforeKey_{v}' = traceIndexKey_{v} /\\ traceIndexKey_{v}' = TraceKeep({now})"
+        return f" /\\ traceIndexBefore_{v}' = traceIndex_{v} /\\ traceIndex_{v}' = {now}"
+
     lines = [f"VARIABLES {', '.join(['traceChanged', *known.values(), *index_vars])}", "", f"TraceChangedNames == 1..{len(number)}"]
+    if kept:
+        lines += [f"traceIndex{when}_{v} == TraceKept(traceIndex{when}Key_{v})" for v in indexed for when in ("", "Before")]
     # A window's base index is computed from the index an earlier window saved of the first entries
     # of the same logs (``prior``: handoff.Prior), and saved for the windows after it (``save``).
     for v in indexed:
@@ -237,10 +254,7 @@ def changed_definitions(protocol: Protocol, init: str, checked: bool = False, pr
     lines.append(f"TraceChangedInit == {init} /\\ traceChanged = {'{}' if checked else 'TraceChangedNames'}"
                  + "".join((f" /\\ {k} = [logKey \\in DOMAIN {v} |-> {f'{before_len(v)}Len({v}[logKey])' if checked else 0}]")
                            if v in protocol.logs else f" /\\ {k} = {v}" for v, k in known.items())
-                 + "".join(f" /\\ traceIndex_{v} = "
-                           + (f"{INDEX}{v}Since({whole(v)}, [logKey \\in DOMAIN {v} |-> Len({bases[v][0]}[logKey])], TraceBaseIndex_{v})"
-                              if v in bases else f"{INDEX}{v}({v})")
-                           + f" /\\ traceIndexBefore_{v} = traceIndex_{v}" for v in indexed))
+                 + "".join(index_init(v) for v in indexed))
     # A log is compared by its lengths: it changed exactly where one differs, since a step only
     # appends at a log's end or cuts it back to a prefix (Protocol.logs). Comparing its entries
     # read the whole log after every event: on 5,000 events after 25,000, 5 s of 23.
@@ -248,8 +262,7 @@ def changed_definitions(protocol: Protocol, init: str, checked: bool = False, pr
     befores = "".join(f" /\\ {k}' = [logKey \\in DOMAIN {v}' |-> IF logKey \\in DOMAIN {v} /\\ "
                       f"Len({v}'[logKey]) >= Len({v}[logKey]) THEN {before_len(v)}Len({v}[logKey]) ELSE 0]" if v in protocol.logs
                       else f" /\\ {k}' = {v}" for v, k in known.items())
-    befores += "".join(f" /\\ traceIndexBefore_{v}' = traceIndex_{v} /\\ traceIndex_{v}' = {INDEX}{v}Since({whole(v)}', {known[v]}', traceIndex_{v})"
-                       for v in indexed)
+    befores += "".join(index_next(v) for v in indexed)
     lines.append(f"TraceChangedNext == TraceNext /\\ traceChanged' = {diffs}{befores}")
 
     def guarded(part: str) -> str:
@@ -407,7 +420,8 @@ def module_text(trace: Trace, every_step: bool, stuck: Optional[int] = None, win
     if every_step:
         # a window's start states were checked as the last states of the window before
         lines += changed_definitions(protocol, "TraceInit" if window.start is None else "TraceHandOffInit", window.start is not None,
-                                     window.prior if window.base is not None else None, window.save if window.base is not None else None)
+                                     window.prior if window.base is not None else None, window.save if window.base is not None else None,
+                                     kept=window.classes is not None)
     else:
         lines += [f"TraceInv_{inv} == AtEnd({inv})" for inv in invariants_of(protocol)]
     if stuck is not None:
@@ -853,9 +867,11 @@ def _check_windows(
     starts: Optional[_StartWriter] = None  # the replayed states as windows' starts
     bases = False  # windows start from bases (_bases), decided with the first window that hands on
 
-    # The index files the runs with a base save of it, for the windows after them: the latest 16
-    # (a run reads its prior's files as it starts, long before 16 more runs have begun)
-    saved: collections.deque[tuple[handoff.Base, dict[str, Path]]] = collections.deque()
+    # The bases of the last runs and the files each saves its index in, for the windows after them
+    # (a base holds a tuple of each log's entries: the last 4); the files of the latest 16 (a run
+    # reads its prior's files as it starts, long before 16 more runs have begun)
+    saved: collections.deque[tuple[handoff.Base, dict[str, Path]]] = collections.deque(maxlen=4)
+    written: collections.deque[Path] = collections.deque()
     index_dir = base / "indexes"
     runs = 0
 
@@ -872,9 +888,9 @@ def _check_windows(
             index_dir.mkdir(parents=True, exist_ok=True)
             files = {v: index_dir / f"run{runs}_{v}.txt" for v in indexed_logs(a.win.protocol) if v in base.texts}
             saved.append((base, files))
-            if len(saved) > 16:
-                for f in saved.popleft()[1].values():
-                    f.unlink(missing_ok=True)
+            written.extend(files.values())
+            while len(written) > 16 * len(files):
+                written.popleft().unlink(missing_ok=True)
             save = {v: str(f) for v, f in files.items()}
         a.run = pool.submit(_check_window, a.win, Window(start=start, last=a.last, beside=near, base=base, prior=prior, save=save),
                             total, prefix, every_step, timeout, folder, on_progress, a.stop)

@@ -146,12 +146,63 @@ public final class TraceLoad {
 
     @TLAPlusOperator(identifier = "TraceFP", module = "TraceLoad", minLevel = 0)
     public static Value fp(final Value v) {
+        return pair(fingerprint(v));
+    }
+
+    private static long fingerprint(final Value v) {
         final IdentityHashMap<Value, Long> known = PART_FPS.get();
         if (known.size() > PARTS_KEPT) {
             known.clear();
         }
-        final long fp = structural(v, known); // the argument itself is new at every state: not kept
+        return structural(v, known); // the argument itself is new at every state: not kept
+    }
+
+    private static Value pair(final long fp) {
         return new TupleValue(IntValue.gen((int) (fp >>> 32)), IntValue.gen((int) fp));
+    }
+
+    // TraceKeep(v): a key for v, the pair TraceFP(v) gives, with v kept under it; TraceKept(key): the
+    // value kept under the key. A trace check keeps an index of each log (trace_check/traces/
+    // validation.py: changed_definitions) that grows with the trace: near the end of a million-event
+    // run, every committed and aborted transaction and every producer epoch of each partition. TLC
+    // normalizes every variable of every state it reaches, part by part (TLCStateMut.fingerPrint),
+    // whether the step changed it or not: the index cost 13% of a late window's time that way. The
+    // state holds the key instead, and the index is read through TraceKept. Kept are the last
+    // VALUES_KEPT values (a window's states are expanded level by level; a state's key is read
+    // when TLC checks it and when it expands it, not later).
+    private static final int VALUES_KEPT = 1 << 16;
+    private static final Map<Long, Value> KEPT_VALUES = java.util.Collections.synchronizedMap(
+            new java.util.LinkedHashMap<Long, Value>(1024, 0.75f, true) {
+                private static final long serialVersionUID = 1L;
+
+                @Override
+                protected boolean removeEldestEntry(final Map.Entry<Long, Value> eldest) {
+                    return size() > VALUES_KEPT;
+                }
+            });
+
+    @TLAPlusOperator(identifier = "TraceKeep", module = "TraceLoad", minLevel = 0)
+    public static Value keep(final Value v) {
+        final long fp = fingerprint(v); // (normalizes each part it reads, as TLC would)
+        KEPT_VALUES.put(fp, v);
+        return pair(fp);
+    }
+
+    @TLAPlusOperator(identifier = "TraceKept", module = "TraceLoad", minLevel = 0)
+    public static Value kept(final Value key) {
+        final Value t = key.toTuple();
+        if (!(t instanceof TupleValue) || ((TupleValue) t).elems.length != 2 || !(((TupleValue) t).elems[0] instanceof IntValue)
+                || !(((TupleValue) t).elems[1] instanceof IntValue)) {
+            throw new IllegalArgumentException("TraceKept: the key must be a pair of integers that TraceKeep gave");
+        }
+        final long fp = ((long) ((IntValue) ((TupleValue) t).elems[0]).val << 32)
+                | (((IntValue) ((TupleValue) t).elems[1]).val & 0xffffffffL);
+        final Value v = KEPT_VALUES.get(fp);
+        if (v == null) {
+            throw new IllegalStateException("TraceKept: no value is kept under " + key
+                    + " (only the last " + VALUES_KEPT + " are); check the trace in smaller windows (--window)");
+        }
+        return v;
     }
 
     private static long part(final Value v, final IdentityHashMap<Value, Long> known) {
