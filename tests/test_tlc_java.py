@@ -150,6 +150,34 @@ def test_tlc_tells_states_apart_by_their_fingerprints_in_java_as_by_their_values
     assert counts[0] > 10_000 and counts == [counts[0]] * 3, counts
 
 
+def test_tlc_compares_values_in_java_as_it_does(tmp_path: Path, classes: Path) -> None:
+    """TraceSame(a, b), which asks after every event which variables a step changed, is a = b: on
+    each step of a run whose values share parts, come back equal after a change and are written
+    in different ways (an interval and an enumeration, a record and a function of strings, a
+    tuple and a function of 1..n), with its Java and with the module's own definition."""
+    (tmp_path / f"{tlc_java.MODULE}.tla").write_text(tlc_java.MODULE_TEXT, encoding="utf-8")
+    (tmp_path / "Sames.tla").write_text("\n".join([
+        "---- MODULE Sames ----", f"EXTENDS TLC, Integers, Sequences, FiniteSets, {tlc_java.MODULE}", "VARIABLES x, prev",
+        "Init == x = [s |-> <<>>, r |-> {}, g |-> [a |-> 0]] /\\ prev = x",
+        "Next == /\\ prev' = x",
+        "        /\\ \\/ Len(x.s) < 2 /\\ \\E k \\in 1..2 : x' = [x EXCEPT !.s = Append(@, [k |-> k])]",
+        "           \\/ x.s # <<>> /\\ x' = [x EXCEPT !.s = Tail(@)]",
+        "           \\/ x' = [x EXCEPT !.s = [i \\in 1..Len(@) |-> @[i]]]",
+        "           \\/ \\E n \\in 0..2 : x' = [x EXCEPT !.r = @ \\cup {n}]",
+        "           \\/ x.r # {} /\\ x' = [x EXCEPT !.r = 0..(Cardinality(@) - 1)]",
+        "           \\/ \\E v \\in 0..1 : x' = [x EXCEPT !.g = [k \\in {\"a\"} |-> v]]",
+        "           \\/ \\E v \\in 0..1 : x' = [x EXCEPT !.g = [a |-> v]]",
+        "           \\/ x' = x",
+        "Same == /\\ TraceSame(x, prev) = (x = prev) /\\ TraceSame(prev, x) = (prev = x)",
+        "        /\\ TraceSame(x.r, 0..1) = (x.r = 0..1) /\\ TraceSame(x.g, [k \\in {\"a\"} |-> 0]) = (x.g = [a |-> 0])",
+        "        /\\ TraceSame(x.s, <<[k |-> 1]>>) = (x.s = <<[k |-> 1]>>) /\\ TraceSame(x, x)",
+        "===="]) + "\n", encoding="utf-8")
+    for classpath in ([str(classes)], []):
+        out = _run(tmp_path, "Sames", classpath, "INVARIANT Same\n", f"states{len(classpath)}")
+        found = re.findall(r"([0-9]+) distinct states found", out)
+        assert "No error has been found" in out and found and int(found[-1]) > 100, out[-2000:]
+
+
 def test_a_value_kept_under_its_key_is_read_back_through_it(tmp_path: Path, classes: Path) -> None:
     """TraceKeep gives a key, a state holds it in place of the value (a trace check's log index),
     and TraceKept reads the value back: equal to the value kept, in every state of a run whose

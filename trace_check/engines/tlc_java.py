@@ -40,6 +40,7 @@ TraceFP(v) == v
 TraceSave(path, v) == TRUE
 TraceKeep(v) == v
 TraceKept(key) == key
+TraceSame(a, b) == a = b
 ====
 """
 

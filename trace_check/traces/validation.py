@@ -197,7 +197,8 @@ def changed_definitions(protocol: Protocol, init: str, checked: bool = False, pr
     def same(v: str) -> str:
         if v in protocol.logs:
             return f"DOMAIN {v}' = DOMAIN {v} /\\ \\A logKey \\in DOMAIN {v} : Len({v}'[logKey]) = Len({v}[logKey])"
-        return f"{v}' = {v}"
+        # (TraceSame, with txconform's Java: v' = v, not walking the parts the step left shared)
+        return f"TraceSame({v}', {v})" if kept else f"{v}' = {v}"
 
     invariants, parts, read, since = _forms(protocol)
     # Each variable by its number, not its name: a string in the module would change the order in
