@@ -195,9 +195,10 @@ def changed_definitions(protocol: Protocol, init: str, checked: bool = False, pr
         return f"Len({bases[v][0]}[logKey]) + " if v in bases else ""
 
     def same(v: str) -> str:
-        if v in protocol.logs:
-            return f"DOMAIN {v}' = DOMAIN {v} /\\ \\A logKey \\in DOMAIN {v} : Len({v}'[logKey]) = Len({v}[logKey])"
         # (TraceSame, with txconform's Java: v' = v, not walking the parts the step left shared)
+        if v in protocol.logs:
+            lengths = f"DOMAIN {v}' = DOMAIN {v} /\\ \\A logKey \\in DOMAIN {v} : Len({v}'[logKey]) = Len({v}[logKey])"
+            return f"(TraceSame({v}', {v}) \\/ ({lengths}))" if kept else lengths
         return f"TraceSame({v}', {v})" if kept else f"{v}' = {v}"
 
     invariants, parts, read, since = _forms(protocol)
@@ -234,8 +235,9 @@ def changed_definitions(protocol: Protocol, init: str, checked: bool = False, pr
 
     def index_next(v: str) -> str:
         now = f"{INDEX}{v}Since({whole(v)}', {known[v]}', traceIndex_{v})"
-        if kept:
-            return f" /\\ traceIndexBeforeKey_{v}' = traceIndexKey_{v} /\\ traceIndexKey_{v}' = TraceKeep({now})"
+        if kept:  # a log the step left as it was has the same index (IndexOf_LSince from its whole length)
+            return (f" /\\ traceIndexBeforeKey_{v}' = traceIndexKey_{v} /\\ traceIndexKey_{v}' = "
+                    f"(IF TraceSame({v}', {v}) THEN traceIndexKey_{v} ELSE TraceKeep({now}))")
         return f" /\\ traceIndexBefore_{v}' = traceIndex_{v} /\\ traceIndex_{v}' = {now}"
 
     lines = [f"VARIABLES {', '.join(['traceChanged', *known.values(), *index_vars])}", "", f"TraceChangedNames == 1..{len(number)}"]
@@ -260,9 +262,14 @@ def changed_definitions(protocol: Protocol, init: str, checked: bool = False, pr
     # appends at a log's end or cuts it back to a prefix (Protocol.logs). Comparing its entries
     # read the whole log after every event: on 5,000 events after 25,000, 5 s of 23.
     diffs = " \\cup ".join(f"(IF {same(n)} THEN {{}} ELSE {{{k}}})" for n, k in number.items()) or "{}"
-    befores = "".join(f" /\\ {k}' = [logKey \\in DOMAIN {v}' |-> IF logKey \\in DOMAIN {v} /\\ "
-                      f"Len({v}'[logKey]) >= Len({v}[logKey]) THEN {before_len(v)}Len({v}[logKey]) ELSE 0]" if v in protocol.logs
-                      else f" /\\ {k}' = {v}" for v, k in known.items())
+    def from_next(v: str, k: str) -> str:  # traceFrom_L' (a log the step left as it was: each key's whole length)
+        lengths = (f"[logKey \\in DOMAIN {v}' |-> IF logKey \\in DOMAIN {v} /\\ "
+                   f"Len({v}'[logKey]) >= Len({v}[logKey]) THEN {before_len(v)}Len({v}[logKey]) ELSE 0]")
+        if kept:
+            lengths = f"(IF TraceSame({v}', {v}) THEN [logKey \\in DOMAIN {v} |-> {before_len(v)}Len({v}[logKey])] ELSE {lengths})"
+        return f" /\\ {k}' = {lengths}"
+
+    befores = "".join(from_next(v, k) if v in protocol.logs else f" /\\ {k}' = {v}" for v, k in known.items())
     befores += "".join(index_next(v) for v in indexed)
     lines.append(f"TraceChangedNext == TraceNext /\\ traceChanged' = {diffs}{befores}")
 
