@@ -287,7 +287,6 @@ class Base:
                                            for k in after})
         return out
 
-
     def begins(self, other: "Base") -> bool:
         """Does every log of this base begin with ``other``'s entries (same texts, key by key)?"""
         for log, keys in other.texts.items():
