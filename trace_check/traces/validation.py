@@ -262,6 +262,7 @@ def changed_definitions(protocol: Protocol, init: str, checked: bool = False, pr
     # appends at a log's end or cuts it back to a prefix (Protocol.logs). Comparing its entries
     # read the whole log after every event: on 5,000 events after 25,000, 5 s of 23.
     diffs = " \\cup ".join(f"(IF {same(n)} THEN {{}} ELSE {{{k}}})" for n, k in number.items()) or "{}"
+
     def from_next(v: str, k: str) -> str:  # traceFrom_L' (a log the step left as it was: each key's whole length)
         lengths = (f"[logKey \\in DOMAIN {v}' |-> IF logKey \\in DOMAIN {v} /\\ "
                    f"Len({v}'[logKey]) >= Len({v}[logKey]) THEN {before_len(v)}Len({v}[logKey]) ELSE 0]")
@@ -371,8 +372,8 @@ class Window:
 
 def viewed(protocol: Protocol, where: Window) -> Window:
     """``where``, with the view when it applies: a window that starts from one state, of a protocol
-    with logs, without txconform's Java for TLC (with it, the view fingerprints each log once per
-    entry, ``TraceLogFP``, whatever the window starts from)."""
+    with logs, without txconform's Java for TLC (with it, the view is the state's fingerprint,
+    ``TraceFP``, which costs what each step changed, whatever the window starts from)."""
     one = where.start is not None and len(where.start) == 1
     return attrs.evolve(where, view=bool(protocol.logs) and one and where.classes is None)
 
