@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from ref_impl.sim.faults import Fault, Faults, Schedule
@@ -234,6 +234,8 @@ def test_at_the_end_only_the_last_window_checks_the_invariants(faulty: Trace) ->
 
 
 @settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# (seed 3099 of ctp with lost requests: the reference broker's run is rejected at event 23, before the cut)
+@example(seed=3099, workload="ctp:aborts=true", faults="loss=1,late=EndTxn+Produce,retries=2", cut=0.5)
 @given(
     seed=st.integers(0, 10_000),
     workload=st.sampled_from(["transfer:version=TV1,aborts=true", "transfer:aborts=true,txns=2", "ctp:aborts=true", "transfer:version=TV1V"]),
@@ -244,6 +246,9 @@ def test_hypothesis_runs_get_the_same_verdict_in_windows(tmp_path: Path, seed: i
     trace = read_trace(run(tmp_path, workload, faults, seed, name=f"h{seed}.jsonl"))
     end = min(max(1, int(len(trace.events) * cut)), len(trace.events) - 1)
     whole = check_trace(trace, every_step=True)
+    if whole.at_event is not None:  # rejected or violated at event n: the windows split before it
+        assume(whole.at_event > 2)
+        end = min(end, whole.at_event - 1)
     same(whole, check_trace(trace, every_step=True, ends=[end]))
 
 
