@@ -370,3 +370,12 @@ def test_a_checkpoint_resumes_only_the_same_model(tmp_path: Path, leave_checkpoi
     (tmp_path / "run" / "Counter.tla").write_text((FIXTURES / "Counter.tla").read_text() + "\\* edited\n")
     with pytest.raises(ResumeError, match="Counter.tla changed since"):
         tlc.resumable_checkpoint(task, tmp_path / "run")
+
+
+def test_temporal_properties_are_checked_once_on_the_whole_graph() -> None:
+    """TLC also checks temporal properties when its progress timer fires; a violation found then
+    stops the run early, and the pinned distinct-state count would depend on the machine's speed
+    (kafka_tv2_abort_empty_old_rule gave 737 states instead of 847 on a slow CI run)."""
+    live = tlc.build_command(counter(properties=("Eventually",)), Path("/w"), Path("java"), Path("tla2tools.jar"))
+    assert live[live.index("-lncheck") + 1] == "final" and live.index("-lncheck") < live.index("Counter.tla")
+    assert "-lncheck" not in tlc.build_command(counter(), Path("/w"), Path("java"), Path("tla2tools.jar"))
