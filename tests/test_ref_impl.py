@@ -16,6 +16,7 @@ from ref_impl.kafka.constants import Constants
 from ref_impl.kafka.log import Entry, PartitionLog
 from ref_impl.kafka.messages import Msg
 from ref_impl.kafka.replay import replay
+from ref_impl.kafka.state import Held
 from ref_impl.sim.faults import Fault, Faults, FaultSpecError, Schedule
 from ref_impl.sim.run import simulate, write_trace
 from ref_impl.sim.workloads import Workload, WorkloadSpecError
@@ -145,6 +146,28 @@ def test_a_retried_batch_is_answered_as_a_duplicate_and_not_appended_again() -> 
     assert run(c, "LeaderProduce", produce)
     assert len(c.plog[1]) == 1
     assert [m.err for m in c.net if m.type == "ProduceResp"] == ["NONE"]
+
+
+def test_held_batches_are_a_set_as_in_the_spec() -> None:
+    """KafkaTxn's held is a set: the same batch sent again the same way (after a retriable error,
+    with the same attempt number) while its first copy still waits for verification is one held
+    batch, and a marker that voids two copies makes them one. As a list, the engine once answered
+    the merged copy a second time (LeaderVerifyLost), which the spec rejects (simulate --seed 3099
+    --workload ctp:aborts=true --faults loss=1,late=EndTxn+Produce,retries=2, event 23)."""
+    c = started(Constants(version="TV2", num_partitions=1, num_instances=1, txns_per_instance=1))
+    assert run(c, "SendRequest", ("t1", 1))
+    produce = c.net[0]
+    assert run(c, "LeaderProduce", produce)
+    c.send(produce)  # the same batch again
+    assert run(c, "LeaderProduce", produce)
+    assert c.held[1] == [Held(produce)] and [m.type for m in c.net] == ["Verify"]
+    marker = attrs.evolve(produce, type="WriteTxnMarkers", commit=False, cepoch=0)
+    c.send(marker)
+    assert run(c, "LeaderMarker", marker) and c.held[1] == [Held(produce, void=True)]
+    c.send(produce)  # held again beside the voided copy: two batches, as in the spec
+    assert run(c, "LeaderProduce", produce) and c.held[1] == [Held(produce, void=True), Held(produce)]
+    c.send(marker)
+    assert run(c, "LeaderMarker", marker) and c.held[1] == [Held(produce, void=True)]
 
 
 def test_without_idempotence_the_retry_is_appended_twice() -> None:

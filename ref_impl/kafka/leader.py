@@ -152,7 +152,10 @@ class LeaderActions(ClusterState):
         self.take(m)
         if self.k.verifies and not (s.open and s.epoch == m.epoch) and m.epoch >= s.epoch:
             self.pst[m.part][m.tid] = start_verification(s, m.epoch, m.seq, self.k.bug("no_lowest_sequence"))
-            self.held[m.part].append(Held(m))
+            # held is a set in the spec: a batch sent again the same way (the same attempt
+            # number, after a retriable error) while its first copy still waits merges with it
+            if Held(m) not in self.held[m.part]:
+                self.held[m.part].append(Held(m))
             self.send(attrs.evolve(m, type="Verify"))
             self._leader_event("LeaderProduce", m, None)
         else:
@@ -241,9 +244,13 @@ class LeaderActions(ClusterState):
                 Entry("marker", m.tid, m.epoch, commit=m.commit, cepoch=m.cepoch, gtx=m.gtx, end_by=m.end_by, src=0)
             )
             self.pst[p][m.tid] = after_marker(s, m.epoch, m.cepoch)
+            voided: list[Held] = []
             for h in self.held[p]:
                 if h.m.tid == m.tid:
                     h.void = True
+                if h not in voided:  # a set, as held is in the spec: voiding may make two the same
+                    voided.append(h)
+            self.held[p] = voided
         self.take(m)
         self.send(m.reply(err))
         self._leader_event("LeaderMarker", m, err, offset)
