@@ -571,3 +571,20 @@ def test_the_forms_of_the_invariants_are_read_once_and_again_after_the_spec_chan
     props.write_text(props.read_text(encoding="utf-8").replace("MarkerSafetySince", "MarkerSafetyNewer"), encoding="utf-8")
     again = _forms(copy)
     assert again is not first and "MarkerSafety" not in again[3]
+
+
+def test_the_variables_and_what_a_definition_reads_are_kept_until_the_spec_changes(tmp_path: Path) -> None:
+    """Every window of a long trace asks for the spec's variables and what each invariant part
+    reads, dozens of times; both were read from the spec files at each question (about 0.1 s of
+    Python for each window of the million-event run). They are kept by the spec files as they are."""
+    import attrs
+
+    from trace_check.traces.reads import reads
+
+    module = tmp_path / "Toy.tla"
+    module.write_text("---- MODULE Toy ----\nVARIABLES x, y\nInv == x > 0\n====\n", encoding="utf-8")
+    toy = attrs.evolve(protocols.get("kafka"), spec_dir=tmp_path, trace_module="Toy")
+    assert handoff.spec_variables(toy) == ("x", "y") and reads(toy, "Inv") == {"x"}
+    assert handoff.spec_variables(toy) is handoff.spec_variables(toy) and reads(toy, "Inv") is reads(toy, "Inv")
+    module.write_text("---- MODULE Toy ----\nVARIABLES x, y, z\nInv == y > z\n====\n", encoding="utf-8")
+    assert handoff.spec_variables(toy) == ("x", "y", "z") and reads(toy, "Inv") == {"y", "z"}

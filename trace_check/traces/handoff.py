@@ -28,9 +28,11 @@ state, escaped by ToString. SANY's time grows with the length of a line (1.7 MB 
 
 from __future__ import annotations
 
+import functools
+import operator
 import re
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 import attrs
 
@@ -60,9 +62,20 @@ def _declarations(text: str) -> tuple[list[str], list[str]]:
     return extends, variables
 
 
+def spec_stamps(spec_dir: Path) -> tuple[tuple[str, int, int], ...]:
+    """The spec modules of ``spec_dir`` as they are now (name, modification time, size): what is
+    read from them is kept under this key, so a module edited while the process runs is read again."""
+    return tuple((f.name, st.st_mtime_ns, st.st_size) for f in sorted(spec_dir.glob("*.tla")) if (st := f.stat()))
+
+
 def spec_variables(protocol: Protocol) -> tuple[str, ...]:
     """The variables of the protocol's trace spec, in the order they are declared: those of the trace
     module and of every module of ``protocol.spec_dir`` it extends (standard modules declare none)."""
+    return _spec_variables(protocol.spec_dir, protocol.trace_module, spec_stamps(protocol.spec_dir))
+
+
+@functools.lru_cache(maxsize=32)  # asked again for every window of a long trace
+def _spec_variables(spec_dir: Path, trace_module: str, stamps: tuple[tuple[str, int, int], ...]) -> tuple[str, ...]:
     seen: set[str] = set()
     out: list[str] = []
 
@@ -70,7 +83,7 @@ def spec_variables(protocol: Protocol) -> tuple[str, ...]:
         if module in seen:
             return
         seen.add(module)
-        path = protocol.spec_dir / f"{module}.tla"
+        path = spec_dir / f"{module}.tla"
         if not path.is_file():
             return  # a standard module (Integers, TLC, ...)
         extends, variables = _declarations(path.read_text(encoding="utf-8"))
@@ -78,7 +91,7 @@ def spec_variables(protocol: Protocol) -> tuple[str, ...]:
             visit(m)
         out.extend(v for v in variables if v not in out)
 
-    visit(protocol.trace_module)
+    visit(trace_module)
     return tuple(out)
 
 
@@ -321,11 +334,14 @@ def prior_of(saved: Iterable[tuple[Base, Mapping[str, Path]]], base: Base) -> Op
 
 
 def rebase(protocol: Protocol, state: Mapping[str, Any], base: Optional[Base], text_of: Callable[[Any], str],
-           replayed: bool) -> tuple[Base, dict[str, Any]]:
+           replayed: bool, known: Optional[Base] = None) -> tuple[Base, dict[str, Any]]:
     """``state``, whose logs are the entries after ``base`` (None: whole logs), as a larger base and
     the state of the entries after it: each log's base reaches as far as ``Protocol.base_limits``
     allows. ``text_of`` writes an entry in TLA+; ``replayed``: the state's entries are the replay's
-    own objects (kept in ``Base.objects``)."""
+    own objects (kept in ``Base.objects``). ``known``: a base of an earlier state of the same
+    replay; where a log begins with its entries, the very objects, their texts are taken from it
+    and ``text_of`` writes only the entries after them (a start costs its new entries, not its
+    whole logs again: asked of every entry, text_of cost 77 s of the million-event check)."""
     limits = protocol.base_limits(state)
     texts: dict[str, dict[Any, tuple[str, ...]]] = {}
     objects: dict[str, dict[Any, tuple[Any, ...]]] = {}
@@ -342,11 +358,24 @@ def rebase(protocol: Protocol, state: Mapping[str, Any], base: Optional[Base], t
             had_objects = base.objects[log].get(key, ()) if base is not None else ()
             limit = limits.get(log, {}).get(key)
             more = len(entries) if limit is None else max(0, min(len(entries), limit - len(had_texts)))
-            texts[log][key] = had_texts + tuple(text_of(e) for e in entries[:more])
+            same = _same_prefix(known, log, key, entries[:more]) if replayed and base is None else 0
+            reused = known.texts[log][key][:same] if known is not None and same else ()
+            texts[log][key] = had_texts + reused + tuple(text_of(e) for e in entries[same:more])
             objects[log][key] = had_objects + (tuple(entries[:more]) if replayed else (None,) * more)
             after[key] = entries[more:]
         rest[log] = function_value(after) if after else state[log]
     return Base(texts, objects), rest
+
+
+def _same_prefix(known: Optional[Base], log: str, key: Any, entries: Sequence[Any]) -> int:
+    """How many of ``entries`` begin with ``known``'s entries of the log's key, object for object:
+    all of them or none (a log changes only at its end or by a cut to a prefix, so a known log
+    that is no longer a prefix is written again whole)."""
+    if known is None:
+        return 0
+    objects = known.objects.get(log, {}).get(key, ())
+    n = len(objects)
+    return n if n <= len(entries) and all(map(operator.is_, entries[:n], objects)) else 0
 
 
 def matches(base: Optional[Base], state: Mapping[str, Any], whole: Mapping[str, Any], ignore: Iterable[str] = ()) -> bool:
@@ -371,6 +400,8 @@ def matches(base: Optional[Base], state: Mapping[str, Any], whole: Mapping[str, 
             n = len(texts)
             if len(entries) != n + len(after[key]) or tuple(entries[n:]) != tuple(after[key]):
                 return False
+            if all(map(operator.is_, entries[:n], objects)):  # the replay's own objects (most often)
+                continue
             for i in range(n):
                 if entries[i] is not objects[i] and parse_value(texts[i]) != entries[i]:
                     return False

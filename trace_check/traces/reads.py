@@ -28,7 +28,7 @@ from typing import Optional
 import attrs
 
 from trace_check.traces import handoff
-from trace_check.traces.handoff import _COMMENT_RE, _EXTENDS_RE, _STRING_RE, _VARIABLES_RE
+from trace_check.traces.handoff import _COMMENT_RE, _EXTENDS_RE, _STRING_RE, _VARIABLES_RE, spec_stamps
 from trace_check.traces.protocol import Protocol
 
 _DEFINITION_RE = re.compile(r"^([A-Za-z_]\w*)\s*(?:\([^)]*\)|\[[^\]]*\])?\s*==", re.MULTILINE)
@@ -76,12 +76,6 @@ def _scan(spec_dir: Path, module: str, seen: dict[str, frozenset[str]], spec: _S
     return seen[module]
 
 
-def spec_stamps(spec_dir: Path) -> tuple[tuple[str, int, int], ...]:
-    """The spec modules of ``spec_dir`` as they are now (name, modification time, size): what is
-    read from them is kept under this key, so a module edited while the process runs is read again."""
-    return tuple((f.name, st.st_mtime_ns, st.st_size) for f in sorted(spec_dir.glob("*.tla")) if (st := f.stat()))
-
-
 def _spec(spec_dir: Path, trace_module: str) -> _Spec:
     return _read_spec(spec_dir, trace_module, spec_stamps(spec_dir))
 
@@ -95,9 +89,14 @@ def _read_spec(spec_dir: Path, trace_module: str, stamps: tuple[tuple[str, int, 
 
 def reads(protocol: Protocol, name: str) -> frozenset[str]:
     """The variables definition ``name`` of the protocol's trace spec reads (an over-approximation)."""
-    spec = _spec(protocol.spec_dir, protocol.trace_module)
+    return _reads(protocol.spec_dir, protocol.trace_module, name, spec_stamps(protocol.spec_dir))
+
+
+@functools.lru_cache(maxsize=4096)  # asked again for every window of a long trace
+def _reads(spec_dir: Path, trace_module: str, name: str, stamps: tuple[tuple[str, int, int], ...]) -> frozenset[str]:
+    spec = _read_spec(spec_dir, trace_module, stamps)
     if name not in spec.bodies:
-        raise ReadsError(f"{protocol.trace_module} and the modules it extends define no {name}")
+        raise ReadsError(f"{trace_module} and the modules it extends define no {name}")
     found: set[str] = set()
     done: set[str] = set()
     todo = [name]
