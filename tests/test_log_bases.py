@@ -152,3 +152,30 @@ def test_a_window_takes_the_index_saved_of_the_latest_base_its_own_begins_with(t
     prior = handoff.prior_of(saved, latest)
     assert prior is not None and prior.files["tlog"].endswith("small_tlog.txt") and prior.lengths["plog"] == {1: 1, 2: 0}
     assert handoff.prior_of(saved[2:], latest) is None and handoff.prior_of([], latest) is None
+
+
+def test_a_replayed_start_writes_only_the_entries_its_last_base_did_not_have() -> None:
+    """Window after window, the replay's logs keep their entries, the same objects: a start's base
+    takes the texts of those its last base had (rebase's ``known``) and writes only the others;
+    a log cut to a prefix and grown again (new objects) is written again whole. Either way the
+    base is the one written from scratch."""
+    p1 = tuple(entry(i) for i in range(5))
+    t1 = tuple(tentry(i) for i in range(3))
+    first = state((p1, ()), (-1, -1), Record({"t1": t1}))
+    known, _ = handoff.rebase(KAFKA, first, None, format_value, replayed=True)
+    written: list[Any] = []
+
+    def text_of(e: Any) -> str:
+        written.append(e)
+        return format_value(e)
+
+    grown = state((p1 + (entry(5),), (entry(0),)), (-1, -1), Record({"t1": t1 + (tentry(3),)}))
+    base, rest = handoff.rebase(KAFKA, grown, None, text_of, replayed=True, known=known)
+    scratch, scratch_rest = handoff.rebase(KAFKA, grown, None, format_value, replayed=True)
+    assert sorted(map(format_value, written)) == sorted(map(format_value, [entry(5), entry(0), tentry(3)]))
+    assert base.texts == scratch.texts and rest == scratch_rest and base.joined(rest) == grown
+    written.clear()
+    cut = state((p1[:2] + (entry(7), entry(8), entry(9)), ()), (-1, -1), Record({"t1": t1}))  # same length, not the same entries
+    base, rest = handoff.rebase(KAFKA, cut, None, text_of, replayed=True, known=known)
+    assert written == [*cut["plog"][0]] and base.texts == handoff.rebase(KAFKA, cut, None, format_value, replayed=True)[0].texts
+    assert base.joined(rest) == cut

@@ -236,7 +236,10 @@ public final class TraceLoad {
     // whether the step changed it or not: the index cost 13% of a late window's time that way. The
     // state holds the key instead, and the index is read through TraceKept. Kept are the last
     // VALUES_KEPT values (a window's states are expanded level by level; a state's key is read
-    // when TLC checks it and when it expands it, not later).
+    // when TLC checks it and when it expands it, not later). The key must be a function of the
+    // value: a new number at each call (tried, to spare fingerprinting each new index) breaks TLC's
+    // counterexamples, since TLC finds the violating state again among its predecessor's
+    // successors by comparing whole states, keys included ("Failed to recover the initial state").
     private static final int VALUES_KEPT = 1 << 16;
     private static final Map<Long, Value> KEPT_VALUES = java.util.Collections.synchronizedMap(
             new java.util.LinkedHashMap<Long, Value>(1024, 0.75f, true) {
