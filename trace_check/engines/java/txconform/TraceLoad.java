@@ -237,9 +237,11 @@ public final class TraceLoad {
     // state holds the key instead, and the index is read through TraceKept. Kept are the last
     // VALUES_KEPT values (a window's states are expanded level by level; a state's key is read
     // when TLC checks it and when it expands it, not later). The key must be a function of the
-    // value: a new number at each call (tried, to spare fingerprinting each new index) breaks TLC's
-    // counterexamples, since TLC finds the violating state again among its predecessor's
-    // successors by comparing whole states, keys included ("Failed to recover the initial state").
+    // value: a new number at each call (tried, to spare fingerprinting each new index) broke TLC's
+    // counterexamples: TLC printed the behaviour up to the violating state, then stopped with
+    // "Failed to recover the initial state from its fingerprint" (our reading, not checked in
+    // TLC's source: it finds that state again among its predecessor's successors, and the one it
+    // computes again holds a new key).
     private static final int VALUES_KEPT = 1 << 16;
     private static final Map<Long, Value> KEPT_VALUES = java.util.Collections.synchronizedMap(
             new java.util.LinkedHashMap<Long, Value>(1024, 0.75f, true) {
