@@ -61,6 +61,7 @@ class TxnProducer:
         self.process = process
         self.n = 0  # the current transaction's number
         self.fenced = False
+        self._reports: list[tuple[dict[str, Any], Any, Any]] = []  # delivery reports not emitted yet (send)
 
     def init(self) -> Optional[str]:
         """InitProducerId; None, or the error."""
@@ -85,36 +86,50 @@ class TxnProducer:
             return False
 
     def send(self, topic: str, partition: int, key: str, value: str) -> None:
-        txn, op = self.txn_name(), self.n
+        fields = {"process": self.process, "txn": self.txn_name(), "op": self.n, "topic": topic, "partition": partition, "key": key, "value": value}
+        reports = self._reports
 
         def delivered(err: Any, msg: Any) -> None:
-            self.emit(
-                "send",
-                process=self.process,
-                txn=txn,
-                op=op,
-                topic=topic,
-                partition=partition,
-                key=key,
-                value=value,
-                offset=None if err else msg.offset(),
-                error=str(err) if err else None,
-            )
+            # One C call and nothing else: after a fatal error (a fenced producer) confluent-kafka
+            # 2.16 calls this with its KafkaException already set, so any C call here raises
+            # SystemError after it has run (a lock taken with `with` stayed taken and hung the
+            # probe). The append has happened by then; _reported() emits it afterwards.
+            reports.append((fields, err, msg))
 
         try:
             self.producer.produce(topic, value=value.encode(), key=key.encode(), partition=partition, on_delivery=delivered)
         except Exception as e:  # BufferError, KafkaException (fenced, fatal): the send never left
-            self.emit("send", process=self.process, txn=txn, op=op, topic=topic, partition=partition, key=key, value=value, offset=None, error=_err(e))
+            self.emit("send", **fields, offset=None, error=_err(e))
+
+    def _reported(self) -> None:
+        """Emit the delivery reports the client has served since the last call, in order."""
+        while self._reports:
+            fields, err, msg = self._reports.pop(0)
+            self.emit("send", **fields, offset=None if err else msg.offset(), error=str(err) if err else None)
 
     def flush(self) -> int:
-        """Wait for every delivery report; returns how many are still pending."""
-        return int(self.producer.flush(CALL_SECONDS))
+        """Wait for every delivery report; returns how many are still pending. A flush that raises
+        (a fatal error; see send) is served again, at most once per report it still owes."""
+        left = len(self.producer)
+        for _ in range(left + 1):
+            try:
+                left = int(self.producer.flush(CALL_SECONDS))
+                break
+            except Exception as e:
+                cause = _unwrap(e)
+                self.fenced = self.fenced or _is_fenced(cause.args[0] if cause.args else None)
+                self.emit("note", process=self.process, what="client-error", txn=self.txn_name(), error=_err(e))
+                left = len(self.producer)
+            finally:
+                self._reported()
+        return left
 
     def commit(self) -> str:
         try:
             self.producer.commit_transaction(CALL_SECONDS)
             return self.end("ok")
-        except Exception as e:
+        except Exception as raised:
+            e = _unwrap(raised)
             kerr = e.args[0] if e.args else None
             if _is_fenced(kerr):
                 self.fenced = True
@@ -131,7 +146,8 @@ class TxnProducer:
         try:
             self.producer.abort_transaction(CALL_SECONDS)
             return self.end("fail", None, decided="abort")
-        except Exception as e:
+        except Exception as raised:
+            e = _unwrap(raised)
             kerr = e.args[0] if e.args else None
             if _is_fenced(kerr):
                 self.fenced = True
@@ -139,6 +155,7 @@ class TxnProducer:
             return self.end("info", _err(e), decided="abort")
 
     def end(self, outcome: str, error: Optional[str] = None, decided: str = "commit") -> str:
+        self._reported()  # commit and abort flush too: their sends' reports come first
         self.emit("txn", process=self.process, txn=self.txn_name(), op=self.n, outcome=outcome, decided=decided, error=error)
         return outcome
 
@@ -152,7 +169,13 @@ def _is_fenced(kerr: Any) -> bool:
     return bool(getattr(kerr, "code", lambda: None)() in codes)
 
 
+def _unwrap(e: BaseException) -> BaseException:
+    """The client's own error behind a SystemError that a delivery callback raised (see send)."""
+    return e.__cause__ if isinstance(e, SystemError) and e.__cause__ is not None else e
+
+
 def _err(e: BaseException) -> str:
+    e = _unwrap(e)
     kerr = e.args[0] if e.args else None
     if kerr is not None and hasattr(kerr, "name") and hasattr(kerr, "str"):
         return f"{kerr.name()}: {kerr.str()}"

@@ -13,7 +13,38 @@ from typing import Optional
 
 from probe import targets
 from probe.history import FILE, Recorder
+from probe.targets import Target
 from probe.workload import Plan, Run
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """What to run against: ``name`` (mock, tansu, kafka) with, for kafka, its version (None: the
+    default), transaction version (None: the broker's default), node count and whether its data
+    folders stay after it stops; or a running cluster at ``bootstrap``."""
+
+    name: str = "mock"
+    version: Optional[str] = None
+    transaction_version: Optional[int] = None
+    brokers: int = 1
+    keep_data: bool = False
+    bootstrap: Optional[str] = None
+
+    @property
+    def label(self) -> str:
+        if self.bootstrap:
+            return "bootstrap"
+        return f"{self.name}-{self.version}" if self.version else self.name
+
+
+def start_target(spec: TargetSpec, workdir: Path) -> Target:
+    """The target ``spec`` names, started (or reached) and ready for clients."""
+    if spec.name == "kafka" and not spec.bootstrap:
+        from probe.kafka import start_kafka
+
+        targets.require_clients()
+        return start_kafka(workdir, spec.version, spec.transaction_version, spec.brokers, spec.keep_data)
+    return targets.start(spec.name, workdir, spec.bootstrap)
 
 
 @dataclass
@@ -32,11 +63,13 @@ def client_versions() -> dict[str, str]:
     return {"confluent-kafka": confluent_kafka.__version__, "librdkafka": confluent_kafka.libversion()[0], "kafka-python": kafka.__version__}
 
 
-def record(plan: Plan, target_name: str, out: Path, bootstrap: Optional[str] = None, command: str = "", seconds: float = 90.0) -> Recorded:
+def record(plan: Plan, spec: TargetSpec, out: Path, command: str = "", seconds: float = 90.0, target: Optional[Target] = None) -> Recorded:
     """Run ``plan`` against the target and record it under ``out``; the target is stopped (if the
-    probe started it) and the probe's topic deleted, whatever happens."""
+    probe started it) and the probe's topic deleted, whatever happens. ``target``: one already
+    running that the caller owns (tests share one broker): used, not stopped."""
     out.mkdir(parents=True, exist_ok=True)
-    target = targets.start(target_name, out, bootstrap)
+    owned = target is None
+    target = start_target(spec, out) if target is None else target
     try:
         header = {
             "target": target.name,
@@ -58,4 +91,5 @@ def record(plan: Plan, target_name: str, out: Path, bootstrap: Optional[str] = N
             rec.close()
         return Recorded(out, target.name, target.version, run.errors, left)
     finally:
-        target.stop()
+        if owned:
+            target.stop()

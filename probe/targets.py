@@ -58,9 +58,19 @@ class Target:
 
     def stop(self) -> None:
         """Stop the process this target started (SIGTERM, then SIGKILL), by its own id; idempotent."""
-        p = self.process
-        if p is None or p.poll() is not None:
-            return
+        if self.process is not None:
+            stop_process(self.process)
+
+    def __enter__(self) -> "Target":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def stop_process(p: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to ``p`` by its own id, SIGKILL after STOP_SECONDS; its pipes closed; idempotent."""
+    if p.poll() is None:
         try:
             os.kill(p.pid, signal.SIGTERM)
             p.wait(STOP_SECONDS)
@@ -69,16 +79,9 @@ class Target:
             p.wait(STOP_SECONDS)
         except ProcessLookupError:
             pass
-        finally:
-            for stream in (p.stdin, p.stdout):
-                if stream is not None:
-                    stream.close()
-
-    def __enter__(self) -> "Target":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    for stream in (p.stdin, p.stdout):
+        if stream is not None:
+            stream.close()
 
 
 def free_port() -> int:
@@ -212,12 +215,17 @@ def _first_line(stream: Optional[IO[bytes]], target: Target, seconds: float) -> 
     raise TargetError(f"{target.name} did not start (exit code {code}); its log ({target.log}) ends: {_tail(target.log) or 'nothing'}")
 
 
-def start(name: str, workdir: Path, bootstrap: Optional[str] = None) -> Target:
-    """The target ``name`` (mock, tansu), or the cluster at ``bootstrap``, ready for clients."""
+def require_clients() -> None:
+    """The probe's clients and readiness check are confluent-kafka's: a one-line error without it."""
     try:
         import confluent_kafka  # noqa: F401
     except ImportError:
         raise TargetError("probe needs the probe extra (confluent-kafka): pip install 'txconform[probe]'") from None
+
+
+def start(name: str, workdir: Path, bootstrap: Optional[str] = None) -> Target:
+    """The target ``name`` (mock, tansu), or the cluster at ``bootstrap``, ready for clients."""
+    require_clients()
     workdir.mkdir(parents=True, exist_ok=True)
     if bootstrap:
         target = Target("bootstrap", bootstrap=parse_bootstrap(bootstrap), local_only=False)
@@ -228,4 +236,4 @@ def start(name: str, workdir: Path, bootstrap: Optional[str] = None) -> Target:
         return start_tansu(workdir)
     if name == "mock":
         return start_mock(workdir)
-    raise TargetError(f"--target {name}: no such target; the targets are mock and tansu, or give --bootstrap HOST:PORT")
+    raise TargetError(f"--target {name}: no such target; the targets are mock, tansu and kafka[:VERSION], or give --bootstrap HOST:PORT")

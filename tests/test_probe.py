@@ -203,12 +203,12 @@ def test_a_probe_of_a_running_cluster_deletes_its_topic_and_leaves_the_cluster_r
         pytest.skip("tansu is not installed (pip install 'txconform[probe]')")
     from confluent_kafka.admin import AdminClient
 
-    from probe.run import record
+    from probe.run import TargetSpec, record
     from probe.targets import start_tansu
 
     with start_tansu(tmp_path / "tansu") as tansu:
         plan = make_plan(4, txns=1, scenarios=())
-        rec = record(plan, "mock", tmp_path / "run", bootstrap=tansu.bootstrap)
+        rec = record(plan, TargetSpec(bootstrap=tansu.bootstrap), tmp_path / "run")
         assert rec.target == "bootstrap" and rec.topic_left is None and not rec.errors
         assert tansu.process is not None and tansu.process.poll() is None  # not the probe's to stop
         topics = AdminClient({"bootstrap.servers": tansu.bootstrap}).list_topics(timeout=10).topics

@@ -23,13 +23,34 @@ def add_parsers(sub: Any) -> None:
     p = sub.add_parser(
         "probe",
         help="drive a real Kafka-protocol broker with real transactional clients, record it, and check it",
-        description="Start a broker (librdkafka's mock cluster or Tansu), or use a running one (--bootstrap), run a seeded "
+        description="Start a broker (Apache Kafka from Maven Central, librdkafka's mock cluster or Tansu), or use a running one (--bootstrap), run a seeded "
         "plan of transactional producers, a zombie, a producer process killed mid-transaction, a transaction left open, and "
         "read_committed / read_uncommitted consumers with confluent-kafka; read the log back with raw Fetch requests "
         "(kafka-python's protocol classes); write it all to DIR/probe.jsonl and run the replay checks on it "
         "(docs/probe.md). Exit status: 0 no anomaly, 1 anomalies, 2 bad arguments or a target that did not start.",
     )
-    p.add_argument("--target", choices=("mock", "tansu"), default="mock", help="the broker the probe starts and stops (default mock)")
+    p.add_argument(
+        "--target",
+        default="mock",
+        metavar="NAME",
+        help="the broker the probe starts and stops: mock, tansu, kafka (Apache Kafka, the newest version tested) or kafka:VERSION "
+        "(any 4.x Maven Central serves, e.g. kafka:4.1.0) (default mock)",
+    )
+    p.add_argument(
+        "--transaction-version",
+        type=int,
+        choices=(1, 2),
+        default=None,
+        metavar="N",
+        help="kafka: format the cluster with transaction.version=N (1: KIP-98's protocol, 2: KIP-890's; default: the broker's, 2 on 4.x)",
+    )
+    p.add_argument("--brokers", type=int, choices=(1, 3), default=1, metavar="N", help="kafka: KRaft nodes, 1 or 3 (default 1)")
+    p.add_argument("--keep-data", action="store_true", help="kafka: keep the brokers' data folders (segments, __transaction_state) under DIR")
+    p.add_argument(
+        "--hold",
+        action="store_true",
+        help="start the target, print its bootstrap address and keep it running until interrupted (no workload): point your own clients at it",
+    )
     p.add_argument("--bootstrap", default=None, metavar="HOST:PORT", help="a running cluster instead: not started or stopped by the probe")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="the plan's seed (default 0)")
     p.add_argument("--producers", type=_count(1, 32), default=2, metavar="N", help="concurrent transactional producers (default 2)")
@@ -74,9 +95,62 @@ def _scenarios(text: str) -> tuple[str, ...]:
     return chosen
 
 
+def target_spec(args: argparse.Namespace) -> Any:
+    """The target the arguments name (probe.run.TargetSpec); a one-line error for a bad one."""
+    from probe.kafka import parse_target
+    from probe.run import TargetSpec
+    from probe.targets import parse_bootstrap
+
+    if args.bootstrap:
+        return TargetSpec(bootstrap=parse_bootstrap(args.bootstrap))
+    name, version = parse_target(args.target)
+    if name not in ("mock", "tansu", "kafka"):
+        raise TxconformError(f"--target {args.target}: no such target; the targets are mock, tansu and kafka[:VERSION], or give --bootstrap HOST:PORT")
+    if name != "kafka":
+        kafka_only = (("--transaction-version", args.transaction_version), ("--brokers 3", args.brokers != 1), ("--keep-data", args.keep_data))
+        used = [flag for flag, on in kafka_only if on]
+        if used:
+            raise TxconformError(f"{used[0]} is for --target kafka only; drop it, or use --target kafka")
+    return TargetSpec(name, version, args.transaction_version, args.brokers, args.keep_data)
+
+
+def _hold(spec: Any, directory: Optional[Path], out: Console, err: Console) -> int:
+    """``--hold``: the target, up until interrupted; its address on stdout, first line."""
+    import signal
+    import threading
+
+    from probe.run import start_target
+
+    if spec.bootstrap:
+        raise TxconformError("--hold starts a target: give --target, not --bootstrap")
+    directory = directory or Path(tempfile.mkdtemp(prefix=f"txconform-hold-{spec.label}-"))
+    err.print(f"probe: starting {spec.label}", markup=False)
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    target = start_target(spec, directory)
+    try:
+        out.print(target.bootstrap, markup=False, soft_wrap=True)
+        err.print(f"probe: {target.version} at {target.bootstrap}, pid {target.pid}; its log: {target.log}; interrupt (Ctrl-C) to stop it", markup=False)
+        try:
+            while not stop.wait(1.0):
+                if target.process is not None and target.process.poll() is not None:
+                    raise TxconformError(f"{target.name} exited with code {target.process.returncode} while held; its log: {target.log}")
+        except KeyboardInterrupt:
+            pass
+    finally:
+        target.stop()
+        signal.signal(signal.SIGTERM, previous)
+    err.print(f"probe: {spec.label} stopped", markup=False)
+    return 0
+
+
 def _command(args: argparse.Namespace, scenarios: tuple[str, ...]) -> str:
     words = ["txconform", "probe"]
     words += ["--bootstrap", args.bootstrap] if args.bootstrap else ["--target", args.target]
+    if args.transaction_version is not None:
+        words += ["--transaction-version", str(args.transaction_version)]
+    if args.brokers != 1:
+        words += ["--brokers", str(args.brokers)]
     words += ["--seed", str(args.seed), "--producers", str(args.producers), "--txns", str(args.txns), "--partitions", str(args.partitions)]
     words += ["--records", str(args.records), "--scenarios", ",".join(scenarios)]
     return shlex.join(words)
@@ -96,11 +170,11 @@ def cmd_probe(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.seconds <= 0 or args.seconds > 3600:
         raise TxconformError(f"--seconds {args.seconds}: give a deadline between 1 and 3600 seconds")
     scenarios = _scenarios(args.scenarios)
-    if args.bootstrap:
-        from probe.targets import parse_bootstrap
-
-        args.bootstrap = parse_bootstrap(args.bootstrap)
-    name = "bootstrap" if args.bootstrap else args.target
+    spec = target_spec(args)
+    args.bootstrap = spec.bootstrap
+    if args.hold:
+        return _hold(spec, args.out, out, err)
+    name = spec.label
     directory: Path = args.out or Path("out") / f"probe-{name}-{args.seed}"
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
         if not (args.force and (directory / "probe.jsonl").is_file()):
@@ -110,7 +184,7 @@ def cmd_probe(args: argparse.Namespace, out: Console, err: Console) -> int:
     plan = make_plan(args.seed, partitions=args.partitions, producers=args.producers, txns=args.txns, records=args.records, scenarios=scenarios)
     command = _command(args, scenarios)
     err.print(f"probe: starting {name}", markup=False)
-    rec = record(plan, args.target, directory, bootstrap=args.bootstrap, command=command, seconds=args.seconds)
+    rec = record(plan, spec, directory, command=command, seconds=args.seconds)
     print_summary(directory, out)
     for problem in rec.errors:
         out.print(f"  error: {problem}", markup=False)
