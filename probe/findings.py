@@ -1,5 +1,6 @@
 """The replay's violations of a probe run, named as Jepsen names the anomaly where one fits, with
-the spec invariant (specs/kafka/) each one breaks."""
+the spec invariant (specs/kafka/) each one breaks; and what the record shows by itself: corrupt
+batches, a zombie's commit after fencing, exactly-once of consume-transform-produce."""
 
 from __future__ import annotations
 
@@ -63,7 +64,7 @@ def record_findings(path: Any) -> list[dict[str, Any]]:
 
     with open(path, encoding="utf-8") as fh:
         lines = [json.loads(raw) for raw in fh]
-    return crc_findings(lines) + ctp_findings(lines)
+    return crc_findings(lines) + zombie_findings(lines) + ctp_findings(lines)
 
 
 def crc_findings(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -123,6 +124,69 @@ def _fates(batches: list[dict[str, Any]]) -> dict[int, str]:
         for o in range(int(b["base_offset"]), int(b["last_offset"]) + 1):
             fate[o] = closer
     return fate
+
+
+def _commits_after_fencing(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``commit-after-fencing`` notes: an older instance asked to commit after a newer one's
+    InitProducerId had returned. A record of version 1, from before the note existed: zombie-0
+    committed in the same thread right after zombie-1's init, so zombie-1's
+    ``fenced-older-instance`` note stands for it."""
+    notes = [ln for ln in lines[1:] if ln.get("type") == "note" and ln.get("what") == "commit-after-fencing"]
+    if notes:
+        return notes
+    fenced = [ln for ln in lines[1:] if ln.get("type") == "note" and ln.get("what") == "fenced-older-instance" and ln.get("process") == "zombie-1"]
+    return [{**n, "process": "zombie-0", "txn": f"{n.get('txid')}/0/1", "fenced_by": "zombie-1"} for n in fenced]
+
+
+def zombie_findings(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A zombie's commit (the spec's ZombieFenced, seen from the clients and from the log): an
+    instance of a transactional id asked to commit after a newer instance's InitProducerId had
+    returned, which must have fenced it and aborted its transaction (KIP-98;
+    TransactionCoordinator.handleInitProducerId bumps the epoch and aborts an ongoing
+    transaction, handleEndTransaction refuses an old epoch with PRODUCER_FENCED); yet the client
+    was told the commit succeeded, or the log holds its records under a COMMIT marker. The
+    example says what the log and the read_committed consumers held of that transaction."""
+    notes = _commits_after_fencing(lines)
+    if not notes:
+        return []
+    ends = {(ln.get("process"), ln.get("txn")): ln for ln in lines[1:] if ln.get("type") == "txn"}
+    fates = {tp: _fates(bs) for tp, bs in _logs(lines).items()}
+    polls = [ln for ln in lines[1:] if ln.get("type") == "poll" and ln.get("isolation") == "read_committed"]
+    rows = []
+    for note in notes:
+        end = ends.get((note.get("process"), note.get("txn"))) or {}
+        told = end.get("outcome") == "ok" and int(end.get("seq", 0)) > int(note.get("seq", 0))
+        sends = [ln for ln in lines[1:] if ln.get("type") == "send" and ln.get("txn") == note.get("txn") and ln.get("offset") is not None]
+        committed = [s for s in sends if fates.get((str(s.get("topic")), int(s.get("partition", -1))), {}).get(int(s["offset"])) == "COMMIT"]
+        if not told and not committed:
+            continue
+        values = {s.get("value") for s in sends}
+        read = sorted({r[4] for ln in polls for r in ln.get("records") or [] if r[4] in values})
+        first = committed[0] if committed else (sends[0] if sends else {})
+        rows.append(
+            {
+                "topic": first.get("topic"),
+                "partition": first.get("partition"),
+                "offset": first.get("offset"),
+                "txn_id": note.get("txid"),
+                "detail": f"{note.get('process')} asked to commit {note.get('txn')} after {note.get('fenced_by')}'s InitProducerId and was told "
+                f"{end.get('outcome') or 'nothing'}; {len(committed)} of its {len(sends)} acknowledged records are committed in the log, "
+                f"{len(read)} read by read_committed consumers",
+            }
+        )
+    if not rows:
+        return []
+    return [
+        {
+            "check": "probe",
+            "kind": "ZOMBIE_COMMITTED",
+            "anomaly": "zombie commit after fencing",
+            "invariant": "ZombieFenced",
+            "meaning": "an older instance of a transactional id committed after a newer instance's InitProducerId, which must fence it",
+            "count": len(rows),
+            "example": rows[0],
+        }
+    ]
 
 
 def ctp_findings(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -187,7 +187,7 @@ def start_kafka(
             feature = ["--feature", f"transaction.version={transaction_version}"] if transaction_version is not None else []
             _tool(java, lib, ["kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(props), *feature], node.log)
         for node in cluster.nodes:
-            with open(scratch / f"node-{node.node_id}.out", "wb") as out:
+            with open(node.log, "ab") as out:  # the JVM's own output (a heap too small, a bad flag) beside log4j's
                 node.process = subprocess.Popen(
                     [
                         str(java),

@@ -99,16 +99,17 @@ def _resolve(pom: Path, version: str, name: str, prop: str, home: Path, seconds:
 
 
 def _why(log: Path) -> str:
-    """The line of Maven's output that says what failed, shortened."""
-    text = log.read_text(errors="replace") if log.is_file() else ""
-    unresolved = re.search(r"Could not (?:resolve|find artifact|transfer artifact) ([^\s:]+:[^\s:]+(?::[^\s:]+)*)", text)
-    if unresolved:
-        return f"Maven could not resolve {unresolved.group(1)}: is that version served by your Maven repository (Maven Central serves Kafka 4.0.0 to 4.4.0)?"
+    """The part of Maven's output that says what failed, shortened."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", log.read_text(errors="replace") if log.is_file() else "")
+    missing = re.search(r"([\w.-]+:[\w.-]+:jar:[\w.-]+) was not found|Could not find artifact ([\w.-]+:[\w.-]+:jar:[\w.-]+)", text)
+    if missing:
+        artifact = missing.group(1) or missing.group(2)
+        return f"Maven could not resolve {artifact}: is that version served by your Maven repository (Maven Central serves Kafka 4.0.0 to 4.4.0)?"
     offline = re.search(r"(Could not transfer|UnknownHost|Connection refused|Network is unreachable)[^\n]*", text)
     if offline:
         return f"Maven could not reach its repository ({offline.group(0)[:160]}): check the network or ~/.m2/settings.xml"
-    errors = [ln.strip() for ln in text.splitlines() if ln.startswith("[ERROR]") and len(ln.strip()) > 8]
-    return (errors[0][:240] if errors else "mvn failed") + ""
+    errors = [ln.strip() for ln in text.splitlines() if ln.strip().startswith("[ERROR]") and len(ln.strip()) > 8]
+    return errors[0][:240] if errors else "mvn failed"
 
 
 def jars(lib: Path) -> str:

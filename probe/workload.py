@@ -4,9 +4,10 @@ The plan (``make_plan``) is drawn from the seed: per producer, its transactions 
 how many records each, commit or abort). Running it (``run``) starts, all at once:
 
 - the producers, one thread each (``producers`` of them), committing and aborting as planned;
-- a zombie: instance 0 of a transactional id begins a transaction and sends; instance 1 of the same
-  id initialises (which must fence instance 0 and abort its transaction); instance 0 keeps sending
-  and tries to commit; instance 1 commits a transaction of its own;
+- two zombies: instance 0 of a transactional id begins a transaction and sends; instance 1 of the
+  same id initialises (which must fence instance 0 and abort its transaction); instance 0 then
+  commits at once (``zombie-0``: its EndTxn must be refused) or sends again first (``zombie-w0``:
+  its produce must be refused); instance 1 commits a transaction of its own;
 - a producer process (probe._child) that commits, begins one more transaction, sends, and is killed
   by its process id (SIGKILL) mid-transaction; a new instance of its transactional id then
   initialises, which must abort what the dead one left open, and commits one transaction;
@@ -226,21 +227,32 @@ class Run:
             p.close()
 
     def zombie(self) -> None:
-        txid = f"{self.plan.topic}-zombie"
-        old = self._producer(txid, 0, "zombie-0")
-        if old.init() is not None or not old.begin():
-            return
-        for partition in range(self.partitions):
-            old.send(self.plan.topic, partition, f"k{partition}", f"zombie-0-1-{partition}-before")
-        old.flush()
-        new = self._producer(txid, 1, "zombie-1")
-        if new.init() is None:
-            self.rec.add("note", process="zombie-1", what="fenced-older-instance", txid=txid)
-        for partition in range(self.partitions):
-            old.send(self.plan.topic, partition, f"k{partition}", f"zombie-0-1-{partition}-after")
-        old.flush()
-        old.commit()
-        self._txn(new, Txn(tuple((p, 1) for p in range(self.partitions)), True))
+        """Two zombies, each what fencing exists to stop (KIP-98: a newer instance's InitProducerId
+        bumps the epoch and aborts the older instance's open transaction;
+        TransactionCoordinator.handleInitProducerId, handleEndTransaction). ``zombie-0`` began a
+        transaction and sent; once ``zombie-1`` has initialised, it only commits: its EndTxn must
+        be refused. ``zombie-w0`` does the same but sends again first: its produce must be
+        refused. Before each commit a ``commit-after-fencing`` note names the transaction and
+        the instance that fenced it; probe.findings reports a commit the client was told succeeded,
+        and one the log shows."""
+        for suffix, old_name, new_name, writes in (("zombie", "zombie-0", "zombie-1", False), ("zombie-w", "zombie-w0", "zombie-w1", True)):
+            txid = f"{self.plan.topic}-{suffix}"
+            old = self._producer(txid, 0, old_name)
+            if old.init() is not None or not old.begin():
+                continue
+            for partition in range(self.partitions):
+                old.send(self.plan.topic, partition, f"k{partition}", f"{old_name}-1-{partition}-before")
+            old.flush()
+            new = self._producer(txid, 1, new_name)
+            if new.init() is None:
+                self.rec.add("note", process=new_name, what="fenced-older-instance", txid=txid)
+            if writes:
+                for partition in range(self.partitions):
+                    old.send(self.plan.topic, partition, f"k{partition}", f"{old_name}-1-{partition}-after")
+                old.flush()
+            self.rec.add("note", process=old_name, what="commit-after-fencing", txn=old.txn_name(), txid=txid, fenced_by=new_name)
+            old.commit()
+            self._txn(new, Txn(tuple((p, 1) for p in range(self.partitions)), True))
 
     def kill(self) -> None:
         txid = f"{self.plan.topic}-killed"

@@ -10,8 +10,8 @@ from shared_runs import SharedTlcRuns, shares_runs
 
 from trace_check.engines.tlc import CACHE_ENV
 
-# the txconform_broker fixture (txconform serve), as users enable it
-pytest_plugins = ["trace_check.testing"]
+# the txconform_broker fixture (txconform serve) and the real Kafka brokers (probe/testing.py), as users enable them
+pytest_plugins = ["trace_check.testing", "probe.testing"]
 
 # One TLC run per model for the whole test session, whichever process asks: the tests' own runs,
 # the xdist workers (they inherit this environment) and the CLI the docs tests start
@@ -82,6 +82,7 @@ LOCAL_SPARK_MODULES = {
     "tests/test_replay_jepsen.py",
     "tests/test_replay_plans.py",
     "tests/test_probe_checks.py",
+    "tests/test_probe_kafka.py",
 }
 
 

@@ -1,0 +1,57 @@
+"""A pytest plug-in: real Apache Kafka brokers for your own tests, started once per test session.
+
+Enable it in a conftest.py with ``pytest_plugins = ["probe.testing"]``; then
+
+    def test_my_app(txconform_kafka):
+        run_my_app(bootstrap_servers=txconform_kafka.bootstrap)
+
+gets a single KRaft node of the newest Kafka txconform tests (probe.kafka.DEFAULT_VERSION) on
+127.0.0.1, shared by the session's tests and stopped by its process id when the session ends.
+For other versions or transaction versions, ask the factory; each distinct one is started once:
+
+    def test_tv1(txconform_kafka_cluster):
+        cluster = txconform_kafka_cluster(version="4.1.0", transaction_version=1)
+
+It needs Java 17+ and Maven (the jars are resolved into ~/.cache/txconform once per version); a
+test that asks for a broker where they are missing is skipped with the reason. This is what
+``txconform probe --target kafka --hold`` gives on the command line.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator, Optional
+
+import pytest
+
+Factory = Callable[..., Any]
+
+
+@pytest.fixture(scope="session")
+def txconform_kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Factory]:
+    """``factory(version=None, transaction_version=None, brokers=1)``: a running
+    probe.kafka.KafkaCluster, started on first request and shared after."""
+    from probe.kafka import DEFAULT_VERSION, environment_problem, start_kafka
+
+    started: dict[tuple[str, Optional[int], int], Any] = {}
+
+    def factory(version: Optional[str] = None, transaction_version: Optional[int] = None, brokers: int = 1) -> Any:
+        why = environment_problem()
+        if why:
+            pytest.skip(why)
+        key = (version or DEFAULT_VERSION, transaction_version, brokers)
+        if key not in started:
+            workdir = tmp_path_factory.mktemp(f"kafka-{key[0]}-tv{transaction_version or 'default'}-{brokers}")
+            started[key] = start_kafka(workdir, key[0], transaction_version, brokers)
+        return started[key]
+
+    try:
+        yield factory
+    finally:
+        for cluster in started.values():
+            cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def txconform_kafka(txconform_kafka_cluster: Factory) -> Any:
+    """One node of the default version, its default transaction version (2 on Kafka 4.x)."""
+    return txconform_kafka_cluster()
