@@ -12,7 +12,8 @@ broker's log4j output goes to ``DIR/target.log`` (one node) or ``DIR/target-N.lo
 
 Readiness is a Metadata answer (probe.targets.wait_ready). Each node is stopped by its own
 process id (SIGTERM, then SIGKILL) and its data folder removed, unless the caller keeps it
-(``keep_data``: the segments and ``__transaction_state`` a probe run left, for ``txconform replay``).
+(``keep_data``: ``DIR/kafka-data/node-N`` keeps the segments and ``__transaction_state`` a probe
+run left, for ``txconform replay``).
 """
 
 from __future__ import annotations
@@ -162,7 +163,13 @@ def start_kafka(
     lib = broker_jars(version)
     java = maven.java()
     workdir.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix="txconform-kafka-", dir=workdir))
+    if keep_data:  # DIR/kafka-data/node-N: each node's log.dirs, for txconform replay after the run
+        scratch = workdir / "kafka-data"
+        if scratch.exists():
+            raise TargetError(f"{scratch}: exists; --keep-data writes the brokers' data there: remove it or give a new --out")
+        scratch.mkdir()
+    else:
+        scratch = Path(tempfile.mkdtemp(prefix="txconform-kafka-", dir=workdir))
     tv = f", transaction.version={transaction_version}" if transaction_version is not None else ", transaction.version as 4.x formats it (2)"
     cluster = KafkaCluster(
         "kafka",

@@ -173,7 +173,7 @@ PLANTS = (
 
 
 def _replay(spark: Any, records: dict[str, Lines], root: Path) -> tuple[Any, dict[str, dict[str, list[dict[str, Any]]]]]:
-    """One replay of several records (each its own trace_id, from its header's seed): the report
+    """One replay of several records (each its own trace_id, its directory's name): the report
     and, per record, the violation rows of each check."""
     dirs = []
     for name, lines in records.items():
@@ -182,8 +182,8 @@ def _replay(spark: Any, records: dict[str, Lines], root: Path) -> tuple[Any, dic
         dirs.append(root / name)
     report = run_replay(dirs, FORMATS, spark_factory=lambda: spark, out=root / "replay")
     rows: dict[str, dict[str, list[dict[str, Any]]]] = {name: {} for name in records}
-    for name, lines in records.items():
-        trace_id = f"probe-{lines[0]['target']}-{lines[0]['seed']}"
+    for name in records:
+        trace_id = name  # the record's directory
         for o in report.outcomes:
             d = root / "replay" / "violations" / o.id
             rows[name][o.id] = [r for r in (pq.read_table(d).to_pylist() if d.is_dir() else []) if r["trace_id"] == trace_id]

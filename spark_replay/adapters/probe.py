@@ -15,7 +15,10 @@
   offsets the batch holds, and from the producer id for its markers.
 
 Events are the lines' ``seq`` times ``SCALE``, so entries fit between two lines. ``trace_id`` is
-``probe-<target>-<seed>``. A line that is not what probe.jsonl holds is a ReplayInputError naming
+the name of the record's directory (``probe-kafka-4.1.0-7``), so that two records of one target and
+seed (a version against its fix) are two traces. C2 still looks a send up in the log of its topic
+by name, whichever input holds that log (a Jepsen history's log is an input of its own): replay
+together only records whose topics differ, that is of different seeds. A line that is not what probe.jsonl holds is a ReplayInputError naming
 the file and line.
 """
 
@@ -91,7 +94,7 @@ def read(path: Path) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
         raise ReplayInputError(f"{path}:1: the header's format is {header.get('format')!r}, not {FORMAT!r}; {_FIX}")
     if header.get("version") not in VERSIONS:
         raise ReplayInputError(f"{path}:1: probe record version {header.get('version')!r}; this txconform reads {VERSIONS}: upgrade txconform")
-    trace_id = f"probe-{header.get('target')}-{header.get('seed')}"
+    trace_id = _file(Path(path)).resolve().parent.name
     sends: list[tuple[int, dict[str, Any]]] = []
     ends: dict[str, str] = {}
     reads: list[dict[str, Any]] = []
