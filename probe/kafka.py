@@ -80,6 +80,7 @@ class Node:
     data: Path
     log: Path
     process: Optional[subprocess.Popen[bytes]] = None
+    command: list[str] = field(default_factory=list)  # how it was started, to start it again after a kill
 
 
 @dataclass
@@ -106,6 +107,16 @@ class KafkaCluster(Target):
                 stop_process(node.process)
         if self.scratch is not None and not self.keep_data:
             shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def node_at(self, host: str, port: int) -> Optional[Node]:
+        return next((n for n in self.nodes if n.port == port and host in (LOCAL, "localhost")), None)
+
+    def restart(self, node: Node) -> None:
+        """Start ``node`` again, with its data, after it was killed (probe.faults)."""
+        if node.process is not None and node.process.poll() is None:
+            return
+        with open(node.log, "ab") as out:
+            node.process = subprocess.Popen(node.command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
     def run_tool(self, main_class: str, *args: str, seconds: float = 60.0) -> subprocess.CompletedProcess[str]:
         """One of Kafka's command-line tools (TransactionsCommand, FeatureCommand, ...) on this
@@ -178,6 +189,7 @@ def start_kafka(
         transaction_version=transaction_version,
         scratch=scratch,
         keep_data=keep_data,
+        replication=min(3, brokers),
     )
     for k in range(brokers):
         log = workdir / ("target.log" if brokers == 1 else f"target-{k + 1}.log")
@@ -194,23 +206,18 @@ def start_kafka(
             feature = ["--feature", f"transaction.version={transaction_version}"] if transaction_version is not None else []
             _tool(java, lib, ["kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(props), *feature], node.log)
         for node in cluster.nodes:
+            node.command = [
+                str(java),
+                *HEAP,
+                "-XX:+UseG1GC",
+                f"-Dlog4j2.configurationFile={scratch / f'log4j2-{node.node_id}.properties'}",
+                "-cp",
+                maven.jars(lib),
+                "kafka.Kafka",
+                str(scratch / f"server-{node.node_id}.properties"),
+            ]
             with open(node.log, "ab") as out:  # the JVM's own output (a heap too small, a bad flag) beside log4j's
-                node.process = subprocess.Popen(
-                    [
-                        str(java),
-                        *HEAP,
-                        "-XX:+UseG1GC",
-                        f"-Dlog4j2.configurationFile={scratch / f'log4j2-{node.node_id}.properties'}",
-                        "-cp",
-                        maven.jars(lib),
-                        "kafka.Kafka",
-                        str(scratch / f"server-{node.node_id}.properties"),
-                    ],
-                    stdin=subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
+                node.process = subprocess.Popen(node.command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         cluster.process = cluster.nodes[0].process
         _ready(cluster)
     except BaseException:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import platform
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from probe import targets
 from probe.history import FILE, Recorder
@@ -56,14 +56,21 @@ class Recorded:
     topic_left: Optional[str] = None  # why the probe's topic could not be deleted, if it could not
 
 
-def client_versions() -> dict[str, str]:
+def client_versions(plan: Plan) -> dict[str, str]:
     import confluent_kafka
     import kafka
 
-    return {"confluent-kafka": confluent_kafka.__version__, "librdkafka": confluent_kafka.libversion()[0], "kafka-python": kafka.__version__}
+    from probe import java_client
+
+    versions = {"confluent-kafka": confluent_kafka.__version__, "librdkafka": confluent_kafka.libversion()[0], "kafka-python": kafka.__version__}
+    if plan.java:
+        versions["kafka-clients (Java)"] = java_client.DEFAULT
+    return versions
 
 
-def record(plan: Plan, spec: TargetSpec, out: Path, command: str = "", seconds: float = 90.0, target: Optional[Target] = None) -> Recorded:
+def record(
+    plan: Plan, spec: TargetSpec, out: Path, command: str = "", seconds: float = 90.0, target: Optional[Target] = None, faults: tuple[Any, ...] = ()
+) -> Recorded:
     """Run ``plan`` against the target and record it under ``out``; the target is stopped (if the
     probe started it) and the probe's topic deleted, whatever happens. ``target``: one already
     running that the caller owns (tests share one broker): used, not stopped."""
@@ -76,14 +83,15 @@ def record(plan: Plan, spec: TargetSpec, out: Path, command: str = "", seconds: 
             "target_version": target.version,
             "bootstrap": target.bootstrap,
             "target_pid": target.pid,
-            "clients": client_versions(),
+            "clients": client_versions(plan),
             "python": platform.python_version(),
             "seed": plan.seed,
             "plan": plan.to_json(),
             "command": command,
+            "faults": [f.name for f in faults],
         }
         rec = Recorder(out / FILE, header)
-        run = Run(plan, target, rec, out, deadline_s=seconds)
+        run = Run(plan, target, rec, out, deadline_s=seconds, faults=faults)
         try:
             run.run()
         finally:

@@ -50,6 +50,7 @@ class Target:
     log: Optional[Path] = None
     process: Optional[subprocess.Popen[bytes]] = None
     local_only: bool = True  # brokers it advertises must be on 127.0.0.1
+    replication: int = 1  # the replication factor of the probe's topics
     notes: list[str] = field(default_factory=list)
 
     @property

@@ -68,6 +68,7 @@ class Plan:
     open_txn: bool
     ctp: bool = False
     kafka_python: bool = False
+    java: bool = False
 
     @property
     def output(self) -> str:
@@ -85,6 +86,7 @@ class Plan:
             "open_txn": self.open_txn,
             "ctp": self.ctp,
             "kafka_python": self.kafka_python,
+            "java": self.java,
         }
 
 
@@ -95,7 +97,7 @@ def make_plan(
     txns: int = 6,
     records: int = 3,
     abort_ratio: float = 0.34,
-    scenarios: tuple[str, ...] = ("zombie", "kill", "open", "ctp", "kafka-python"),
+    scenarios: tuple[str, ...] = ("zombie", "kill", "open", "ctp", "kafka-python", "java"),
 ) -> Plan:
     rng = random.Random(seed)
     topic = f"txconform-probe-{seed}-{rng.randrange(16**6):06x}"
@@ -107,15 +109,25 @@ def make_plan(
             mine.append(Txn(tuple((p, rng.randint(1, records)) for p in chosen), rng.random() >= abort_ratio))
         plans.append(tuple(mine))
     return Plan(
-        seed, topic, partitions, tuple(plans), "zombie" in scenarios, "kill" in scenarios, "open" in scenarios, "ctp" in scenarios, "kafka-python" in scenarios
+        seed,
+        topic,
+        partitions,
+        tuple(plans),
+        "zombie" in scenarios,
+        "kill" in scenarios,
+        "open" in scenarios,
+        "ctp" in scenarios,
+        "kafka-python" in scenarios,
+        "java" in scenarios,
     )
 
 
 class Run:
     """One run of a plan against a started target, recorded by ``rec``."""
 
-    def __init__(self, plan: Plan, target: Target, rec: Recorder, workdir: Path, deadline_s: float = 90.0) -> None:
+    def __init__(self, plan: Plan, target: Target, rec: Recorder, workdir: Path, deadline_s: float = 90.0, faults: tuple[Any, ...] = ()) -> None:
         self.plan = plan
+        self.faults = faults  # probe.faults.Fault, applied to a KafkaCluster target while the producers run
         self.target = target
         self.rec = rec
         self.workdir = workdir
@@ -139,7 +151,8 @@ class Run:
         from confluent_kafka.admin import AdminClient, NewTopic
 
         admin = AdminClient(self._admin_config())
-        futures = admin.create_topics([NewTopic(topic, num_partitions=self.plan.partitions, replication_factor=1)], operation_timeout=ADMIN_SECONDS)
+        new = NewTopic(topic, num_partitions=self.plan.partitions, replication_factor=self.target.replication)
+        futures = admin.create_topics([new], operation_timeout=ADMIN_SECONDS)
         self.topics[topic] = self.plan.partitions
         try:
             futures[topic].result(ADMIN_SECONDS)
@@ -147,17 +160,37 @@ class Run:
         except Exception as e:
             self.rec.add("note", what="create-topic-failed", topic=topic, error=str(e) or type(e).__name__)
         for _ in range(50):  # the topic's metadata (a Metadata request for it auto-creates it where allowed)
-            md = admin.list_topics(topic, timeout=CALL_SECONDS)
-            t = md.topics.get(topic)
-            if t is not None and t.error is None and t.partitions and all(p.leader >= 0 for p in t.partitions.values()):
-                self.topics[topic] = len(t.partitions)
-                for p, m in t.partitions.items():
-                    self.leaders[(topic, p)] = (str(md.brokers[m.leader].host), int(md.brokers[m.leader].port))
-                if len(t.partitions) != self.plan.partitions:
-                    self.rec.add("note", what="partitions", topic=topic, asked=self.plan.partitions, got=len(t.partitions))
-                return len(t.partitions)
+            got = self.learn_leaders(topic, admin)
+            if got:
+                if got != self.plan.partitions:
+                    self.rec.add("note", what="partitions", topic=topic, asked=self.plan.partitions, got=got)
+                return got
             time.sleep(0.2)
         raise TargetError(f"{self.target.name}: topic {topic} has no leaders after 10 s; the clients' log: {self.clients_log}")
+
+    def learn_leaders(self, topic: str, admin: Any) -> int:
+        """The leader of each partition of ``topic`` as the metadata says now; its partitions, or 0
+        while some partition has no leader."""
+        md = admin.list_topics(topic, timeout=CALL_SECONDS)
+        t = md.topics.get(topic)
+        if t is None or t.error is not None or not t.partitions or not all(p.leader >= 0 and p.leader in md.brokers for p in t.partitions.values()):
+            return 0
+        self.topics[topic] = len(t.partitions)
+        for p, m in t.partitions.items():
+            self.leaders[(topic, p)] = (str(md.brokers[m.leader].host), int(md.brokers[m.leader].port))
+        return len(t.partitions)
+
+    def after_faults(self) -> None:
+        """Once the faults are healed: wait (bounded) until every partition has a leader again and
+        learn them, so that the final passes read each partition from its leader of now."""
+        from confluent_kafka.admin import AdminClient
+
+        admin = AdminClient(self._admin_config())
+        deadline = time.monotonic() + 60.0
+        for topic in list(self.topics):
+            while not self.learn_leaders(topic, admin) and time.monotonic() < deadline:
+                time.sleep(0.5)
+        self.rec.add("note", what="leaders-after-faults", leaders=sorted([t, p, f"{h}:{port}"] for (t, p), (h, port) in self.leaders.items()))
 
     def delete_topics(self) -> Optional[str]:
         """Delete the probe's topics; None, or why one could not be."""
@@ -214,6 +247,27 @@ class Run:
             p = KpProducer(self.rec.add, self.target.bootstrap, f"{self.plan.topic}-kp", 0, "kp-0")
         except Exception as e:  # the client could not even start (e.g. no broker version it knows)
             self.rec.add("note", process="kp-0", what="init-failed", client="kafka-python", error=f"{type(e).__name__}: {e}")
+            return
+        try:
+            if p.init() is not None:
+                return
+            for txn in self.plan.producers[0]:
+                if time.monotonic() > self.deadline or p.fenced:
+                    break
+                self._txn(p, txn)
+                time.sleep(PACE)
+        finally:
+            p.close()
+
+    def java_producer(self) -> None:
+        """Producer 0's transactions again, with the Apache Kafka Java client (kafka-clients 4.x,
+        probe.java_client): the one client that speaks transaction version 2's requests."""
+        from probe.java_client import JavaProducer
+
+        try:
+            p = JavaProducer(self.rec.add, self.target.bootstrap, f"{self.plan.topic}-java", 0, "java-0", self.clients_log)
+        except TargetError as e:  # no Java, no javac, jars Maven could not resolve
+            self.rec.add("note", process="java-0", what="init-failed", client="java", error=str(e))
             return
         try:
             if p.init() is not None:
@@ -444,17 +498,36 @@ class Run:
         )
 
     def observer(self) -> None:
+        """Rounds of raw read_committed fetches. A leader that is gone (a fault: probe.faults) or no
+        longer leads costs a reconnection and a look at the metadata, not the observer."""
+        from confluent_kafka.admin import AdminClient
+
         conns: dict[tuple[str, int], Connection] = {}
         position = dict.fromkeys(sorted(self.leaders), 0)
+        admin = AdminClient(self._admin_config())
+        lost = 0
         try:
             rounds = 0
             while not self.stop.is_set() and time.monotonic() < self.deadline and rounds < 100_000:
                 rounds += 1
                 for topic, p in position:
-                    f = self._connection(topic, p, conns).fetch(topic, p, position[(topic, p)], READ_COMMITTED, max_wait_ms=50)
+                    try:
+                        f = self._connection(topic, p, conns).fetch(topic, p, position[(topic, p)], READ_COMMITTED, max_wait_ms=50)
+                    except WireError as e:
+                        lost += 1
+                        if lost > 1000 or not self.faults:
+                            raise
+                        conn = conns.pop(self.leaders[(topic, p)], None)
+                        if conn is not None:
+                            conn.close()
+                        self.learn_leaders(topic, admin)
+                        self.rec.add("note", what="observer-reconnect", topic=topic, partition=p, error=str(e))
+                        continue
                     if f.error_code == 0 and (f.batches or not f.empty_response):
                         self._record_fetch("fetch-rc", READ_COMMITTED, topic, p, f, final=False)
                         position[(topic, p)] = f.next_offset()
+                    elif f.error_code != 0 and self.faults:
+                        self.learn_leaders(topic, admin)
                 self.stop.wait(FETCH_INTERVAL)
         except WireError as e:
             self.errors.append(f"observer: {e}")
@@ -499,7 +572,15 @@ class Run:
             workers.append(threading.Thread(target=self.kill, name="kill", daemon=True))
         if self.plan.kafka_python:
             workers.append(threading.Thread(target=self.kafka_python_producer, name="kafka-python", daemon=True))
+        if self.plan.java:
+            workers.append(threading.Thread(target=self.java_producer, name="java", daemon=True))
         ctp = [threading.Thread(target=self.ctp, name="ctp", daemon=True)] if self.plan.ctp else []
+        injector = None
+        if self.faults:
+            from probe.faults import Injector
+
+            injector = Injector(self.faults, self.target, self.plan.topic, self.rec.add, threading.Event())
+            workers.append(threading.Thread(target=injector.run, name="faults", daemon=True))
         for t in background + workers + ctp:
             t.start()
         for t in workers:
@@ -511,6 +592,10 @@ class Run:
             t.join(max(0.0, self.deadline - time.monotonic()) + DRAIN_SECONDS)
             if t.is_alive():
                 self.errors.append("ctp did not finish before the deadline")
+        if injector is not None:
+            injector.stop.set()
+            injector.heal()
+            self.after_faults()
         time.sleep(3 * FETCH_INTERVAL)  # one more observer round sees the last markers
         self.stop.set()
         for t in background:

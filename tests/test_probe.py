@@ -58,7 +58,7 @@ def test_bad_arguments_are_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Ca
     assert main(["probe", "--out", str(tmp_path / "c")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 3 and all(line.startswith("txconform: error: ") for line in err), err
-    assert "flood" in err[1] and "zombie,kill,open,ctp,kafka-python" in err[1]
+    assert "flood" in err[1] and "zombie,kill,open,ctp,kafka-python,java" in err[1]
     assert "name a new one" in err[2] and (tmp_path / "c" / "keep.txt").read_text() == "mine"
 
 

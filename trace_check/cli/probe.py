@@ -16,7 +16,7 @@ from rich.console import Console
 
 from trace_check.errors import TxconformError
 
-SCENARIOS = ("zombie", "kill", "open", "ctp", "kafka-python")
+SCENARIOS = ("zombie", "kill", "open", "ctp", "kafka-python", "java")
 
 
 def add_parsers(sub: Any) -> None:
@@ -45,6 +45,13 @@ def add_parsers(sub: Any) -> None:
         help="kafka: format the cluster with transaction.version=N (1: KIP-98's protocol, 2: KIP-890's; default: the broker's, 2 on 4.x)",
     )
     p.add_argument("--brokers", type=int, choices=(1, 3), default=1, metavar="N", help="kafka: KRaft nodes, 1 or 3 (default 1)")
+    p.add_argument(
+        "--faults",
+        default=None,
+        metavar="LIST",
+        help="kafka --brokers 3: faults applied one at a time while the producers run, of kill-coordinator,kill-leader,"
+        "pause-coordinator,pause-leader (SIGKILL then a restart, or SIGSTOP then SIGCONT, 4 s each)",
+    )
     p.add_argument("--keep-data", action="store_true", help="kafka: keep the brokers' data folders (segments, __transaction_state) under DIR")
     p.add_argument(
         "--hold",
@@ -107,10 +114,17 @@ def target_spec(args: argparse.Namespace) -> Any:
     if name not in ("mock", "tansu", "kafka"):
         raise TxconformError(f"--target {args.target}: no such target; the targets are mock, tansu and kafka[:VERSION], or give --bootstrap HOST:PORT")
     if name != "kafka":
-        kafka_only = (("--transaction-version", args.transaction_version), ("--brokers 3", args.brokers != 1), ("--keep-data", args.keep_data))
+        kafka_only = (
+            ("--transaction-version", args.transaction_version),
+            ("--brokers 3", args.brokers != 1),
+            ("--keep-data", args.keep_data),
+            ("--faults", args.faults),
+        )
         used = [flag for flag, on in kafka_only if on]
         if used:
             raise TxconformError(f"{used[0]} is for --target kafka only; drop it, or use --target kafka")
+    if args.faults and args.brokers != 3:
+        raise TxconformError("--faults needs --brokers 3: a fault takes one node away, and the other two keep the cluster up")
     return TargetSpec(name, version, args.transaction_version, args.brokers, args.keep_data)
 
 
@@ -151,6 +165,8 @@ def _command(args: argparse.Namespace, scenarios: tuple[str, ...]) -> str:
         words += ["--transaction-version", str(args.transaction_version)]
     if args.brokers != 1:
         words += ["--brokers", str(args.brokers)]
+    if args.faults:
+        words += ["--faults", args.faults]
     words += ["--seed", str(args.seed), "--producers", str(args.producers), "--txns", str(args.txns), "--partitions", str(args.partitions)]
     words += ["--records", str(args.records), "--scenarios", ",".join(scenarios)]
     return shlex.join(words)
@@ -172,6 +188,9 @@ def cmd_probe(args: argparse.Namespace, out: Console, err: Console) -> int:
     scenarios = _scenarios(args.scenarios)
     spec = target_spec(args)
     args.bootstrap = spec.bootstrap
+    from probe.faults import parse as parse_faults
+
+    faults = parse_faults(args.faults) if args.faults else ()
     if args.hold:
         return _hold(spec, args.out, out, err)
     name = spec.label
@@ -184,7 +203,7 @@ def cmd_probe(args: argparse.Namespace, out: Console, err: Console) -> int:
     plan = make_plan(args.seed, partitions=args.partitions, producers=args.producers, txns=args.txns, records=args.records, scenarios=scenarios)
     command = _command(args, scenarios)
     err.print(f"probe: starting {name}", markup=False)
-    rec = record(plan, spec, directory, command=command, seconds=args.seconds)
+    rec = record(plan, spec, directory, command=command, seconds=args.seconds, faults=faults)
     print_summary(directory, out)
     for problem in rec.errors:
         out.print(f"  error: {problem}", markup=False)
@@ -257,6 +276,7 @@ def print_summary(directory: Path, out: Console) -> None:
         ("open", plan.get("open_txn")),
         ("ctp", plan.get("ctp")),
         ("kafka-python", plan.get("kafka_python")),
+        ("java", plan.get("java")),
     )
     scenarios = ",".join(s for s, on in chosen if on)
     out.print(f"plan: seed {plan.get('seed')}, topic {plan.get('topic')}, {summary['partitions']} partitions, scenarios {scenarios or 'none'}", markup=False)
