@@ -10,9 +10,13 @@ one at a time while the workload runs: each waits ``GAP_SECONDS``, finds its nod
 - ``pause-coordinator`` / ``pause-leader``: SIGSTOP to that process, SIGCONT ``DOWN_SECONDS`` later
   (a stop-the-world pause, as a long GC would make; its sessions time out meanwhile).
 
-Each fault and its healing is a ``fault`` note of the record (node, pid, signal, seconds). At most
-``MAX_FAULTS`` faults, each bounded in time; a fault left in place when the run ends is healed
-before the final read of the log, and a stopped process is continued before the cluster stops.
+The first fault waits until the workload is under way (a transaction has committed, at most
+``START_SECONDS``); after a restart the next fault waits until the node answers Metadata again (at
+most ``RESTART_SECONDS``: a KRaft node's restart took 10 to 15 s on a busy machine here). Each fault
+and its healing is a ``fault`` note of the record (node, pid, signal, how long the node took to
+come back). At most ``MAX_FAULTS`` faults, each bounded in time; a fault left in place when the run
+ends is healed before the final read of the log, and a stopped process is continued before the
+cluster stops.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ KINDS = ("kill-coordinator", "kill-leader", "pause-coordinator", "pause-leader")
 GAP_SECONDS = 3.0
 DOWN_SECONDS = 4.0
 MAX_FAULTS = 8
+START_SECONDS = 60.0
+RESTART_SECONDS = 60.0
 
 
 @dataclass(frozen=True)
@@ -58,8 +64,11 @@ def parse(text: str) -> tuple[Fault, ...]:
 class Injector:
     """The thread that applies ``faults`` to ``cluster`` (probe.kafka.KafkaCluster) one at a time."""
 
-    def __init__(self, faults: tuple[Fault, ...], cluster: Any, topic: str, emit: Callable[..., Any], stop: threading.Event) -> None:
+    def __init__(
+        self, faults: tuple[Fault, ...], cluster: Any, topic: str, emit: Callable[..., Any], stop: threading.Event, under_way: threading.Event
+    ) -> None:
         self.faults = faults
+        self.under_way = under_way  # set by the workload once a transaction has committed
         self.cluster = cluster
         self.topic = topic
         self.emit = emit
@@ -81,6 +90,9 @@ class Injector:
         return self.cluster.node_at(str(b.host), int(b.port))
 
     def run(self) -> None:
+        if not self.under_way.wait(START_SECONDS):
+            self.emit("note", what="fault-skipped", fault=",".join(f.name for f in self.faults), why=f"no transaction committed within {START_SECONDS:.0f} s")
+            return
         for fault in self.faults:
             if self.stop.wait(GAP_SECONDS):
                 break
@@ -111,4 +123,16 @@ class Injector:
             else:
                 os.kill(node.process.pid, signal.SIGCONT)
                 what = {"signal": "SIGCONT", "pid": node.process.pid}
-        self.emit("note", what="fault-healed", fault=fault.name, node=node.node_id, seconds=round(time.monotonic() - started, 2), **what)
+            back = self._answers(node)
+        self.emit("note", what="fault-healed", fault=fault.name, node=node.node_id, answers=back, seconds=round(time.monotonic() - started, 2), **what)
+
+    def _answers(self, node: Any) -> bool:
+        """Whether ``node`` answers Metadata again within RESTART_SECONDS."""
+        from probe.targets import LOCAL, Target, TargetError, wait_ready
+
+        one = Target(f"kafka node {node.node_id}", bootstrap=f"{LOCAL}:{node.port}", log=node.log)
+        try:
+            wait_ready(one, seconds=RESTART_SECONDS)
+            return True
+        except TargetError:
+            return False

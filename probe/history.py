@@ -45,7 +45,11 @@ class Recorder:
         self._file.flush()
 
     def add(self, kind: str, **fields: Any) -> int:
+        """Append a line; its ``seq``. A client thread that outlived the run (it is reported as not
+        finished before the deadline) writes nothing once the record is closed: -1."""
         with self._lock:
+            if self._file.closed:
+                return -1
             self._seq += 1
             line = {"type": kind, "seq": self._seq, "time_ns": time.monotonic_ns() - self._t0, **fields}
             self._file.write(json.dumps(line, sort_keys=True) + "\n")

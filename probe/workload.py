@@ -140,6 +140,7 @@ class Run:
         self.topics: dict[str, int] = {}  # every topic the probe made -> its partitions
         self._open: Optional[TxnProducer] = None
         self.producers_done = threading.Event()
+        self.under_way = threading.Event()  # a transaction has committed (probe.faults waits for it)
 
     # --- the topic ---------------------------------------------------------------------------
 
@@ -222,7 +223,11 @@ class Run:
             for i in range(count if n_records is None else n_records):
                 p.send(self.plan.topic, partition, f"k{partition}", f"{p.process}-{p.n}-{partition}-{i}")
         p.flush()
-        p.commit() if txn.commit else p.abort()
+        if txn.commit:
+            if p.commit() == "ok":
+                self.under_way.set()
+        else:
+            p.abort()
 
     def producer(self, k: int, txns: tuple[Txn, ...]) -> None:
         p = self._producer(f"{self.plan.topic}-p{k}", 0, f"producer-{k}")
@@ -506,6 +511,7 @@ class Run:
         position = dict.fromkeys(sorted(self.leaders), 0)
         admin = AdminClient(self._admin_config())
         lost = 0
+        noted: set[tuple[str, int]] = set()  # partitions whose leader is unreachable, noted once until a fetch succeeds
         try:
             rounds = 0
             while not self.stop.is_set() and time.monotonic() < self.deadline and rounds < 100_000:
@@ -521,8 +527,11 @@ class Run:
                         if conn is not None:
                             conn.close()
                         self.learn_leaders(topic, admin)
-                        self.rec.add("note", what="observer-reconnect", topic=topic, partition=p, error=str(e))
+                        if (topic, p) not in noted:
+                            noted.add((topic, p))
+                            self.rec.add("note", what="observer-reconnect", topic=topic, partition=p, error=str(e))
                         continue
+                    noted.discard((topic, p))
                     if f.error_code == 0 and (f.batches or not f.empty_response):
                         self._record_fetch("fetch-rc", READ_COMMITTED, topic, p, f, final=False)
                         position[(topic, p)] = f.next_offset()
@@ -579,7 +588,7 @@ class Run:
         if self.faults:
             from probe.faults import Injector
 
-            injector = Injector(self.faults, self.target, self.plan.topic, self.rec.add, threading.Event())
+            injector = Injector(self.faults, self.target, self.plan.topic, self.rec.add, threading.Event(), self.under_way)
             workers.append(threading.Thread(target=injector.run, name="faults", daemon=True))
         for t in background + workers + ctp:
             t.start()

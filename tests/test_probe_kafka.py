@@ -243,3 +243,19 @@ def test_hold_keeps_a_broker_until_interrupted_and_stops_it(tmp_path: Path) -> N
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
+
+
+@pytest.mark.probe
+def test_kafka_19690_shows_on_4_1_0_and_not_on_its_fix_4_1_1(txconform_kafka_cluster: Any) -> None:
+    """A real bug across versions (probe/races.py): a fenced producer's append raced with the
+    coordinator's timeout abort is answered the fatal INVALID_TXN_STATE by 4.1.0 and
+    INVALID_PRODUCER_EPOCH by 4.1.1. A race: on 4.1.0 about 4 trials in 10 hit it, so up to 20
+    trials, stopping at the first hit; on 4.1.1 every trial must end with INVALID_PRODUCER_EPOCH."""
+    from probe.races import run
+
+    buggy: list[dict[str, Any]] = []
+    counts = run("kafka-19690", txconform_kafka_cluster(version="4.1.0", transaction_version=1).bootstrap, 20, 4, buggy.append, stop_on_bug=True)
+    assert counts["bug"] == 1 and "INVALID_TXN_STATE (48)" in buggy[-1]["a_errors"], buggy
+    fixed: list[dict[str, Any]] = []
+    counts = run("kafka-19690", txconform_kafka_cluster(version="4.1.1", transaction_version=1).bootstrap, 6, 4, fixed.append)
+    assert counts["fenced"] == 6, fixed  # every lane's A refused with INVALID_PRODUCER_EPOCH, raced or not

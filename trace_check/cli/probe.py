@@ -52,6 +52,14 @@ def add_parsers(sub: Any) -> None:
         help="kafka --brokers 3: faults applied one at a time while the producers run, of kill-coordinator,kill-leader,"
         "pause-coordinator,pause-leader (SIGKILL then a restart, or SIGSTOP then SIGCONT, 4 s each)",
     )
+    p.add_argument(
+        "--race",
+        default=None,
+        metavar="NAME",
+        help="kafka: instead of the workload, run a known bug's race with raw requests: kafka-19690 (fixed in 4.1.1: "
+        "try kafka:4.1.0 against kafka:4.1.1); exit 1 if a trial shows the bug",
+    )
+    p.add_argument("--trials", type=_count(1, 1000), default=10, metavar="N", help="--race: trials (default 10)")
     p.add_argument("--keep-data", action="store_true", help="kafka: keep the brokers' data folders (segments, __transaction_state) under DIR")
     p.add_argument(
         "--hold",
@@ -119,6 +127,7 @@ def target_spec(args: argparse.Namespace) -> Any:
             ("--brokers 3", args.brokers != 1),
             ("--keep-data", args.keep_data),
             ("--faults", args.faults),
+            ("--race", args.race),
         )
         used = [flag for flag, on in kafka_only if on]
         if used:
@@ -158,6 +167,44 @@ def _hold(spec: Any, directory: Optional[Path], out: Console, err: Console) -> i
     return 0
 
 
+def _race(spec: Any, args: argparse.Namespace, out: Console, err: Console) -> int:
+    """``--race NAME``: the race's trials on a node of ``spec``; DIR/race.jsonl, a line per trial."""
+    from probe.races import RACES, run
+    from probe.run import start_target
+
+    race = RACES.get(args.race)
+    if race is None:
+        raise TxconformError(f"--race {args.race}: no such race; the races are {', '.join(RACES)}")
+    if spec.bootstrap or spec.brokers != 1:
+        raise TxconformError("--race runs on one node the probe starts: give --target kafka:VERSION, without --bootstrap or --brokers")
+    directory: Path = args.out or Path("out") / f"race-{args.race}-{spec.label}"
+    if directory.exists() and any(directory.iterdir()) and not args.force:
+        raise TxconformError(f"{directory}: exists and is not empty; add --force to replace it or name a new one with --out (nothing was written)")
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    err.print(f"probe: starting {spec.label} for the race {race.name} ({race.ticket})", markup=False)
+    target = start_target(spec, directory)
+    lines = []
+    try:
+        out.print(f"target: {target.version} at {target.bootstrap}", markup=False)
+
+        def emit(line: dict[str, Any]) -> None:
+            lines.append(line)
+            out.print(f"  trial {line['trial']}: {line['outcome']} (A answered {', '.join(line['a_errors'])}; {line['requests']} requests)", markup=False)
+
+        counts = run(race.name, target.bootstrap, args.trials, 4, emit)
+    finally:
+        target.stop()
+    header = {"format": "txconform-race", "version": 1, "race": race.name, "ticket": race.ticket, "target_version": target.version}
+    (directory / "race.jsonl").write_text("".join(json.dumps(x, sort_keys=True) + "\n" for x in [header, *lines]))
+    summary = ", ".join(f"{counts[k]} {k}" for k in ("bug", "fenced", "other") if counts[k])
+    out.print(f"race {race.name}: {summary} of {args.trials} trials; the record: {directory / 'race.jsonl'}", markup=False)
+    if counts["bug"]:
+        out.print(f"finding: {race.ticket} ({race.meaning}); fixed in {race.fixed_in}", markup=False)
+        return 1
+    return 0
+
+
 def _command(args: argparse.Namespace, scenarios: tuple[str, ...]) -> str:
     words = ["txconform", "probe"]
     words += ["--bootstrap", args.bootstrap] if args.bootstrap else ["--target", args.target]
@@ -193,6 +240,8 @@ def cmd_probe(args: argparse.Namespace, out: Console, err: Console) -> int:
     faults = parse_faults(args.faults) if args.faults else ()
     if args.hold:
         return _hold(spec, args.out, out, err)
+    if args.race:
+        return _race(spec, args, out, err)
     name = spec.label
     directory: Path = args.out or Path("out") / f"probe-{name}-{args.seed}"
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
