@@ -60,6 +60,11 @@ def test_target_names_and_versions() -> None:
         (["--target", "mock", "--transaction-version", "1"], "--transaction-version is for --target kafka only"),
         (["--target", "tansu", "--keep-data"], "--keep-data is for --target kafka only"),
         (["--bootstrap", "127.0.0.1:9", "--hold"], "--hold starts a target"),
+        (["--target", "kafka", "--faults", "kill-coordinator"], "--faults needs --brokers 3"),
+        (["--target", "kafka", "--brokers", "3", "--faults", "kill-everything"], "no such fault; choose from kill-coordinator"),
+        (["--target", "mock", "--faults", "kill-leader"], "--faults is for --target kafka only"),
+        (["--target", "kafka", "--race", "kafka-1"], "no such race; the races are kafka-19690"),
+        (["--target", "kafka", "--brokers", "3", "--race", "kafka-19690"], "--race runs on one node"),
     ],
 )
 def test_bad_target_arguments_are_one_line_and_exit_2(argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
