@@ -16,6 +16,7 @@ import logging
 from typing import Any, Callable, Optional
 
 CALL_SECONDS = 10.0
+RETRIES = 3  # a commit or abort that failed with a retriable error is called again this often
 ADMIN_SECONDS = 5.0  # CreateTopics / DeleteTopics: a broker that does not serve them fails fast
 
 Emit = Callable[..., Any]  # emit(kind, **fields): Recorder.add, or a child's line printer
@@ -126,7 +127,7 @@ class TxnProducer:
 
     def commit(self) -> str:
         try:
-            self.producer.commit_transaction(CALL_SECONDS)
+            self._retrying(self.producer.commit_transaction)
             return self.end("ok")
         except Exception as raised:
             e = _unwrap(raised)
@@ -142,9 +143,23 @@ class TxnProducer:
                     return self.end("info", f"{_err(e)}; then abort: {_err(e2)}")
             return self.end("info", _err(e))
 
+    def _retrying(self, call: Callable[[float], Any]) -> None:
+        """``call`` (commit_transaction, abort_transaction), again after a retriable error such as
+        _TIMED_OUT ("retry call to resume": librdkafka's contract), at most RETRIES times."""
+        for attempt in range(RETRIES + 1):
+            try:
+                call(CALL_SECONDS)
+                return
+            except Exception as raised:
+                e = _unwrap(raised)
+                kerr = e.args[0] if e.args else None
+                if attempt == RETRIES or not getattr(kerr, "retriable", lambda: False)():
+                    raise
+                self.emit("note", process=self.process, what="end-retried", txn=self.txn_name(), error=_err(e))
+
     def abort(self) -> str:
         try:
-            self.producer.abort_transaction(CALL_SECONDS)
+            self._retrying(self.producer.abort_transaction)
             return self.end("fail", None, decided="abort")
         except Exception as raised:
             e = _unwrap(raised)

@@ -48,6 +48,7 @@ DELIVERY_SECONDS = 15.0  # delivery.timeout.ms: what bounds the driver's flush
 CLOSE_SECONDS = 5.0  # the driver closes its producer within this
 START_SECONDS = 30.0  # a JVM's start and a KafkaProducer's construction
 COMPILE_SECONDS = 300.0
+RETRIES = 3  # a commit or abort that timed out is called again this often (under faults: a coordinator's failover)
 MAX_LINE = 64 << 20  # bytes of one answer line at most (a flush of many reports)
 
 LOG4J2 = """status = error
@@ -343,8 +344,20 @@ class JavaProducer(TxnProducer):
         if self._sends:
             self.flush()
 
+    def _retried(self, op: str) -> dict[str, Any]:
+        """``op`` (commit, abort), called again after a timeout, at most RETRIES times: the Java
+        producer's contract (a timed-out commitTransaction "must be retried": every other call
+        refuses until it is)."""
+        a = self._call(op)
+        for _ in range(RETRIES):
+            if a.get("ok") or "TimeoutException" not in str(a.get("error")):
+                break
+            self.emit("note", process=self.process, what=f"{op}-retried", txn=self.txn_name(), client=CLIENT, error=str(a.get("error")))
+            a = self._call(op)
+        return a
+
     def commit(self) -> str:
-        a = self._call("commit")
+        a = self._retried("commit")
         if a.get("ok"):
             return self.end("ok")
         error = str(a.get("error"))
@@ -352,7 +365,7 @@ class JavaProducer(TxnProducer):
             self.fenced = True
             return self.end("fail", error)
         if a.get("abortable"):
-            b = self._call("abort")
+            b = self._retried("abort")
             if b.get("ok"):
                 return self.end("fail", error)
             self.fenced = self.fenced or bool(b.get("fenced"))
@@ -360,7 +373,7 @@ class JavaProducer(TxnProducer):
         return self.end("info", error)
 
     def abort(self) -> str:
-        a = self._call("abort")
+        a = self._retried("abort")
         if a.get("ok"):
             return self.end("fail", None, decided="abort")
         self.fenced = self.fenced or bool(a.get("fenced"))
