@@ -26,6 +26,16 @@ import pytest
 Factory = Callable[..., Any]
 
 
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (an exited process not yet reaped counts as gone): for tests
+    that check a broker or a client was stopped by its id."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 @pytest.fixture(scope="session")
 def txconform_kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Factory]:
     """``factory(version=None, transaction_version=None, brokers=1)``: a running

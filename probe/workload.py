@@ -37,7 +37,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from probe.clients import ADMIN_SECONDS, CALL_SECONDS, KpProducer, TxnProducer, client_logger
 from probe.history import Recorder
@@ -248,31 +248,28 @@ class Run:
 
     def kafka_python_producer(self) -> None:
         """Producer 0's transactions again, with kafka-python's KafkaProducer as the client."""
-        try:
-            p = KpProducer(self.rec.add, self.target.bootstrap, f"{self.plan.topic}-kp", 0, "kp-0")
-        except Exception as e:  # the client could not even start (e.g. no broker version it knows)
-            self.rec.add("note", process="kp-0", what="init-failed", client="kafka-python", error=f"{type(e).__name__}: {e}")
-            return
-        try:
-            if p.init() is not None:
-                return
-            for txn in self.plan.producers[0]:
-                if time.monotonic() > self.deadline or p.fenced:
-                    break
-                self._txn(p, txn)
-                time.sleep(PACE)
-        finally:
-            p.close()
+
+        def make() -> Any:
+            return KpProducer(self.rec.add, self.target.bootstrap, f"{self.plan.topic}-kp", 0, "kp-0")
+
+        self._second_client(make, "kp-0", "kafka-python", Exception)  # e.g. no broker version it knows
 
     def java_producer(self) -> None:
         """Producer 0's transactions again, with the Apache Kafka Java client (kafka-clients 4.x,
         probe.java_client): the one client that speaks transaction version 2's requests."""
         from probe.java_client import JavaProducer
 
+        def make() -> Any:
+            return JavaProducer(self.rec.add, self.target.bootstrap, f"{self.plan.topic}-java", 0, "java-0", self.clients_log)
+
+        self._second_client(make, "java-0", "java", TargetError)  # no Java, no javac, jars Maven could not resolve
+
+    def _second_client(self, make: Callable[[], Any], process: str, client: str, cannot_start: type[Exception]) -> None:
+        """Producer 0's transactions with another client; a client that cannot start is a note."""
         try:
-            p = JavaProducer(self.rec.add, self.target.bootstrap, f"{self.plan.topic}-java", 0, "java-0", self.clients_log)
-        except TargetError as e:  # no Java, no javac, jars Maven could not resolve
-            self.rec.add("note", process="java-0", what="init-failed", client="java", error=str(e))
+            p = make()
+        except cannot_start as e:
+            self.rec.add("note", process=process, what="init-failed", client=client, error=f"{type(e).__name__}: {e}")
             return
         try:
             if p.init() is not None:

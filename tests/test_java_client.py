@@ -23,6 +23,7 @@ pytest.importorskip("confluent_kafka")
 
 from probe.java_client import JavaProducer, driver_command  # noqa: E402
 from probe.targets import TargetError  # noqa: E402
+from probe.testing import alive  # noqa: E402
 
 pytestmark = pytest.mark.probe
 
@@ -44,13 +45,6 @@ def _missing() -> Optional[str]:
         return str(e)
     return None
 
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 class Lines:
@@ -222,7 +216,7 @@ def test_a_zombie_is_fenced_and_its_process_is_gone_after_close(kafka: Any, log:
     finally:
         old.close()
     for p in (old, new):
-        assert not _alive(p.pid)
+        assert not alive(p.pid)
         with pytest.raises(ProcessLookupError):
             os.kill(p.pid, 0)
     zombie_end = lines.of("txn", "zombie-0")[-1]
@@ -248,7 +242,7 @@ def test_sigkill_mid_transaction_then_a_new_instance_recovers(kafka: Any, log: s
         killed.send(topic, 0, "k0", "after-kill")
         assert killed.commit() == "info"  # the process is gone: the outcome is unknown, and no hang
         assert time.monotonic() - t0 < 10
-    assert not _alive(killed.pid)
+    assert not alive(killed.pid)
     dead_end = lines.of("txn", "killed-0")[-1]
     assert "java client driver exited" in dead_end["error"]
     assert [s["error"] is None for s in lines.of("send", "killed-0")] == [True, False]

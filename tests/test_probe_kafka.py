@@ -29,16 +29,8 @@ from probe import maven  # noqa: E402
 from probe.findings import zombie_findings  # noqa: E402
 from probe.kafka import environment_problem, parse_target  # noqa: E402
 from probe.targets import TargetError  # noqa: E402
+from probe.testing import alive  # noqa: E402
 from trace_check.cli.main import main  # noqa: E402
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
-
 
 # --- without a broker -----------------------------------------------------------------------------
 
@@ -210,7 +202,7 @@ def test_real_kafka_shows_no_anomaly(control_runs: dict[str, Any], version: str,
     mine = [o for o in control_runs["report"].outcomes]
     assert all(o.status in ("pass", "not applicable") for o in mine), [(o.id, o.status, dict(o.by_kind)) for o in mine]
     assert findings(control_runs["report"]) == []
-    assert cluster.pids and all(_alive(pid) for pid in cluster.pids)  # shared: stopped at the session's end
+    assert cluster.pids and all(alive(pid) for pid in cluster.pids)  # shared: stopped at the session's end
 
 
 @pytest.mark.probe
@@ -233,13 +225,13 @@ def test_hold_keeps_a_broker_until_interrupted_and_stops_it(tmp_path: Path) -> N
         md = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10)
         assert [b.port for b in md.brokers.values()] == [int(bootstrap.split(":")[1])]
         java = [int(p) for p in subprocess.run(["pgrep", "-f", f"{tmp_path / 'held'}.*kafka.Kafka"], capture_output=True, text=True).stdout.split()]
-        assert len(java) == 1 and _alive(java[0])
+        assert len(java) == 1 and alive(java[0])
         os.kill(proc.pid, signal.SIGINT)
         assert proc.wait(30) == 0
         deadline = time.monotonic() + 10
-        while _alive(java[0]) and time.monotonic() < deadline:
+        while alive(java[0]) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert not _alive(java[0])
+        assert not alive(java[0])
         assert (tmp_path / "held" / "target.log").is_file() and not list((tmp_path / "held").glob("txconform-kafka-*"))
     finally:
         if proc.poll() is None:
