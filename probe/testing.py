@@ -19,6 +19,7 @@ test that asks for a broker where they are missing is skipped with the reason. T
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, Iterator, Optional
 
 import pytest
@@ -34,6 +35,33 @@ def alive(pid: int) -> bool:
             return f.read().split(")")[-1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def prefetch(versions: tuple[str, ...], java_client: bool = False) -> threading.Thread:
+    """Resolve the jars of ``versions`` (and of the Java client) in a background thread, one after
+    another, so that a first run on a new machine downloads them while the first broker runs
+    (probe.maven's file lock makes a fixture that needs one meanwhile wait for it, not resolve it
+    twice). Errors are left for the fixture that needs the jars to report."""
+
+    def run() -> None:
+        from probe.kafka import broker_jars
+
+        for version in versions:
+            try:
+                broker_jars(version)
+            except Exception:  # reported by the fixture that starts this version
+                pass
+        if java_client:
+            try:
+                from probe.java_client import driver_classes
+
+                driver_classes()
+            except Exception:
+                pass
+
+    thread = threading.Thread(target=run, name="txconform-prefetch", daemon=True)
+    thread.start()
+    return thread
 
 
 @pytest.fixture(scope="session")

@@ -158,6 +158,16 @@ def test_the_committed_mock_record_shows_its_zombie_commit() -> None:
 CONTROLS = (("4.4.0", 2, 11), ("4.1.0", 1, 12))  # version, transaction version, seed (one replay: topics must differ)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _jars_meanwhile() -> None:
+    """On a new machine the first resolution of each version's jars takes 20 to 65 s: the versions
+    this module starts after the first, and the Java client, resolve while the first one runs."""
+    if environment_problem() is None:
+        from probe.testing import prefetch
+
+        prefetch(("4.4.0", "4.1.0", "4.1.1"), java_client=True)  # one Maven at a time: they share ~/.m2
+
+
 @pytest.fixture(scope="module")
 def control_runs(txconform_kafka_cluster: Any, tmp_path_factory: pytest.TempPathFactory, local_spark: Any) -> dict[tuple[str, int], Any]:
     """The probe's default workload (every scenario, 2 producers of 3 transactions) on each
