@@ -26,7 +26,7 @@ The decoders' keys and payloads, by Kafka version:
   (``TransactionLog.formatRecordKeyAndValue``, since Kafka 2.5; ``Set(t-0, ...)`` and a bare
   ``transactionalId=ID`` key before); in the Java DumpLogSegments JSON from the generated
   converters, ``{"type":"0","data":{"transactionalId":ID}}`` and ``{"version":"V","data":
-  {"producerId":..,"transactionStatus":N,"transactionPartitions":[{"topic":..,"partitionIds":[..]}],
+  {"producerId":..,"transactionStatus":N (Kafka 4.x: its name),"transactionPartitions":[{"topic":..,"partitionIds":[..]}],
   ..}}`` (``TransactionLogMessageParser``). A tombstone's payload is ``<DELETE>``.
 - ``--offsets-decoder``: ``offset_commit::group=G,partition=T-P`` and ``offset=N[,metadata=M]``
   (Kafka 2.5 to 3.7; ``offset::G:T:P`` and ``N[:M]`` before); since Kafka 3.8 JSON,
@@ -38,7 +38,8 @@ Topic and partition come from the ``Dumping DIR/TOPIC-PARTITION/FILE`` line; ``t
 the broker's log directory, so that the dumps of one broker's partitions join. ``file`` is the dump
 and ``position`` its line. Columns a dump cannot fill: ``replica``; ``txn_log.prev_producer_id``,
 ``next_producer_id``, ``start_ms`` and ``tv`` in the text format of the transaction-log decoder
-(the JSON one has them); ``crc`` and ``leader_epoch`` in the deep format of Kafka 0.11 to 2.1; the
+(the JSON one has them); ``crc`` and ``leader_epoch`` in the deep format of Kafka 0.11 to 2.1; ``base_seq`` and ``last_seq`` of
+``__transaction_state`` and ``__consumer_offsets`` (the coordinators' own, as in segments.py); the
 producer fields of magic 0 and 1 (none exist); the marker of a control batch dumped without
 ``--deep-iteration``, which is an error since the checks need it. A ``...`` or ``# ...`` line (an
 elision a person made when pasting a dump), Kafka's ``Found N invalid bytes at the end of FILE`` (a
@@ -370,13 +371,14 @@ class _DumpReader:
                 line=b.line,
             )
         base = b.base_offset if b.base_offset is not None else b.first_record_offset
+        coordinator = section.topic in (TRANSACTION_STATE_TOPIC, CONSUMER_OFFSETS_TOPIC)  # no client's sequences: see segments.py
         self.tables.entries.add(
             base,
             b.last_offset,
             b.producer_id,
             b.producer_epoch,
-            b.base_seq,
-            b.last_seq,
+            None if coordinator else b.base_seq,
+            None if coordinator else b.last_seq,
             b.is_txn,
             b.is_control,
             b.control,
@@ -681,7 +683,7 @@ def _txn_json_value(obj: Any) -> dict[str, Any]:
         "producer_id": _json_int(data, "producerId", required=True),
         "producer_epoch": _json_int(data, "producerEpoch", required=True),
         "transaction_timeout_ms": _json_int(data, "transactionTimeoutMs"),
-        "transaction_status": _json_int(data, "transactionStatus", required=True),
+        "transaction_status": _txn_json_status(data),
         "transaction_partitions": partitions,
         "transaction_last_update_timestamp_ms": _json_int(data, "transactionLastUpdateTimestampMs"),
         "transaction_start_timestamp_ms": _json_int(data, "transactionStartTimestampMs"),
@@ -697,6 +699,17 @@ def _txn_json_value(obj: Any) -> dict[str, Any]:
         return txn_value_row(version, value)
     except ValueError as e:
         raise _Fail(str(e), "the line is damaged: dump the segment again") from None
+
+
+def _txn_json_status(data: dict[str, Any]) -> Optional[int]:
+    """transactionStatus: its id (Kafka 3.x) or, since Kafka 4.x's TransactionLogMessageFormatter, its name ("CompleteCommit")."""
+    status = data.get("transactionStatus")
+    if isinstance(status, str):
+        name = txn_state_name(status)
+        if name is None:
+            raise _Fail(f"transactionStatus {_clip(status)!r} is no transaction state ({', '.join(TXN_STATES)})", "the line is damaged: dump the segment again")
+        return TXN_STATES.index(name)
+    return _json_int(data, "transactionStatus", required=True)
 
 
 def _offset_key(key: Any) -> Optional[tuple[str, str, int]]:

@@ -33,7 +33,10 @@ StructField``), which reads the Kafka JSON schema format.
 **.txnindex** files are AbortedTxn entries of 34 bytes (storage/.../log/AbortedTxn.java: version int16,
 producerId int64, firstOffset int64, lastOffset int64, lastStableOffset int64).
 
-Columns a segment cannot fill: ``replica`` (one copy is read); ``event``, ``txn_id``, ``instance``,
+Columns a segment cannot fill: ``replica`` (one copy is read); ``base_seq`` and ``last_seq`` of
+``__transaction_state`` and ``__consumer_offsets``: the coordinators write those batches themselves
+(AppendOrigin.COORDINATOR), each from sequence 0 (a transactional offset commit carries the
+producer's id and epoch but not its sequences), and the broker checks no sequence of theirs; ``event``, ``txn_id``, ``instance``,
 ``client_txn``, ``src`` (trace inputs only); a control batch with no record left (``control`` null).
 ``file`` is the segment or index, ``position`` the byte where the batch or entry starts. Corrupt or
 truncated files raise ReplayInputError naming the file and the byte position.
@@ -484,7 +487,8 @@ def _inputs(path: Path) -> Iterator[tuple[Path, str, int]]:
         yield path, where[0], where[1]
         return
     where = partition_dir(path.resolve().name)
-    if where is not None:
+    # A log directory may itself be named like a partition (``node-1``): it is one only if it holds segments.
+    if where is not None and _partition_files(path):
         for file in _partition_files(path):
             yield file, where[0], where[1]
         return
@@ -515,6 +519,8 @@ def stage(paths: list[Path], stager: Stager) -> None:
                     continue
                 deep = topic in (TRANSACTION_STATE_TOPIC, CONSUMER_OFFSETS_TOPIC)
                 for batch, records in read_batches(file, deep=deep):
+                    if deep:  # the coordinators' batches: sequences they number themselves, not a client's
+                        batch = batch._replace(base_seq=None, last_seq=None)
                     tables.entries.add(*batch)
                     if batch.is_control or not records:
                         continue
