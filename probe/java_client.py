@@ -11,9 +11,14 @@ resolved through ``probe/java/kafka-client.pom.xml`` (probe.maven); its class is
 ``javac`` once into ``$XDG_CACHE_HOME/txconform/java-client-<digest>`` (``~/.cache/txconform``).
 The client's log (log4j2) and the JVM's stderr go to the run's clients.log.
 
+The same driver may also hold a KafkaConsumer in a group, for consume-transform-produce (KIP-447):
+``JavaProducer.subscribe``, ``poll``, ``assignment``, ``positions``, ``ctp_offsets`` (the
+consumer's positions sent to the transaction with ``consumer.groupMetadata()``, so generation and
+member id travel with them), ``seek_committed`` (after an abort) and ``consumer_close``.
+
 Every call to the driver is bounded (the client's own timeouts plus ``MARGIN``); a driver that dies
 or does not answer gives an error string (outcome ``info``), never a hang. ``close()`` asks the
-driver to close its producer, then stops the process by its own id (SIGTERM, then SIGKILL).
+driver to close its producer and consumer, then stops the process by its own id (SIGTERM, then SIGKILL).
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ CLOSE_SECONDS = 5.0  # the driver closes its producer within this
 START_SECONDS = 30.0  # a JVM's start and a KafkaProducer's construction
 COMPILE_SECONDS = 300.0
 RETRIES = 3  # a commit or abort that timed out is called again this often (under faults: a coordinator's failover)
+MAX_POLL_MS = 30_000  # the driver's bound on one poll
 MAX_LINE = 64 << 20  # bytes of one answer line at most (a flush of many reports)
 
 LOG4J2 = """status = error
@@ -62,6 +68,8 @@ rootLogger.appenderRef.file.ref = file
 logger.kafka.name = org.apache.kafka
 logger.kafka.level = INFO
 """
+
+Record = tuple[str, int, int, Optional[str], Optional[str]]  # a consumed record: topic, partition, offset, key, value
 
 
 def _javac() -> Path:
@@ -245,9 +253,9 @@ class _Driver:
         return None, "timeout"
 
     def stop(self) -> None:
-        """Close the producer (bounded), then stop the process by its own id; idempotent."""
+        """Close the producer and the consumer (bounded), then stop the process by its own id; idempotent."""
         if self.dead is None and self.process.poll() is None:
-            self.call({"op": "close"}, CLOSE_SECONDS + MARGIN)
+            self.call({"op": "close"}, 2 * CLOSE_SECONDS + MARGIN)  # the producer's close, then the consumer's
         self.dead = self.dead or "java client driver closed"
         try:
             self.process.wait(1.0)
@@ -278,6 +286,7 @@ class JavaProducer(TxnProducer):
         self._steps(emit, txid, instance, process)
         self._sends: dict[int, dict[str, Any]] = {}  # send id -> its line's fields, in send order, until reported
         self._next_id = 0
+        self.bootstrap = bootstrap
         self.driver = _Driver(version, log_path)
         answer = self.driver.call({"op": "producer", "bootstrap": bootstrap, "txid": txid, "config": config or {}}, START_SECONDS)
         if not answer.get("ok"):
@@ -387,8 +396,79 @@ class JavaProducer(TxnProducer):
         self.fenced = self.fenced or bool(a.get("fenced"))
         return str(a.get("error"))
 
+    # --- the consumer of consume-transform-produce (KIP-447), in the same driver ------------------
+
+    def subscribe(self, group: str, topics: list[str], config: Optional[dict[str, Any]] = None) -> Optional[str]:
+        """A KafkaConsumer in ``group`` (read_committed, no auto commit, earliest, the classic
+        protocol; ``config`` overrides), subscribed to ``topics``; None, or the error."""
+        a = self._call("consumer", START_SECONDS, bootstrap=self.bootstrap, group=group, topics=list(topics), config=config or {})
+        if a.get("ok"):
+            self.emit("note", process=self.process, what="subscribe", group=group, topics=list(topics), client=CLIENT)
+            return None
+        return str(a.get("error"))
+
+    def poll(self, ms: int) -> tuple[list[Record], Optional[str]]:
+        """consumer.poll(ms): ([(topic, partition, offset, key, value), ...], None), or ([], the error)."""
+        ms = max(0, min(int(ms), MAX_POLL_MS))
+        a = self._call("poll", ms / 1000 + CALL_SECONDS + MARGIN, ms=ms)
+        if not a.get("ok"):
+            return [], str(a.get("error"))
+        records: list[Record] = []
+        for r in a.get("records") or []:
+            if isinstance(r, list) and len(r) == 5:
+                records.append((str(r[0]), int(r[1]), int(r[2]), r[3], r[4]))
+        return records, None
+
+    def assignment(self) -> tuple[list[tuple[str, int]], Optional[str]]:
+        """The consumer's assigned partitions, sorted; or ([], the error)."""
+        a = self._call("assignment")
+        if not a.get("ok"):
+            return [], str(a.get("error"))
+        return [(str(t), int(p)) for t, p in a.get("assignment") or []], None
+
+    def positions(self) -> tuple[list[tuple[str, int, int]], Optional[str]]:
+        """The consumer's position on each assigned partition; or ([], the error)."""
+        a = self._call("positions")
+        if not a.get("ok"):
+            return [], str(a.get("error"))
+        return [(str(t), int(p), int(o)) for t, p, o in a.get("positions") or []], None
+
+    def ctp_offsets(self) -> Optional[str]:
+        """sendOffsetsToTransaction(the consumer's positions, consumer.groupMetadata()): KIP-447's
+        path, the generation and member id with the offsets; None, or the error. The offsets sent
+        and the group metadata are noted (``what="ctp-offsets"``)."""
+        a = self._call("ctp_offsets", 2 * CALL_SECONDS + MARGIN)
+        if a.get("ok"):
+            self.emit(
+                "note",
+                process=self.process,
+                what="ctp-offsets",
+                txn=self.txn_name(),
+                client=CLIENT,
+                offsets=a.get("offsets"),
+                generation=a.get("generation"),
+                member=a.get("member"),
+            )
+            return None
+        self.fenced = self.fenced or bool(a.get("fenced"))
+        return str(a.get("error"))
+
+    def seek_committed(self) -> Optional[str]:
+        """Every assigned partition back to its committed offset (its beginning without one), as
+        after an abort; None, or the error."""
+        a = self._call("seek_committed")
+        if a.get("ok"):
+            self.emit("note", process=self.process, what="seek-committed", client=CLIENT, committed=a.get("committed"))
+            return None
+        return str(a.get("error"))
+
+    def consumer_close(self) -> Optional[str]:
+        """Close the consumer (it leaves its group), bounded; None, or the error."""
+        a = self._call("consumer_close", CLOSE_SECONDS + MARGIN)
+        return None if a.get("ok") else str(a.get("error"))
+
     def close(self) -> None:
-        """Close the producer (bounded), then stop the driver by its own id; idempotent."""
+        """Close the producer and the consumer (bounded), then stop the driver by its own id; idempotent."""
         self.driver.stop()
 
     def __enter__(self) -> "JavaProducer":

@@ -86,6 +86,7 @@ LOCAL_SPARK_MODULES = {
     "tests/test_replay_real_kafka.py",
     "tests/test_java_client.py",  # not Spark: the real Kafka broker they share with test_probe_kafka.py (probe.testing)
     "tests/test_serve_java.py",
+    "tests/test_serve_java_ctp.py",
 }
 
 

@@ -8,6 +8,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -17,6 +18,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -27,26 +30,41 @@ import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.TransactionAbortableException;
+import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
- * One transactional KafkaProducer driven line by line by txconform's probe (probe/java_client.py).
+ * One transactional KafkaProducer, and optionally one KafkaConsumer in a group (consume-transform-
+ * produce, KIP-447), driven line by line by txconform's probe (probe/java_client.py).
  *
  * <p>stdin: one JSON object per line, its field {@code op} naming the command (producer, init,
- * begin, send, flush, commit, abort, offsets, close, version). stdout: exactly one JSON answer line
+ * begin, send, flush, commit, abort, offsets, close, version; the consumer's: consumer, poll,
+ * assignment, positions, ctp_offsets, seek_committed, consumer_close). stdout: exactly one JSON answer line
  * per command, flushed; a {@code seq} field of the command is echoed in its answer. Errors are
  * {@code {"ok":false,"error":"Class: message","fenced":..,"abortable":..,"fatal":..}}. Delivery
  * reports are kept by the callbacks and answered by {@code flush}, in the order of the sends. The
  * client's log goes through SLF4J to the log4j2 file the driver is started with; anything else that
- * writes to System.out is sent to stderr, so stdout carries the answers only. EOF on stdin closes
- * the producer and exits.
+ * writes to System.out is sent to stderr, so stdout carries the answers only. EOF on stdin (or
+ * close) closes the producer and the consumer and exits.
+ *
+ * <p>The consumer: {@code consumer} creates it (group.id, read_committed, no auto commit, earliest,
+ * the classic group protocol, bounded timeouts; {@code config} overrides) and subscribes to
+ * {@code topics}; {@code poll} answers {@code "records":[[topic,partition,offset,key,value],..]};
+ * {@code assignment} {@code [[topic,partition],..]}; {@code positions} {@code [[topic,partition,
+ * offset],..]} of the assignment; {@code ctp_offsets} sends those positions to the producer's
+ * transaction with the consumer's own group metadata (generation and member id: KIP-447's
+ * fencing) and answers them as {@code "offsets"}; {@code seek_committed} seeks every assigned
+ * partition to its committed offset, or its beginning without one (after an abort).
  */
 public final class ClientDriver {
     private static final int CLOSE_SECONDS = 5;
+    private static final int CONSUMER_CALL_MS = 10000; // position, committed: bounded like the producer's calls
+    private static final long MAX_POLL_MS = 30000;
     private static final int MAX_LINE = 1 << 20;
 
     private final PrintStream out;
     private KafkaProducer<String, String> producer;
+    private KafkaConsumer<String, String> consumer;
     private final List<Long> pending = new ArrayList<>(); // send ids since the last flush, in order
     private final Map<Long, String> reports = new ConcurrentHashMap<>(); // id -> its report (JSON), from the callbacks
 
@@ -75,6 +93,7 @@ public final class ClientDriver {
             t.printStackTrace();
         } finally {
             driver.closeProducer();
+            driver.closeConsumer();
         }
         answers.flush();
         System.exit(code);
@@ -154,12 +173,35 @@ public final class ClientDriver {
             case "offsets":
                 offsets(cmd);
                 break;
+            case "consumer":
+                createConsumer(cmd);
+                break;
+            case "poll":
+                poll(cmd, a);
+                return false;
+            case "assignment":
+                a.append("\"ok\":true,\"assignment\":").append(partitions(needConsumer().assignment()));
+                return false;
+            case "positions":
+                a.append("\"ok\":true,\"positions\":").append(offsetsJson(positions()));
+                return false;
+            case "ctp_offsets":
+                ctpOffsets(a);
+                return false;
+            case "seek_committed":
+                seekCommitted(a);
+                return false;
+            case "consumer_close":
+                closeConsumer();
+                break;
             case "close":
                 closeProducer();
+                closeConsumer();
                 a.append("\"ok\":true");
                 return true;
             default:
-                throw new BadCommand("unknown op " + quote(op) + ": the ops are producer, init, begin, send, flush, commit, abort, offsets, close, version");
+                throw new BadCommand("unknown op " + quote(op) + ": the ops are producer, init, begin, send, flush, commit, abort, offsets, "
+                    + "consumer, poll, assignment, positions, ctp_offsets, seek_committed, consumer_close, close, version");
         }
         a.append("\"ok\":true");
         return false;
@@ -278,6 +320,174 @@ public final class ClientDriver {
                 t.printStackTrace();
             }
         }
+    }
+
+    // --- the consumer (consume-transform-produce) ------------------------------------------------
+
+    private KafkaConsumer<String, String> needConsumer() {
+        if (consumer == null) {
+            throw new BadCommand("no consumer: send {\"op\":\"consumer\",...} first");
+        }
+        return consumer;
+    }
+
+    private void createConsumer(Map<String, Object> cmd) {
+        if (consumer != null) {
+            throw new BadCommand("a consumer exists already: one per driver");
+        }
+        String bootstrap = str(cmd, "bootstrap", true);
+        String group = str(cmd, "group", true);
+        Object list = cmd.get("topics");
+        List<String> topics = new ArrayList<>();
+        if (list instanceof List) {
+            for (Object t : (List<?>) list) {
+                if (!(t instanceof String)) {
+                    throw new BadCommand("\"topics\" is a list of topic names");
+                }
+                topics.add((String) t);
+            }
+        }
+        if (topics.isEmpty()) {
+            throw new BadCommand("\"topics\" is a non-empty list of topic names");
+        }
+        Properties p = new Properties();
+        p.put("bootstrap.servers", bootstrap);
+        p.put("group.id", group);
+        p.put("group.protocol", "classic");
+        p.put("isolation.level", "read_committed");
+        p.put("enable.auto.commit", "false");
+        p.put("auto.offset.reset", "earliest");
+        p.put("allow.auto.create.topics", "false");
+        p.put("session.timeout.ms", "30000");
+        p.put("heartbeat.interval.ms", "1000");
+        p.put("max.poll.interval.ms", "60000");
+        p.put("request.timeout.ms", "10000");
+        p.put("default.api.timeout.ms", String.valueOf(CONSUMER_CALL_MS));
+        p.put("key.deserializer", StringDeserializer.class.getName());
+        p.put("value.deserializer", StringDeserializer.class.getName());
+        Object extra = cmd.get("config");
+        if (extra instanceof Map) {
+            for (Map.Entry<?, ?> e : ((Map<?, ?>) extra).entrySet()) {
+                if (e.getValue() != null) {
+                    p.put(String.valueOf(e.getKey()), String.valueOf(e.getValue()));
+                }
+            }
+        } else if (extra != null) {
+            throw new BadCommand("\"config\" is an object of consumer properties");
+        }
+        KafkaConsumer<String, String> c = new KafkaConsumer<>(p);
+        try {
+            c.subscribe(topics);
+        } catch (Throwable t) {
+            c.close(Duration.ofSeconds(CLOSE_SECONDS));
+            throw t;
+        }
+        consumer = c;
+    }
+
+    private void poll(Map<String, Object> cmd, StringBuilder a) {
+        KafkaConsumer<String, String> c = needConsumer();
+        long ms = num(cmd, "ms");
+        if (ms < 0 || ms > MAX_POLL_MS) {
+            throw new BadCommand("\"ms\" is between 0 and " + MAX_POLL_MS);
+        }
+        StringBuilder r = new StringBuilder("[");
+        boolean first = true;
+        for (ConsumerRecord<String, String> rec : c.poll(Duration.ofMillis(ms))) {
+            r.append(first ? "" : ",").append('[').append(quote(rec.topic())).append(',').append(rec.partition())
+                .append(',').append(rec.offset()).append(',').append(quote(rec.key())).append(',').append(quote(rec.value())).append(']');
+            first = false;
+        }
+        a.append("\"ok\":true,\"records\":").append(r.append(']'));
+    }
+
+    /** The consumer's position on each assigned partition, in the order of topic and partition;
+     *  all of them within CONSUMER_CALL_MS (a position unknown until then: TimeoutException). */
+    private Map<TopicPartition, OffsetAndMetadata> positions() {
+        KafkaConsumer<String, String> c = needConsumer();
+        Map<TopicPartition, OffsetAndMetadata> offsets = new LinkedHashMap<>();
+        long deadline = System.nanoTime() + CONSUMER_CALL_MS * 1_000_000L;
+        for (TopicPartition tp : sorted(c.assignment())) {
+            long left = Math.max(1L, (deadline - System.nanoTime()) / 1_000_000L);
+            offsets.put(tp, new OffsetAndMetadata(c.position(tp, Duration.ofMillis(left))));
+        }
+        return offsets;
+    }
+
+    /** sendOffsetsToTransaction(the positions, consumer.groupMetadata()): KIP-447's path. */
+    private void ctpOffsets(StringBuilder a) {
+        KafkaProducer<String, String> prod = need();
+        KafkaConsumer<String, String> c = needConsumer();
+        Map<TopicPartition, OffsetAndMetadata> offsets = positions();
+        ConsumerGroupMetadata meta = c.groupMetadata();
+        prod.sendOffsetsToTransaction(offsets, meta);
+        a.append("\"ok\":true,\"offsets\":").append(offsetsJson(offsets))
+            .append(",\"generation\":").append(meta.generationId())
+            .append(",\"member\":").append(quote(meta.memberId()));
+    }
+
+    /** After an abort: every assigned partition back to its committed offset (its beginning without one). */
+    private void seekCommitted(StringBuilder a) {
+        KafkaConsumer<String, String> c = needConsumer();
+        Set<TopicPartition> assigned = c.assignment();
+        Map<TopicPartition, OffsetAndMetadata> committed = c.committed(assigned, Duration.ofMillis(CONSUMER_CALL_MS));
+        List<TopicPartition> none = new ArrayList<>();
+        StringBuilder r = new StringBuilder("[");
+        boolean first = true;
+        for (TopicPartition tp : sorted(assigned)) {
+            OffsetAndMetadata o = committed.get(tp);
+            if (o == null) {
+                none.add(tp);
+            } else {
+                c.seek(tp, o);
+            }
+            r.append(first ? "" : ",").append('[').append(quote(tp.topic())).append(',').append(tp.partition()).append(',')
+                .append(o == null ? "null" : Long.toString(o.offset())).append(']');
+            first = false;
+        }
+        if (!none.isEmpty()) {
+            c.seekToBeginning(none);
+        }
+        a.append("\"ok\":true,\"committed\":").append(r.append(']'));
+    }
+
+    private void closeConsumer() {
+        if (consumer != null) {
+            KafkaConsumer<String, String> c = consumer;
+            consumer = null;
+            try {
+                c.close(Duration.ofSeconds(CLOSE_SECONDS));
+            } catch (Throwable t) {
+                t.printStackTrace();
+            }
+        }
+    }
+
+    static List<TopicPartition> sorted(Collection<TopicPartition> parts) {
+        List<TopicPartition> l = new ArrayList<>(parts);
+        l.sort((x, y) -> x.topic().equals(y.topic()) ? Integer.compare(x.partition(), y.partition()) : x.topic().compareTo(y.topic()));
+        return l;
+    }
+
+    static String partitions(Collection<TopicPartition> parts) {
+        StringBuilder r = new StringBuilder("[");
+        boolean first = true;
+        for (TopicPartition tp : sorted(parts)) {
+            r.append(first ? "" : ",").append('[').append(quote(tp.topic())).append(',').append(tp.partition()).append(']');
+            first = false;
+        }
+        return r.append(']').toString();
+    }
+
+    static String offsetsJson(Map<TopicPartition, OffsetAndMetadata> offsets) {
+        StringBuilder r = new StringBuilder("[");
+        boolean first = true;
+        for (Map.Entry<TopicPartition, OffsetAndMetadata> e : offsets.entrySet()) {
+            r.append(first ? "" : ",").append('[').append(quote(e.getKey().topic())).append(',').append(e.getKey().partition())
+                .append(',').append(e.getValue().offset()).append(']');
+            first = false;
+        }
+        return r.append(']').toString();
     }
 
     /** AppInfoParser.getVersion(): in org.apache.kafka.common.utils up to 4.3, in its internals package from 4.4. */
