@@ -7,38 +7,21 @@ writes the session's trace and fails the test unless ``txconform check`` accepts
 
 from __future__ import annotations
 
-import shutil
 import time
-from typing import Any, Optional
+from typing import Any
 
 import pytest
+from java_helpers import Lines, missing_java
 
 from trace_check.traces.protocol import Server
 
 pytestmark = [pytest.mark.probe, pytest.mark.tlc]
 
 
-def _missing() -> Optional[str]:
-    for tool in ("java", "javac", "mvn"):
-        if shutil.which(tool) is None:
-            return f"{tool} not found: the Java client needs a JDK 17+ and Maven"
-    return None
-
-
-class Lines:
-    def __init__(self) -> None:
-        self.lines: list[dict[str, Any]] = []
-
-    def __call__(self, kind: str, **fields: Any) -> None:
-        self.lines.append({"type": kind, **fields})
-
-    def ends(self, process: str) -> list[str]:
-        return [ln["outcome"] for ln in self.lines if ln["type"] == "txn" and ln["process"] == process]
-
 
 @pytest.fixture
 def java(tmp_path: Any) -> Any:
-    why = _missing()
+    why = missing_java()
     if why:
         pytest.skip(why)
     from probe.java_client import JavaProducer
