@@ -17,6 +17,7 @@ its own.
 from __future__ import annotations
 
 import hashlib
+import threading
 from pathlib import Path
 from typing import Optional
 
@@ -66,13 +67,15 @@ class SharedTlcRuns:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.results: dict[tuple, CheckResult] = {}
+        self.lock = threading.Lock()  # ``txconform model-check`` in a docs test runs models on threads
 
     def run(self, task: CheckTask, on_progress: Optional[ProgressCallback] = None) -> CheckResult:
         """TLC's result for ``task``: from the run of an earlier test of the same model, or from a new run."""
         key = model_key(task)
-        if key not in self.results:
-            self.results[key] = tlc.run_tlc(task, self.root / f"{len(self.results) + 1}-{task.name}", on_progress)
-        return self.results[key]
+        with self.lock:  # one run at a time: the tests that share runs keep one worker's core
+            if key not in self.results:
+                self.results[key] = tlc.run_tlc(task, self.root / f"{len(self.results) + 1}-{task.name}", on_progress)
+            return self.results[key]
 
     @property
     def runs(self) -> int:

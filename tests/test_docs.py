@@ -19,6 +19,7 @@ import io
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
@@ -50,10 +51,10 @@ def txconform(shared_tlc: SharedTlcRuns, monkeypatch: pytest.MonkeyPatch, docs_s
     ``probe`` on the worker's Spark session."""
 
     def run_task(engine: str, task: CheckTask, workdir: Path, on_progress: Optional[ProgressCallback] = None,
-                 checkpointing: Checkpointing = Checkpointing()) -> CheckResult:
+                 checkpointing: Checkpointing = Checkpointing(), stop: Optional[threading.Event] = None) -> CheckResult:
         if engine == "tlc" and checkpointing == Checkpointing():
             return shared_tlc.run(task, on_progress)
-        return runner.run_task(engine, task, workdir, on_progress, checkpointing)
+        return runner.run_task(engine, task, workdir, on_progress, checkpointing, stop)
 
     monkeypatch.setattr(model_check, "run_task", run_task)
     monkeypatch.chdir(ROOT)  # where gen_docs runs the console script

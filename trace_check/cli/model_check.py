@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any, Optional
 
@@ -17,7 +18,7 @@ from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from trace_check.engines import tlc
+from trace_check.engines import parallel, tlc
 from trace_check.engines.runner import ENGINE_CHOICES, check_checkpointing, check_engine_available, resolve_engine, run_task
 from trace_check.errors import ResumeError, TxconformError, suggest
 from trace_check.models.counterexample import render_steps, to_mermaid
@@ -49,14 +50,19 @@ class ModelRun:
         return self.outcome_ok and self.pin_mismatch is None
 
 
-def _minutes(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of minutes of at least 1")
-    return value
+def _whole(what: str) -> Any:
+    """An argparse type: a whole number of ``what`` of at least 1."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of {what} of at least 1")
+        return value
+
+    return parse
 
 
 def cmd_model_check(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -80,7 +86,7 @@ def cmd_model_check(args: argparse.Namespace, out: Console, err: Console) -> int
 
     keep_all = args.workdir is not None
     root = args.workdir or Path(tempfile.mkdtemp(prefix="txconform-"))
-    runs = [run_one(model, engine, root / model.name, err, checkpointing) for model in models]
+    runs = run_models(models, engine, root, err, checkpointing, args.jobs)
 
     if args.out:
         write_outputs(runs, args.out)
@@ -124,16 +130,17 @@ def check_example(name: str, models: list[Model], as_json: bool) -> None:
                              "name a model expected to violate an invariant")
 
 
-def run_one(
-    model: Model,
+def run_models(
+    models: list[Model],
     engine: str,
-    workdir: Path,
+    root: Path,
     err: Console,
     checkpointing: Checkpointing = Checkpointing(),
-) -> ModelRun:
-    """Run one model with a live progress line; print its outcome when it ends."""
-    if workdir.exists() and not checkpointing.resume:
-        shutil.rmtree(workdir)
+    jobs: int = 1,
+) -> list[ModelRun]:
+    """Run each model in ``root/NAME``, ``jobs`` cores at a time (trace_check/engines/parallel.py),
+    with a live progress line per running model; each model's outcome line is printed in the
+    registry's order, whichever run ends first."""
     with RichProgress(
         SpinnerColumn(),
         TextColumn("[bold]{task.fields[model]}[/bold]"),
@@ -143,28 +150,58 @@ def run_one(
         transient=True,
         disable=not err.is_terminal,  # a live line means nothing in a log file
     ) as bar:
-        task_id = bar.add_task("", model=model.name, status=f"{engine}: starting", total=None)
 
-        def on_progress(p: Progress) -> None:
-            status = p.phase
-            if p.distinct_states is not None:
-                status = f"{p.distinct_states:,} distinct states, {p.queue or 0:,} on queue"
-            bar.update(task_id, status=f"{engine}: {status}")
+        def run(model: Model, stop: threading.Event) -> ModelRun:
+            return run_one(model, engine, root / model.name, bar, checkpointing, stop)
 
-        result = run_task(engine, model.task, workdir, on_progress, checkpointing)
-    run = ModelRun(model=model, result=result, workdir=workdir)
+        return parallel.run_within_cores(
+            models,
+            run,
+            jobs=jobs,
+            cores=lambda m: m.task.tlc.workers if engine == "tlc" else 1,
+            cost=lambda m: m.distinct_states or 0,  # TLC's pinned count: the runs' lengths in order
+            done=lambda _, run: err.print(outcome_line(run)),
+        )
+
+
+def run_one(
+    model: Model,
+    engine: str,
+    workdir: Path,
+    bar: RichProgress,
+    checkpointing: Checkpointing = Checkpointing(),
+    stop: Optional[threading.Event] = None,
+) -> ModelRun:
+    """Run one model, its progress on a line of ``bar`` while it runs."""
+    if workdir.exists() and not checkpointing.resume:
+        shutil.rmtree(workdir)
+    task_id = bar.add_task("", model=model.name, status=f"{engine}: starting", total=None)
+
+    def on_progress(p: Progress) -> None:
+        status = p.phase
+        if p.distinct_states is not None:
+            status = f"{p.distinct_states:,} distinct states, {p.queue or 0:,} on queue"
+        bar.update(task_id, status=f"{engine}: {status}")
+
+    try:
+        result = run_task(engine, model.task, workdir, on_progress, checkpointing, stop)
+    finally:
+        bar.remove_task(task_id)
+    return ModelRun(model=model, result=result, workdir=workdir)
+
+
+def outcome_line(run: ModelRun) -> Text:
+    """The line printed when a model's run ends: ok or FAIL, the outcome, the states and the time."""
+    result, model = run.result, run.model
     mark = "[green]ok[/green]  " if run.ok else "[red]FAIL[/red]"
     states = f"{result.distinct_states:,} distinct states" if result.distinct_states is not None else "no state count"
     expected = "as expected" if run.outcome_ok else f"expected {model.shown_expect}"
     resumed = f" (resumed from TLC's checkpoint of {result.resumed_from})" if result.resumed_from else ""
     if run.pin_mismatch:
         states = f"but {run.pin_mismatch}"
-    err.print(
-        Text.from_markup(mark).append(
-            f" {model.name}: {model.shown(result.verdict)} ({expected}); {states}; {result.wall_time:.1f} s{resumed}"
-        )
+    return Text.from_markup(mark).append(
+        f" {model.name}: {model.shown(result.verdict)} ({expected}); {states}; {result.wall_time:.1f} s{resumed}"
     )
-    return run
 
 
 def models_table(models: list[Model]) -> Table:
@@ -341,6 +378,9 @@ def add_parsers(sub: Any) -> None:
     mc.add_argument("--resume", action="store_true",
                     help="continue each named model from the last checkpoint TLC wrote in DIR/NAME of --workdir "
                          "(the model must be unchanged)")
-    mc.add_argument("--checkpoint", type=_minutes, metavar="MINUTES",
+    mc.add_argument("--jobs", type=_whole("cores"), default=parallel.default_jobs(), metavar="N",
+                    help="cores the runs may use at once: models run side by side, each taking as many cores as it has "
+                         "TLC workers (default: the cores this machine has); --jobs 1 runs one model at a time")
+    mc.add_argument("--checkpoint", type=_whole("minutes"), metavar="MINUTES",
                     help=f"TLC writes a checkpoint every MINUTES minutes (default {tlc.DEFAULT_CHECKPOINT_MINUTES})")
     mc.set_defaults(func=cmd_model_check)
