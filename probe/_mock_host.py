@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import select
 import sys
 
@@ -26,7 +27,7 @@ def main() -> int:
     print(json.dumps({"bootstrap": bootstrap, "librdkafka": confluent_kafka.libversion()[0]}), flush=True)
     while True:  # until stdin closes (the probe ended) or a signal stops this process
         ready, _, _ = select.select([sys.stdin], [], [], 1.0)
-        if ready and not sys.stdin.buffer.read1(1):
+        if ready and not os.read(sys.stdin.fileno(), 1):
             return 0
         host.poll(0)
 
