@@ -12,8 +12,10 @@ waits has a timeout; the outcome of a transaction is what the client was told:
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 CALL_SECONDS = 10.0
 RETRIES = 3  # a commit or abort that failed with a retriable error is called again this often
@@ -22,7 +24,7 @@ ADMIN_SECONDS = 5.0  # CreateTopics / DeleteTopics: a broker that does not serve
 Emit = Callable[..., Any]  # emit(kind, **fields): Recorder.add, or a child's line printer
 
 
-def client_logger(path: Optional[str]) -> logging.Logger:
+def client_logger(path: str | None) -> logging.Logger:
     """librdkafka's log lines go to the run's clients.log, not to the terminal."""
     log = logging.getLogger("txconform.probe.librdkafka")
     log.propagate = False
@@ -32,7 +34,7 @@ def client_logger(path: Optional[str]) -> logging.Logger:
     return log
 
 
-def producer_config(bootstrap: str, txid: str, log_path: Optional[str]) -> dict[str, Any]:
+def producer_config(bootstrap: str, txid: str, log_path: str | None) -> dict[str, Any]:
     return {
         "bootstrap.servers": bootstrap,
         "transactional.id": txid,
@@ -48,7 +50,7 @@ def producer_config(bootstrap: str, txid: str, log_path: Optional[str]) -> dict[
 class TxnProducer:
     """One producer instance: its transactions, each recorded as sends and an end."""
 
-    def __init__(self, emit: Emit, bootstrap: str, txid: str, instance: int, process: str, log_path: Optional[str] = None) -> None:
+    def __init__(self, emit: Emit, bootstrap: str, txid: str, instance: int, process: str, log_path: str | None = None) -> None:
         from confluent_kafka import Producer
 
         self._steps(emit, txid, instance, process)
@@ -64,7 +66,7 @@ class TxnProducer:
         self.fenced = False
         self._reports: list[tuple[dict[str, Any], Any, Any]] = []  # delivery reports not emitted yet (send)
 
-    def init(self) -> Optional[str]:
+    def init(self) -> str | None:
         """InitProducerId; None, or the error."""
         try:
             self.producer.init_transactions(CALL_SECONDS)
@@ -169,7 +171,7 @@ class TxnProducer:
                 return self.end("fail", _err(e), decided="abort")
             return self.end("info", _err(e), decided="abort")
 
-    def end(self, outcome: str, error: Optional[str] = None, decided: str = "commit") -> str:
+    def end(self, outcome: str, error: str | None = None, decided: str = "commit") -> str:
         self._reported()  # commit and abort flush too: their sends' reports come first
         self.emit("txn", process=self.process, txn=self.txn_name(), op=self.n, outcome=outcome, decided=decided, error=error)
         return outcome
@@ -203,7 +205,7 @@ class KpProducer(TxnProducer):
     kafka.errors classes: ProducerFencedError (and InvalidProducerEpochError) is fencing, a
     KafkaTimeoutError leaves the outcome unknown."""
 
-    def __init__(self, emit: Emit, bootstrap: str, txid: str, instance: int, process: str, log_path: Optional[str] = None) -> None:
+    def __init__(self, emit: Emit, bootstrap: str, txid: str, instance: int, process: str, log_path: str | None = None) -> None:
         from kafka import KafkaProducer
 
         self._steps(emit, txid, instance, process)
@@ -219,7 +221,7 @@ class KpProducer(TxnProducer):
             linger_ms=2,
         )
 
-    def init(self) -> Optional[str]:
+    def init(self) -> str | None:
         try:
             self.kp.init_transactions()
             self.emit("note", process=self.process, what="init", txid=self.txid, instance=self.instance, client="kafka-python")
@@ -248,10 +250,8 @@ class KpProducer(TxnProducer):
             self.emit("send", **fields, offset=None, error=_kp_err(e))
 
     def flush(self) -> int:
-        try:
+        with contextlib.suppress(Exception):  # each send's own outcome is read below
             self.kp.flush(timeout=CALL_SECONDS)
-        except Exception:  # each send's own outcome is read below
-            pass
         left = 0
         for future, fields in self._pending:
             if not future.is_done:
@@ -287,15 +287,13 @@ class KpProducer(TxnProducer):
             return self.end("fail" if self.fenced else "info", _kp_err(e), decided="abort")
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(Exception):  # closing a producer in a fatal state: nothing left to record
             self.kp.close(timeout=CALL_SECONDS)
-        except Exception:  # closing a producer in a fatal state: nothing left to record
-            pass
 
 
 def _kp_fenced(e: BaseException) -> bool:
     return type(e).__name__ in ("ProducerFencedError", "InvalidProducerEpochError")
 
 
-def _kp_err(e: Optional[BaseException]) -> str:
+def _kp_err(e: BaseException | None) -> str:
     return "unknown" if e is None else f"{type(e).__name__}: {e}"

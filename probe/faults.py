@@ -25,8 +25,9 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any
 
 from trace_check.errors import TxconformError
 
@@ -73,7 +74,7 @@ class Injector:
         self.topic = topic
         self.emit = emit
         self.stop = stop
-        self._held: Optional[tuple[Fault, Any]] = None
+        self._held: tuple[Fault, Any] | None = None
         self._lock = threading.Lock()
 
     def node_of(self, role: str) -> Any:

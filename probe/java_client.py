@@ -23,6 +23,7 @@ driver to close its producer and consumer, then stops the process by its own id 
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -33,7 +34,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import IO, Any, Optional
+from typing import IO, Any
 
 from probe import maven
 from probe.clients import CALL_SECONDS, Emit, TxnProducer
@@ -69,7 +70,7 @@ logger.kafka.name = org.apache.kafka
 logger.kafka.level = INFO
 """
 
-Record = tuple[str, int, int, Optional[str], Optional[str]]  # a consumed record: topic, partition, offset, key, value
+Record = tuple[str, int, int, str | None, str | None]  # a consumed record: topic, partition, offset, key, value
 
 
 def _javac() -> Path:
@@ -145,7 +146,7 @@ def _compile(javac: Path, lib: Path, target: Path) -> None:
         raise TargetError(f"the compiled Java client could not be moved into {target}: check that folder's permissions")
 
 
-def driver_command(version: str = DEFAULT, log_path: Optional[str] = None) -> list[str]:
+def driver_command(version: str = DEFAULT, log_path: str | None = None) -> list[str]:
     """The command line of a driver process whose client logs to ``log_path`` (nowhere without)."""
     classes, lib = driver_classes(version)
     return [
@@ -176,10 +177,10 @@ def client_version(version: str = DEFAULT) -> str:
 class _Driver:
     """One ClientDriver process: a command line out, its answer line back, within a bound."""
 
-    def __init__(self, version: str, log_path: Optional[str]) -> None:
+    def __init__(self, version: str, log_path: str | None) -> None:
         log = log_path or os.devnull
         cmd = driver_command(version, log)
-        self.dead: Optional[str] = None  # why the driver answers no more
+        self.dead: str | None = None  # why the driver answers no more
         self._seq = 0
         self._buf = bytearray()
         try:
@@ -213,7 +214,7 @@ class _Driver:
             if line is None:
                 if why == "eof":
                     try:
-                        code: Optional[int] = self.process.wait(CLOSE_SECONDS)
+                        code: int | None = self.process.wait(CLOSE_SECONDS)
                     except subprocess.TimeoutExpired:
                         code = None
                     self.dead = f"java client driver exited (code {code})"
@@ -230,7 +231,7 @@ class _Driver:
                 return answer
         return {"ok": False, "error": f"java client driver: no answer to {op} among its lines"}
 
-    def _line(self, deadline: float) -> tuple[Optional[bytes], str]:
+    def _line(self, deadline: float) -> tuple[bytes | None, str]:
         """The next line of the driver's stdout by ``deadline``; (None, "eof" | "timeout") without."""
         for _ in range(1_000_000):
             nl = self._buf.find(b"\n")
@@ -257,10 +258,8 @@ class _Driver:
         if self.dead is None and self.process.poll() is None:
             self.call({"op": "close"}, 2 * CLOSE_SECONDS + MARGIN)  # the producer's close, then the consumer's
         self.dead = self.dead or "java client driver closed"
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(1.0)
-        except subprocess.TimeoutExpired:
-            pass
         stop_process(self.process)
 
 
@@ -278,9 +277,9 @@ class JavaProducer(TxnProducer):
         txid: str,
         instance: int,
         process: str,
-        log_path: Optional[str] = None,
+        log_path: str | None = None,
         version: str = DEFAULT,
-        config: Optional[dict[str, Any]] = None,
+        config: dict[str, Any] | None = None,
     ) -> None:
         """``config``: producer properties beyond (or instead of) the driver's own, e.g. {"max.request.size": 1024}."""
         self._steps(emit, txid, instance, process)
@@ -300,7 +299,7 @@ class JavaProducer(TxnProducer):
     def _call(self, op: str, seconds: float = CALL_SECONDS + MARGIN, **fields: Any) -> dict[str, Any]:
         return self.driver.call({"op": op, **fields}, seconds)
 
-    def init(self) -> Optional[str]:
+    def init(self) -> str | None:
         a = self._call("init")
         if a.get("ok"):
             self.emit("note", process=self.process, what="init", txid=self.txid, instance=self.instance, client=CLIENT)
@@ -388,7 +387,7 @@ class JavaProducer(TxnProducer):
         self.fenced = self.fenced or bool(a.get("fenced"))
         return self.end("fail" if self.fenced else "info", str(a.get("error")), decided="abort")
 
-    def offsets(self, group: str, offsets: list[tuple[str, int, int]]) -> Optional[str]:
+    def offsets(self, group: str, offsets: list[tuple[str, int, int]]) -> str | None:
         """sendOffsetsToTransaction (consume-transform-produce); None, or the error."""
         a = self._call("offsets", group=group, offsets=[list(o) for o in offsets])
         if a.get("ok"):
@@ -398,7 +397,7 @@ class JavaProducer(TxnProducer):
 
     # --- the consumer of consume-transform-produce (KIP-447), in the same driver ------------------
 
-    def subscribe(self, group: str, topics: list[str], config: Optional[dict[str, Any]] = None) -> Optional[str]:
+    def subscribe(self, group: str, topics: list[str], config: dict[str, Any] | None = None) -> str | None:
         """A KafkaConsumer in ``group`` (read_committed, no auto commit, earliest, the classic
         protocol; ``config`` overrides), subscribed to ``topics``; None, or the error."""
         a = self._call("consumer", START_SECONDS, bootstrap=self.bootstrap, group=group, topics=list(topics), config=config or {})
@@ -407,7 +406,7 @@ class JavaProducer(TxnProducer):
             return None
         return str(a.get("error"))
 
-    def poll(self, ms: int) -> tuple[list[Record], Optional[str]]:
+    def poll(self, ms: int) -> tuple[list[Record], str | None]:
         """consumer.poll(ms): ([(topic, partition, offset, key, value), ...], None), or ([], the error)."""
         ms = max(0, min(int(ms), MAX_POLL_MS))
         a = self._call("poll", ms / 1000 + CALL_SECONDS + MARGIN, ms=ms)
@@ -419,21 +418,21 @@ class JavaProducer(TxnProducer):
                 records.append((str(r[0]), int(r[1]), int(r[2]), r[3], r[4]))
         return records, None
 
-    def assignment(self) -> tuple[list[tuple[str, int]], Optional[str]]:
+    def assignment(self) -> tuple[list[tuple[str, int]], str | None]:
         """The consumer's assigned partitions, sorted; or ([], the error)."""
         a = self._call("assignment")
         if not a.get("ok"):
             return [], str(a.get("error"))
         return [(str(t), int(p)) for t, p in a.get("assignment") or []], None
 
-    def positions(self) -> tuple[list[tuple[str, int, int]], Optional[str]]:
+    def positions(self) -> tuple[list[tuple[str, int, int]], str | None]:
         """The consumer's position on each assigned partition; or ([], the error)."""
         a = self._call("positions")
         if not a.get("ok"):
             return [], str(a.get("error"))
         return [(str(t), int(p), int(o)) for t, p, o in a.get("positions") or []], None
 
-    def ctp_offsets(self) -> Optional[str]:
+    def ctp_offsets(self) -> str | None:
         """sendOffsetsToTransaction(the consumer's positions, consumer.groupMetadata()): KIP-447's
         path, the generation and member id with the offsets; None, or the error. The offsets sent
         and the group metadata are noted (``what="ctp-offsets"``)."""
@@ -453,7 +452,7 @@ class JavaProducer(TxnProducer):
         self.fenced = self.fenced or bool(a.get("fenced"))
         return str(a.get("error"))
 
-    def seek_committed(self) -> Optional[str]:
+    def seek_committed(self) -> str | None:
         """Every assigned partition back to its committed offset (its beginning without one), as
         after an abort; None, or the error."""
         a = self._call("seek_committed")
@@ -462,7 +461,7 @@ class JavaProducer(TxnProducer):
             return None
         return str(a.get("error"))
 
-    def consumer_close(self) -> Optional[str]:
+    def consumer_close(self) -> str | None:
         """Close the consumer (it leaves its group), bounded; None, or the error."""
         a = self._call("consumer_close", CLOSE_SECONDS + MARGIN)
         return None if a.get("ok") else str(a.get("error"))
@@ -471,7 +470,7 @@ class JavaProducer(TxnProducer):
         """Close the producer and the consumer (bounded), then stop the driver by its own id; idempotent."""
         self.driver.stop()
 
-    def __enter__(self) -> "JavaProducer":
+    def __enter__(self) -> JavaProducer:
         return self
 
     def __exit__(self, *exc: object) -> None:

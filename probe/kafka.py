@@ -24,7 +24,6 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
 
 from probe import maven
 from probe.targets import LOCAL, Target, TargetError, free_port, stop_process, wait_ready
@@ -50,7 +49,7 @@ logger.state.level = WARN
 """
 
 
-def parse_target(text: str) -> tuple[str, Optional[str]]:
+def parse_target(text: str) -> tuple[str, str | None]:
     """``kafka`` or ``kafka:VERSION`` -> ("kafka", VERSION or None); other names pass through."""
     name, _, version = text.partition(":")
     if name != "kafka":
@@ -79,7 +78,7 @@ class Node:
     controller_port: int
     data: Path
     log: Path
-    process: Optional[subprocess.Popen[bytes]] = None
+    process: subprocess.Popen[bytes] | None = None
     command: list[str] = field(default_factory=list)  # how it was started, to start it again after a kill
 
 
@@ -88,13 +87,13 @@ class KafkaCluster(Target):
     """One or more KRaft nodes of one version, started here."""
 
     nodes: list[Node] = field(default_factory=list)
-    lib: Optional[Path] = None
-    transaction_version: Optional[int] = None
-    scratch: Optional[Path] = None  # the nodes' data folders, removed at stop unless kept
+    lib: Path | None = None
+    transaction_version: int | None = None
+    scratch: Path | None = None  # the nodes' data folders, removed at stop unless kept
     keep_data: bool = False
 
     @property
-    def pid(self) -> Optional[int]:
+    def pid(self) -> int | None:
         return self.nodes[0].process.pid if self.nodes and self.nodes[0].process is not None else None
 
     @property
@@ -108,7 +107,7 @@ class KafkaCluster(Target):
         if self.scratch is not None and not self.keep_data:
             shutil.rmtree(self.scratch, ignore_errors=True)
 
-    def node_at(self, host: str, port: int) -> Optional[Node]:
+    def node_at(self, host: str, port: int) -> Node | None:
         return next((n for n in self.nodes if n.port == port and host in (LOCAL, "localhost")), None)
 
     def restart(self, node: Node) -> None:
@@ -163,7 +162,7 @@ def _properties(node: Node, voters: str, brokers: int) -> str:
 
 
 def start_kafka(
-    workdir: Path, version: Optional[str] = None, transaction_version: Optional[int] = None, brokers: int = 1, keep_data: bool = False
+    workdir: Path, version: str | None = None, transaction_version: int | None = None, brokers: int = 1, keep_data: bool = False
 ) -> KafkaCluster:
     """Resolve, format and start ``brokers`` KRaft nodes of Kafka ``version``; ready for clients."""
     version = version or DEFAULT_VERSION
@@ -260,7 +259,7 @@ def hold_message(cluster: KafkaCluster) -> str:
     return f"kafka {cluster.version} at {cluster.bootstrap} (pids {', '.join(map(str, cluster.pids))}); interrupt (Ctrl-C) to stop it"
 
 
-def environment_problem() -> Optional[str]:
+def environment_problem() -> str | None:
     """Why the real Kafka target cannot run here (no java, no mvn), or None."""
     try:
         maven.java()

@@ -24,7 +24,6 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Optional
 
 from trace_check.errors import TxconformError
 
@@ -117,7 +116,7 @@ def jars(lib: Path) -> str:
     return f"{lib}/*"
 
 
-def version_of(lib: Path, artifact: str) -> Optional[str]:
+def version_of(lib: Path, artifact: str) -> str | None:
     """The version of ``artifact`` among the resolved jars, if there."""
     for jar in lib.glob(f"{artifact}-*.jar"):
         m = re.fullmatch(re.escape(artifact) + r"-(\d+\.\d+\.\d+)\.jar", jar.name)

@@ -23,8 +23,9 @@ from __future__ import annotations
 import collections
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from probe.wire import Connection, WireError
 from trace_check.errors import TxconformError

@@ -9,7 +9,7 @@ from __future__ import annotations
 import platform
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from probe import targets
 from probe.history import FILE, Recorder
@@ -24,11 +24,11 @@ class TargetSpec:
     folders stay after it stops; or a running cluster at ``bootstrap``."""
 
     name: str = "mock"
-    version: Optional[str] = None
-    transaction_version: Optional[int] = None
+    version: str | None = None
+    transaction_version: int | None = None
     brokers: int = 1
     keep_data: bool = False
-    bootstrap: Optional[str] = None
+    bootstrap: str | None = None
 
     @property
     def label(self) -> str:
@@ -53,7 +53,7 @@ class Recorded:
     target: str
     target_version: str
     errors: list[str] = field(default_factory=list)
-    topic_left: Optional[str] = None  # why the probe's topic could not be deleted, if it could not
+    topic_left: str | None = None  # why the probe's topic could not be deleted, if it could not
 
 
 def client_versions(plan: Plan) -> dict[str, str]:
@@ -69,7 +69,7 @@ def client_versions(plan: Plan) -> dict[str, str]:
 
 
 def record(
-    plan: Plan, spec: TargetSpec, out: Path, command: str = "", seconds: float = 90.0, target: Optional[Target] = None, faults: tuple[Any, ...] = ()
+    plan: Plan, spec: TargetSpec, out: Path, command: str = "", seconds: float = 90.0, target: Target | None = None, faults: tuple[Any, ...] = ()
 ) -> Recorded:
     """Run ``plan`` against the target and record it under ``out``; the target is stopped (if the
     probe started it) and the probe's topic deleted, whatever happens. ``target``: one already

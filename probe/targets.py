@@ -26,7 +26,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Optional
+from typing import IO
 
 from trace_check.errors import TxconformError
 
@@ -47,14 +47,14 @@ class Target:
     name: str
     bootstrap: str = ""
     version: str = ""
-    log: Optional[Path] = None
-    process: Optional[subprocess.Popen[bytes]] = None
+    log: Path | None = None
+    process: subprocess.Popen[bytes] | None = None
     local_only: bool = True  # brokers it advertises must be on 127.0.0.1
     replication: int = 1  # the replication factor of the probe's topics
     notes: list[str] = field(default_factory=list)
 
     @property
-    def pid(self) -> Optional[int]:
+    def pid(self) -> int | None:
         return self.process.pid if self.process is not None else None
 
     def stop(self) -> None:
@@ -62,7 +62,7 @@ class Target:
         if self.process is not None:
             stop_process(self.process)
 
-    def __enter__(self) -> "Target":
+    def __enter__(self) -> Target:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -103,7 +103,7 @@ def parse_bootstrap(text: str) -> str:
     return ",".join(parts)
 
 
-def _tail(path: Optional[Path], lines: int = 3) -> str:
+def _tail(path: Path | None, lines: int = 3) -> str:
     if path is None or not path.is_file():
         return ""
     text = path.read_text(errors="replace").strip().splitlines()
@@ -201,7 +201,7 @@ def start_mock(workdir: Path, brokers: int = 3) -> Target:
     return target
 
 
-def _first_line(stream: Optional[IO[bytes]], target: Target, seconds: float) -> dict[str, str]:
+def _first_line(stream: IO[bytes] | None, target: Target, seconds: float) -> dict[str, str]:
     """The JSON line a child prints when it is up, within ``seconds``."""
     assert stream is not None
     ready, _, _ = select.select([stream], [], [], seconds)
@@ -224,7 +224,7 @@ def require_clients() -> None:
         raise TargetError("probe needs the probe extra (confluent-kafka): pip install 'txconform[probe]'") from None
 
 
-def start(name: str, workdir: Path, bootstrap: Optional[str] = None) -> Target:
+def start(name: str, workdir: Path, bootstrap: str | None = None) -> Target:
     """The target ``name`` (mock, tansu), or the cluster at ``bootstrap``, ready for clients."""
     require_clients()
     workdir.mkdir(parents=True, exist_ok=True)

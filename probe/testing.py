@@ -19,8 +19,10 @@ test that asks for a broker where they are missing is skipped with the reason. T
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from typing import Any, Callable, Iterator, Optional
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -47,10 +49,8 @@ def prefetch(versions: tuple[str, ...], java_client: bool = False) -> threading.
         from probe.kafka import broker_jars
 
         for version in versions:
-            try:
+            with contextlib.suppress(Exception):  # reported by the fixture that starts this version
                 broker_jars(version)
-            except Exception:  # reported by the fixture that starts this version
-                pass
         if java_client:
             try:
                 from probe.java_client import driver_classes
@@ -70,9 +70,9 @@ def txconform_kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterato
     probe.kafka.KafkaCluster, started on first request and shared after."""
     from probe.kafka import DEFAULT_VERSION, environment_problem, start_kafka
 
-    started: dict[tuple[str, Optional[int], int], Any] = {}
+    started: dict[tuple[str, int | None, int], Any] = {}
 
-    def factory(version: Optional[str] = None, transaction_version: Optional[int] = None, brokers: int = 1) -> Any:
+    def factory(version: str | None = None, transaction_version: int | None = None, brokers: int = 1) -> Any:
         why = environment_problem()
         if why:
             pytest.skip(why)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import socket
 import time
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from kafka.protocol.consumer.fetch import FetchRequest
 from kafka.protocol.metadata import ApiVersionsRequest
@@ -37,7 +37,7 @@ class WireError(TargetError):
 @dataclass
 class FetchedBatch:
     row: dict[str, Any]  # the entries columns (segments.Batch fields)
-    records: list[tuple[int, Optional[str], Optional[str]]]  # (offset, key, value) of data records
+    records: list[tuple[int, str | None, str | None]]  # (offset, key, value) of data records
 
 
 @dataclass
@@ -47,16 +47,16 @@ class Fetched:
     from_offset: int
     error_code: int
     high_watermark: int
-    lso: Optional[int]
+    lso: int | None
     aborted: list[tuple[int, int]]  # (producer id, first offset), read_committed only
     batches: list[FetchedBatch] = field(default_factory=list)
     empty_response: bool = False  # the broker answered without the partition
 
-    def delivered(self) -> list[tuple[int, Optional[str], Optional[str]]]:
+    def delivered(self) -> list[tuple[int, str | None, str | None]]:
         """What a read_committed consumer returns from this response (Kafka's CompletedFetch)."""
         pending = sorted(self.aborted, key=lambda a: a[1])
         aborted_pids: set[int] = set()
-        out: list[tuple[int, Optional[str], Optional[str]]] = []
+        out: list[tuple[int, str | None, str | None]] = []
         for b in self.batches:
             r = b.row
             while pending and pending[0][1] <= r["last_offset"]:
@@ -74,7 +74,7 @@ class Fetched:
         return max([self.from_offset, *(b.row["last_offset"] + 1 for b in self.batches)])
 
 
-def _text(b: Optional[bytes]) -> Optional[str]:
+def _text(b: bytes | None) -> str | None:
     return None if b is None else bytes(b).decode("utf-8", "backslashreplace")
 
 

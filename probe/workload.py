@@ -35,9 +35,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 from probe.clients import ADMIN_SECONDS, CALL_SECONDS, KpProducer, TxnProducer, client_logger
 from probe.history import Recorder
@@ -138,7 +139,7 @@ class Run:
         self.leaders: dict[tuple[str, int], tuple[str, int]] = {}  # (topic, partition) -> its leader
         self.partitions = plan.partitions  # of the input topic, as the broker made it
         self.topics: dict[str, int] = {}  # every topic the probe made -> its partitions
-        self._open: Optional[TxnProducer] = None
+        self._open: TxnProducer | None = None
         self.producers_done = threading.Event()
         self.under_way = threading.Event()  # a transaction has committed (probe.faults waits for it)
 
@@ -193,7 +194,7 @@ class Run:
                 time.sleep(0.5)
         self.rec.add("note", what="leaders-after-faults", leaders=sorted([t, p, f"{h}:{port}"] for (t, p), (h, port) in self.leaders.items()))
 
-    def delete_topics(self) -> Optional[str]:
+    def delete_topics(self) -> str | None:
         """Delete the probe's topics; None, or why one could not be."""
         from confluent_kafka.admin import AdminClient
 
@@ -214,7 +215,7 @@ class Run:
     def _producer(self, txid: str, instance: int, process: str) -> TxnProducer:
         return TxnProducer(self.rec.add, self.target.bootstrap, txid, instance, process, self.clients_log)
 
-    def _txn(self, p: TxnProducer, txn: Txn, n_records: Optional[int] = None) -> None:
+    def _txn(self, p: TxnProducer, txn: Txn, n_records: int | None = None) -> None:
         if not p.begin():
             return
         for partition, count in txn.records:
@@ -238,13 +239,12 @@ class Run:
                 break
             self._txn(p, txn)
             time.sleep(PACE)
-        if self.plan.open_txn and k == 0:
-            if p.begin():
-                for partition in range(self.partitions):
-                    p.send(self.plan.topic, partition, f"k{partition}", f"{p.process}-open-{partition}")
-                p.flush()
-                self.rec.add("note", process=p.process, what="left-open", txn=p.txn_name())
-                self._open = p  # kept, never ended, until the final observation
+        if self.plan.open_txn and k == 0 and p.begin():
+            for partition in range(self.partitions):
+                p.send(self.plan.topic, partition, f"k{partition}", f"{p.process}-open-{partition}")
+            p.flush()
+            self.rec.add("note", process=p.process, what="left-open", txn=p.txn_name())
+            self._open = p  # kept, never ended, until the final observation
 
     def kafka_python_producer(self) -> None:
         """Producer 0's transactions again, with kafka-python's KafkaProducer as the client."""
@@ -384,7 +384,7 @@ class Run:
             c.subscribe([self.plan.topic])
             started = time.monotonic()
             assigned = False
-            idle_since: Optional[float] = None
+            idle_since: float | None = None
             rounds = 0
             while time.monotonic() < self.deadline + DRAIN_SECONDS and rounds < 10_000:
                 rounds += 1
@@ -459,7 +459,7 @@ class Run:
         try:
             c.assign([TopicPartition(self.plan.topic, p, 0) for p in range(self.partitions)])
             op = 0
-            drain_until: Optional[float] = None
+            drain_until: float | None = None
             while time.monotonic() < self.deadline + DRAIN_SECONDS:
                 if self.stop.is_set() and drain_until is None:
                     drain_until = time.monotonic() + 2.0
@@ -611,5 +611,5 @@ class Run:
         self._open = None  # the open transaction's producer goes only now
 
 
-def _text(b: Optional[bytes]) -> Optional[str]:
+def _text(b: bytes | None) -> str | None:
     return None if b is None else b.decode("utf-8", "backslashreplace")

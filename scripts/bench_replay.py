@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import itertools
 import json
 import os
 import shutil
@@ -28,7 +29,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -221,7 +222,7 @@ def child_suite(staged: Path, plan: str) -> None:
             "baseline": [base1, base2],
             "floor": window,
             "suite": suite,
-            "checks": {a[1]: b[0] - a[0] for a, b in zip(marks, marks[1:], strict=False)},
+            "checks": {a[1]: b[0] - a[0] for a, b in itertools.pairwise(marks)},
             "rows": staged_rows(staged),
             "outcomes": {o.id: [o.status, o.violations, o.entities] for o in report.outcomes},
             "missed": sorted(map(str, planted - found)),
@@ -319,7 +320,7 @@ def child_ingest(staged: Path) -> None:
 # --- the parent ---------------------------------------------------------------------------------
 
 
-def run_child(args: list[str], timeout: float, log: Path) -> Optional[dict[str, Any]]:
+def run_child(args: list[str], timeout: float, log: Path) -> dict[str, Any] | None:
     """Run a --child step; its stderr (Spark's too) goes to ``log``."""
     cmd = [sys.executable, str(Path(__file__).resolve()), *args]
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -348,7 +349,7 @@ def rate(n: float, s: float) -> str:
     return f"{n / s:,.0f}" if s > 0 else "-"
 
 
-def tables(results: list[dict[str, Any]], ingest: Optional[dict[str, Any]]) -> str:
+def tables(results: list[dict[str, Any]], ingest: dict[str, Any] | None) -> str:
     lines = [
         "| events (rows) | traces | generation (s) | generated rows/s | Parquet (MiB) | plan | baseline scan + groupBy (s) | check suite (s) "
         "| suite events/s | suite / baseline | one window (s) | window / baseline | planted found | other violations | load (1 min) at start / end |",

@@ -24,7 +24,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -128,7 +127,7 @@ def session_trace(path: Path, txns: int) -> int:
     return n
 
 
-def check_time(path: Path, every_step: Optional[bool], timeout: float) -> tuple[float, str]:
+def check_time(path: Path, every_step: bool | None, timeout: float) -> tuple[float, str]:
     t0 = time.perf_counter()
     args = [str(TXCONFORM), "check", str(path), "--timeout", str(timeout)]
     args += {True: ["--every-step"], False: ["--at-end"], None: []}[every_step]

@@ -240,7 +240,7 @@ def scale_table(tmp: Path, sizes: tuple[int, ...], whole_up_to: int, every_up_to
         write_trace(path, head, events)
         del events
         size = path.stat().st_size / 1e6
-        windows = WINDOW < n  # else the default is one run already
+        windows = n > WINDOW  # else the default is one run already
         plans = [(0, every, j) for j in jobs for every in (True, False) if target <= every_up_to or not every] if windows else []
         if target <= whole_up_to or not windows:
             plans += [(n + 1, every, 1) for every in (True, False) if target <= every_up_to or not every]

@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import attrs
 
@@ -108,13 +108,13 @@ def ratio(a: float, b: float) -> str:
 # --- 1. model checking ---
 
 
-def recorded_kafka_validation() -> Optional[float]:
+def recorded_kafka_validation() -> float | None:
     """The wall time of the 10,000-event Kafka trace in the Kafka trace table (bench:traces)."""
     m = re.search(r"^\| 10,0\d\d \| at the end \| accepted \| [0-9,]+ \| ([0-9.]+) s \|$", DOC.read_text(encoding="utf-8"), re.MULTILINE)
     return float(m.group(1)) if m else None
 
 
-def recorded_time(model: str) -> Optional[float]:
+def recorded_time(model: str) -> float | None:
     """The model's wall time in the models table (bench:models), if it is there."""
     m = re.search(rf"^\| `{re.escape(model)}` \|.*\| ([0-9.]+) \| [0-9,-]+ \|$", DOC.read_text(encoding="utf-8"), re.MULTILINE)
     return float(m.group(1)) if m else None
@@ -220,15 +220,15 @@ def statuses(verdicts: Any) -> str:
     return " / ".join(found)
 
 
-def validation_times(tmp: Path) -> tuple[str, Optional[float]]:
+def validation_times(tmp: Path) -> tuple[str, float | None]:
     """YDB and Kafka traces of each size, checked one after the other (YDB first) REPEATS times, so
     each pair shares the machine's load; the median times, and the median of the pairs' ratios."""
     before = load()
     out = [f"| events (YDB / Kafka) | invariants checked | YDB verdict | YDB distinct states | YDB wall time (median of {REPEATS}) | "
            f"Kafka verdict | Kafka distinct states | Kafka wall time (median of {REPEATS}) | YDB/Kafka (median of {REPEATS} pairs) | load (1 min) |",
            "|---|---|---|---:|---:|---|---:|---:|---:|---:|"]
-    target: Optional[float] = None
-    kafka_target: Optional[float] = None
+    target: float | None = None
+    kafka_target: float | None = None
     tight = ""
     for n in SIZES:
         ydb_run = run(YDB, YDB_TRACE_WORKLOAD, 1, n)
@@ -282,14 +282,14 @@ class _Caught(Exception):
     pass
 
 
-def runs_to_detection(bug: ZooBug, budget: int, tmp: Path) -> tuple[Optional[int], str]:
+def runs_to_detection(bug: ZooBug, budget: int, tmp: Path) -> tuple[int | None, str]:
     """Hypothesis generates seeds (derandomized, so the count is the same on every machine) for the
     bug's workload, fault budgets and bug switches; each run is checked; the count of the first run
     the checker rejects, with the action of the event it rejected. A trace byte for byte the same as
     one already checked gets that check's verdict (it still counts as a run). Hypothesis runs the
     failing example once more before it raises: the count is taken at the first catch."""
     count = 0
-    caught: Optional[int] = None
+    caught: int | None = None
     checked: dict[bytes, Verdict] = {}
     at = ""
 

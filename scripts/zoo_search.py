@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Optional
 
 from hypothesis import HealthCheck, Phase, given, settings
 
@@ -31,7 +30,7 @@ class _Detected(Exception):
 
 
 def run_and_check(
-    tmp: Path, w: Workload, schedule: Schedule, seed: int, bugs: tuple[str, ...] = (), checked: Optional[dict[bytes, Verdict]] = None,
+    tmp: Path, w: Workload, schedule: Schedule, seed: int, bugs: tuple[str, ...] = (), checked: dict[bytes, Verdict] | None = None,
     max_events: int = 100_000,
 ) -> tuple[Verdict, list]:
     """Simulate a run, write its trace and check it; with ``checked`` (trace bytes to verdict), each
@@ -47,7 +46,7 @@ def run_and_check(
     return checked[trace], events
 
 
-def examples_to_detection(bug: ZooBug, max_examples: int, tmp: Optional[Path] = None) -> Optional[int]:
+def examples_to_detection(bug: ZooBug, max_examples: int, tmp: Path | None = None) -> int | None:
     """The number of the first generated run the checker catches, or None within ``max_examples``."""
     tmp = tmp or Path(tempfile.mkdtemp(prefix="txconform-zoo-"))
     count = 0

@@ -18,8 +18,9 @@ MarkerSafety), P5 hanging transactions (NoHangingTransaction), P7 the coordinato
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Any
 
 from ref_impl.kafka.states import OPEN_STATES, VALID_PREVIOUS
 from spark_replay.partition_pass import C1_FETCHES, KEY, VIOLATION_COLUMNS, index_sweep, sweep_partition
@@ -33,13 +34,13 @@ if TYPE_CHECKING:  # pragma: no cover
 class Tables:
     """The staged tables of one replay, as DataFrames."""
 
-    spark: "SparkSession"
-    entries: "DataFrame"
-    txn_log: "DataFrame"
-    offset_commits: "DataFrame"
-    aborted_index: "DataFrame"
-    writes: "DataFrame"
-    reads: "DataFrame"
+    spark: SparkSession
+    entries: DataFrame
+    txn_log: DataFrame
+    offset_commits: DataFrame
+    aborted_index: DataFrame
+    writes: DataFrame
+    reads: DataFrame
     counts: dict[str, int]
 
 
@@ -64,7 +65,7 @@ class Derived:
             raise ValueError(f"plan {plan!r}: use one of {', '.join(PLANS)}")
         self.t = t
         self.plan = plan
-        self._pass: Optional["DataFrame"] = None
+        self._pass: DataFrame | None = None
         w = Window.partitionBy(*KEY).orderBy("base_offset")
         before = w.rowsBetween(Window.unboundedPreceding, -1)
         ordered = (
@@ -88,7 +89,7 @@ class Derived:
         self.fates = data.join(markers, on=[*KEY, "run"], how="left").cache()
 
     @property
-    def pass_rows(self) -> "DataFrame":
+    def pass_rows(self) -> DataFrame:
         """The partition pass's rows (partition_pass.OUTPUT_SCHEMA), computed once and cached."""
         if self._pass is None:
             from spark_replay.partition_pass import run_pass
@@ -97,13 +98,13 @@ class Derived:
             self._pass = run_pass(t, with_reads=t.counts.get("reads", 0) > 0, with_index=t.counts.get("aborted_index", 0) > 0).cache()
         return self._pass
 
-    def passed(self, rec: str, check: Optional[str] = None) -> "DataFrame":
+    def passed(self, rec: str, check: str | None = None) -> DataFrame:
         from pyspark.sql import functions as F
 
         rows = self.pass_rows.where(F.col("rec") == rec)
         return rows if check is None else rows.where(F.col("check") == check)
 
-    def pass_violations(self, check: str) -> "DataFrame":
+    def pass_violations(self, check: str) -> DataFrame:
         return self.passed("violation", check).select(*VIOLATION_COLUMNS)
 
     def pass_sum(self, rec: str, expr: str) -> int:
@@ -122,7 +123,7 @@ class Check:
     anomaly: str  # the Jepsen anomaly it catches, or ""
     needs: tuple[str, ...]  # tables that must have rows for the check to apply
     entities: str  # what it counts as the entities checked
-    run: Callable[[Derived], "DataFrame"]
+    run: Callable[[Derived], DataFrame]
     count_entities: Callable[[Derived], int]
     # What the check could not see in this input, said in the report (empty: nothing).
     unseen: Callable[[Derived], str] = lambda d: ""
@@ -130,10 +131,10 @@ class Check:
     inapplicable: Callable[[Derived], str] = lambda d: ""
 
 
-def _violations(frame: "DataFrame", check: str, kind: Any, detail: Any) -> "DataFrame":
+def _violations(frame: DataFrame, check: str, kind: Any, detail: Any) -> DataFrame:
     from pyspark.sql import functions as F
 
-    def col(name: str, kind: str) -> "F.Column":
+    def col(name: str, kind: str) -> F.Column:
         return (F.col(name) if name in frame.columns else F.lit(None)).cast(kind).alias(name)
 
     return frame.select(
@@ -151,14 +152,14 @@ def _violations(frame: "DataFrame", check: str, kind: Any, detail: Any) -> "Data
     )
 
 
-def _groups(frame: "DataFrame", *cols: str) -> int:
+def _groups(frame: DataFrame, *cols: str) -> int:
     return frame.select(*cols).distinct().count()
 
 
 # --- P1: sequences ---------------------------------------------------------------------------
 
 
-def p1_sequences_windows(d: Derived) -> "DataFrame":
+def p1_sequences_windows(d: Derived) -> DataFrame:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -181,7 +182,7 @@ def p1_sequences_windows(d: Derived) -> "DataFrame":
 # --- P2: epochs -----------------------------------------------------------------------------
 
 
-def p2_epochs_windows(d: Derived) -> "DataFrame":
+def p2_epochs_windows(d: Derived) -> DataFrame:
     from pyspark.sql import functions as F
 
     stale = d.ordered.where(~F.col("is_control") & (F.col("producer_epoch") < F.col("max_epoch_before")))
@@ -209,7 +210,7 @@ def p2_epochs_windows(d: Derived) -> "DataFrame":
 # --- P3: coordinator epochs -----------------------------------------------------------------------
 
 
-def p3_coordinator_epochs_windows(d: Derived) -> "DataFrame":
+def p3_coordinator_epochs_windows(d: Derived) -> DataFrame:
     from pyspark.sql import functions as F
 
     bad = d.ordered.where(F.col("is_control") & (F.col("coord_epoch") < F.col("prev_coord_epoch")))
@@ -224,7 +225,7 @@ def p3_coordinator_epochs_windows(d: Derived) -> "DataFrame":
 # --- P4: atomicity --------------------------------------------------------------------------------
 
 
-def _prepares(d: Derived) -> "DataFrame":
+def _prepares(d: Derived) -> DataFrame:
     """Each PrepareCommit/PrepareAbort with the time of the producer's next Prepare (its window)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -243,7 +244,7 @@ def _prepares(d: Derived) -> "DataFrame":
     )
 
 
-def p4_atomicity(d: Derived) -> "DataFrame":
+def p4_atomicity(d: Derived) -> DataFrame:
     from pyspark.sql import functions as F
 
     prepares = _prepares(d)
@@ -292,10 +293,9 @@ def p4_atomicity(d: Derived) -> "DataFrame":
             F.col("tp.partition").alias("partition"),
         )
     )
-    if d.plan == "pass":
-        has_data = d.passed("key").where("has_data").select(*KEY)
-    else:
-        has_data = d.ordered.where(~F.col("is_control")).select(*KEY).distinct()
+    has_data = (
+        d.passed("key").where("has_data").select(*KEY) if d.plan == "pass" else d.ordered.where(~F.col("is_control")).select(*KEY).distinct()
+    )
     named = named.join(has_data, on=["trace_id", "topic", "partition", "producer_id"], how="inner")
     got = named.alias("n").join(
         markers.alias("m"),
@@ -330,17 +330,14 @@ def p4_atomicity(d: Derived) -> "DataFrame":
 # --- P5: hanging transactions -------------------------------------------------------------------
 
 
-def p5_hanging(d: Derived) -> "DataFrame":
+def p5_hanging(d: Derived) -> DataFrame:
     from pyspark.sql import functions as F
 
-    if d.plan == "pass":
-        open_runs = d.passed("open").select(*KEY, F.col("offset").alias("base_offset"), "event", "ts_ms", "txn_id")
-    else:
-        open_runs = _open_runs_windows(d)
+    open_runs = d.passed("open").select(*KEY, F.col("offset").alias("base_offset"), "event", "ts_ms", "txn_id") if d.plan == "pass" else _open_runs_windows(d)
     return _hanging(d, open_runs)
 
 
-def _open_runs_windows(d: Derived) -> "DataFrame":
+def _open_runs_windows(d: Derived) -> DataFrame:
     from pyspark.sql import functions as F
 
     return (
@@ -355,7 +352,7 @@ def _open_runs_windows(d: Derived) -> "DataFrame":
     )
 
 
-def _hanging(d: Derived, open_runs: "DataFrame") -> "DataFrame":
+def _hanging(d: Derived, open_runs: DataFrame) -> DataFrame:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -387,13 +384,13 @@ def _hanging(d: Derived, open_runs: "DataFrame") -> "DataFrame":
     )
 
 
-def _txn_data(d: Derived) -> "DataFrame":
+def _txn_data(d: Derived) -> DataFrame:
     if d.plan == "pass":
         return d.passed("key").where("has_txn").select(*KEY)
     return d.ordered.where("not is_control and is_txn").select(*KEY).distinct()
 
 
-def _logged(d: Derived) -> "DataFrame":
+def _logged(d: Derived) -> DataFrame:
     return d.t.txn_log.select("trace_id", "producer_id").distinct()
 
 
@@ -409,7 +406,7 @@ def p5_unseen(d: Derived) -> str:
 # --- P7: the coordinator's state machine ----------------------------------------------------------
 
 
-def p7_state_machine(d: Derived) -> "DataFrame":
+def p7_state_machine(d: Derived) -> DataFrame:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -453,7 +450,7 @@ def p7_state_machine(d: Derived) -> "DataFrame":
 # --- P6: the aborted-transaction index ---------------------------------------------------------------
 
 
-def p6_aborted_index_windows(d: Derived) -> "DataFrame":
+def p6_aborted_index_windows(d: Derived) -> DataFrame:
     from pyspark.sql import functions as F
 
     indexed = d.t.aborted_index.select("trace_id", "topic", "partition").distinct()
@@ -501,7 +498,7 @@ def p6_unseen(d: Derived) -> str:
 # --- C1: read_committed fetches -------------------------------------------------------------------
 
 
-def c1_read_committed_windows(d: Derived) -> "DataFrame":
+def c1_read_committed_windows(d: Derived) -> DataFrame:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -559,8 +556,8 @@ def c1_read_committed_windows(d: Derived) -> "DataFrame":
 # --- the checks of one partition's log, by plan -------------------------------------------------------
 
 
-def _by_plan(check: str, windows: Callable[[Derived], "DataFrame"]) -> Callable[[Derived], "DataFrame"]:
-    def run(d: Derived) -> "DataFrame":
+def _by_plan(check: str, windows: Callable[[Derived], DataFrame]) -> Callable[[Derived], DataFrame]:
+    def run(d: Derived) -> DataFrame:
         return d.pass_violations(check) if d.plan == "pass" else windows(d)
 
     run.__name__ = windows.__name__.removesuffix("_windows")
@@ -581,7 +578,7 @@ def _entities(pass_expr: str, rec: str, windows: Callable[[Derived], int]) -> Ca
 # --- the suite --------------------------------------------------------------------------------------
 
 
-def _count(frame_of: Callable[[Derived], "DataFrame"], *cols: str) -> Callable[[Derived], int]:
+def _count(frame_of: Callable[[Derived], DataFrame], *cols: str) -> Callable[[Derived], int]:
     return lambda d: _groups(frame_of(d), *cols)
 
 
@@ -683,15 +680,15 @@ def by_id() -> Iterator[tuple[str, Check]]:
 C2_UNJUDGED = "UNJUDGED"
 
 
-def _memo(d: Derived, name: str, make: Callable[[], "DataFrame"]) -> "DataFrame":
+def _memo(d: Derived, name: str, make: Callable[[], DataFrame]) -> DataFrame:
     """A frame several callables of one check share, computed once per replay (and cached)."""
-    cache: dict[str, "DataFrame"] = d.__dict__.setdefault("_client_checks", {})
+    cache: dict[str, DataFrame] = d.__dict__.setdefault("_client_checks", {})
     if name not in cache:
         cache[name] = make().cache()
     return cache[name]
 
 
-def _history_ok_reads(d: Derived) -> "DataFrame":
+def _history_ok_reads(d: Derived) -> DataFrame:
     """Records that ok polls of client histories returned (Jepsen's reads-by-type :ok), except those of
     read_uncommitted consumers (the probe's), which may return what was never committed."""
     from pyspark.sql import functions as F
@@ -705,12 +702,12 @@ def _history_ok_reads(d: Derived) -> "DataFrame":
     )
 
 
-def _history_committed_sends(d: Derived) -> "DataFrame":
+def _history_committed_sends(d: Derived) -> DataFrame:
     """Sends of client histories that must have taken effect (Jepsen's must-have-committed?): those of
     an ok op, and those of an info op that some ok poll proves visible (it returned one of its values)."""
     from pyspark.sql import functions as F
 
-    def make() -> "DataFrame":
+    def make() -> DataFrame:
         sends = d.t.writes.where(F.col("source") != "trace")
         polled = _history_ok_reads(d).select("trace_id", "topic", "partition", "value")
         seen = sends.join(polled, on=["trace_id", "topic", "partition", "value"], how="left_semi")
@@ -722,7 +719,7 @@ def _history_committed_sends(d: Derived) -> "DataFrame":
     return _memo(d, "committed_sends", make)
 
 
-def _c2_traces(d: Derived) -> "DataFrame":
+def _c2_traces(d: Derived) -> DataFrame:
     from pyspark.sql import functions as F
 
     answers = d.t.writes.where((F.col("source") == "trace") & F.col("outcome").isin("ok", "fail"))
@@ -780,7 +777,7 @@ def _c2_traces(d: Derived) -> "DataFrame":
     )
 
 
-def _c2_rows(frame: "DataFrame", kind: Any, detail: Any, producer_id: Any = None, offset: Any = None) -> "DataFrame":
+def _c2_rows(frame: DataFrame, kind: Any, detail: Any, producer_id: Any = None, offset: Any = None) -> DataFrame:
     """A send C2 looked at, in the columns every way of C2 gives: its place, kind and detail."""
     from pyspark.sql import functions as F
 
@@ -797,7 +794,7 @@ def _c2_rows(frame: "DataFrame", kind: Any, detail: Any, producer_id: Any = None
     )
 
 
-def _c2_history_logs(d: Derived, sends: "DataFrame", committed: bool = True) -> "DataFrame":
+def _c2_history_logs(d: Derived, sends: DataFrame, committed: bool = True) -> DataFrame:
     """Sends of histories looked up in the logs of their partitions, by offset: an as-of join (a
     window over the partition) finds the batch at or below each send's offset. ``committed``: the
     sends of transactions the client was told committed (lost if absent or aborted, unfinished if
@@ -870,7 +867,7 @@ def _c2_history_logs(d: Derived, sends: "DataFrame", committed: bool = True) -> 
     return _c2_rows(rows, kind, detail, producer_id=F.when(found, F.col("at.producer_id")))
 
 
-def _c2_history_reads(d: Derived, sends: "DataFrame") -> "DataFrame":
+def _c2_history_reads(d: Derived, sends: DataFrame) -> DataFrame:
     from pyspark.sql import functions as F
 
     reads = _history_ok_reads(d)
@@ -901,13 +898,13 @@ def _c2_history_reads(d: Derived, sends: "DataFrame") -> "DataFrame":
     )
 
 
-def _c2_judged(d: Derived) -> "DataFrame":
+def _c2_judged(d: Derived) -> DataFrame:
     """Every send C2 looked at, with its kind: null (fine), LOST_WRITE, G1A or UNJUDGED."""
     import functools
 
     from pyspark.sql import functions as F
 
-    def make() -> "DataFrame":
+    def make() -> DataFrame:
         committed = _history_committed_sends(d)
         with_offset = committed.where(F.col("offset").isNotNull())
         unknown = _c2_rows(committed.where(F.col("offset").isNull()), F.lit(C2_UNJUDGED), F.lit(None).cast("string"))
@@ -959,7 +956,7 @@ def _c2_judged(d: Derived) -> "DataFrame":
     return _memo(d, "c2", make)
 
 
-def c2_acknowledged_sends(d: Derived) -> "DataFrame":
+def c2_acknowledged_sends(d: Derived) -> DataFrame:
     from pyspark.sql import functions as F
 
     bad = _c2_judged(d).where(F.col("kind").isin("LOST_WRITE", "G1A", "MARKER_MISSING"))
@@ -995,11 +992,11 @@ def c2_unseen(d: Derived) -> str:
 # names where it starts (a trace's Fetch) is not compared with the one before.
 
 
-def _c4_reads(d: Derived) -> "DataFrame":
+def _c4_reads(d: Derived) -> DataFrame:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    def make() -> "DataFrame":
+    def make() -> DataFrame:
         reads = d.t.reads.where(F.col("offset").isNotNull() & (F.col("op_f").isNull() | F.col("op_f").isin("poll", "txn"))).withColumn(
             "iso", F.coalesce(F.col("isolation"), F.lit(""))
         )
@@ -1012,7 +1009,7 @@ def _c4_reads(d: Derived) -> "DataFrame":
     return _memo(d, "c4_reads", make)
 
 
-def c4_poll_order(d: Derived) -> "DataFrame":
+def c4_poll_order(d: Derived) -> DataFrame:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -1114,7 +1111,8 @@ def c4_poll_order(d: Derived) -> "DataFrame":
     return a.unionByName(b)
 
 
-CHECKS = CHECKS + (
+CHECKS = (
+    *CHECKS,
     Check(
         "C2",
         "acknowledged sends",
@@ -1162,12 +1160,12 @@ CHECKS = CHECKS + (
 _PREPARED = ("PrepareCommit", "PrepareAbort")
 
 
-def _c3_traces(d: Derived) -> "DataFrame":
+def _c3_traces(d: Derived) -> DataFrame:
     """The traces whose outputs carry provenance, with whether each ends quiescent."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    def make() -> "DataFrame":
+    def make() -> DataFrame:
         ctp = d.t.entries.where(F.col("src").isNotNull()).select("trace_id").distinct()
         last = Window.partitionBy("trace_id", "txn_id").orderBy(F.col("event").desc_nulls_last(), F.col("log_offset").desc_nulls_last())
         busy = (
@@ -1182,13 +1180,13 @@ def _c3_traces(d: Derived) -> "DataFrame":
     return _memo(d, "c3_traces", make)
 
 
-def _c3_group_offset(d: Derived) -> "DataFrame":
+def _c3_group_offset(d: Derived) -> DataFrame:
     """Per provenance trace: the group's committed offset at the end (``committed``, 0 without a
     committed offset commit) and the event of the marker that applied it."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    def make() -> "DataFrame":
+    def make() -> DataFrame:
         commits = d.t.offset_commits.where((F.col("producer_id") >= 0) & F.col("committed_offset").isNotNull()).select(
             "trace_id", "committed_offset", "event"
         )
@@ -1207,13 +1205,13 @@ def _c3_group_offset(d: Derived) -> "DataFrame":
     return _memo(d, "c3_group_offset", make)
 
 
-def _c3_outputs(d: Derived) -> "DataFrame":
+def _c3_outputs(d: Derived) -> DataFrame:
     from pyspark.sql import functions as F
 
     return _memo(d, "c3_outputs", lambda: d.fates.where(F.col("src").isNotNull() & (F.col("fate") == "COMMIT")))
 
 
-def c3_exactly_once(d: Derived) -> "DataFrame":
+def c3_exactly_once(d: Derived) -> DataFrame:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -1290,7 +1288,8 @@ def c3_unseen(d: Derived) -> str:
     return ""
 
 
-CHECKS = CHECKS + (
+CHECKS = (
+    *CHECKS,
     Check(
         "C3",
         "consume-transform-produce",

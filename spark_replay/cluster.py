@@ -18,6 +18,7 @@ stderr) is ``work/`` under a temporary directory. Nothing listens beyond 127.0.0
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -28,9 +29,10 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 HOST = "127.0.0.1"
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
@@ -68,16 +70,14 @@ def _json(url: str) -> Any:
         return json.load(r)
 
 
-def stop_process(proc: "subprocess.Popen[bytes]", grace: float = 15.0) -> None:
+def stop_process(proc: subprocess.Popen[bytes], grace: float = 15.0) -> None:
     """Stop ``proc`` (started with its own session, so its process group id is its pid): SIGTERM to
     the group, wait up to ``grace`` seconds, SIGKILL to the group if it is still there, reap it,
     then SIGKILL what is left of the group and wait (bounded) until it is gone."""
     pgid = proc.pid
     for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 10.0)):
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(pgid, sig)
-        except ProcessLookupError:
-            pass
         try:
             proc.wait(timeout=wait)
         except subprocess.TimeoutExpired:
@@ -114,9 +114,9 @@ class LocalCluster:
     worker_ui: str
     logs: Path
     work: Path
-    master: "subprocess.Popen[bytes]"
-    worker: "subprocess.Popen[bytes]"
-    _tmp: Optional[Path] = None
+    master: subprocess.Popen[bytes]
+    worker: subprocess.Popen[bytes]
+    _tmp: Path | None = None
     _stopped: bool = field(default=False, repr=False)
 
     @property
@@ -145,20 +145,20 @@ class LocalCluster:
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
 
-    def __enter__(self) -> "LocalCluster":
+    def __enter__(self) -> LocalCluster:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
 
-def _spawn(cls: str, args: list[str], log: Path, env: dict[str, str]) -> "subprocess.Popen[bytes]":
+def _spawn(cls: str, args: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
     cmd = [str(spark_home() / "bin" / "spark-class"), cls, *args]
     with log.open("ab") as f:
         return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT, env=env, start_new_session=True)
 
 
-def _wait(what: str, ready: Callable[[], bool], procs: list[tuple[str, "subprocess.Popen[bytes]", Path]], timeout: float, polls: int) -> None:
+def _wait(what: str, ready: Callable[[], bool], procs: list[tuple[str, subprocess.Popen[bytes], Path]], timeout: float, polls: int) -> None:
     """Poll ``ready`` at most ``polls`` times and for at most ``timeout`` seconds; fail at once if a
     process exits."""
     deadline = time.monotonic() + timeout
@@ -180,11 +180,11 @@ def _wait(what: str, ready: Callable[[], bool], procs: list[tuple[str, "subproce
 
 
 def start_local_cluster(
-    logs: Optional[Path] = None,
+    logs: Path | None = None,
     cores: int = 1,
     memory: str = "1g",
     timeout: float = 60.0,
-    env: Optional[dict[str, str]] = None,
+    env: dict[str, str] | None = None,
 ) -> LocalCluster:
     """Start a master and one worker on 127.0.0.1 and wait until the worker is registered.
 
@@ -205,7 +205,7 @@ def start_local_cluster(
     master_log, worker_log = logs / "master.log", logs / "worker.log"
     url = f"spark://{HOST}:{port}"
     master_ui = f"http://{HOST}:{ui}"
-    started: list["subprocess.Popen[bytes]"] = []
+    started: list[subprocess.Popen[bytes]] = []
     try:
         master = _spawn(MASTER_CLASS, ["--host", HOST, "--port", str(port), "--webui-port", str(ui)], master_log, penv)
         started.append(master)
@@ -245,7 +245,7 @@ def start_local_cluster(
     return LocalCluster(url, master_ui, f"http://{HOST}:{worker_ui}", logs, work, master, worker, _tmp=tmp)
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m spark_replay.cluster", description="Start a Spark master and worker on 127.0.0.1 until Ctrl-C.")
     parser.add_argument("--logs", type=Path, default=None, help="directory for master.log and worker.log")
     parser.add_argument("--cores", type=int, default=1)

@@ -48,7 +48,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -78,7 +78,7 @@ STATES = ("Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit",
 COMMIT, ABORT = 1, 2  # a marker's control (0: a data batch)
 
 # (trace_id, topic, partition, producer_id, offset, event): the columns of a violation that place it.
-Key = tuple[Optional[str], Optional[str], Optional[int], Optional[int], Optional[int], Optional[int]]
+Key = tuple[str | None, str | None, int | None, int | None, int | None, int | None]
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ class Generated:
 def violation_key(v: dict[str, Any]) -> Key:
     """The key of a violation row (spark_replay.checks.VIOLATION_COLUMNS), comparable with Plant.key."""
 
-    def opt(name: str) -> Optional[int]:
+    def opt(name: str) -> int | None:
         x = v.get(name)
         return None if x is None else int(x)
 
@@ -153,7 +153,7 @@ def _group_cumsum(x: np.ndarray, sorted_groups: np.ndarray) -> np.ndarray:
     return cs - (cs[first] - x[first])
 
 
-def _strings(indices: np.ndarray, values: list[str], mask: Optional[np.ndarray] = None) -> pa.Array:
+def _strings(indices: np.ndarray, values: list[str], mask: np.ndarray | None = None) -> pa.Array:
     return pa.DictionaryArray.from_arrays(
         pa.array(indices.astype(np.int32), mask=mask), pa.array(values, pa.string())
     ).cast(pa.string())

@@ -33,7 +33,7 @@ before it, and the marker that ends its run is its fate.
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -58,7 +58,7 @@ KEY = ("trace_id", "topic", "partition", "producer_id")
 # --- the per-partition sweeps the windows plan shares (checks.py) -----------------------------------
 
 
-def index_sweep(pdf: "pd.DataFrame") -> "pd.DataFrame":
+def index_sweep(pdf: pd.DataFrame) -> pd.DataFrame:
     """One partition's log in offset order: the AbortedTxn entry Kafka must write for each ABORT
     marker (ProducerStateManager.lastStableOffset(CompletedTxn): the first offset of the earliest
     transaction of another producer still open, else the marker's offset + 1)."""
@@ -81,7 +81,7 @@ def index_sweep(pdf: "pd.DataFrame") -> "pd.DataFrame":
 _SWEEP_COLUMNS = ["trace_id", "topic", "partition", "event", "offset", "kind", "detail"]
 
 
-def _sweep_vectorised(pdf: "pd.DataFrame") -> Optional["pd.DataFrame"]:
+def _sweep_vectorised(pdf: pd.DataFrame) -> pd.DataFrame | None:
     """sweep_partition on whole arrays, for a log whose offsets grow with its events (each
     offset once, every marker COMMIT or ABORT, every entry with its producer): None otherwise, and
     the loop decides. The same rows as the loop: a fetch sees the entries of its event and before;
@@ -191,7 +191,7 @@ def _sweep_vectorised(pdf: "pd.DataFrame") -> Optional["pd.DataFrame"]:
     return pd.DataFrame(rows, columns=_SWEEP_COLUMNS)
 
 
-def sweep_partition(pdf: "pd.DataFrame") -> "pd.DataFrame":
+def sweep_partition(pdf: pd.DataFrame) -> pd.DataFrame:
     """One partition of one trace, entries and fetches merged in event order: replay the log and
     compare each read_committed fetch with what it must have returned."""
     import pandas as pd
@@ -305,7 +305,7 @@ SEQ_MOD = 2**31
 C1_FETCHES = "isolation = 'read_committed' AND from_offset IS NOT NULL AND event IS NOT NULL"
 
 
-def _as_input(frame: "DataFrame", row: str, renamed: dict[str, str]) -> "DataFrame":
+def _as_input(frame: DataFrame, row: str, renamed: dict[str, str]) -> DataFrame:
     """``frame`` as _INPUT rows of kind ``row``: the columns it shares with _INPUT by name (or
     under ``renamed``: input column -> frame column), the others null."""
     from pyspark.sql import functions as F
@@ -318,7 +318,7 @@ def _as_input(frame: "DataFrame", row: str, renamed: dict[str, str]) -> "DataFra
     return frame.select(*cols)
 
 
-def pass_input(t: Any, with_reads: bool, with_index: bool) -> "DataFrame":
+def pass_input(t: Any, with_reads: bool, with_index: bool) -> DataFrame:
     """The entries (and read_committed reads, and .txnindex rows) as one frame of _INPUT."""
 
     frame = _as_input(t.entries, "entry", {})
@@ -331,7 +331,7 @@ def pass_input(t: Any, with_reads: bool, with_index: bool) -> "DataFrame":
     return frame
 
 
-def run_pass(t: Any, with_reads: bool, with_index: bool) -> "DataFrame":
+def run_pass(t: Any, with_reads: bool, with_index: bool) -> DataFrame:
     """The pass's output rows (OUTPUT_SCHEMA) for the tables ``t``; not cached here."""
     return pass_input(t, with_reads, with_index).groupBy("trace_id", "topic", "partition").applyInPandas(check_partition, OUTPUT_SCHEMA)
 
@@ -343,7 +343,7 @@ def _int(v: Any) -> Any:
     return None if v is None or v != v else int(v)
 
 
-def check_partition(pdf: "pd.DataFrame") -> "pd.DataFrame":
+def check_partition(pdf: pd.DataFrame) -> pd.DataFrame:
     """Everything the pass emits for one (trace, topic, partition): see the module's docstring."""
     import pandas as pd
 
@@ -381,7 +381,7 @@ def check_partition(pdf: "pd.DataFrame") -> "pd.DataFrame":
     return out
 
 
-def _producers(idem: "pd.DataFrame", where: dict[str, Any], rows: list[dict[str, Any]], frames: list["pd.DataFrame"]) -> None:
+def _producers(idem: pd.DataFrame, where: dict[str, Any], rows: list[dict[str, Any]], frames: list[pd.DataFrame]) -> None:
     """P1, P2, P3 (into ``rows``), the markers, the open runs and the key rows (into ``frames``) of one
     partition's idempotent entries."""
     import numpy as np
@@ -465,7 +465,7 @@ def _producers(idem: "pd.DataFrame", where: dict[str, Any], rows: list[dict[str,
     frames.append(keys.reset_index().assign(rec="key", **where))
 
 
-def _index(idem: "pd.DataFrame", index: "pd.DataFrame", where: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+def _index(idem: pd.DataFrame, index: pd.DataFrame, where: dict[str, Any], rows: list[dict[str, Any]]) -> None:
     """P6: the .txnindex entries Kafka must have written for this partition's ABORT markers, against
     those it did."""
     swept = index_sweep(idem).itertuples(index=False) if len(idem) else iter(())
@@ -495,7 +495,7 @@ def _index(idem: "pd.DataFrame", index: "pd.DataFrame", where: dict[str, Any], r
         )
 
 
-def _c1_frame(entries: "pd.DataFrame", reads: "pd.DataFrame") -> "pd.DataFrame":
+def _c1_frame(entries: pd.DataFrame, reads: pd.DataFrame) -> pd.DataFrame:
     """The partition's log and its read_committed fetches, as checks.sweep_partition reads them:
     one entry row per offset (a data batch of several records gives one row per record, all of its
     event), each fetch's rows in offset order (an empty fetch's row first), its last row of kind 2."""

@@ -12,9 +12,10 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 from spark_replay.staging import InputFormat, ReplayInputError, Stager
 from spark_replay.tables import TABLES
@@ -34,7 +35,7 @@ class CheckOutcome:
     entities: int = 0
     entities_what: str = ""
     by_kind: dict[str, int] = field(default_factory=dict)
-    first: Optional[dict[str, Any]] = None
+    first: dict[str, Any] | None = None
     neighbours: list[dict[str, Any]] = field(default_factory=list)
     txn_records: list[dict[str, Any]] = field(default_factory=list)
     examples: list[dict[str, Any]] = field(default_factory=list)
@@ -85,10 +86,10 @@ def _jsonable(row: Any) -> dict[str, Any]:
 def run_replay(
     inputs: list[Path],
     formats: dict[str, InputFormat],
-    input_format: Optional[str] = None,
-    spark_factory: Optional[Callable[[], Any]] = None,
-    out: Optional[Path] = None,
-    checks: Optional[list[str]] = None,
+    input_format: str | None = None,
+    spark_factory: Callable[[], Any] | None = None,
+    out: Path | None = None,
+    checks: list[str] | None = None,
     progress: Callable[[str], None] = lambda s: None,
     plan: str = "pass",
 ) -> Report:
@@ -167,7 +168,7 @@ def load_tables(spark: Any, staged: Path, rows: dict[str, int]) -> Any:
 
 
 def _run_checks(
-    spark: Any, staged: Path, rows: dict[str, int], only: Optional[list[str]], out: Optional[Path], progress: Callable[[str], None], plan: str = "pass"
+    spark: Any, staged: Path, rows: dict[str, int], only: list[str] | None, out: Path | None, progress: Callable[[str], None], plan: str = "pass"
 ) -> Report:
     from pyspark.sql import functions as F
 

@@ -29,9 +29,9 @@ import shutil
 import sys
 import tempfile
 import zipfile
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, Optional
 from urllib.parse import urlsplit
 
 from pyspark import SparkConf, SparkContext
@@ -80,7 +80,7 @@ def on_loopback(master: str) -> bool:
 
 
 @contextmanager
-def _stderr_to(log: Optional[Path]) -> Iterator[None]:
+def _stderr_to(log: Path | None) -> Iterator[None]:
     """Point file descriptor 2 at ``log`` meanwhile: a JVM started inside inherits it."""
     if log is None:
         yield
@@ -101,7 +101,7 @@ def submitted() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
-def spark_session(master: Optional[str] = None, app: str = "txconform-replay", log: Optional[Path] = None) -> SparkSession:
+def spark_session(master: str | None = None, app: str = "txconform-replay", log: Path | None = None) -> SparkSession:
     """A Spark session for a replay (see the module's docstring). With ``log``, what the JVM
     prints (its startup notices, Spark's warnings) goes to that file instead of stderr. An active
     session is reused as it is."""
@@ -166,7 +166,7 @@ def spark_session(master: Optional[str] = None, app: str = "txconform-replay", l
 
 
 @contextmanager
-def replay_spark(master: Optional[str] = None, log: Optional[Path] = None) -> Iterator[Callable[[], SparkSession]]:
+def replay_spark(master: str | None = None, log: Path | None = None) -> Iterator[Callable[[], SparkSession]]:
     """A session factory for one replay (``run_replay(spark_factory=...)``): the session is made
     at the first call, and stopped on exit if it was made here (not when one was already active,
     as in a test module's shared session or a script that made its own)."""

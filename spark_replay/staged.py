@@ -13,8 +13,9 @@ import os
 import shutil
 import time
 import zlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 import pyarrow.parquet as pq
 
@@ -44,8 +45,8 @@ def _check_schemas(root: Path) -> None:
 def run_checks(
     staged: Path,
     spark: Any,
-    checks: Optional[list[str]] = None,
-    out: Optional[Path] = None,
+    checks: list[str] | None = None,
+    out: Path | None = None,
     progress: Callable[[str], None] = lambda s: None,
     plan: str = "pass",
 ) -> Report:

@@ -13,9 +13,10 @@ field, and what to do about it; the CLI prints it on one line and exits 2.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -38,7 +39,7 @@ class InputFormat:
     # Whether a file (or directory) is of this format, from its name and first bytes.
     sniff: Callable[[Path], bool]
     # Turn the inputs into tables through the stager.
-    stage: Callable[[list[Path], "Stager"], None]
+    stage: Callable[[list[Path], Stager], None]
     # Whether stage() needs a Spark session (stager.spark).
     needs_spark: bool = False
 
@@ -46,17 +47,17 @@ class InputFormat:
 class Stager:
     """Writes the canonical tables of one replay under ``root``."""
 
-    def __init__(self, root: Path, spark_factory: Optional[Callable[[], "SparkSession"]] = None) -> None:
+    def __init__(self, root: Path, spark_factory: Callable[[], SparkSession] | None = None) -> None:
         self.root = root
         self._spark_factory = spark_factory
-        self._spark: Optional["SparkSession"] = None
+        self._spark: SparkSession | None = None
         self._parts = itertools.count()
         self.rows: dict[str, int] = {name: 0 for name in TABLES}
         for name in TABLES:
             (root / name).mkdir(parents=True, exist_ok=True)
 
     @property
-    def spark(self) -> "SparkSession":
+    def spark(self) -> SparkSession:
         if self._spark is None:
             if self._spark_factory is None:
                 raise RuntimeError("this stager has no Spark session")
@@ -73,7 +74,7 @@ class Stager:
         pq.write_table(table, self.root / name / f"part-py-{next(self._parts):05d}.parquet")
         self.rows[name] += table.num_rows
 
-    def write_frame(self, name: str, frame: "DataFrame") -> None:
+    def write_frame(self, name: str, frame: DataFrame) -> None:
         """Append Spark DataFrame ``frame`` (the columns of TABLES[name]) to table ``name``."""
         frame = frame.select(*TABLES[name].names)
         before = set((self.root / name).glob("*.parquet"))

@@ -2,8 +2,9 @@ import os
 import shutil
 import tempfile
 import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional
+from typing import Any
 
 import pytest
 from shared_runs import SharedTlcRuns, shares_runs
@@ -54,7 +55,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Optional[Any]:
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any | None:
     """Under ``pytest -n N`` (``--dist load``, the default): distribute the tests one by one, except
     those that share TLC runs (shared_runs.SHARING_TESTS), which all go to one worker, since the
     runs are shared within a process, and those that share the local Spark session

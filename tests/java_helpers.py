@@ -4,10 +4,10 @@ that keeps the lines a JavaProducer emits."""
 from __future__ import annotations
 
 import shutil
-from typing import Any, Optional
+from typing import Any
 
 
-def missing_java() -> Optional[str]:
+def missing_java() -> str | None:
     for tool in ("java", "javac", "mvn"):
         if shutil.which(tool) is None:
             return f"{tool} not found: the Java client needs a JDK 17+ and Maven"

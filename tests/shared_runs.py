@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import threading
 from pathlib import Path
-from typing import Optional
 
 from trace_check.engines import tlc
 from trace_check.models.result import CheckResult, CheckTask, ProgressCallback
@@ -69,7 +68,7 @@ class SharedTlcRuns:
         self.results: dict[tuple, CheckResult] = {}
         self.lock = threading.Lock()  # ``txconform model-check`` in a docs test runs models on threads
 
-    def run(self, task: CheckTask, on_progress: Optional[ProgressCallback] = None) -> CheckResult:
+    def run(self, task: CheckTask, on_progress: ProgressCallback | None = None) -> CheckResult:
         """TLC's result for ``task``: from the run of an earlier test of the same model, or from a new run."""
         key = model_key(task)
         with self.lock:  # one run at a time: the tests that share runs keep one worker's core

@@ -14,7 +14,6 @@ import os
 import stat
 import time
 from pathlib import Path
-from typing import Optional
 
 import pytest
 
@@ -90,7 +89,7 @@ def write_fake_apalache(
     directory: Path,
     log_lines: list[str],
     exit_code: int,
-    trace_to: Optional[str] = None,
+    trace_to: str | None = None,
     body: str = "",
 ) -> Path:
     """Write a fake ``apalache-mc``: it records its argv, prints ``log_lines``, optionally copies
@@ -473,7 +472,7 @@ def _gone(pid: int, wait: float = 5.0) -> bool:
     ],
 )
 def test_interpret_exit_codes_and_logs(spec_dir: Path, code: int, log: list[str], outcome: Outcome, message: str) -> None:
-    verdict = interpret(make_task(spec_dir), code, "\n".join(log + ["EXITCODE: ..."]))
+    verdict = interpret(make_task(spec_dir), code, "\n".join([*log, "EXITCODE: ..."]))
     assert verdict.outcome is outcome
     assert message in verdict.message
 
@@ -489,7 +488,7 @@ def test_invariant_index_counts_verification_conditions_not_operators(spec_dir: 
     ]
     task = make_task(spec_dir)
     for k, expected in [(0, "TypeOK"), (1, "NoOverdraft"), (2, "TypeOK")]:
-        log = "\n".join(vcgen + [log_line(f"State 2: state invariant {k} violated.")])
+        log = "\n".join([*vcgen, log_line(f"State 2: state invariant {k} violated.")])
         assert interpret(task, 12, log).invariant == expected
 
 

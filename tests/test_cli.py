@@ -193,7 +193,7 @@ def test_checkpoints_are_refused_for_apalache() -> None:
     check_checkpointing("apalache", Checkpointing())
     check_checkpointing("tlc", Checkpointing(resume=True, every_minutes=5))
     for asked in (Checkpointing(resume=True), Checkpointing(every_minutes=5)):
-        with pytest.raises(EngineUnavailable, match="TLC only .*add --engine tlc"):
+        with pytest.raises(EngineUnavailable, match=r"TLC only .*add --engine tlc"):
             check_checkpointing("apalache", asked)
 
 

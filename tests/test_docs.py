@@ -20,8 +20,9 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional
+from typing import Any
 
 import pytest
 from shared_runs import SharedTlcRuns
@@ -50,8 +51,8 @@ def txconform(shared_tlc: SharedTlcRuns, monkeypatch: pytest.MonkeyPatch, docs_s
     output is the same): ``model-check`` with the session's shared TLC runs, ``replay`` and
     ``probe`` on the worker's Spark session."""
 
-    def run_task(engine: str, task: CheckTask, workdir: Path, on_progress: Optional[ProgressCallback] = None,
-                 checkpointing: Checkpointing = Checkpointing(), stop: Optional[threading.Event] = None) -> CheckResult:
+    def run_task(engine: str, task: CheckTask, workdir: Path, on_progress: ProgressCallback | None = None,
+                 checkpointing: Checkpointing = Checkpointing(), stop: threading.Event | None = None) -> CheckResult:
         if engine == "tlc" and checkpointing == Checkpointing():
             return shared_tlc.run(task, on_progress)
         return runner.run_task(engine, task, workdir, on_progress, checkpointing, stop)
@@ -83,7 +84,7 @@ def docs_spark() -> Iterator[list[Any]]:
         made[0].stop()
 
 
-def in_process(args: list[str], spark: Optional[list[Any]] = None) -> str:
+def in_process(args: list[str], spark: list[Any] | None = None) -> str:
     """``txconform ARGS`` run in this process: stdout and stderr in the order printed, as gen_docs
     captures them from the console script."""
     if spark is not None and not spark:
@@ -100,7 +101,7 @@ def in_process(args: list[str], spark: Optional[list[Any]] = None) -> str:
     return gen_docs.tidy(output.getvalue())
 
 
-def once_per_session(args: list[str], run: Optional[Callable[[], str]] = None) -> str:
+def once_per_session(args: list[str], run: Callable[[], str] | None = None) -> str:
     """The console script's output for ``args``. A command that only reads (``check``, ``replay``
     without ``--out``, ``probe --from``) and is quoted in two documents, such as the replay of the dump-log samples in
     README.md and docs/replay.md, runs once per test session: its output is kept next to the
@@ -146,7 +147,7 @@ def _each_block() -> list[Any]:
 
 
 @pytest.mark.parametrize(("path", "k"), _each_block())
-def test_generated_blocks_match_a_fresh_run(path: Path, k: Optional[int], txconform: gen_docs.Runner) -> None:
+def test_generated_blocks_match_a_fresh_run(path: Path, k: int | None, txconform: gen_docs.Runner) -> None:
     if not (Path(sys.executable).parent / "txconform").exists():
         pytest.skip("the txconform console script is not installed in this environment")
     found = blocks(path)

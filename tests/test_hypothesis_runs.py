@@ -8,7 +8,6 @@ runs more.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import pytest
 from hypothesis import HealthCheck, given, note, settings
@@ -31,7 +30,7 @@ TV1_KNOWN = {"MarkerSafety", "Atomicity", "NoHangingTransaction"}
 
 
 def run_and_check(
-    tmp: Path, w: Workload, schedule: Schedule, seed: int, bugs: tuple[str, ...] = (), checked: Optional[dict[bytes, Verdict]] = None
+    tmp: Path, w: Workload, schedule: Schedule, seed: int, bugs: tuple[str, ...] = (), checked: dict[bytes, Verdict] | None = None
 ) -> Verdict:
     """Simulate, write the trace and check it; a trace already in ``checked`` (the simulation is
     deterministic, and hypothesis can generate the same run twice) keeps the verdict it got."""

@@ -395,9 +395,9 @@ def test_bad_files_raise_itf_error_naming_the_file(tmp_path: Path, content: str,
 
 
 def test_missing_and_binary_files(tmp_path: Path) -> None:
-    with pytest.raises(ItfError, match="absent.itf.json: cannot read"):
+    with pytest.raises(ItfError, match=r"absent\.itf\.json: cannot read"):
         read_itf(tmp_path / "absent.itf.json")
     binary = tmp_path / "binary.itf.json"
     binary.write_bytes(b"\xff\xfe\x00garbage")
-    with pytest.raises(ItfError, match="binary.itf.json"):
+    with pytest.raises(ItfError, match=r"binary\.itf\.json"):
         read_itf(binary)

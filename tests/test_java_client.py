@@ -15,15 +15,15 @@ import signal
 import subprocess
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 
 pytest.importorskip("confluent_kafka")
 
-from probe.java_client import JavaProducer, driver_command  # noqa: E402
-from probe.targets import TargetError  # noqa: E402
-from probe.testing import alive  # noqa: E402
+from probe.java_client import JavaProducer, driver_command
+from probe.targets import TargetError
+from probe.testing import alive
 
 pytestmark = pytest.mark.probe
 
@@ -31,7 +31,7 @@ READ_SECONDS = 20.0
 SEND_FIELDS = {"type", "process", "txn", "op", "topic", "partition", "key", "value", "offset", "error"}
 
 
-def _missing() -> Optional[str]:
+def _missing() -> str | None:
     """Why the Java client cannot run here (no java, javac or mvn), or None."""
     from probe.java_client import _javac
     from probe.kafka import environment_problem
@@ -57,7 +57,7 @@ class Lines:
         json.dumps(fields)  # every line is JSON
         self.lines.append({"type": kind, **fields})
 
-    def of(self, kind: str, process: Optional[str] = None) -> list[dict[str, Any]]:
+    def of(self, kind: str, process: str | None = None) -> list[dict[str, Any]]:
         return [ln for ln in self.lines if ln["type"] == kind and (process is None or ln.get("process") == process)]
 
 

@@ -169,13 +169,13 @@ def test_a_replayed_start_writes_only_the_entries_its_last_base_did_not_have() -
         written.append(e)
         return format_value(e)
 
-    grown = state((p1 + (entry(5),), (entry(0),)), (-1, -1), Record({"t1": t1 + (tentry(3),)}))
+    grown = state(((*p1, entry(5)), (entry(0),)), (-1, -1), Record({"t1": (*t1, tentry(3))}))
     base, rest = handoff.rebase(KAFKA, grown, None, text_of, replayed=True, known=known)
     scratch, scratch_rest = handoff.rebase(KAFKA, grown, None, format_value, replayed=True)
     assert sorted(map(format_value, written)) == sorted(map(format_value, [entry(5), entry(0), tentry(3)]))
     assert base.texts == scratch.texts and rest == scratch_rest and base.joined(rest) == grown
     written.clear()
-    cut = state((p1[:2] + (entry(7), entry(8), entry(9)), ()), (-1, -1), Record({"t1": t1}))  # same length, not the same entries
+    cut = state(((*p1[:2], entry(7), entry(8), entry(9)), ()), (-1, -1), Record({"t1": t1}))  # same length, not the same entries
     base, rest = handoff.rebase(KAFKA, cut, None, text_of, replayed=True, known=known)
     assert written == [*cut["plog"][0]] and base.texts == handoff.rebase(KAFKA, cut, None, format_value, replayed=True)[0].texts
     assert base.joined(rest) == cut

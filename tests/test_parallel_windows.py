@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Optional
+from typing import Any
 
 import attrs
 import pytest
@@ -62,7 +63,7 @@ class Wrong:
 
     inner: StateReplay
 
-    def advance(self, events: list[dict[str, Any]]) -> Optional[Mapping[str, Any]]:
+    def advance(self, events: list[dict[str, Any]]) -> Mapping[str, Any] | None:
         state = self.inner.advance(events)
         return None if state is None else {**state, "cepoch": 77}
 
@@ -71,7 +72,7 @@ class Wrong:
 class Dead:
     """A replay that cannot take the trace's first events."""
 
-    def advance(self, events: list[dict[str, Any]]) -> Optional[Mapping[str, Any]]:
+    def advance(self, events: list[dict[str, Any]]) -> Mapping[str, Any] | None:
         return None
 
 
@@ -315,7 +316,7 @@ def history_reads(text: str, var: str) -> list[str]:
         if any(tok == var for _, tok in _tokens(line)) and not (
             line.strip() in (var, var + ",")  # a VARIABLES declaration, one per line
             or re.match(r"\s*\w+ == <<[\w, ]*>>\s*$", line)  # vars == <<..., action>>
-            or definition == "Init" and re.match(rf"\s*/\\ {var} = ", line)
+            or (definition == "Init" and re.match(rf"\s*/\\ {var} = ", line))
         ):
             found.append(line.strip())
     return found

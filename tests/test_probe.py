@@ -18,12 +18,12 @@ import pytest
 
 pytest.importorskip("kafka")
 
-from probe.targets import TargetError, free_port, parse_bootstrap  # noqa: E402
-from probe.wire import Fetched, FetchedBatch  # noqa: E402
-from probe.workload import make_plan  # noqa: E402
-from spark_replay.adapters.probe import read  # noqa: E402
-from spark_replay.staging import ReplayInputError  # noqa: E402
-from trace_check.cli.main import main  # noqa: E402
+from probe.targets import TargetError, free_port, parse_bootstrap
+from probe.wire import Fetched, FetchedBatch
+from probe.workload import make_plan
+from spark_replay.adapters.probe import read
+from spark_replay.staging import ReplayInputError
+from trace_check.cli.main import main
 
 FIXTURE = Path(__file__).parent / "fixtures" / "probe" / "tansu-seed11.jsonl"
 
@@ -147,7 +147,7 @@ def test_a_record_of_another_version_says_to_upgrade(tmp_path: Path) -> None:
     header = json.loads(FIXTURE.read_text().splitlines()[0]) | {"version": 99}
     f = tmp_path / "probe.jsonl"
     f.write_text(json.dumps(header) + "\n")
-    with pytest.raises(ReplayInputError, match="version 99.*upgrade txconform"):
+    with pytest.raises(ReplayInputError, match=r"version 99.*upgrade txconform"):
         read(f)
 
 
@@ -216,7 +216,7 @@ def test_a_probe_of_a_running_cluster_deletes_its_topic_and_leaves_the_cluster_r
         pid = tansu.pid
     assert pid is not None and not _alive(pid)
     with socket.socket() as s:  # its port is free again
-        s.bind(tuple(tansu.bootstrap.split(":")[0:1]) + (int(tansu.bootstrap.split(":")[1]),))
+        s.bind((tansu.bootstrap.split(":")[0], int(tansu.bootstrap.split(":")[1])))
 
 
 def _ctp_record(outputs: list[tuple[int, str, str]], group_offset: int, sent: bool = True) -> list[dict[str, Any]]:

@@ -12,20 +12,21 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
 pytest.importorskip("pyspark")
 pytest.importorskip("kafka")
 
-import pyarrow.parquet as pq  # noqa: E402
+import pyarrow.parquet as pq
 
-from probe.findings import ANOMALIES, findings, record_findings  # noqa: E402
-from spark_replay.adapters import FORMATS  # noqa: E402
-from spark_replay.adapters.probe import SCALE  # noqa: E402
-from spark_replay.replay import run_replay  # noqa: E402
+from probe.findings import ANOMALIES, findings, record_findings
+from spark_replay.adapters import FORMATS
+from spark_replay.adapters.probe import SCALE
+from spark_replay.replay import run_replay
 
 pytestmark = [pytest.mark.spark, pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.filterwarnings("ignore::FutureWarning")]
 
@@ -107,9 +108,10 @@ def _committed_send_on(lines: Lines, partition: int, last: bool = False) -> tupl
             continue
         b = next(b for b in _data(batches) if b["base_offset"] <= s["offset"] <= b["last_offset"])
         m = _closer(batches, b)
-        if m is not None and m["control"] == "COMMIT":
-            if not last or not [n for n in batches if n["is_control"] and n["producer_id"] == m["producer_id"] and n["base_offset"] > m["base_offset"]]:
-                found.append((s, m))
+        if m is None or m["control"] != "COMMIT":
+            continue
+        if not last or not [n for n in batches if n["is_control"] and n["producer_id"] == m["producer_id"] and n["base_offset"] > m["base_offset"]]:
+            found.append((s, m))
     return found[0]
 
 

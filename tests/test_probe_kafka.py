@@ -25,12 +25,12 @@ import pytest
 
 pytest.importorskip("confluent_kafka")
 
-from probe import maven  # noqa: E402
-from probe.findings import zombie_findings  # noqa: E402
-from probe.kafka import environment_problem, parse_target  # noqa: E402
-from probe.targets import TargetError  # noqa: E402
-from probe.testing import alive  # noqa: E402
-from trace_check.cli.main import main  # noqa: E402
+from probe import maven
+from probe.findings import zombie_findings
+from probe.kafka import environment_problem, parse_target
+from probe.targets import TargetError
+from probe.testing import alive
+from trace_check.cli.main import main
 
 # --- without a broker -----------------------------------------------------------------------------
 

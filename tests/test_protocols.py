@@ -101,7 +101,7 @@ def test_an_unknown_protocol_gets_one_line_naming_the_known_ones(monkeypatch: py
 
 def test_a_plugin_that_cannot_be_imported_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TXCONFORM_PROTOCOLS", "no_such_module.protocol")
-    with pytest.raises(TxconformError, match="protocol plug-in no_such_module.protocol cannot be imported"):
+    with pytest.raises(TxconformError, match=r"protocol plug-in no_such_module\.protocol cannot be imported"):
         protocols.get("kafka")
 
 
@@ -111,7 +111,7 @@ def test_a_trace_of_a_plugin_that_cannot_be_imported_names_the_import_error(tmp_
     monkeypatch.setenv("TXCONFORM_PROTOCOLS", "no_such_module.protocol")
     path = tmp_path / "t.jsonl"
     path.write_text('{"format": "txconform-trace", "version": 1, "protocol": "kafka", "constants": {}}\n')
-    with pytest.raises(TxconformError, match="protocol plug-in no_such_module.protocol cannot be imported"):
+    with pytest.raises(TxconformError, match=r"protocol plug-in no_such_module\.protocol cannot be imported"):
         read_trace(path)
 
 

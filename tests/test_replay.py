@@ -18,15 +18,15 @@ import pytest
 pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
-from ref_impl.sim.faults import Faults  # noqa: E402
-from ref_impl.sim.run import simulate, write_trace  # noqa: E402
-from ref_impl.sim.workloads import Workload  # noqa: E402
-from spark_replay.adapters import FORMATS  # noqa: E402
-from spark_replay.replay import Report, run_replay  # noqa: E402
-from spark_replay.staging import ReplayInputError  # noqa: E402
-from trace_check.cli.main import main  # noqa: E402
-from trace_check.traces.reader import read_trace  # noqa: E402
-from trace_check.traces.validation import check_trace  # noqa: E402
+from ref_impl.sim.faults import Faults
+from ref_impl.sim.run import simulate, write_trace
+from ref_impl.sim.workloads import Workload
+from spark_replay.adapters import FORMATS
+from spark_replay.replay import Report, run_replay
+from spark_replay.staging import ReplayInputError
+from trace_check.cli.main import main
+from trace_check.traces.reader import read_trace
+from trace_check.traces.validation import check_trace
 
 pytestmark = [
     pytest.mark.spark,
@@ -190,7 +190,7 @@ def test_a_trace_of_another_protocol_is_refused(tmp_path: Path) -> None:
 def test_a_broken_header_is_refused(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"format": "txconform-trace", "version": 1, "protocol": "kafka"}\n{"event": 1}\n')
-    with pytest.raises(ReplayInputError, match="bad.jsonl"):
+    with pytest.raises(ReplayInputError, match=r"bad\.jsonl"):
         run_replay([bad], FORMATS, spark_factory=lambda: pytest.fail("no Spark for bad input"))
 
 

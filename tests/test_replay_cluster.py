@@ -19,18 +19,19 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
-from ref_impl.sim.faults import Faults  # noqa: E402
-from ref_impl.sim.run import simulate, write_trace  # noqa: E402
-from ref_impl.sim.workloads import Workload  # noqa: E402
-from spark_replay.cluster import LocalCluster, group_alive, spark_home, start_local_cluster  # noqa: E402
+from ref_impl.sim.faults import Faults
+from ref_impl.sim.run import simulate, write_trace
+from ref_impl.sim.workloads import Workload
+from spark_replay.cluster import LocalCluster, group_alive, spark_home, start_local_cluster
 
 pytestmark = [pytest.mark.spark, pytest.mark.spark_cluster]
 
@@ -109,8 +110,8 @@ def test_replay_with_master_reports_what_local_mode_does(cluster: LocalCluster, 
     before = {d.parent.name for d in cluster.executor_dirs()}
     t0 = time.monotonic()
     run = subprocess.run(
-        [sys.executable, "-m", "trace_check.cli", "replay", "--master", cluster.master_url, "--checks", ",".join(ON_CLUSTER), "--json"]
-        + ["--out", "out", str(lso_trace)],
+        [sys.executable, "-m", "trace_check.cli", "replay", "--master", cluster.master_url, "--checks", ",".join(ON_CLUSTER), "--json",
+         "--out", "out", str(lso_trace)],
         cwd=tmp_path,  # a relative --out: the driver qualifies it, the executors write where it says
         env=driver_env(),
         capture_output=True,

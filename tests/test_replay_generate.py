@@ -12,15 +12,15 @@ import pytest
 pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
-import random  # noqa: E402
+import random
 
-import pandas as pd  # noqa: E402
-import pyarrow.parquet as pq  # noqa: E402
+import pandas as pd
+import pyarrow.parquet as pq
 
-import spark_replay.partition_pass as partition_pass  # noqa: E402
-from spark_replay.generate import generate, violation_key  # noqa: E402
-from spark_replay.replay import run_replay  # noqa: E402
-from spark_replay.staged import STAGED, run_checks  # noqa: E402
+import spark_replay.partition_pass as partition_pass
+from spark_replay.generate import generate, violation_key
+from spark_replay.replay import run_replay
+from spark_replay.staged import STAGED, run_checks
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::DeprecationWarning"),

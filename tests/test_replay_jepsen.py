@@ -20,13 +20,13 @@ pytest.importorskip("pyarrow")
 pytest.importorskip("edn_format")
 pytest.importorskip("kafka")  # kafka-python (the spark extra): the log adapters import it
 
-import pyarrow.parquet as pq  # noqa: E402
+import pyarrow.parquet as pq
 
-from spark_replay.adapters import FORMATS  # noqa: E402
-from spark_replay.adapters import jepsen as jepsen_adapter  # noqa: E402
-from spark_replay.adapters.jepsen import JEPSEN, key_topic_partition  # noqa: E402
-from spark_replay.staging import ReplayInputError, Stager  # noqa: E402
-from trace_check.cli.main import main  # noqa: E402
+from spark_replay.adapters import FORMATS
+from spark_replay.adapters import jepsen as jepsen_adapter
+from spark_replay.adapters.jepsen import JEPSEN, key_topic_partition
+from spark_replay.staging import ReplayInputError, Stager
+from trace_check.cli.main import main
 
 pytestmark = [
     # pyspark's own deprecation and resource warnings are not ours

@@ -8,24 +8,24 @@ from __future__ import annotations
 import random
 import struct
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 
 pytest.importorskip("pyarrow")
 pytest.importorskip("kafka")  # kafka-python: the spark extra
 
-import pyarrow.parquet as pq  # noqa: E402
-from kafka.record.default_records import DefaultRecordBase, DefaultRecordBatch, DefaultRecordBatchBuilder  # noqa: E402
-from kafka.record.legacy_records import LegacyRecordBatchBuilder  # noqa: E402
-from kafka.record.memory_records import MemoryRecords  # noqa: E402
-from kafka.record.util import calc_crc32c  # noqa: E402
+import pyarrow.parquet as pq
+from kafka.record.default_records import DefaultRecordBase, DefaultRecordBatch, DefaultRecordBatchBuilder
+from kafka.record.legacy_records import LegacyRecordBatchBuilder
+from kafka.record.memory_records import MemoryRecords
+from kafka.record.util import calc_crc32c
 
-from spark_replay.adapters import FORMATS  # noqa: E402
-from spark_replay.adapters.dumplog import DUMP_LOG, _read_dump  # noqa: E402
-from spark_replay.adapters.kafka_common import LogTables  # noqa: E402
-from spark_replay.adapters.segments import SEGMENTS, Batch, read_batches  # noqa: E402
-from spark_replay.staging import ReplayInputError, Stager  # noqa: E402
+from spark_replay.adapters import FORMATS
+from spark_replay.adapters.dumplog import DUMP_LOG, _read_dump
+from spark_replay.adapters.kafka_common import LogTables
+from spark_replay.adapters.segments import SEGMENTS, Batch, read_batches
+from spark_replay.staging import ReplayInputError, Stager
 
 SAMPLES = Path(__file__).parent / "fixtures" / "kafka-dump-log"
 
@@ -463,13 +463,13 @@ MARKER = {"ABORT": 0, "COMMIT": 1}  # ControlRecordType
 
 def batch(
     base_offset: int,
-    records: list[tuple[Optional[bytes], Optional[bytes]]],
+    records: list[tuple[bytes | None, bytes | None]],
     *,
     pid: int = -1,
     epoch: int = -1,
     seq: int = -1,
     txn: bool = False,
-    marker: Optional[str] = None,
+    marker: str | None = None,
     coord_epoch: int = 0,
     leader_epoch: int = 0,
     ts: int = 1_700_000_000_000,
@@ -518,7 +518,7 @@ def txn_key(txn_id: str) -> bytes:
     return struct.pack(">h", 0) + kstring(txn_id)  # TransactionLogKey v0
 
 
-def txn_value_v0(pid: int, epoch: int, timeout: int, status: int, partitions: Optional[dict[str, list[int]]], update: int, start: int) -> bytes:
+def txn_value_v0(pid: int, epoch: int, timeout: int, status: int, partitions: dict[str, list[int]] | None, update: int, start: int) -> bytes:
     out = struct.pack(">hqhib", 0, pid, epoch, timeout, status)
     if partitions is None:
         out += struct.pack(">i", -1)
@@ -709,7 +709,7 @@ def test_a_log_directory(log_dir: Path, tmp_path: Path) -> None:
 
 def test_single_files_and_a_partition_directory(log_dir: Path, tmp_path: Path) -> None:
     whole = stage(SEGMENTS, [log_dir / "orders-0"], tmp_path / "dir")
-    files = stage(SEGMENTS, sorted((log_dir / "orders-0").glob("*.log")) + [log_dir / "orders-0" / "00000000000000000000.txnindex"], tmp_path / "files")
+    files = stage(SEGMENTS, [*sorted((log_dir / "orders-0").glob("*.log")), log_dir / "orders-0" / "00000000000000000000.txnindex"], tmp_path / "files")
     assert whole == files
     assert len(whole["entries"]) == 7 and len(whole["aborted_index"]) == 1
 

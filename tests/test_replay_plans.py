@@ -14,18 +14,18 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 
 pytest.importorskip("pyspark")
 
-import pyarrow.parquet as pq  # noqa: E402
+import pyarrow.parquet as pq
 
-from spark_replay.checks import PLANS, VIOLATION_COLUMNS  # noqa: E402
-from spark_replay.partition_pass import index_sweep  # noqa: E402
-from spark_replay.staged import run_checks  # noqa: E402
-from spark_replay.tables import rows_to_table  # noqa: E402
+from spark_replay.checks import PLANS, VIOLATION_COLUMNS
+from spark_replay.partition_pass import index_sweep
+from spark_replay.staged import run_checks
+from spark_replay.tables import rows_to_table
 
 pytestmark = [pytest.mark.spark, pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.filterwarnings("ignore::FutureWarning")]
 
@@ -71,7 +71,7 @@ def random_logs(root: Path, seed: int, partitions: int = 60) -> dict[str, int]:
                 st["epoch"] += 1
                 st["seq"] = 0
             if pid >= 0 and rng.random() < 0.25:
-                coord: Optional[int] = st["coord"] + rng.choice([0, 0, 1, -1])
+                coord: int | None = st["coord"] + rng.choice([0, 0, 1, -1])
                 coord = None if rng.random() < 0.1 else coord
                 if coord is not None:
                     st["coord"] = max(st["coord"], coord)

@@ -21,13 +21,13 @@ import pytest
 pytest.importorskip("pyarrow")
 pytest.importorskip("kafka")  # kafka-python: the spark extra
 
-from kafka.record.util import calc_crc32c  # noqa: E402
+from kafka.record.util import calc_crc32c
 
-from spark_replay.adapters import FORMATS  # noqa: E402
-from spark_replay.adapters.dumplog import DUMP_LOG  # noqa: E402
-from spark_replay.adapters.segments import SEGMENTS, read_batches  # noqa: E402
-from spark_replay.replay import Report, run_replay  # noqa: E402
-from spark_replay.staging import Stager  # noqa: E402
+from spark_replay.adapters import FORMATS
+from spark_replay.adapters.dumplog import DUMP_LOG
+from spark_replay.adapters.segments import SEGMENTS, read_batches
+from spark_replay.replay import Report, run_replay
+from spark_replay.staging import Stager
 
 pytestmark = [
     pytest.mark.spark,
@@ -182,7 +182,7 @@ def replayed(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Repo
 
 
 def test_the_sample_replays_clean(replayed: tuple[Report, Path]) -> None:
-    report, logdir = replayed
+    report, _ = replayed
     assert report.rows["entries"] > 0 and report.rows["txn_log"] > 0 and report.rows["aborted_index"] > 0
     status = {o.id: o.status for o in report.outcomes}
     for check in ("P1", "P2", "P3", "P4", "P5", "P6", "P7"):

@@ -72,7 +72,6 @@ def test_restart_is_a_fault_the_constants_must_allow() -> None:
 
 
 def test_a_standalone_consumer_commits_and_reads_back_its_positions() -> None:
-    head, events = events_of("transfer:txns=2", "none", 3)
     sim = Simulation(Workload.parse("transfer:txns=2"), Faults(), 3, lambda ev: None)
     sim.run()
     c = sim.cluster
@@ -146,7 +145,7 @@ def test_offset_commits_are_checked_against_the_log(tmp_path: Path) -> None:
 
 def test_offset_commit_events_need_their_group_and_offset(tmp_path: Path) -> None:
     head, events = events_of("transfer:txns=3", "none", 1)
-    events = events + [{"action": "OffsetCommit", "actor": "consumer", "partition": 1, "committed_offset": 0}]
+    events = [*events, {"action": "OffsetCommit", "actor": "consumer", "partition": 1, "committed_offset": 0}]
     path = write(tmp_path, head, events)
     with pytest.raises(TraceError, match=r':\d+: OffsetCommit: field "group" is missing'):
         read_trace(path)

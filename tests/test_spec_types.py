@@ -48,9 +48,8 @@ def untyped(text: str) -> list[str]:
                 continue
             in_block = False
         operator = OPERATOR.match(line)
-        if operator and not re.search(r"==\s*INSTANCE\b", line):
-            if not typed:
-                missing.append(f"line {number}: {operator.group(1)}")
+        if operator and not re.search(r"==\s*INSTANCE\b", line) and not typed:
+            missing.append(f"line {number}: {operator.group(1)}")
         if line.strip() and not line.strip().startswith("\\*") and not line.startswith(" "):
             typed = False
     return missing

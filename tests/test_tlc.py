@@ -196,7 +196,7 @@ def test_missing_jar_override_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, 
 def test_no_java_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(EngineUnavailable, match="Java not found.*apt-get install openjdk-17"):
+    with pytest.raises(EngineUnavailable, match=r"Java not found.*apt-get install openjdk-17"):
         tlc.find_java()
 
 
@@ -318,10 +318,10 @@ def test_java_options_come_from_the_environment_and_bad_ones_are_one_line(monkey
     cmd = tlc.build_command(counter(), Path("/w"), Path("java"), Path("tla2tools.jar"))
     assert cmd[cmd.index("-Xmx2g") + 1] == "-Dname=a b" and cmd.index("-Xmx2g") < cmd.index("tlc2.TLC")
     monkeypatch.setenv(tlc.JAVA_OPTS_ENV, "-Xmx2g Walk.tla")
-    with pytest.raises(EngineUnavailable, match="'Walk.tla' is not a JVM option"):
+    with pytest.raises(EngineUnavailable, match=r"'Walk\.tla' is not a JVM option"):
         tlc.java_options()
     monkeypatch.setenv(tlc.JAVA_OPTS_ENV, "-Dname='open")
-    with pytest.raises(EngineUnavailable, match="TXCONFORM_TLC_JAVA_OPTS=.*shell words"):
+    with pytest.raises(EngineUnavailable, match=r"TXCONFORM_TLC_JAVA_OPTS=.*shell words"):
         tlc.java_options()
     monkeypatch.delenv(tlc.JAVA_OPTS_ENV)
     assert tlc.java_options() == []
@@ -354,7 +354,7 @@ def test_the_first_tier_alone_when_the_task_asks_unless_the_user_says_how_to_com
 
 def test_resuming_needs_a_completed_checkpoint(tmp_path: Path) -> None:
     tlc.prepare_workdir(counter(), tmp_path / "run")
-    with pytest.raises(ResumeError, match="no completed TLC checkpoint to resume.*run without --resume"):
+    with pytest.raises(ResumeError, match=r"no completed TLC checkpoint to resume.*run without --resume"):
         tlc.resumable_checkpoint(counter(), tmp_path / "run")
 
 
@@ -368,7 +368,7 @@ def test_a_checkpoint_resumes_only_the_same_model(tmp_path: Path, leave_checkpoi
     with pytest.raises(ResumeError, match=r"configuration \(Counter.cfg\) changed since TLC's checkpoint of 2026-11-23 05:40:41"):
         tlc.resumable_checkpoint(attrs.evolve(task, constants={"Limit": 5, "Names": ["a", "b"]}), tmp_path / "run")
     (tmp_path / "run" / "Counter.tla").write_text((FIXTURES / "Counter.tla").read_text() + "\\* edited\n")
-    with pytest.raises(ResumeError, match="Counter.tla changed since"):
+    with pytest.raises(ResumeError, match=r"Counter\.tla changed since"):
         tlc.resumable_checkpoint(task, tmp_path / "run")
 
 

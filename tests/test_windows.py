@@ -10,8 +10,9 @@ every protocol the tool knows."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
@@ -349,7 +350,7 @@ def test_the_logs_change_only_at_their_end_or_by_a_cut_to_a_prefix() -> None:
         assert updates, log
         for u in updates:
             rhs = u.split(f"{log}' =", 1)[1].strip()
-            assert rhs.startswith(f"[{log} EXCEPT ![") and ("Append(@," in rhs or rhs.startswith(f"[{log} EXCEPT ![p] = SubSeq(@, 1, ")) \
+            assert (rhs.startswith(f"[{log} EXCEPT ![") and ("Append(@," in rhs or rhs.startswith(f"[{log} EXCEPT ![p] = SubSeq(@, 1, "))) \
                 or rhs.startswith("IF verdict = \"append\""), u
     # the one cut: to a prefix, the base (which ends at lag[p] or before) and the entries after it
     assert "plog' = [plog EXCEPT ![p] = SubSeq(@, 1, lag[p] - Len(PlogBase[p]))]" in spec

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -45,7 +45,7 @@ class _Producer:
 
 
 class _Cluster:
-    plog = {1: []}
+    plog: ClassVar[dict[int, list[Any]]] = {1: []}
 
 
 def _drive(w: Workload, producer: _Producer) -> list[str]:
@@ -66,7 +66,7 @@ def test_an_application_stops_at_a_transaction_its_client_aborted_unless_it_is_r
     stopped = _drive(Workload.parse("transfer:txns=4"), _Producer(2, TransactionAbortedError("aborted")))
     assert stopped == calls
     went_on = _drive(Workload.parse("transfer:txns=4,resilient=true"), _Producer(2, TransactionAbortedError("aborted")))
-    assert went_on == calls + ["begin 3", "commit 3", "begin 4", "commit 4"]
+    assert went_on == [*calls, "begin 3", "commit 3", "begin 4", "commit 4"]
 
 
 def test_a_resilient_application_still_stops_when_it_is_fenced() -> None:

@@ -13,7 +13,6 @@ import importlib
 import importlib.util
 import os
 import pkgutil
-from typing import Optional
 
 from trace_check.errors import TxconformError, suggest
 from trace_check.traces.protocol import Protocol
@@ -56,7 +55,7 @@ def _load(module_name: str) -> Protocol:
     return protocol
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _named(extra: str) -> dict[str, Protocol]:
     """The plug-ins named in the environment, by protocol name."""
     found: dict[str, Protocol] = {}
@@ -68,7 +67,7 @@ def _named(extra: str) -> dict[str, Protocol]:
     return found
 
 
-def get(name: Optional[str]) -> Protocol:
+def get(name: str | None) -> Protocol:
     """The plug-in of protocol ``name``. Only that plug-in is imported: checking a trace of one
     protocol runs no code of another. A one-line error names the known ones."""
     named = _named(os.environ.get(ENV, ""))

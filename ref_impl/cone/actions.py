@@ -9,7 +9,8 @@ seed gives the same run only as long as it stays the same.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import attrs
 

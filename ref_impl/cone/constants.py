@@ -56,7 +56,7 @@ class Constants:
 
     @property
     def photos(self) -> tuple[str, ...]:
-        return tuple(sorted(("p0",) + self.adders))
+        return tuple(sorted(("p0", *self.adders)))
 
     @property
     def tags(self) -> tuple[int, ...]:
@@ -80,7 +80,7 @@ class Constants:
         }
 
     @classmethod
-    def from_spec(cls, k: dict[str, Any]) -> "Constants":
+    def from_spec(cls, k: dict[str, Any]) -> Constants:
         return cls(
             adders=tuple(k["Adders"]),
             retaggers=tuple(k["Retaggers"]),

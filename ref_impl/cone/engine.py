@@ -14,7 +14,8 @@ a transaction a commit's answer waits for), the choice is an argument of the ste
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 
@@ -95,7 +96,7 @@ def beats(c1: Cell, c2: Cell) -> bool:
 
 
 def winner(cells: set[Cell]) -> Cell:
-    best: Optional[Cell] = None
+    best: Cell | None = None
     for c in sorted(cells, key=repr):
         if best is None or beats(c, best):
             best = c

@@ -5,7 +5,7 @@ it to tell a mutant that is still a legal run from one the checker missed."""
 from __future__ import annotations
 
 import copy
-from typing import Any, Optional
+from typing import Any
 
 from .actions import BATCH, BY_EVENT, CLIENT, CO, CO_CLIENT, CO_CLIENT_QUORUM, CO_QUORUM, CO_TXN, CO_TXN_BATCH, CO_TXN_QUORUM, LINK, TXN, Action, arguments
 from .constants import Constants, co_name
@@ -54,7 +54,7 @@ class _Replayer:
         self.emitted: list[dict[str, Any]] = []
         self.engine = Engine(Constants.from_spec({**constants, "Bugs": []}), self.emitted.append)
 
-    def step(self, ev: dict[str, Any]) -> Optional[dict[str, Any]]:
+    def step(self, ev: dict[str, Any]) -> dict[str, Any] | None:
         a = BY_EVENT.get(ev.get("action", ""))
         if a is None:
             return None
@@ -74,7 +74,7 @@ class _Replayer:
         return None
 
 
-def replay(constants: dict[str, Any], events: list[dict[str, Any]]) -> Optional[int]:
+def replay(constants: dict[str, Any], events: list[dict[str, Any]]) -> int | None:
     """The 1-based index of the first event the engine cannot reproduce, or None if it can all."""
     r = _Replayer(constants)
     for n, ev in enumerate(events, 1):

@@ -22,7 +22,7 @@ sets become frozensets; ``faults`` (crashes, pauses, cuts, drops, data centres l
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from trace_check.values.tla import Record
 from trace_check.values.tla import function_value as function
@@ -118,12 +118,12 @@ class SpecStates:
     state it is in after each window (every variable but ``action``)."""
 
     def __init__(self, constants: dict[str, Any]) -> None:
-        self._replayer: Optional[_Replayer] = _Replayer(constants)  # replay.replay's construction
+        self._replayer: _Replayer | None = _Replayer(constants)  # replay.replay's construction
         k = self._replayer.engine.k
         self._txn_ids = [(c, a) for c in k.clients for a in range(1, k.max_attempts + 1)]  # Cone's TxnIds
         self._kept = _Kept()
 
-    def advance(self, events: list[dict[str, Any]]) -> Optional[Record]:
+    def advance(self, events: list[dict[str, Any]]) -> Record | None:
         """Replay ``events`` (the next ones of the trace) and return the spec state after them
         (every variable but action), or None if the engine cannot take one of them (then every
         later call returns None too).

@@ -11,7 +11,8 @@ trace, byte for byte.
 from __future__ import annotations
 
 import random
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import attrs
 
@@ -59,10 +60,10 @@ class Workload:
     attempts: int = 2
 
     KEYS = ("adders", "retaggers", "retag_to", "attempts")
-    LIMITS = {"adders": (0, 9), "retaggers": (0, 9), "retag_to": (0, 9), "attempts": (1, 9)}
+    LIMITS: ClassVar[dict[str, tuple[int, int]]] = {"adders": (0, 9), "retaggers": (0, 9), "retag_to": (0, 9), "attempts": (1, 9)}
 
     @classmethod
-    def parse(cls, text: str) -> "Workload":
+    def parse(cls, text: str) -> Workload:
         kind, _, rest = text.strip().partition(":")
         if kind != "album":
             raise SpecError(f"unknown workload {kind!r}; use album, e.g. album:adders=2,retaggers=1,attempts=2")
@@ -95,7 +96,7 @@ class Faults:
     KEYS = ("crash", "pause", "cut", "drop", "dc")
 
     @classmethod
-    def parse(cls, text: str) -> "Faults":
+    def parse(cls, text: str) -> Faults:
         text = text.strip()
         if text in ("", "none"):
             return cls()
@@ -145,7 +146,7 @@ class Simulation:
         self.rng = random.Random(seed)
         self.max_events = max_events
 
-    def run(self, progress: Optional[Callable[[int], None]] = None) -> int:
+    def run(self, progress: Callable[[int], None] | None = None) -> int:
         """Run until no step is enabled (every step is bounded) or max_events; the number of events."""
         e = self.engine
         while e.events < self.max_events:

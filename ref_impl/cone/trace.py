@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from trace_check.traces.protocol import INT, LIST, STRING, Columns, Constants, Diagnosis, Encoding, Event, ProtocolInputError
 
@@ -39,7 +39,7 @@ TRACE_MODULE = "TraceCone"
 KEY_COLUMNS = ("client", "attempt", "coordinator", "peer", "batch", "replica", "dc")
 OUTCOME_COLUMNS = ("result", "ts", "mutations", "read_ts", "read_val", "read_txn")
 POST_COLUMNS = ("clock", "tx_state", "client_state")
-ORDER = ("event", "action") + KEY_COLUMNS + OUTCOME_COLUMNS + POST_COLUMNS
+ORDER = ("event", "action", *KEY_COLUMNS, *OUTCOME_COLUMNS, *POST_COLUMNS)
 INFO_COLUMNS = frozenset({"event", "read_txn"})
 STRING_COLUMNS = frozenset({"action", "client", "coordinator", "peer", "result", "read_txn", "tx_state", "client_state"})
 COMPARED = tuple(c for c in ORDER if c not in INFO_COLUMNS and c != "action")
@@ -65,22 +65,22 @@ COLUMNS = Columns(
 LOGGED = tuple(c for c in ORDER if c not in ("event", "action"))
 
 _TXN = ("client", "attempt")
-_CO_TXN = ("coordinator",) + _TXN + ("tx_state", "client_state")
+_CO_TXN = ("coordinator", *_TXN, "tx_state", "client_state")
 EVENT_COLUMNS: dict[str, frozenset[str]] = {
     ev: frozenset(cols)
     for ev, cols in {
-        "ClientBegin": _TXN + ("client_state",),
-        "ClientCommit": _TXN + ("client_state",),
-        "ClientRollback": _TXN + ("client_state",),
-        "ClientTimeout": _TXN + ("result", "client_state"),
-        "CoBegin": _CO_TXN + ("result", "read_ts", "read_val", "clock"),
+        "ClientBegin": (*_TXN, "client_state"),
+        "ClientCommit": (*_TXN, "client_state"),
+        "ClientRollback": (*_TXN, "client_state"),
+        "ClientTimeout": (*_TXN, "result", "client_state"),
+        "CoBegin": (*_CO_TXN, "result", "read_ts", "read_val", "clock"),
         "CoUnbornExpire": _TXN,
-        "CoRead": _CO_TXN + ("result", "read_ts", "read_val"),
-        "CoWrite": _CO_TXN + ("batch", "clock"),
-        "CoCommit": _CO_TXN + ("batch", "ts", "mutations", "clock"),
-        "CoCommitDone": _CO_TXN + ("batch", "result"),
-        "CoIndexWrite": ("coordinator",) + _TXN + ("batch", "mutations", "tx_state"),
-        "CoTxTimeout": ("coordinator",) + _TXN + ("tx_state",),
+        "CoRead": (*_CO_TXN, "result", "read_ts", "read_val"),
+        "CoWrite": (*_CO_TXN, "batch", "clock"),
+        "CoCommit": (*_CO_TXN, "batch", "ts", "mutations", "clock"),
+        "CoCommitDone": (*_CO_TXN, "batch", "result"),
+        "CoIndexWrite": ("coordinator", *_TXN, "batch", "mutations", "tx_state"),
+        "CoTxTimeout": ("coordinator", *_TXN, "tx_state"),
         "ApplyMutation": ("batch", "replica"),
         "DropMutation": ("batch", "replica"),
         "BatchlogReplay": ("batch",),
@@ -217,5 +217,5 @@ def alter(col: str, v: Any, k: Constants) -> Any:
     return None
 
 
-def why_legal(op: str, ev: Event, index: int, length: int) -> Optional[str]:
+def why_legal(op: str, ev: Event, index: int, length: int) -> str | None:
     return None

@@ -40,7 +40,7 @@ class Faults:
     unclean: bool = False
 
     @classmethod
-    def parse(cls, text: str) -> "Faults":
+    def parse(cls, text: str) -> Faults:
         """``none``, ``all``, or ``loss=1,late=EndTxn+Produce,retries=2,timeouts,hangs=1,failovers=1,restarts=1,txn-timeouts``."""
         text = text.strip()
         if text in ("", "none"):

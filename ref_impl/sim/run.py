@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional
+from typing import Any
 
 from ref_impl.kafka import trace as kafka_trace
 from trace_check.traces import format as trace_format
@@ -41,8 +42,8 @@ def simulate(
     seed: int,
     bugs: tuple[str, ...] = (),
     max_events: int = 100_000,
-    progress: Optional[Callable[[int], None]] = None,
-    schedule: Optional[Schedule] = None,
+    progress: Callable[[int], None] | None = None,
+    schedule: Schedule | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Run once; returns the trace header and its events."""
     events: list[dict[str, Any]] = []
@@ -58,7 +59,7 @@ def simulate_to(
     seed: int,
     bugs: tuple[str, ...] = (),
     max_events: int = 100_000,
-    schedule: Optional[Schedule] = None,
+    schedule: Schedule | None = None,
 ) -> int:
     """Run once and write the trace to ``path`` as the run goes, each event when it happens, so a
     run of a million events is never held in memory; the same bytes as ``write_trace`` of

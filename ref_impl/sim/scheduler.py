@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import functools
 import random
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 
@@ -121,7 +122,7 @@ class Step:
 @attrs.define
 class AppRunner:
     inst: tuple[str, int]
-    gen: Optional[App] = None
+    gen: App | None = None
     waiting: Any = None  # the Future the app waits on
     finished: bool = False
 
@@ -135,7 +136,7 @@ class Simulation:
         emit: Callable[[dict[str, Any]], None],
         bugs: tuple[str, ...] = (),
         max_events: int = 100_000,
-        schedule: Optional[Schedule] = None,
+        schedule: Schedule | None = None,
     ) -> None:
         # Two modes. Random faults (schedule None): every fault the budgets allow is a step the
         # scheduler may pick, less often than normal steps. Scheduled faults: only the schedule's
@@ -274,7 +275,7 @@ class Simulation:
         self.reads[p] = len(self.cluster.plog[p])
         return True
 
-    def run(self, progress: Optional[Callable[[int], None]] = None) -> int:
+    def run(self, progress: Callable[[int], None] | None = None) -> int:
         """Run to the end; returns the number of events."""
         c = self.cluster
         while c.events < self.max_events:

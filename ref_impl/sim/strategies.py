@@ -15,7 +15,7 @@ from .faults import FAULT_KINDS, Fault, Schedule
 from .workloads import Workload
 from .zoo import ZooBug
 
-TYPES = ("",) + REQUEST_TYPES + ("WriteTxnMarkers", "WriteTxnMarkersResp")
+TYPES = ("", *REQUEST_TYPES, "WriteTxnMarkers", "WriteTxnMarkersResp")
 
 
 def faults(kinds: tuple[str, ...] = FAULT_KINDS, types: tuple[str, ...] = TYPES, horizon: int = 80) -> st.SearchStrategy[Fault]:

@@ -18,7 +18,8 @@ seed 1, ends by itself at 128,577 events: every instance has stopped at an error
 from __future__ import annotations
 
 import random
-from typing import Any, Generator, Optional
+from collections.abc import Generator
+from typing import Any
 
 import attrs
 
@@ -54,7 +55,7 @@ class Workload:
     resilient: bool = False
 
     @classmethod
-    def parse(cls, text: str) -> "Workload":
+    def parse(cls, text: str) -> Workload:
         """``transfer`` or ``ctp``, then optional ``:key=value,...`` (ids, instances, partitions,
         txns, records, aborts, input, version, max_epoch, batches, in_flight, bumps, resilient)."""
         kind, _, rest = text.strip().partition(":")
@@ -139,7 +140,7 @@ def ctp_app(cluster: Cluster, producer: Producer, w: Workload, rng: random.Rando
         consumer = Consumer(cluster, member=producer.inst)
         yield consumer.subscribe()
         while True:
-            pos: Optional[int] = None
+            pos: int | None = None
             while pos is None:  # None: UNSTABLE_OFFSET_COMMIT, ask again
                 pos = yield consumer.committed()
             if pos >= w.input:

@@ -53,7 +53,8 @@ ZOO: tuple[ZooBug, ...] = (
            "kafka_no_pending_check", "rejected", "the coordinator starts a transition while another is pending",
            ("delay", "hang", "resume"), ("", "InitProducerId"), 20),
 )
-ZOO = ZOO + (
+ZOO = (
+    *ZOO,
     ZooBug("tv2_endtxn_before_4_0", ("tv2_endtxn_before_4_0",), "transfer:version=TV2", "late=Produce,retries=2,timeouts",
            "kafka_tv2_abort_empty_old_rule", "rejected",
            "KAFKA-14563: TV2 before Kafka 4.0 answers an abort with no transaction open INVALID_TXN_STATE instead of bumping the epoch",

@@ -12,7 +12,8 @@ gives the same run only as long as it stays the same.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Optional
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import attrs
 
@@ -136,7 +137,7 @@ BY_EVENT: dict[str, Action] = {ev: a for a in ACTIONS for ev in a.events}
 EVENTS: tuple[str, ...] = tuple(ev for a in ACTIONS for ev in a.events)
 
 
-def arguments(e: Engine, over: str, txns: Optional[Iterable[int]] = None) -> list[Any]:
+def arguments(e: Engine, over: str, txns: Iterable[int] | None = None) -> list[Any]:
     """Every argument an action over ``over`` can take in ``e``, in the scheduler's order; the
     transactions are ``txns`` (default: those begun, the only ones with any state)."""
     k = e.k

@@ -20,7 +20,8 @@ until the engine has answered, and the application gets the answer or the error.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Generator, Optional
+from collections.abc import Callable, Generator
+from typing import Any
 
 import attrs
 
@@ -63,10 +64,10 @@ class Call:
     steps: list[tuple[str, Callable[[], Any]]]
     done: Callable[[], bool] = lambda: True  # after its steps: has the engine answered?
     outcome: Callable[[], Any] = _nothing  # the answer (or raises the error)
-    fails: Callable[[], Optional[YdbError]] = lambda: None  # instead of its next step: the error
+    fails: Callable[[], YdbError | None] = lambda: None  # instead of its next step: the error
     taken: int = 0
 
-    def next_step(self) -> Optional[tuple[str, Any]]:
+    def next_step(self) -> tuple[str, Any] | None:
         if self.taken >= len(self.steps):
             return None
         name, arg = self.steps[self.taken]
@@ -95,12 +96,12 @@ class Driver:
         self.engine = engine
         self.worker = worker
 
-    def reader(self, topic: str = "A", consumer: str = CONSUMER) -> "TopicReader":
+    def reader(self, topic: str = "A", consumer: str = CONSUMER) -> TopicReader:
         if (topic, consumer) != ("A", CONSUMER):
             raise IllegalStateError(f"this engine has one reader: consumer {CONSUMER!r} of topic 'A', not {consumer!r} of {topic!r}")
         return TopicReader(self)
 
-    def begin_transaction(self) -> "Tx":
+    def begin_transaction(self) -> Tx:
         """A transaction object; the transaction begins at its first read (the spec folds them)."""
         return Tx(self)
 
@@ -117,7 +118,7 @@ class TopicReader:
         self.driver = driver
         self.last = 0  # the partition read last: the reader takes its partitions in turn
 
-    def _choice(self, max_messages: int) -> Optional[tuple[str, int, int]]:
+    def _choice(self, max_messages: int) -> tuple[str, int, int] | None:
         e, w = self.driver.engine, self.driver.worker
         owned = [p for p in e.k.src_parts if e.owner[p] == w and e.read_begin(w, p) < e.k.msgs_per_src]
         if not owned:
@@ -126,7 +127,7 @@ class TopicReader:
         b = e.read_begin(w, p)
         return (w, p, min(b + max_messages, e.k.msgs_per_src))
 
-    def receive_batch_with_tx(self, tx: "Tx", max_messages: int) -> Call:
+    def receive_batch_with_tx(self, tx: Tx, max_messages: int) -> Call:
         if tx.driver is not self.driver or tx.id:
             raise IllegalStateError("receive_batch_with_tx: a new transaction of this worker reads once")
         if not 1 <= max_messages <= self.driver.engine.k.batch_max:
@@ -147,14 +148,14 @@ class Tx:
     def __init__(self, driver: Driver) -> None:
         self.driver = driver
         self.id = 0  # KQP's TxId, also the WriteId; known once the transaction has read
-        self._writer: Optional[TxWriter] = None
+        self._writer: TxWriter | None = None
 
     def _open(self, what: str) -> None:
         c = self.driver.engine.cl[self.driver.worker]
         if not self.id or c.tx != self.id or c.phase not in ("open", "flushed"):
             raise IllegalStateError(f"{what}: the transaction is not open")
 
-    def writer(self, topic: str = "B") -> "TxWriter":
+    def writer(self, topic: str = "B") -> TxWriter:
         if topic != "B":
             raise IllegalStateError(f"this engine writes topic 'B', not {topic!r}")
         self._open("writer")
@@ -168,7 +169,7 @@ class Tx:
         self._open("upsert")
         return Call([("TableWrite", lambda: self.driver.worker)])
 
-    def _flush_failed(self) -> Optional[YdbError]:
+    def _flush_failed(self) -> YdbError | None:
         if self.driver.engine.rollback_tx_enabled(self.driver.worker):
             return TopicWriteError(f"transaction {self.id}: a write was refused or lost")
         return None

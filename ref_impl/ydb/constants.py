@@ -110,7 +110,7 @@ class Constants:
         }
 
     @classmethod
-    def from_spec(cls, k: dict[str, Any]) -> "Constants":
+    def from_spec(cls, k: dict[str, Any]) -> Constants:
         return cls(
             workers=tuple(k["Workers"]),
             num_src=k["NumSrc"],

@@ -5,7 +5,7 @@ it to tell a mutant that is still a legal run from one the checker missed."""
 from __future__ import annotations
 
 import copy
-from typing import Any, Optional
+from typing import Any
 
 from .actions import (
     BY_EVENT,
@@ -96,7 +96,7 @@ class _Replayer:
         self.emitted: list[dict[str, Any]] = []
         self.engine = Engine(k, owner=initial_owner(k, events), emit=self.emitted.append)
 
-    def step(self, ev: dict[str, Any]) -> Optional[dict[str, Any]]:
+    def step(self, ev: dict[str, Any]) -> dict[str, Any] | None:
         """Take the step ``ev`` logs; the event the engine emitted, or None if it cannot."""
         a = BY_EVENT.get(ev.get("action", ""))
         if a is None:
@@ -119,7 +119,7 @@ class _Replayer:
         return None
 
 
-def replay(constants: dict[str, Any], events: list[dict[str, Any]]) -> Optional[int]:
+def replay(constants: dict[str, Any], events: list[dict[str, Any]]) -> int | None:
     """The 1-based index of the first event the engine cannot reproduce, or None if it can all."""
     r = _Replayer(constants, events)
     for n, ev in enumerate(events, 1):

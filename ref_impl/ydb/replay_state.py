@@ -29,7 +29,8 @@ duplicates, is a set. Nothing here is known not to map exactly.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Mapping, Optional, TypeVar
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
 from trace_check.values.tla import Record
 from trace_check.values.tla import function_value as function
@@ -141,7 +142,7 @@ class _Owner:
         self.seen: set[int] = set()
         self.hung: list[str] = []
 
-    def decide(self, ev: dict[str, Any]) -> Optional[tuple[int, str]]:
+    def decide(self, ev: dict[str, Any]) -> tuple[int, str] | None:
         """Before event ``ev`` is taken: the partition it decides the owner of and that owner, if any."""
         a, p = ev.get("action"), ev.get("partition")
         if a == "Hang" and "worker" in ev:
@@ -161,10 +162,10 @@ class SpecStates:
 
     def __init__(self, constants: dict[str, Any]) -> None:
         # replay.replay's construction, with the owner decided as the events come (_Owner)
-        self._replayer: Optional[_Replayer] = _Replayer(constants, [])
+        self._replayer: _Replayer | None = _Replayer(constants, [])
         self._owner = _Owner(self._replayer.engine.k)
 
-    def advance(self, events: list[dict[str, Any]]) -> Optional[Record]:
+    def advance(self, events: list[dict[str, Any]]) -> Record | None:
         """Replay ``events`` (the next ones of the trace) and return the spec state after them
         (every variable but action), or None if the engine cannot take one of them (then every
         later call returns None too).

@@ -12,7 +12,8 @@ run, and the same trace byte for byte.
 from __future__ import annotations
 
 import random
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 
@@ -66,7 +67,7 @@ class Workload:
     KEYS = ("workers", "src", "dst", "msgs", "batch", "txns", "table", "version")
 
     @classmethod
-    def parse(cls, text: str) -> "Workload":
+    def parse(cls, text: str) -> Workload:
         """``copy``, then optional ``:key=value,...`` (workers, src, dst, msgs, batch, txns, table, version)."""
         kind, _, rest = text.strip().partition(":")
         if kind != "copy":
@@ -109,7 +110,7 @@ class Faults:
     KEYS = ("hangs", "restarts", "loss", "locklosses", "deadlines")
 
     @classmethod
-    def parse(cls, text: str) -> "Faults":
+    def parse(cls, text: str) -> Faults:
         """``none``, ``all`` (one of each), or e.g. ``hangs=1,restarts=2,loss=1,locklosses,deadlines``."""
         text = text.strip()
         if text in ("", "none"):
@@ -168,7 +169,7 @@ class Step:
 class AppRunner:
     worker: str
     gen: api.App
-    call: Optional[api.Call] = None
+    call: api.Call | None = None
     finished: bool = False
 
 
@@ -197,7 +198,7 @@ class Simulation:
         """Run the application until its call has a step to take or waits for an answer."""
         while not a.finished:
             value: Any = None
-            error: Optional[api.YdbError] = None
+            error: api.YdbError | None = None
             if a.call is not None:
                 if a.call.taken < len(a.call.steps):
                     error = a.call.fails()
@@ -220,7 +221,7 @@ class Simulation:
             except StopIteration:
                 a.finished = True
 
-    def _app_step(self, a: AppRunner) -> Optional[Step]:
+    def _app_step(self, a: AppRunner) -> Step | None:
         if a.finished or a.call is None:
             return None
         nxt = a.call.next_step()
@@ -266,7 +267,7 @@ class Simulation:
             out += [self._step(a, arg) for arg in arguments(self.engine, a.over, txns) if a.enabled(self.engine, arg)]
         return out
 
-    def run(self, progress: Optional[Callable[[int], None]] = None) -> int:
+    def run(self, progress: Callable[[int], None] | None = None) -> int:
         """Run to the end; returns the number of events."""
         e = self.engine
         while e.events < self.max_events:

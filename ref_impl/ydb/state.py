@@ -10,7 +10,8 @@ hashing: the same seed gives the same trace in every process.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Optional
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import attrs
 
@@ -153,8 +154,8 @@ def less_eq(x: tuple[int, int], y: tuple[int, int]) -> bool:
 class State:
     """The spec's variables; ``emit`` receives each step's trace event."""
 
-    def __init__(self, k: Constants, owner: Optional[dict[int, str]] = None,
-                 emit: Optional[Callable[[dict[str, Any]], None]] = None) -> None:
+    def __init__(self, k: Constants, owner: dict[int, str] | None = None,
+                 emit: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.k = k
         self.emit_event = emit or (lambda ev: None)
         ws = k.workers
@@ -189,7 +190,7 @@ class State:
         self.action = Act("Init", "")
         self.events = 0
 
-    def idle_worker(self, pos: Optional[dict[int, int]] = None) -> Worker:
+    def idle_worker(self, pos: dict[int, int] | None = None) -> Worker:
         return Worker(pos=dict(pos) if pos is not None else {p: -1 for p in self.k.src_parts})
 
     # --- the network as a set ---

@@ -12,8 +12,6 @@ partition), ``LocksBroken`` (the table's lock is gone or its row is missing).
 
 from __future__ import annotations
 
-from typing import Optional
-
 from .state import (
     ABORT,
     COMMIT,
@@ -95,7 +93,7 @@ class TabletSteps(State):
             self.target[d].append(m.m)
             self.sup[tx][d] = Sup("open", [])
         elif accept:
-            self.sup[tx][d] = Sup("open", [m.m] if s.st == "deleted" else s.data + [m.m])
+            self.sup[tx][d] = Sup("open", [m.m] if s.st == "deleted" else [*s.data, m.m])
         if accept:
             self.wacked[tx].add(m.m)
         self.take(m)
@@ -134,7 +132,7 @@ class TabletSteps(State):
         s = self.kqp[tx]
         ok = self._propose_ok(t, tx)
         depth = s.depth + 1
-        reason: Optional[str] = None
+        reason: str | None = None
         if ok:
             self.pdur[t][tx] = Durable(st="PREPARED", depth=depth)
             self.ptx[t][tx] = Volatile(st="PREPARED", depth=depth)
@@ -162,7 +160,7 @@ class TabletSteps(State):
 
     # --- PqPlanStep(t) ---
 
-    def plan_step_of(self, t: str) -> Optional[tuple[int, int]]:
+    def plan_step_of(self, t: str) -> tuple[int, int] | None:
         """The plan step the mediator delivers to t next: the earliest of a PREPARED transaction."""
         ready = [s for s in self.pending[t] if self.ptx[t][s[1]].st == "PREPARED"]
         return min(ready) if ready else None

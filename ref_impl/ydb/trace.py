@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from trace_check.traces.protocol import (
     BOOL,
@@ -60,7 +60,7 @@ KEY_COLUMNS = ("worker", "tablet", "peer", "txn_id", "write_id", "topic", "group
                "offsets_begin", "offsets_end", "message")
 OUTCOME_COLUMNS = ("result", "reason", "decision")
 POST_COLUMNS = ("phase", "kqp_state", "tx_state", "committed_offset", "log_end")
-ORDER = ("event", "action") + KEY_COLUMNS + OUTCOME_COLUMNS + POST_COLUMNS
+ORDER = ("event", "action", *KEY_COLUMNS, *OUTCOME_COLUMNS, *POST_COLUMNS)
 INFO_COLUMNS = frozenset({"event", "write_id", "topic", "group"})
 STRING_COLUMNS = frozenset({"action", "worker", "tablet", "peer", "topic", "group", "message", "result", "reason", "decision",
                             "phase", "kqp_state", "tx_state"})
@@ -98,36 +98,36 @@ LOGGED = tuple(c for c in ORDER if c not in ("event", "action"))
 _WORKER = ("worker", "txn_id", "phase")
 _TABLET = ("tablet", "txn_id", "tx_state")
 EVENT_COLUMNS: dict[str, frozenset[str]] = {ev: frozenset(cols) for ev, cols in {
-    "ReadBatch": _WORKER + ("partition", "offsets_begin", "offsets_end", "kqp_state"),
-    "TxWrite": _WORKER + ("partition", "offset"),
+    "ReadBatch": (*_WORKER, "partition", "offsets_begin", "offsets_end", "kqp_state"),
+    "TxWrite": (*_WORKER, "partition", "offset"),
     "TableWrite": _WORKER,
     "Flush": _WORKER,
-    "CommitTx": _WORKER + ("kqp_state",),
-    "RollbackTx": _WORKER + ("result", "kqp_state"),
+    "CommitTx": (*_WORKER, "kqp_state"),
+    "RollbackTx": (*_WORKER, "result", "kqp_state"),
     "Hang": ("worker", "txn_id"),
     "Resume": ("worker", "txn_id"),
     "TakeOver": ("worker", "partition"),
-    "KqpResult": _WORKER + ("result", "kqp_state"),
+    "KqpResult": (*_WORKER, "result", "kqp_state"),
     "CoordPlan": ("txn_id", "step", "kqp_state"),
     "PlanDeadline": ("txn_id",),
     "LockLost": ("txn_id",),
     "PqLockLost": ("tablet", "txn_id"),
     "PqWrite": ("tablet", "txn_id", "partition", "offset", "log_end"),
     "PqWriteRefused": ("tablet", "txn_id", "partition", "offset", "log_end"),
-    "PqReadSet": _TABLET + ("peer", "decision"),
-    "PqReadSetAck": _TABLET + ("peer",),
+    "PqReadSet": (*_TABLET, "peer", "decision"),
+    "PqReadSetAck": (*_TABLET, "peer"),
     "Lose": ("message", "txn_id", "tablet", "peer", "partition", "offset", "decision"),
-    "PqPlanStep": _TABLET + ("step",),
+    "PqPlanStep": (*_TABLET, "step"),
     "TabletRestart": ("tablet",),
-    "PqPropose": _TABLET + ("result", "reason"),
+    "PqPropose": (*_TABLET, "result", "reason"),
     "Expire": _TABLET,
-    "PqCalc": _TABLET + ("step", "decision", "reason", "committed_offset"),
-    "PqExecute": _TABLET + ("decision",),
-    "PartitionCommit": _TABLET + ("partition", "step", "committed_offset", "log_end"),
-    "PartitionRollback": _TABLET + ("partition", "step", "committed_offset", "log_end"),
-    "PqTxDone": _TABLET + ("decision",),
+    "PqCalc": (*_TABLET, "step", "decision", "reason", "committed_offset"),
+    "PqExecute": (*_TABLET, "decision"),
+    "PartitionCommit": (*_TABLET, "partition", "step", "committed_offset", "log_end"),
+    "PartitionRollback": (*_TABLET, "partition", "step", "committed_offset", "log_end"),
+    "PqTxDone": (*_TABLET, "decision"),
     "PqDelete": _TABLET,
-    "PqResendReadSet": _TABLET + ("peer", "decision"),
+    "PqResendReadSet": (*_TABLET, "peer", "decision"),
 }.items()}
 assert set(EVENT_COLUMNS) == set(EVENTS), "every event of the table of actions has its columns"
 
@@ -322,7 +322,7 @@ def alter(col: str, v: Any, k: Constants) -> Any:
     return None
 
 
-def why_legal(op: str, ev: Event, index: int, length: int) -> Optional[str]:
+def why_legal(op: str, ev: Event, index: int, length: int) -> str | None:
     if ev["action"] in ("PqReadSetAck", "PqDelete") and op == "drop" and index == length:
         return "the last acknowledgement or deletion is a step the run may still be waiting to take"
     return None

@@ -54,7 +54,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Optional
+from typing import Any, BinaryIO
 
 from spark_replay.adapters.kafka_common import (
     CONSUMER_OFFSETS_TOPIC,
@@ -126,22 +126,22 @@ class _Fail(Exception):
 @dataclass
 class _Batch:
     line: int
-    base_offset: Optional[int]
+    base_offset: int | None
     last_offset: int
     producer_id: int
-    producer_epoch: Optional[int]
-    base_seq: Optional[int]
-    last_seq: Optional[int]
+    producer_epoch: int | None
+    base_seq: int | None
+    last_seq: int | None
     is_txn: bool
     is_control: bool
-    ts_ms: Optional[int]
-    crc: Optional[int]
-    leader_epoch: Optional[int]
-    control: Optional[str] = None
-    coord_epoch: Optional[int] = None
+    ts_ms: int | None
+    crc: int | None
+    leader_epoch: int | None
+    control: str | None = None
+    coord_epoch: int | None = None
     records: int = 0
-    first_record_offset: Optional[int] = None
-    position: Optional[int] = None  # the segment position, for the record lines of Kafka 0.11 to 2.1
+    first_record_offset: int | None = None
+    position: int | None = None  # the segment position, for the record lines of Kafka 0.11 to 2.1
 
 
 @dataclass
@@ -151,7 +151,7 @@ class _Section:
     kind: str  # "log", "txnindex" or "skip"
     topic: str = ""
     partition: int = -1
-    batch: Optional[_Batch] = None
+    batch: _Batch | None = None
 
 
 def sniff(path: Path) -> bool:
@@ -186,10 +186,10 @@ class _DumpReader:
     def __init__(self, path: Path, tables: LogTables) -> None:
         self.path = path
         self.tables = tables
-        self.section: Optional[_Section] = None
+        self.section: _Section | None = None
         self.lineno = 0
 
-    def fail(self, what: str, fix: str, line: Optional[int] = None) -> ReplayInputError:
+    def fail(self, what: str, fix: str, line: int | None = None) -> ReplayInputError:
         return ReplayInputError(f"{self.path}:{self.lineno if line is None else line}: {what}; {fix}")
 
     def read(self, f: BinaryIO) -> None:
@@ -451,7 +451,7 @@ class _DumpReader:
 
     # --- __transaction_state ----------------------------------------------------------------------
 
-    def _txn_record(self, offset: int, ts: Optional[int], key: Any, payload: Optional[str]) -> None:
+    def _txn_record(self, offset: int, ts: int | None, key: Any, payload: str | None) -> None:
         txn_id = _txn_key(key)
         if payload is None:
             raise _Fail(f"the record of transactional id {txn_id!r} has no payload", "dump __transaction_state with --transaction-log-decoder")
@@ -466,7 +466,7 @@ class _DumpReader:
 
     # --- __consumer_offsets -----------------------------------------------------------------------
 
-    def _offset_record(self, b: _Batch, offset: int, ts: Optional[int], key: Any, payload: Optional[str]) -> None:
+    def _offset_record(self, b: _Batch, offset: int, ts: int | None, key: Any, payload: str | None) -> None:
         commit_key = _offset_key(key)
         if commit_key is None:
             return  # group metadata, or a record of the new consumer groups
@@ -522,7 +522,7 @@ def _int(tokens: dict[str, str], name: str) -> int:
     return _parse_int(value, name)
 
 
-def _opt_int(tokens: dict[str, str], name: str) -> Optional[int]:
+def _opt_int(tokens: dict[str, str], name: str) -> int | None:
     value = tokens.get(name)
     return None if value is None else _parse_int(value, name)
 
@@ -536,7 +536,7 @@ def _bool(tokens: dict[str, str], name: str) -> bool:
     return value == "true"
 
 
-def _timestamp(text: str) -> Optional[int]:
+def _timestamp(text: str) -> int | None:
     m = _TIMESTAMP.search(text)
     if m is None or int(m[1]) < 0:  # NoTimestampType: -1
         return None
@@ -547,7 +547,7 @@ def _decoder(topic: str) -> str:
     return "--transaction-log-decoder" if topic == TRANSACTION_STATE_TOPIC else "--offsets-decoder"
 
 
-def _key_and_payload(content: str) -> tuple[Any, Optional[str]]:
+def _key_and_payload(content: str) -> tuple[Any, str | None]:
     """The decoded key (a JSON object or text) and the payload text of a record line, None if absent."""
     m = _KEY.search(content)
     if m is None:
@@ -598,7 +598,7 @@ def _json_data(obj: Any, version_key: str, what: str) -> tuple[int, dict[str, An
     raise _Fail(f"the {what}'s {version_key} is {version!r}, not a version number", "the line is damaged: dump the segment again")
 
 
-def _json_int(data: dict[str, Any], name: str, default: Optional[int] = None, required: bool = False) -> Optional[int]:
+def _json_int(data: dict[str, Any], name: str, default: int | None = None, required: bool = False) -> int | None:
     value = data.get(name)
     if value is None:
         if required:
@@ -701,7 +701,7 @@ def _txn_json_value(obj: Any) -> dict[str, Any]:
         raise _Fail(str(e), "the line is damaged: dump the segment again") from None
 
 
-def _txn_json_status(data: dict[str, Any]) -> Optional[int]:
+def _txn_json_status(data: dict[str, Any]) -> int | None:
     """transactionStatus: its id (Kafka 3.x) or, since Kafka 4.x's TransactionLogMessageFormatter, its name ("CompleteCommit")."""
     status = data.get("transactionStatus")
     if isinstance(status, str):
@@ -712,7 +712,7 @@ def _txn_json_status(data: dict[str, Any]) -> Optional[int]:
     return _json_int(data, "transactionStatus", required=True)
 
 
-def _offset_key(key: Any) -> Optional[tuple[str, str, int]]:
+def _offset_key(key: Any) -> tuple[str, str, int] | None:
     """(group, topic, partition) of an offset commit key; None for the other records of the topic."""
     if isinstance(key, dict):
         if "type" not in key and "metadata" in key:  # a group metadata key before Kafka 2.5
@@ -738,7 +738,7 @@ def _offset_key(key: Any) -> Optional[tuple[str, str, int]]:
     raise _Fail(f"not a key of the offsets decoder: {_clip(key)!r}", "dump __consumer_offsets with --offsets-decoder")
 
 
-def _offset_value(payload: str) -> Optional[int]:
+def _offset_value(payload: str) -> int | None:
     if payload in ("<DELETE>", "NULL"):
         return None  # a tombstone: the offset was deleted
     if payload.startswith("{"):

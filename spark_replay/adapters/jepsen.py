@@ -30,8 +30,9 @@ Anything that is not such a history raises ReplayInputError ``FILE:LINE: what is
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Optional, Sequence
+from typing import Any
 
 import edn_format
 from edn_format import Keyword
@@ -67,12 +68,12 @@ for _tag in ("jepsen.history.Op", "object", "error"):
     edn_format.add_tag(_tag, lambda value: value)
 
 
-def _name(x: Any) -> Optional[str]:
+def _name(x: Any) -> str | None:
     """A keyword's name (``:ok`` -> ``ok``), else None."""
     return x.name if isinstance(x, Keyword) else None
 
 
-def _text(x: Any) -> Optional[str]:
+def _text(x: Any) -> str | None:
     """A key or value as text: an integer as its digits, a string as itself, anything else as EDN."""
     if x is None:
         return None
@@ -246,7 +247,7 @@ class _HistoryReader:
         mops: Any = fields.get("value")
         if not _is_vector(mops):
             raise _Fail(f":{f} with value {str(_text(mops))[:60]}, not a vector of micro-ops")
-        rebalanced: set[Optional[str]] = set()
+        rebalanced: set[str | None] = set()
         for event in fields.get("rebalance-log") or ():
             if isinstance(event, Mapping):
                 for k, v in event.items():
@@ -268,7 +269,7 @@ class _HistoryReader:
                     read_index += 1
 
     @staticmethod
-    def _micro_op(mop: Any) -> Iterator[tuple[str, Any, Optional[int], Any]]:
+    def _micro_op(mop: Any) -> Iterator[tuple[str, Any, int | None, Any]]:
         """("send", key, offset, value) for a send, ("poll", key, offset, value) per record polled."""
         if not _is_vector(mop) or not mop:
             raise _Fail(f"micro-op {str(_text(mop))[:60]} is not [:send k v] or [:poll ...]")
@@ -299,7 +300,7 @@ class _HistoryReader:
         raise _Fail(f"micro-op {str(_text(mop))[:60]} is not [:send k v] or [:poll ...]")
 
 
-def _offset(x: Any) -> Optional[int]:
+def _offset(x: Any) -> int | None:
     if x is None:
         return None
     if isinstance(x, int) and not isinstance(x, bool):

@@ -6,7 +6,8 @@ stager in chunks, so that memory does not grow with the input.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pyarrow as pa
 
@@ -52,7 +53,7 @@ _TOPIC_PARTITION = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
 CHUNK_ROWS = 65536
 
 
-def txn_state_name(text: str) -> Optional[str]:
+def txn_state_name(text: str) -> str | None:
     """Kafka's name of a transaction state from any spelling a Kafka version prints (``CompleteCommit``,
     ``COMPLETE_COMMIT``, ``completecommit``); None if it names no state."""
     return _STATE_BY_KEY.get(text.replace("_", "").lower())
@@ -89,7 +90,7 @@ def txn_value_row(version: int, value: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def partition_dir(name: str) -> Optional[tuple[str, int, Optional[str]]]:
+def partition_dir(name: str) -> tuple[str, int, str | None] | None:
     """(topic, partition, suffix kind) of a partition directory's name, kind being None for a live
     replica and ``future`` / ``delete`` / ``stray`` otherwise; None if the name is no partition's."""
     m = _PARTITION_DIR.match(name)
@@ -98,7 +99,7 @@ def partition_dir(name: str) -> Optional[tuple[str, int, Optional[str]]]:
     return m["topic"], int(m["partition"]), m["kind"]
 
 
-def topic_partition(text: str) -> Optional[tuple[str, int]]:
+def topic_partition(text: str) -> tuple[str, int] | None:
     """(topic, partition) of ``TOPIC-PARTITION`` as Kafka's TopicPartition.toString prints it."""
     m = _TOPIC_PARTITION.match(text.strip())
     if m is None:
@@ -231,7 +232,7 @@ class LogTables:
         self.txn_log.constants(source=source, trace_id=trace_id, log_partition=partition, file=file)
         self.offset_commits.constants(source=source, trace_id=trace_id, log_partition=partition, file=file)
 
-    def add_txn(self, log_offset: int, ts_ms: Optional[int], txn_id: str, row: Mapping[str, Any], position: int) -> None:
+    def add_txn(self, log_offset: int, ts_ms: int | None, txn_id: str, row: Mapping[str, Any], position: int) -> None:
         """A txn_log row: ``row`` holds the columns of the value (txn_value_row), empty for a tombstone."""
         self.txn_log.add(log_offset, ts_ms, txn_id, *(row.get(c) for c in TXN_LOG_COLUMNS[3:-1]), position)
 

@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import bisect
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any
 
 from spark_replay.adapters.kafka_common import ENTRY_COLUMNS
 from spark_replay.staging import InputFormat, ReplayInputError, Stager
@@ -75,7 +76,7 @@ def _need(path: Path, n: int, line: dict[str, Any], *fields: str) -> None:
             raise ReplayInputError(f"{path}:{n}: a {line.get('type')} line without {name!r}; {_FIX}")
 
 
-def _int(path: Path, n: int, value: Any, name: str) -> Optional[int]:
+def _int(path: Path, n: int, value: Any, name: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):

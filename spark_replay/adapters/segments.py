@@ -47,8 +47,9 @@ from __future__ import annotations
 import io
 import mmap
 import struct
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator, NamedTuple, Optional
+from typing import Any, NamedTuple
 
 from kafka.errors import CorruptRecordError, UnsupportedCodecError
 from kafka.protocol.schemas.fields import StructField
@@ -87,19 +88,19 @@ _CODECS_FIX = "install kafka-python's codecs (pip install 'kafka-python[lz4,snap
 class Batch(NamedTuple):
     """One record batch of a segment: the entries row, in the order of kafka_common.ENTRY_COLUMNS."""
 
-    base_offset: Optional[int]
+    base_offset: int | None
     last_offset: int
     producer_id: int
-    producer_epoch: Optional[int]
-    base_seq: Optional[int]
-    last_seq: Optional[int]
+    producer_epoch: int | None
+    base_seq: int | None
+    last_seq: int | None
     is_txn: bool
     is_control: bool
-    control: Optional[str]
-    coord_epoch: Optional[int]
-    ts_ms: Optional[int]
+    control: str | None
+    coord_epoch: int | None
+    ts_ms: int | None
     crc: int
-    leader_epoch: Optional[int]
+    leader_epoch: int | None
     position: int
 
 
@@ -180,7 +181,7 @@ def _version(data: bytes) -> int:
     return int(version)
 
 
-def _decode(schema: StructField, data: bytes, highest: int, flexible_from: Optional[int]) -> tuple[int, dict[str, Any]]:
+def _decode(schema: StructField, data: bytes, highest: int, flexible_from: int | None) -> tuple[int, dict[str, Any]]:
     """(version, fields) of a version-prefixed record key or value, read by kafka-python's decoder."""
     version = _version(data)
     if version < 0:
@@ -340,7 +341,7 @@ def _batch(batch: DefaultRecordBatch, pos: int, check_crc: bool = True) -> tuple
     )
 
 
-def _control(record: Any, pos: int) -> tuple[str, Optional[int]]:
+def _control(record: Any, pos: int) -> tuple[str, int | None]:
     """(type, coordinator epoch) of a control record (ControlRecordType, EndTransactionMarker)."""
     if not isinstance(record, ControlRecord):
         raise _Corrupt(pos, "a control batch holds a record that is not a control record", _CORRUPT_FIX)
@@ -383,7 +384,7 @@ def _txn_rows(batch: Batch, records: list[Any], tables: LogTables) -> None:
             if _version(record.key) != 0:
                 continue  # not a TransactionLogKey (TransactionLog.readTxnRecordKey: UnknownKey)
             _, key = _decode(TRANSACTION_LOG_KEY, record.key, highest=0, flexible_from=None)
-            value: Optional[dict[str, Any]] = None
+            value: dict[str, Any] | None = None
             version = 0
             if record.value is not None:
                 version, value = _decode(TRANSACTION_LOG_VALUE, record.value, highest=1, flexible_from=1)

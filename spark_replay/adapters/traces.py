@@ -110,7 +110,7 @@ def check_headers(paths: list[Path]) -> None:
             )
 
 
-def events_frame(paths: list[Path], stager: Stager) -> "DataFrame":
+def events_frame(paths: list[Path], stager: Stager) -> DataFrame:
     """Every event of every trace, with ``trace_id`` (the file) and ``position`` (its line)."""
     from pyspark.sql import functions as F
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from rich.console import Console
 from rich.text import Text
@@ -18,7 +18,7 @@ from trace_check.errors import TxconformError
 EXIT_USAGE = 2  # bad input: registry, arguments, missing engine, unreadable trace
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     out, err = _console(stderr=False), _console(stderr=True)

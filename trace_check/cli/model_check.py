@@ -9,7 +9,7 @@ import shutil
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import attrs
 from rich.console import Console, JustifyMethod
@@ -41,7 +41,7 @@ class ModelRun:
         return self.result.verdict == self.model.expect
 
     @property
-    def pin_mismatch(self) -> Optional[str]:
+    def pin_mismatch(self) -> str | None:
         """How TLC's counts differ from the registry's pins (with the fix), when the outcome is right."""
         return self.model.pin_mismatch(self.result) if self.outcome_ok else None
 
@@ -170,7 +170,7 @@ def run_one(
     workdir: Path,
     bar: RichProgress,
     checkpointing: Checkpointing = Checkpointing(),
-    stop: Optional[threading.Event] = None,
+    stop: threading.Event | None = None,
 ) -> ModelRun:
     """Run one model, its progress on a line of ``bar`` while it runs."""
     if workdir.exists() and not checkpointing.resume:
@@ -261,7 +261,7 @@ def print_counterexample(run: ModelRun, out: Console) -> None:
     out.print()
 
 
-def print_failure(run: ModelRun, out: Console, resume: Optional[str] = None) -> None:
+def print_failure(run: ModelRun, out: Console, resume: str | None = None) -> None:
     r = run.result
     if run.pin_mismatch:
         out.print(Text(f"{run.model.name}: {run.model.shown(r.verdict)} as expected, but {run.pin_mismatch}", style="bold red"))
@@ -275,7 +275,7 @@ def print_failure(run: ModelRun, out: Console, resume: Optional[str] = None) -> 
         out.print(Text(f"  to go on from there: {resume}"))
 
 
-def resume_command(run: ModelRun, root: Path, registry: Optional[Path]) -> Optional[str]:
+def resume_command(run: ModelRun, root: Path, registry: Path | None) -> str | None:
     """The command that resumes a run that ran out of time, when TLC left a checkpoint to resume from."""
     if run.result.outcome is not Outcome.TIMEOUT or run.result.engine != "tlc":
         return None

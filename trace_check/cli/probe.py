@@ -10,7 +10,7 @@ import shutil
 import tempfile
 from collections import Counter
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from rich.console import Console
 
@@ -137,7 +137,7 @@ def target_spec(args: argparse.Namespace) -> Any:
     return TargetSpec(name, version, args.transaction_version, args.brokers, args.keep_data)
 
 
-def _hold(spec: Any, directory: Optional[Path], out: Console, err: Console) -> int:
+def _hold(spec: Any, directory: Path | None, out: Console, err: Console) -> int:
     """``--hold``: the target, up until interrupted; its address on stdout, first line."""
     import signal
     import threading
@@ -280,7 +280,7 @@ def _record_findings(directory: Path) -> list[dict[str, Any]]:
     return record_findings(directory / "probe.jsonl")
 
 
-def _check_and_report(directory: Path, own: list[dict[str, Any]], command: str, master: Optional[str], out: Console, err: Console, write: bool = True) -> int:
+def _check_and_report(directory: Path, own: list[dict[str, Any]], command: str, master: str | None, out: Console, err: Console, write: bool = True) -> int:
     """Run the checks, print them and the findings; ``write``: keep the violations (DIR/replay) and
     the report (DIR/report.json) next to the record."""
     report = check(directory, master, err, keep=write)
@@ -297,7 +297,7 @@ def _check_and_report(directory: Path, own: list[dict[str, Any]], command: str, 
     return 1 if found else 0
 
 
-def _recheck(directory: Path, master: Optional[str], out: Console, err: Console) -> int:
+def _recheck(directory: Path, master: str | None, out: Console, err: Console) -> int:
     """``--from DIR``: the checks and findings of a recorded probe, without a target."""
     record = directory / "probe.jsonl" if directory.is_dir() else directory
     if not record.is_file():
@@ -338,7 +338,7 @@ def print_summary(directory: Path, out: Console) -> None:
         out.print(f"  note: {note}", markup=False)
 
 
-def check(directory: Path, master: Optional[str], err: Console, spark_factory: Any = None, keep: bool = True) -> Any:
+def check(directory: Path, master: str | None, err: Console, spark_factory: Any = None, keep: bool = True) -> Any:
     """The replay checks on a probe's record (the Spark session from ``spark_factory``, else a local one)."""
     try:
         from spark_replay.adapters import FORMATS

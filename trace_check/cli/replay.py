@@ -8,8 +8,9 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -137,7 +138,7 @@ def print_report(report: Any, out: Console) -> None:
                 out.print(f"    {_at(r)} {r.get('txn_id')} {r.get('state')} epoch {r.get('epoch')} [{parts}]", markup=False)
 
 
-def on_spark(master: Optional[str], log: Path, work: Callable[[Any], Any], where: Callable[[], str] = lambda: "") -> Any:
+def on_spark(master: str | None, log: Path, work: Callable[[Any], Any], where: Callable[[], str] = lambda: "") -> Any:
     """``work(spark_factory)`` in a replay's Spark session (spark_replay.session.replay_spark, stopped
     after it); Spark's failures (Py4JJavaError, PySparkException, ...) become one line, not a JVM
     stack, naming ``where()`` it failed and Spark's log."""
@@ -201,7 +202,7 @@ def cmd_generate_logs(args: argparse.Namespace, out: Console, err: Console) -> i
     if g.plants:
         out.print(f"planted {len(g.plants)} violations, one of each kind:", markup=False)
         for p in g.plants:
-            trace_id, topic, partition, pid, offset, event = p.key
+            _trace_id, topic, partition, pid, offset, event = p.key
             where = " ".join(
                 s
                 for s in (

@@ -27,8 +27,9 @@ import selectors
 import shutil
 import subprocess
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Callable, Optional, Sequence
+from typing import IO
 
 import attrs
 
@@ -68,7 +69,7 @@ _OUTCOME = re.compile(r"The outcome is: (\w+)")
 # Finding Apalache and building the run
 
 
-def find_apalache() -> Optional[Path]:
+def find_apalache() -> Path | None:
     """``$APALACHE_HOME/bin/apalache-mc`` if that is executable, else ``apalache-mc`` on PATH."""
     home = os.environ.get("APALACHE_HOME")
     if home:
@@ -124,8 +125,8 @@ def build_command(task: CheckTask, workdir: Path, executable: Path) -> list[str]
 def run_apalache(
     task: CheckTask,
     workdir: Path,
-    on_progress: Optional[ProgressCallback] = None,
-    executable: Optional[Path] = None,
+    on_progress: ProgressCallback | None = None,
+    executable: Path | None = None,
 ) -> CheckResult:
     """Model-check ``task`` with Apalache in ``workdir``; raise ``EngineUnavailable`` without it."""
     executable = executable if executable is not None else find_apalache()
@@ -172,7 +173,7 @@ def _result(outcome: Outcome, wall: float, cmd: Sequence[str], log_file: Path, *
 
 def _run(
     cmd: Sequence[str], cwd: Path, timeout: float, log: IO[bytes], on_line: Callable[[str], None]
-) -> tuple[Optional[int], bool]:
+) -> tuple[int | None, bool]:
     """Run ``cmd``, copying its output to ``log`` and each line to ``on_line``; kill it at ``timeout``.
 
     Returns ``(returncode, timed_out)``. The child gets its own session, so the kill reaches the
@@ -208,7 +209,7 @@ def _run(
     return returncode, False
 
 
-def _pump(proc: subprocess.Popen, stream: IO[bytes], deadline: float, log: IO[bytes], lines: "_LineSplitter") -> str:
+def _pump(proc: subprocess.Popen, stream: IO[bytes], deadline: float, log: IO[bytes], lines: _LineSplitter) -> str:
     """Copy output to ``log`` and ``lines``; say why it stopped: ``eof``, ``exited`` or ``deadline``."""
     fd = stream.fileno()
     with selectors.DefaultSelector() as selector:
@@ -252,7 +253,7 @@ class _ProgressReporter:
 
     start: float
     length: int
-    on_progress: Optional[ProgressCallback]
+    on_progress: ProgressCallback | None
     seen: set = attrs.field(factory=set)
 
     def line(self, text: str) -> None:
@@ -276,11 +277,11 @@ class LogReading:
     """What Apalache's exit code and log say, before the counterexample is read."""
 
     outcome: Outcome
-    invariant: Optional[str] = None
+    invariant: str | None = None
     message: str = ""
 
 
-def interpret(task: CheckTask, returncode: Optional[int], log_text: str) -> LogReading:
+def interpret(task: CheckTask, returncode: int | None, log_text: str) -> LogReading:
     """What Apalache's exit code and log say about ``task`` (the counterexample is read apart)."""
     lines = [strip_log_suffix(line) for line in log_text.splitlines()]
     outcome_line = _first_match(_OUTCOME, lines)
@@ -301,7 +302,7 @@ def interpret(task: CheckTask, returncode: Optional[int], log_text: str) -> LogR
     return LogReading(_other_error(lines), message=error_line(log_text) or f"apalache-mc exited with code {returncode}")
 
 
-def _counterexample_verdict(task: CheckTask, lines: list[str], reported: Optional[str], log_text: str) -> LogReading:
+def _counterexample_verdict(task: CheckTask, lines: list[str], reported: str | None, log_text: str) -> LogReading:
     for line in lines:
         violated = _VIOLATED.search(line)
         if violated:
@@ -349,7 +350,7 @@ def verification_conditions(lines: Sequence[str]) -> list[tuple[str, int]]:
 
 def invariant_for_condition(
     kind: str, index: int, invariants: Sequence[str], conditions: Sequence[tuple[str, int]]
-) -> Optional[str]:
+) -> str | None:
     """The ``--inv`` operator behind Apalache's ``<kind> invariant <index>``, or None if unsure.
 
     With the per-invariant counts from the log, rebuild Apalache's order: condition ``i`` of each
@@ -388,14 +389,14 @@ def error_line(log_text: str) -> str:
     return ""
 
 
-def log_records(log_text: str) -> list[tuple[str, Optional[str]]]:
+def log_records(log_text: str) -> list[tuple[str, str | None]]:
     """Apalache's console log as ``(message, level)``; a multi-line message is one record.
 
     Logback pads each message and appends `` E@12:00:00.000`` after its last line, so lines up
     to the next such suffix belong together. Text Apalache prints directly (``EXITCODE: ...``)
     has no suffix; trailing lines without one come out with level None.
     """
-    records: list[tuple[str, Optional[str]]] = []
+    records: list[tuple[str, str | None]] = []
     pending: list[str] = []
     for line in log_text.splitlines():
         suffix = _LOG_SUFFIX.search(line)
@@ -421,7 +422,7 @@ def strip_log_suffix(line: str) -> str:
     return _LOG_SUFFIX.sub("", line).rstrip()
 
 
-def _first_match(pattern: re.Pattern, lines: Sequence[str]) -> Optional[re.Match]:
+def _first_match(pattern: re.Pattern, lines: Sequence[str]) -> re.Match | None:
     for line in lines:
         match = pattern.search(line)
         if match:
@@ -429,7 +430,7 @@ def _first_match(pattern: re.Pattern, lines: Sequence[str]) -> Optional[re.Match
     return None
 
 
-def _read_counterexample(workdir: Path, since: float) -> tuple[Optional[Counterexample], str]:
+def _read_counterexample(workdir: Path, since: float) -> tuple[Counterexample | None, str]:
     """The newest trace this run wrote under ``workdir``, and a note if there is none or it is bad."""
     path = _newest_trace(workdir, since)
     if path is None:
@@ -440,7 +441,7 @@ def _read_counterexample(workdir: Path, since: float) -> tuple[Optional[Countere
         return None, f"cannot read the counterexample: {err}"
 
 
-def _newest_trace(workdir: Path, since: float) -> Optional[Path]:
+def _newest_trace(workdir: Path, since: float) -> Path | None:
     for name in ("violation1.itf.json", "violation.itf.json"):
         # Apalache writes the same file into --out-dir's run folder and --run-dir; older ones
         # (from earlier runs in a reused workdir) do not count.

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Callable, Optional, Sequence, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -31,7 +32,7 @@ def run_within_cores(
     jobs: int,
     cores: Callable[[T], int],
     cost: Callable[[T], float],
-    done: Optional[Callable[[int, R], None]] = None,
+    done: Callable[[int, R], None] | None = None,
 ) -> list[R]:
     """``run(item, stop)`` for every item, ``jobs`` cores at a time, an item taking ``cores(item)``
     of them (at most ``jobs``). Items start costliest first; ``done(i, result)`` is called in input

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -27,14 +28,10 @@ def kill_process_group(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGTERM)
     except (ProcessLookupError, PermissionError):
         return
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=KILL_GRACE_SECONDS)
-    except subprocess.TimeoutExpired:
-        pass
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)  # members that outlived the leader or ignored SIGTERM
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def one_line(text: str, limit: int = 300) -> str:

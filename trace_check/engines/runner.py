@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Optional
 
 from trace_check.engines import apalache, tlc
 from trace_check.errors import EngineUnavailable
@@ -44,9 +43,9 @@ def run_task(
     engine: str,
     task: CheckTask,
     workdir: Path,
-    on_progress: Optional[ProgressCallback] = None,
+    on_progress: ProgressCallback | None = None,
     checkpointing: Checkpointing = Checkpointing(),
-    stop: Optional[threading.Event] = None,
+    stop: threading.Event | None = None,
 ) -> CheckResult:
     """Run ``task``; checkpoints are TLC's alone (Apalache has none). ``stop`` (TLC only) kills
     the run when set, which then raises ``tlc.Cancelled``."""

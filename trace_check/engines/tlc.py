@@ -24,8 +24,9 @@ import shutil
 import subprocess
 import threading
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator, Optional
+from typing import IO, Any
 
 import attrs
 
@@ -185,7 +186,7 @@ class Checkpoint:
     taken_at: str  # TLC's timestamp, e.g. "2026-11-23 05:40:41"
 
 
-def find_checkpoint(workdir: Path) -> Optional[Checkpoint]:
+def find_checkpoint(workdir: Path) -> Checkpoint | None:
     """The newest checkpoint TLC completed in ``workdir``, or None."""
     log = workdir / "tlc.log"
     if not log.is_file():
@@ -268,8 +269,8 @@ def build_command(
     workdir: Path,
     java: Path,
     jar: Path,
-    resume: Optional[Checkpoint] = None,
-    checkpoint_minutes: Optional[int] = None,
+    resume: Checkpoint | None = None,
+    checkpoint_minutes: int | None = None,
 ) -> list[str]:
     options = java_options()
     # the task's collector unless the user chose one (two would stop the JVM before it starts)
@@ -322,9 +323,9 @@ def build_command(
 def run_tlc(
     task: CheckTask,
     workdir: Path,
-    on_progress: Optional[ProgressCallback] = None,
+    on_progress: ProgressCallback | None = None,
     checkpointing: Checkpointing = Checkpointing(),
-    stop: Optional[threading.Event] = None,
+    stop: threading.Event | None = None,
 ) -> CheckResult:
     """Model-check ``task`` with TLC in ``workdir`` (created; must be fresh for this run).
     Setting ``stop`` (from another thread) kills the run; it then raises ``Cancelled``.
@@ -394,7 +395,7 @@ class Cancelled(Exception):
     """A run killed because its ``stop`` event was set (its result was no longer wanted)."""
 
 
-def _wait(proc: subprocess.Popen, timeout: float, stop: Optional[threading.Event]) -> int:
+def _wait(proc: subprocess.Popen, timeout: float, stop: threading.Event | None) -> int:
     """``proc``'s exit status; TimeoutExpired after ``timeout`` seconds; Cancelled (the process
     group killed) as soon as ``stop`` is set."""
     if stop is None:
@@ -430,7 +431,7 @@ class _RunCache:
     path: Path
 
     @staticmethod
-    def from_env(task: CheckTask, workdir: Path, cmd: list[str]) -> Optional["_RunCache"]:
+    def from_env(task: CheckTask, workdir: Path, cmd: list[str]) -> _RunCache | None:
         root = os.environ.get(CACHE_ENV)
         if not root:
             return None
@@ -444,7 +445,7 @@ class _RunCache:
                 h.update(str(rel).encode() + b"\0" + f.read_bytes() + b"\0")
         return _RunCache(Path(root) / f"{h.hexdigest()}.json")
 
-    def load(self) -> Optional[tuple[int, float, str]]:
+    def load(self) -> tuple[int, float, str] | None:
         try:
             kept = json.loads(self.path.read_text(encoding="utf-8"))
             return int(kept["returncode"]), float(kept["wall"]), str(kept["output"])
@@ -477,7 +478,7 @@ def _close_output(proc: subprocess.Popen, pump: threading.Thread) -> None:
 class _OutputReader:
     """Splits TLC's -tool output into framed messages and loose lines, reporting progress as it goes."""
 
-    def __init__(self, start: float, on_progress: Optional[ProgressCallback]) -> None:
+    def __init__(self, start: float, on_progress: ProgressCallback | None) -> None:
         self.start = start
         self.on_progress = on_progress
         self.messages: list[Message] = []
@@ -527,14 +528,14 @@ class _OutputReader:
                     )
                 )
 
-    def first(self, *codes: int) -> Optional[Message]:
+    def first(self, *codes: int) -> Message | None:
         return next((m for m in self.messages if m.code in codes), None)
 
     def all(self, code: int) -> Iterator[Message]:
         return (m for m in self.messages if m.code == code)
 
 
-def _parse_counts(text: str) -> Optional[tuple[int, int, int]]:
+def _parse_counts(text: str) -> tuple[int, int, int] | None:
     match = _COUNTS.search(text)
     if not match:
         return None
@@ -598,7 +599,7 @@ def _interpret(
     return CheckResult(outcome=outcome, invariant=invariant, message=message, counterexample=counterexample, **common)
 
 
-def _violated_property(reader: _OutputReader) -> tuple[Optional[str], str]:
+def _violated_property(reader: _OutputReader) -> tuple[str | None, str]:
     msg = reader.first(MSG_INVARIANT_VIOLATED, MSG_INVARIANT_VIOLATED_INITIAL, MSG_PROPERTY_VIOLATED)
     text = msg.text if msg else _error_text(reader)
     match = _INVARIANT.search(text or "")
@@ -606,7 +607,7 @@ def _violated_property(reader: _OutputReader) -> tuple[Optional[str], str]:
     return name, one_line(text or "a property is violated")
 
 
-def _error_trace(reader: _OutputReader) -> Optional[Counterexample]:
+def _error_trace(reader: _OutputReader) -> Counterexample | None:
     steps: list[Step] = []
     loop = None
     for msg in (m for m in reader.messages if m.code in (MSG_STATE, MSG_STUTTERING, MSG_BACK_TO_STATE)):
@@ -689,7 +690,7 @@ def _eval_error(task: CheckTask, reader: _OutputReader) -> str:
     return _with_file(task, place.group(0), reason) if place else reason
 
 
-def _error_text(reader: _OutputReader) -> Optional[str]:
+def _error_text(reader: _OutputReader) -> str | None:
     """The first error message, on one line, without TLC's generic preamble."""
     skip = {MSG_BEHAVIOR_FOLLOWS, MSG_STATE}
     msg = next((m for m in reader.messages if m.severity == 1 and m.code not in skip and m.text.strip()), None)

@@ -23,7 +23,6 @@ import subprocess
 import tempfile
 import threading
 from pathlib import Path
-from typing import Optional
 
 JAVA_DIR = Path(__file__).resolve().parent / "java"
 SOURCES = (JAVA_DIR / "txconform" / "TraceLoad.java", JAVA_DIR / "tlc2" / "overrides" / "TLCOverrides.java")
@@ -45,10 +44,10 @@ TraceSame(a, b) == a = b
 """
 
 _lock = threading.Lock()
-_built: dict[tuple[str, str], Optional[Path]] = {}
+_built: dict[tuple[str, str], Path | None] = {}
 
 
-def _javac() -> Optional[Path]:
+def _javac() -> Path | None:
     home = os.environ.get("JAVA_HOME")
     if home and os.access(Path(home) / "bin" / "javac", os.X_OK):
         return Path(home) / "bin" / "javac"
@@ -61,7 +60,7 @@ def _cache_root() -> Path:
     return Path(base) / "txconform"
 
 
-def loader_classes(jar: Path) -> Optional[Path]:
+def loader_classes(jar: Path) -> Path | None:
     """The folder of the compiled classes to put on TLC's classpath beside ``jar``, or None when
     they cannot be had (no javac, a failed compile, or ``TXCONFORM_TLC_LOADER=0``)."""
     if os.environ.get(LOADER_ENV, "1") == "0":
@@ -84,7 +83,7 @@ def loader_classes(jar: Path) -> Optional[Path]:
         return classes
 
 
-def _compile(javac: Path, jar: Path, target: Path) -> Optional[Path]:
+def _compile(javac: Path, jar: Path, target: Path) -> Path | None:
     """Compile into a fresh folder and move it into place (another process may do the same at once)."""
     try:
         target.parent.mkdir(parents=True, exist_ok=True)

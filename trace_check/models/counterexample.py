@@ -13,7 +13,8 @@ shown after the actor ("TcAppend coordinator txn_id=t2 epoch=0").
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping, Optional
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import attrs
 
@@ -69,7 +70,7 @@ def _is_field(key: Any) -> bool:
 @attrs.frozen
 class StepLabel:
     name: str
-    actor: Optional[str]
+    actor: str | None
     args: tuple[tuple[str, Any], ...]
     note: str = ""  # e.g. the error code a step received
     about: tuple[tuple[str, str], ...] = ()  # what the step concerns, e.g. (("txn_id", "t2"),)
@@ -143,12 +144,12 @@ def _diff(var: str, keys: tuple, old: Any, new: Any) -> Iterator[Change]:
         return
     if isinstance(old, (Record, FnMap)) and isinstance(new, (Record, FnMap)) and old.keys() == new.keys():
         for key in new:
-            yield from _diff(var, keys + (_Field(key) if isinstance(new, Record) else key,), old[key], new[key])
+            yield from _diff(var, (*keys, _Field(key) if isinstance(new, Record) else key), old[key], new[key])
         return
     if isinstance(old, tuple) and isinstance(new, tuple):
         if len(old) == len(new):  # a function over 1..n (TLC prints it as a sequence): compare by index
             for i, (a, b) in enumerate(zip(old, new, strict=False), start=1):
-                yield from _diff(var, keys + (i,), a, b)
+                yield from _diff(var, (*keys, i), a, b)
             return
         if len(new) > len(old) and new[: len(old)] == old:
             yield Change(var, keys, old, new, appended=new[len(old) :])
@@ -165,10 +166,10 @@ def render_steps(cex: Counterexample, hide: tuple[str, ...] = ()) -> list[str]:
 
     Variables in ``hide`` are left out (a model's ``trace_hide``); a first line says so.
     """
-    hidden = (ACTION_VAR,) + tuple(hide)
+    hidden = (ACTION_VAR, *hide)
     whole, fields = _hidden(hidden)
     lines: list[str] = [f"     (not shown: {', '.join(hide)})"] if hide else []
-    previous: Optional[Mapping[str, Any]] = None
+    previous: Mapping[str, Any] | None = None
     for step in cex.steps:
         lines.append(f"{step.index:>3}. {label(step)}")
         if previous is None:
@@ -198,13 +199,13 @@ def to_mermaid(cex: Counterexample, hide: tuple[str, ...] = ()) -> str:
     actors: list[str] = []
     variables: list[str] = []
     body: list[str] = []
-    previous: Optional[Mapping[str, Any]] = None
+    previous: Mapping[str, Any] | None = None
     for step in cex.steps:
         lab = label(step)
         if previous is None:
             previous = step.state
             continue
-        found = changes(previous, step.state, (ACTION_VAR,) + tuple(hide))
+        found = changes(previous, step.state, (ACTION_VAR, *hide))
         previous = step.state
         who = lab.actor or "environment"
         if who not in actors:

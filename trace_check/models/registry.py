@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any
 
 import attrs
 
@@ -68,11 +69,11 @@ class Model:
     # Variables the readable steps and diagrams leave out (ITF and JSON keep them).
     trace_hide: tuple[str, ...] = ()
     tier: str = "ci"
-    registry: Optional[Path] = None  # the file the model comes from
+    registry: Path | None = None  # the file the model comes from
     # TLC's counts for this model: distinct states, and the depth of the search (compared only
     # with one TLC worker: with more, TLC reports depths that vary by one between runs).
-    distinct_states: Optional[int] = None
-    depth: Optional[int] = None
+    distinct_states: int | None = None
+    depth: int | None = None
 
     @property
     def timeout(self) -> float:
@@ -89,7 +90,7 @@ class Model:
             return "witness: " + verdict.split(" ", 1)[1]
         return verdict
 
-    def pin_mismatch(self, result: CheckResult) -> Optional[str]:
+    def pin_mismatch(self, result: CheckResult) -> str | None:
         """How a TLC result's counts differ from the pins, with the fix; None if they match or are
         not compared (no pin, another engine, or the depth of a run with several TLC workers)."""
         if result.engine != "tlc" or self.distinct_states is None:
@@ -485,7 +486,7 @@ def _names(where: str, key: str, value: Any) -> list[str]:
     return items
 
 
-def _optional_name(where: str, key: str, value: Any) -> Optional[str]:
+def _optional_name(where: str, key: str, value: Any) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not _NAME.match(value):

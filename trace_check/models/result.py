@@ -7,8 +7,9 @@ report, not in what a user wants to know.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional
+from typing import Any
 
 import attrs
 
@@ -32,13 +33,13 @@ class TlcOptions:
 
     constraints: tuple[str, ...] = ()
     action_constraints: tuple[str, ...] = ()
-    symmetry: Optional[str] = None
-    view: Optional[str] = None
+    symmetry: str | None = None
+    view: str | None = None
     workers: int = 1
     check_deadlock: bool = True
     # The JVM's heap limit (-Xmx) unless $TXCONFORM_TLC_JAVA_OPTS sets one; None: Java's default
     # (a quarter of the memory), which a long run fills with garbage before it collects any.
-    heap: Optional[str] = None
+    heap: str | None = None
     # The JVM's garbage collector unless $TXCONFORM_TLC_JAVA_OPTS names one: ParallelGC, what TLC
     # advises for model checking; a trace's window, one worker with a 1 GB heap, runs faster with
     # SerialGC, which keeps no collector threads busy beside it (docs/benchmarks.md, "Long traces").
@@ -65,7 +66,7 @@ class Checkpointing:
     """How a TLC run uses checkpoints: how often it writes them, and whether it resumes the last one."""
 
     resume: bool = False
-    every_minutes: Optional[int] = None  # None: TLC's default (30)
+    every_minutes: int | None = None  # None: TLC's default (30)
 
 
 @attrs.frozen
@@ -82,7 +83,7 @@ class CheckTask:
     next: str = "Next"
     # A spec formula with fairness (e.g. "FairSpec"): TLC then checks SPECIFICATION it, not
     # INIT/NEXT, and ``properties`` are temporal properties checked against it.
-    specification: Optional[str] = None
+    specification: str | None = None
     properties: tuple[str, ...] = ()
     tlc: TlcOptions = TlcOptions()
     apalache: ApalacheOptions = ApalacheOptions()
@@ -98,16 +99,16 @@ class Step:
     """One state of a trace and the action that produced it (``None`` for the initial state)."""
 
     index: int  # 1-based, as TLC numbers states
-    action: Optional[str]
+    action: str | None
     state: Mapping[str, Any]
-    location: Optional[str] = None  # where the action is defined, when the engine says
+    location: str | None = None  # where the action is defined, when the engine says
 
 
 @attrs.frozen
 class Counterexample:
     steps: tuple[Step, ...]
     variables: tuple[str, ...]
-    loop: Optional[int] = None  # index the lasso loops back to, for liveness traces
+    loop: int | None = None  # index the lasso loops back to, for liveness traces
 
 
 @attrs.frozen
@@ -115,9 +116,9 @@ class Progress:
     """A progress report an engine gives while it runs."""
 
     elapsed: float
-    distinct_states: Optional[int] = None
-    states_generated: Optional[int] = None
-    queue: Optional[int] = None
+    distinct_states: int | None = None
+    states_generated: int | None = None
+    queue: int | None = None
     phase: str = "checking"
 
 
@@ -129,16 +130,16 @@ class CheckResult:
     engine: str
     outcome: Outcome
     wall_time: float
-    invariant: Optional[str] = None
+    invariant: str | None = None
     message: str = ""  # one line, for anything but HOLDS
-    counterexample: Optional[Counterexample] = None
-    distinct_states: Optional[int] = None
-    states_generated: Optional[int] = None
-    depth: Optional[int] = None
+    counterexample: Counterexample | None = None
+    distinct_states: int | None = None
+    states_generated: int | None = None
+    depth: int | None = None
     command: tuple[str, ...] = ()
-    log_file: Optional[Path] = None
-    bound: Optional[str] = None  # what a "holds" is limited to, e.g. Apalache's "length <= 12"
-    resumed_from: Optional[str] = None  # the time of the TLC checkpoint this run continued from
+    log_file: Path | None = None
+    bound: str | None = None  # what a "holds" is limited to, e.g. Apalache's "length <= 12"
+    resumed_from: str | None = None  # the time of the TLC checkpoint this run continued from
 
     @property
     def verdict(self) -> str:
@@ -148,7 +149,7 @@ class CheckResult:
         return self.outcome.value
 
     @property
-    def states_per_second(self) -> Optional[float]:
+    def states_per_second(self) -> float | None:
         if self.states_generated is None or self.wall_time <= 0:
             return None
         return self.states_generated / self.wall_time

@@ -11,8 +11,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator, Optional, Sequence
+from typing import IO, Any
 
 FORMAT = "txconform-trace"
 # The version this txconform writes, and the versions it reads. Version 2 added 64-bit integer
@@ -39,7 +40,7 @@ def header(
     spec_dir: Path,
     spec_modules: Sequence[str],
     constants: dict[str, Any],
-    seed: Optional[int],
+    seed: int | None,
     generator: str,
     logged: Iterable[str],
     **extra: Any,

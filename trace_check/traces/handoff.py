@@ -31,8 +31,9 @@ from __future__ import annotations
 import functools
 import operator
 import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import Any
 
 import attrs
 
@@ -229,13 +230,13 @@ def view_definitions(fields: Iterable[str], logs: Iterable[str]) -> list[str]:
             parts.append(f"[logKey \\in DOMAIN {v} |-> SubSeq({v}[logKey], TraceBaseLen_{v}[logKey] + 1, Len({v}[logKey]))]")
         else:
             parts.append(v)
-    lines.append("TraceView == <<" + ",\n    ".join(parts + ["l"]) + ">>")
+    lines.append("TraceView == <<" + ",\n    ".join([*parts, "l"]) + ">>")
     kept = " /\\ ".join(f"(\\A logKey \\in DOMAIN {v} : Len({v}[logKey]) >= TraceBaseLen_{v}[logKey])" for v in logs)
     lines.append(f"TraceLogsKept == {kept}")
     return lines
 
 
-def read_states(log_file: Optional[Path]) -> list[str]:
+def read_states(log_file: Path | None) -> list[str]:
     """The states a window's run printed, as TLA+ text, in the order TLC printed them."""
     if log_file is None:
         raise HandOffError("the window's run left no log to read its last states from")
@@ -300,7 +301,7 @@ class Base:
                                            for k in after})
         return out
 
-    def begins(self, other: "Base") -> bool:
+    def begins(self, other: Base) -> bool:
         """Does every log of this base begin with ``other``'s entries (same texts, key by key)?"""
         for log, keys in other.texts.items():
             mine = self.texts.get(log, {})
@@ -323,7 +324,7 @@ class Prior:
     files: Mapping[str, str]  # log -> the file TLC saved that index in
 
 
-def prior_of(saved: Iterable[tuple[Base, Mapping[str, Path]]], base: Base) -> Optional[Prior]:
+def prior_of(saved: Iterable[tuple[Base, Mapping[str, Path]]], base: Base) -> Prior | None:
     """The index files a run saved of an earlier base that ``base`` begins with (the latest such
     whose files are written), as a Prior for ``base``; None when there is none."""
     for earlier, files in reversed(list(saved)):
@@ -333,8 +334,8 @@ def prior_of(saved: Iterable[tuple[Base, Mapping[str, Path]]], base: Base) -> Op
     return None
 
 
-def rebase(protocol: Protocol, state: Mapping[str, Any], base: Optional[Base], text_of: Callable[[Any], str],
-           replayed: bool, known: Optional[Base] = None) -> tuple[Base, dict[str, Any]]:
+def rebase(protocol: Protocol, state: Mapping[str, Any], base: Base | None, text_of: Callable[[Any], str],
+           replayed: bool, known: Base | None = None) -> tuple[Base, dict[str, Any]]:
     """``state``, whose logs are the entries after ``base`` (None: whole logs), as a larger base and
     the state of the entries after it: each log's base reaches as far as ``Protocol.base_limits``
     allows. ``text_of`` writes an entry in TLA+; ``replayed``: the state's entries are the replay's
@@ -367,7 +368,7 @@ def rebase(protocol: Protocol, state: Mapping[str, Any], base: Optional[Base], t
     return Base(texts, objects), rest
 
 
-def _same_prefix(known: Optional[Base], log: str, key: Any, entries: Sequence[Any]) -> int:
+def _same_prefix(known: Base | None, log: str, key: Any, entries: Sequence[Any]) -> int:
     """How many of ``entries`` begin with ``known``'s entries of the log's key, object for object:
     all of them or none (a log changes only at its end or by a cut to a prefix, so a known log
     that is no longer a prefix is written again whole)."""
@@ -378,7 +379,7 @@ def _same_prefix(known: Optional[Base], log: str, key: Any, entries: Sequence[An
     return n if n <= len(entries) and all(map(operator.is_, entries[:n], objects)) else 0
 
 
-def matches(base: Optional[Base], state: Mapping[str, Any], whole: Mapping[str, Any], ignore: Iterable[str] = ()) -> bool:
+def matches(base: Base | None, state: Mapping[str, Any], whole: Mapping[str, Any], ignore: Iterable[str] = ()) -> bool:
     """Is ``state`` (its logs the entries after ``base``) the state ``whole``, whose logs are whole,
     variables ``ignore`` aside? Over a base, an entry is the replay's object it was made from, or
     else is compared with its text read back."""

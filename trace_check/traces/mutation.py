@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import copy
 import random
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 import attrs
 
@@ -164,7 +165,7 @@ class MutationReport:
         return sum(1 for r in self.results if r.outcome == outcome)
 
     @property
-    def score(self) -> Optional[float]:
+    def score(self) -> float | None:
         judged = self.count("killed") + self.count("survived")
         return self.count("killed") / judged if judged else None
 
@@ -175,7 +176,7 @@ def mutation_report(
     seed: int,
     workdir: Path,
     jobs: int = 2,
-    on_result: Optional[Callable[[MutantResult], None]] = None,
+    on_result: Callable[[MutantResult], None] | None = None,
 ) -> MutationReport:
     todo = [(t, m) for n, t in enumerate(traces) for m in mutations(t, per_trace, seed + n)]
     workdir.mkdir(parents=True, exist_ok=True)

@@ -21,8 +21,9 @@ variable ``l`` (the next event); it defines ``TraceInit``, ``TraceNext``, ``Trac
 from __future__ import annotations
 
 import typing
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional
+from typing import Any
 
 import attrs
 
@@ -113,7 +114,7 @@ class SimulateOptions:
     faults: str = "none"
     bugs: str = ""
     max_events: int = 100_000
-    progress: Optional[Callable[[int], None]] = None
+    progress: Callable[[int], None] | None = None
 
 
 @attrs.frozen
@@ -128,7 +129,7 @@ class ServeOptions:
     partitions: int = 1
     bugs: str = ""
     faults: str = ""
-    trace: Optional[Path] = None
+    trace: Path | None = None
     auto_create: bool = True
 
 
@@ -140,16 +141,16 @@ class Server(typing.Protocol):
     @property
     def bootstrap(self) -> str: ...  # "host:port", for clients' bootstrap.servers
 
-    def start(self) -> "Server": ...  # serve in a background thread
+    def start(self) -> Server: ...  # serve in a background thread
     def run(self, announce: Callable[[str], None]) -> None: ...  # serve here until SIGINT or SIGTERM
-    def stop(self) -> Optional[Path]: ...  # stop; write the trace (its path, if one was asked for)
+    def stop(self) -> Path | None: ...  # stop; write the trace (its path, if one was asked for)
     def summary(self) -> list[str]: ...  # lines for people: what was served, what was refused
 
 
 class StateReplay(typing.Protocol):
     """The reference engine replaying a trace, window by window (``Protocol.spec_states``)."""
 
-    def advance(self, events: list[Event]) -> Optional[Mapping[str, Any]]:
+    def advance(self, events: list[Event]) -> Mapping[str, Any] | None:
         """Take the trace's next ``events``; the spec state after them, every variable but the
         trace's cursor and ``Protocol.history``, as ``trace_check.values.tla`` values (what
         ``trace_check.values.tlc.parse_value`` gives for the state TLC prints); None once the
@@ -187,22 +188,22 @@ class Protocol:
     spec_constants: Callable[[Constants], Constants]
     simulate: Callable[[SimulateOptions], Simulation]
     # The 1-based index of the first event the reference engine cannot reproduce, or None.
-    replay: Callable[[Constants, list[Event]], Optional[int]]
+    replay: Callable[[Constants, list[Event]], int | None]
     # What the reference engine logs for column ``field`` at event n, after replaying the ones before.
     engine_value: Callable[[Constants, list[Event], int, str], Any]
     event_text: Callable[[Event], str]  # one event as a short line
     # Where the invariants come from: the base of this registry, or else ``invariants``.
-    registry: Optional[Path] = None
+    registry: Path | None = None
     invariants: tuple[str, ...] = ()
     engine_noun: str = "the reference engine"  # how messages name the reference engine
-    records_module: Optional[str] = None  # the record encoding (Apalache), if the protocol has one
+    records_module: str | None = None  # the record encoding (Apalache), if the protocol has one
     defaults: Mapping[str, Any] = attrs.field(factory=dict)  # constants an older trace may lack
     # Mutation testing: another value for a column the generic alterations do not cover.
     alter: Callable[[str, Any, Constants], Any] = lambda column, value, constants: None
     # Mutation testing: why a mutant the engine replays is a legal run (None: the generic reason).
-    why_legal: Callable[[str, Event, int, int], Optional[str]] = lambda op, event, index, length: None
+    why_legal: Callable[[str, Event, int, int], str | None] = lambda op, event, index, length: None
     # Serving real clients (``txconform serve``): a bound server (ProtocolInputError for bad options).
-    serve: Optional[Callable[[ServeOptions], Server]] = None
+    serve: Callable[[ServeOptions], Server] | None = None
     # Logs: variables that are functions to sequences which the spec changes only by appending at
     # the end or by cutting back to a prefix (a test of the plug-in checks the spec's text for it;
     # for Kafka, LogsGrowOrAreCut in MCKafkaTxnForms model-checks it too). A window that starts
@@ -220,7 +221,7 @@ class Protocol:
     # window's start, so that a window can run before the one ahead of it ends. Its verdict stands
     # only if that window's hand-off is exactly this state; otherwise it runs again from the
     # hand-off. A wrong state costs time, never a wrong verdict (validation._check_windows).
-    spec_states: Optional[Callable[[Constants], StateReplay]] = None
+    spec_states: Callable[[Constants], StateReplay] | None = None
     # Bases of logs: for each log of ``logs`` that has one, the spec's constant operator of the
     # entries before the variable's (Kafka: PlogBase, empty in the spec) and its operator of every
     # log whole, base and variable (Plogs). A window of a long trace that starts from one state

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Optional
+from typing import Any
 
 import attrs
 
@@ -99,7 +100,7 @@ def _check_header(path: Path, h: Any) -> tuple[dict[str, Any], Protocol]:
 _PYTHON_KINDS: dict[str, type] = {LIST: list, OFFSETS: list, INT: int, INT64: int, BOOL: bool, STRING: str}
 
 
-def _check_value(path: Path, line: int, col: str, kind: str, enum: Optional[frozenset[str]], v: Any, version: int) -> None:
+def _check_value(path: Path, line: int, col: str, kind: str, enum: frozenset[str] | None, v: Any, version: int) -> None:
     def bad(expected: str) -> TraceError:
         return _fail(path, line, f'field "{col}": expected {expected}, got {json.dumps(v)[:60]}')
 
@@ -158,7 +159,7 @@ def _check_event(
 def _lines(path: Path) -> Iterator[tuple[int, Any]]:
     """The JSON value of each line, numbered from 1."""
     try:
-        f = open(path, encoding="utf-8")
+        f = open(path, encoding="utf-8")  # noqa: SIM115 - entered below (with f:), so that only open's OSError is this message
     except OSError as e:
         raise TraceError(f"{path}: cannot read the trace: {e.strerror}") from None
     with f:
@@ -189,7 +190,7 @@ def _events(path: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
     return header, events()
 
 
-def read_trace(path: Path, limit: Optional[int] = None) -> Trace:
+def read_trace(path: Path, limit: int | None = None) -> Trace:
     """Read and check a trace file; raises TraceError naming the line of the first problem."""
     header, events = _events(path)
     taken: list[dict[str, Any]] = []

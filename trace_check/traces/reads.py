@@ -23,7 +23,6 @@ from __future__ import annotations
 import functools
 import re
 from pathlib import Path
-from typing import Optional
 
 import attrs
 
@@ -170,7 +169,7 @@ def indexed_log(protocol: Protocol, variable: str) -> bool:
     return True
 
 
-def since_form(protocol: Protocol, name: str) -> Optional[tuple[str, tuple[str, ...], tuple[str, ...]]]:
+def since_form(protocol: Protocol, name: str) -> tuple[str, tuple[str, ...], tuple[str, ...]] | None:
     """``(XSince, variables, ())`` when the spec defines ``XSince`` for definition ``name`` (X); else None.
     When it defines ``XSinceIndexed``, that form instead, with the indexed logs (``indexed_log``)
     among the variables: after what is known of each, it takes that log's index in the state

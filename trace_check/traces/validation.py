@@ -31,9 +31,10 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
+from typing import Any
 
 import attrs
 
@@ -73,14 +74,14 @@ class Verdict:
     events: int
     engine: str
     wall_time: float
-    invariant: Optional[str] = None  # for VIOLATES
-    at_event: Optional[int] = None  # for REJECTED: the event nothing explained
-    event: Optional[dict[str, Any]] = None
+    invariant: str | None = None  # for VIOLATES
+    at_event: int | None = None  # for REJECTED: the event nothing explained
+    event: dict[str, Any] | None = None
     reason: str = ""
-    state_before: Optional[dict[str, Any]] = None
+    state_before: dict[str, Any] | None = None
     message: str = ""  # for ERROR
     every_step: bool = False
-    distinct_states: Optional[int] = None
+    distinct_states: int | None = None
     windows: int = 1  # TLC runs the trace was checked in, each from the states the last ended in
     handed_on: int = 0  # the most states one window handed on to the next
     jobs: int = 1  # TLC runs at once (parallel windows)
@@ -136,7 +137,7 @@ def event_tuple(protocol: Protocol, ev: dict[str, Any], shape_ids: dict[Shape, i
     """<<action, shape>> \\o params \\o <<one rendered string per compared group>> \\o tail."""
     shape = shape_of(protocol, ev)
     e = protocol.encoding
-    fields = (ev["action"], shape_ids[shape]) + e.params(ev) + tuple(rendered(ev, cols) for cols in shape) + e.tail(ev)
+    fields = (ev["action"], shape_ids[shape], *e.params(ev), *(rendered(ev, cols) for cols in shape), *e.tail(ev))
     return tla_value(fields)
 
 
@@ -168,8 +169,8 @@ def diagnosis_names(protocol: Protocol, ev: dict[str, Any]) -> tuple[str, ...]:
     return tuple(f"Diag_{d.name}" for d in protocol.diagnoses) + fields + ("Diag_reached",)
 
 
-def changed_definitions(protocol: Protocol, init: str, checked: bool = False, prior: Optional[handoff.Prior] = None,
-                        save: Optional[Mapping[str, str]] = None, kept: bool = False) -> list[str]:
+def changed_definitions(protocol: Protocol, init: str, checked: bool = False, prior: handoff.Prior | None = None,
+                        save: Mapping[str, str] | None = None, kept: bool = False) -> list[str]:
     r"""After every event, each invariant X is checked in the states where a variable it reads
     (trace_check/traces/reads.py, an over-approximation) differs from the state before, and in
     the initial states. The others need no check: X reads the same values there as in the state
@@ -354,20 +355,20 @@ class Window:
     """Where a window of a trace stands: the states it starts from (None: the spec's initial
     states) and whether a later window follows (then its last states are printed for it)."""
 
-    start: Optional[tuple[str, ...]] = None
+    start: tuple[str, ...] | None = None
     last: bool = True
     view: bool = False  # fingerprint only what lies beyond the start state's logs (handoff.view_definitions)
     beside: bool = False  # other TLC runs share the cores (TlcOptions.quick_jit)
     # TLC reads the start states from a file through this folder of Java classes on its classpath
     # (trace_check/engines/tlc_java.py); None: they are written into the module
-    classes: Optional[str] = None
+    classes: str | None = None
     # The entries the start states' logs begin with, read by TLC from files as the spec's bases
     # (Protocol.log_bases; only with ``classes``): the start states hold the entries after them
-    base: Optional[handoff.Base] = None
+    base: handoff.Base | None = None
     # With a base: the index an earlier window saved of its first entries (None: computed from
     # scratch), and the files to save this base's index in, for the windows after (log -> file)
-    prior: Optional[handoff.Prior] = None
-    save: Optional[Mapping[str, str]] = None
+    prior: handoff.Prior | None = None
+    save: Mapping[str, str] | None = None
 
 
 def viewed(protocol: Protocol, where: Window) -> Window:
@@ -385,7 +386,7 @@ def loaded(where: Window) -> Window:
     return attrs.evolve(where, classes=str(classes) if classes is not None else None)
 
 
-def module_text(trace: Trace, every_step: bool, stuck: Optional[int] = None, window: Window = Window()) -> str:
+def module_text(trace: Trace, every_step: bool, stuck: int | None = None, window: Window = Window()) -> str:
     """The generated module for ``trace`` (or one window of it: ``trace.events`` is the window's
     events, and ``stuck`` counts from its first)."""
     protocol = trace.protocol
@@ -414,17 +415,17 @@ def module_text(trace: Trace, every_step: bool, stuck: Optional[int] = None, win
     lines.append("")
     fields = handoff.state_fields(protocol)
     if window.start is not None:
-        lines += [""] + handoff.in_definitions(list(window.start), fields, loaded=window.classes is not None)
+        lines += ["", *handoff.in_definitions(list(window.start), fields, loaded=window.classes is not None)]
     if window.base is not None:
         lines += [""] + [f'TraceBase_{v} == TraceLoaded("{window.base.file_name(v)}")' for v in window.base.texts]
     if window.view:
-        lines += [""] + handoff.view_definitions(fields, protocol.logs)
+        lines += ["", *handoff.view_definitions(fields, protocol.logs)]
     elif window.classes:  # the state by a fingerprint that costs what a step changed (TraceLoad.java: TraceFP)
         lines += ["", "TraceView == <<TraceFP(<<" + ", ".join(fields) + ">>), l>>"]
     elif every_step:
         lines += ["", "TraceView == <<" + ", ".join([*fields, "l"]) + ">>"]
     if not window.last:
-        lines += [""] + handoff.out_definition(fields)
+        lines += ["", *handoff.out_definition(fields)]
     lines.append("")
     if every_step:
         # a window's start states were checked as the last states of the window before
@@ -483,7 +484,7 @@ def records_task(trace: Trace, workdir: Path, timeout: float) -> CheckTask:
         name=f"trace {trace.path.name}",
         spec_file=workdir / f"{RECORDS_MODULE}.tla",
         substitutions={"Trace": "TraceData", **subs},
-        invariants=tuple(f"TraceInv_{i}" for i in invariants_of(trace.protocol)) + ("TraceAccepted",),
+        invariants=(*(f"TraceInv_{i}" for i in invariants_of(trace.protocol)), "TraceAccepted"),
         init="TraceInit",
         next="TraceNext",
         tlc=TlcOptions(workers=1, check_deadlock=False),
@@ -509,8 +510,8 @@ def check_trace_records(trace: Trace, engine: str, workdir: Path, timeout: float
 
 
 def _task(trace: Trace, workdir: Path, invariants: tuple[str, ...], timeout: float, init: str = "TraceInit",
-          view: bool = False, every_step: bool = False, beside: bool = False, classes: Optional[str] = None,
-          base: Optional[handoff.Base] = None) -> CheckTask:
+          view: bool = False, every_step: bool = False, beside: bool = False, classes: str | None = None,
+          base: handoff.Base | None = None) -> CheckTask:
     """The TLC task of a generated module: after every event, with the module's traceChanged
     (``changed_definitions``) and the view that leaves it out, and the operators it computes from
     its index of a log (``from_index_definitions``)."""
@@ -548,7 +549,7 @@ def events_file_text(trace: Trace) -> str:
     return "<<" + ",\n".join(chunks) + ">>\n"
 
 
-def _prepare(workdir: Path, trace: Trace, every_step: bool, stuck: Optional[int] = None, window: Window = Window()) -> None:
+def _prepare(workdir: Path, trace: Trace, every_step: bool, stuck: int | None = None, window: Window = Window()) -> None:
     copy_specs(trace.protocol, workdir)
     (workdir / f"{GENERATED_MODULE}.tla").write_text(module_text(trace, every_step, stuck, window), encoding="utf-8")
     if window.classes is not None:
@@ -603,7 +604,7 @@ def jobs_default() -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
-def jobs_count(jobs: Optional[int]) -> int:
+def jobs_count(jobs: int | None) -> int:
     """``jobs``, or ``jobs_default()`` when it is None; a one-line error below 1."""
     if jobs is None:
         return jobs_default()
@@ -612,13 +613,13 @@ def jobs_count(jobs: Optional[int]) -> int:
     return jobs
 
 
-def _parallel(protocol: Protocol, jobs: Optional[int]) -> int:
+def _parallel(protocol: Protocol, jobs: int | None) -> int:
     """The TLC runs at once for a trace of ``protocol``: one unless its plug-in replays states."""
     jobs = jobs_count(jobs)
     return jobs if protocol.spec_states is not None else 1
 
 
-def balanced_size(window: Optional[int], total: int, jobs: int) -> int:
+def balanced_size(window: int | None, total: int, jobs: int) -> int:
     """The events per window: ``window`` when given; else, for a trace longer than WINDOW and
     ``jobs`` TLC runs at once, a number of windows near ``total / WINDOW`` that ``jobs`` divides,
     all of one size; otherwise WINDOW. Measured on 2 cores, after every event: 10,004 events in two
@@ -632,7 +633,7 @@ def balanced_size(window: Optional[int], total: int, jobs: int) -> int:
     return -(-total // count)
 
 
-def window_size(window: Optional[int]) -> int:
+def window_size(window: int | None) -> int:
     """The events per window: ``window``, or WINDOW when it is None; a one-line error below 1."""
     if window is None:
         return WINDOW
@@ -644,12 +645,12 @@ def window_size(window: Optional[int]) -> int:
 def check_trace(
     trace: Trace,
     engine: str = "auto",
-    every_step: Optional[bool] = None,
+    every_step: bool | None = None,
     timeout: float = 600.0,
-    workdir: Optional[Path] = None,
-    on_progress: Optional[Callable[[Progress], None]] = None,
-    window: Optional[int] = None,
-    ends: Optional[Sequence[int]] = None,
+    workdir: Path | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    window: int | None = None,
+    ends: Sequence[int] | None = None,
     jobs: int = 1,
 ) -> Verdict:
     """Validate ``trace`` against its protocol's spec. ``every_step`` (the default) checks the
@@ -667,12 +668,12 @@ def check_trace(
 def check_trace_file(
     path: Path,
     engine: str = "auto",
-    every_step: Optional[bool] = None,
+    every_step: bool | None = None,
     timeout: float = 600.0,
-    workdir: Optional[Path] = None,
-    on_progress: Optional[Callable[[Progress], None]] = None,
-    window: Optional[int] = None,
-    events: Optional[int] = None,
+    workdir: Path | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    window: int | None = None,
+    events: int | None = None,
     jobs: int = 1,
 ) -> Verdict:
     """``check_trace`` for a file, read window by window, so that memory holds one window of
@@ -698,8 +699,8 @@ class _Source:
     whole: Callable[[], Trace]
 
 
-def _check(source: _Source, engine: str, every_step: Optional[bool], timeout: float, workdir: Optional[Path],
-           on_progress: Optional[Callable[[Progress], None]], jobs: int = 1) -> Verdict:
+def _check(source: _Source, engine: str, every_step: bool | None, timeout: float, workdir: Path | None,
+           on_progress: Callable[[Progress], None] | None, jobs: int = 1) -> Verdict:
     if every_step is None:  # after every event, at any length (docs/benchmarks.md: "Long traces")
         every_step = True
     name = _engine(source.head, engine)
@@ -742,9 +743,9 @@ class _Ahead:
     k: int
     win: Trace
     last: bool
-    guess: Optional[Mapping[str, Any]]  # the reference engine's state at the window's start
-    run: Optional["Future[tuple[Verdict, Optional[tuple[str, ...]]]]"] = None
-    base: Optional[handoff.Base] = None  # the base of the run's start (its hand-off's logs follow it)
+    guess: Mapping[str, Any] | None  # the reference engine's state at the window's start
+    run: Future[tuple[Verdict, tuple[str, ...] | None]] | None = None
+    base: handoff.Base | None = None  # the base of the run's start (its hand-off's logs follow it)
     stop: threading.Event = attrs.field(factory=threading.Event)
 
     def cancel(self) -> None:
@@ -779,9 +780,9 @@ class _StartWriter:
     def __init__(self, protocol: Protocol, history: tuple[str, ...], bases: bool = False) -> None:
         self.protocol, self.logs, self.history, self.bases = protocol, frozenset(protocol.logs), history, bases
         self._kept: dict[int, tuple[Any, str]] = {}  # id(entry): the entry (kept alive, so its id is its own) and its text
-        self._base: Optional[handoff.Base] = None  # the last start's base: its entries' texts, by the entries
+        self._base: handoff.Base | None = None  # the last start's base: its entries' texts, by the entries
 
-    def __call__(self, guess: Mapping[str, Any]) -> tuple[Optional[handoff.Base], tuple[str, ...]]:
+    def __call__(self, guess: Mapping[str, Any]) -> tuple[handoff.Base | None, tuple[str, ...]]:
         before, kept = self._kept, {}
 
         def entry(e: Any) -> str:
@@ -801,8 +802,8 @@ class _StartWriter:
         return base, (text,)
 
 
-def _is_state(start: Optional[tuple[str, ...]], guess: Optional[Mapping[str, Any]], history: tuple[str, ...],
-              base: Optional[handoff.Base] = None) -> bool:
+def _is_state(start: tuple[str, ...] | None, guess: Mapping[str, Any] | None, history: tuple[str, ...],
+              base: handoff.Base | None = None) -> bool:
     """Is the hand-off ``start`` (its logs the entries after ``base``) exactly the one state
     ``guess``, history variables aside?"""
     if start is None or guess is None or len(start) != 1:
@@ -816,8 +817,8 @@ def _is_state(start: Optional[tuple[str, ...]], guess: Optional[Mapping[str, Any
     return handoff.matches(base, state, guess, history)
 
 
-def _rebased(protocol: Protocol, handed: tuple[str, ...], base: Optional[handoff.Base],
-             bases: bool) -> tuple[Optional[handoff.Base], tuple[str, ...]]:
+def _rebased(protocol: Protocol, handed: tuple[str, ...], base: handoff.Base | None,
+             bases: bool) -> tuple[handoff.Base | None, tuple[str, ...]]:
     """A window's hand-off (its logs the entries after ``base``; None: whole logs) as the next
     window's start. With ``bases``, one state gives the entries its logs gained to the base, as
     far as they can go (handoff.rebase); several share ``base`` and keep it."""
@@ -846,10 +847,10 @@ def _check_windows(
     every_step: bool,
     timeout: float,
     base: Path,
-    on_progress: Optional[Callable[[Progress], None]],
+    on_progress: Callable[[Progress], None] | None,
     keep: bool,
     jobs: int = 1,
-    replay: Optional[StateReplay] = None,
+    replay: StateReplay | None = None,
     history: tuple[str, ...] = (),
 ) -> Verdict:
     """The windows' verdicts, joined: the first that is not an acceptance, or the last's. ``keep``
@@ -870,7 +871,7 @@ def _check_windows(
     marked = enumerate(_marked_last(windows), 1)
     ahead: collections.deque[_Ahead] = collections.deque()
     pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="txconform-window")
-    state: Optional[Mapping[str, Any]] = None  # the engine's state after the windows read so far
+    state: Mapping[str, Any] | None = None  # the engine's state after the windows read so far
     alive = True
     # Runs at once that leave no core to spare: each keeps about 1.4 cores busy, its JIT
     # compiler beside its worker. They compile with the first tier alone (TlcOptions.quick_jit):
@@ -878,7 +879,7 @@ def _check_windows(
     # instead of 26.8 s at 90,000 events; one window alone took 7% longer that way.
     beside = jobs > 1 and 2 * jobs > (os.cpu_count() or 1)
     distinct = most = run_ahead = run_again = 0
-    starts: Optional[_StartWriter] = None  # the replayed states as windows' starts
+    starts: _StartWriter | None = None  # the replayed states as windows' starts
     bases = False  # windows start from bases (_bases), decided with the first window that hands on
 
     # The bases of the last runs and the files each saves its index in, for the windows after them
@@ -889,7 +890,7 @@ def _check_windows(
     index_dir = base / "indexes"
     runs = 0
 
-    def submit(a: _Ahead, start: Optional[tuple[str, ...]], base: Optional[handoff.Base], folder: Path) -> None:
+    def submit(a: _Ahead, start: tuple[str, ...] | None, base: handoff.Base | None, folder: Path) -> None:
         nonlocal runs
         a.stop = threading.Event()
         a.base = base
@@ -945,8 +946,8 @@ def _check_windows(
         return attrs.evolve(v, wall_time=wall, distinct_states=distinct, events=total, windows=k,
                             handed_on=most, jobs=min(jobs, k), run_ahead=run_ahead, run_again=run_again, **changes)
 
-    start: Optional[tuple[str, ...]] = None  # the hand-off of the window last decided
-    start_base: Optional[handoff.Base] = None  # the base its logs follow
+    start: tuple[str, ...] | None = None  # the hand-off of the window last decided
+    start_base: handoff.Base | None = None  # the base its logs follow
     try:
         read_ahead()
         while ahead:
@@ -996,9 +997,9 @@ def _check_window(
     every_step: bool,
     timeout: float,
     folder: Path,
-    on_progress: Optional[Callable[[Progress], None]],
-    stop: Optional[threading.Event] = None,
-) -> tuple[Verdict, Optional[tuple[str, ...]]]:
+    on_progress: Callable[[Progress], None] | None,
+    stop: threading.Event | None = None,
+) -> tuple[Verdict, tuple[str, ...] | None]:
     """One window's verdict, in the whole trace's numbering, and (when accepted and not last) the
     states it ends in. An accepted verdict without states is the last window's."""
     protocol = win.protocol

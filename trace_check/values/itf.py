@@ -30,9 +30,10 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any
 
 import itf_py
 from itf_py.itf import ITFUnserializable, State, Trace
@@ -41,7 +42,7 @@ from trace_check.errors import ItfError
 from trace_check.models.result import Counterexample, Step
 from trace_check.values.tla import FnMap, Record, Unserializable, Variant, sort_key
 
-__all__ = ["ItfError", "read_itf", "write_itf", "itf_json", "ITF_FORMAT_DESCRIPTION"]
+__all__ = ["ITF_FORMAT_DESCRIPTION", "ItfError", "itf_json", "read_itf", "write_itf"]
 
 ITF_FORMAT_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 
@@ -171,7 +172,7 @@ def _step(i: int, state: State) -> Step:
     )
 
 
-def _loop_from_itf(loop: Optional[int]) -> Optional[int]:
+def _loop_from_itf(loop: int | None) -> int | None:
     """ITF counts states from 0; ``Counterexample.loop`` uses 1-based ``Step.index``."""
     return None if loop is None else loop + 1
 
@@ -209,7 +210,7 @@ def _from_tagged(val: tuple) -> Any:
 # Writing
 
 
-def write_itf(cex: Counterexample, path: Path, meta: Optional[Mapping[str, Any]] = None) -> None:
+def write_itf(cex: Counterexample, path: Path, meta: Mapping[str, Any] | None = None) -> None:
     """Write ``cex`` as a pretty-printed ITF trace; the same trace always gives the same bytes.
 
     ``meta`` goes into the trace's ``#meta`` (after ``format`` and ``format-description``).
@@ -270,7 +271,7 @@ def _sorted(items: Iterable[Any], value_of: Any) -> list:
     return sorted(items, key=lambda item: (sort_key(value_of(item)), type(value_of(item)).__name__))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _variant_class(tag: str) -> type:
     # itf-py names the tag after the class and, for a single field called "value", writes
     # {"tag": <class name>, "value": <field>}; type() accepts any string as a class name.
@@ -287,7 +288,7 @@ class _OrderedSet(frozenset):
 
     _items: list
 
-    def __new__(cls, items: Iterable[Any]) -> "_OrderedSet":
+    def __new__(cls, items: Iterable[Any]) -> _OrderedSet:
         obj = super().__new__(cls)
         obj._items = list(items)
         return obj

@@ -20,7 +20,8 @@ unprintable values     ``Unserializable``          ITF ``#unserializable``
 
 from __future__ import annotations
 
-from typing import Any, Callable, Union
+from collections.abc import Callable
+from typing import Any, TypeAlias
 
 import attrs
 from frozendict import frozendict
@@ -55,7 +56,7 @@ class Unserializable:
     text: str
 
 
-TlaValue = Union[bool, int, str, frozenset, tuple, Record, FnMap, Variant, Unserializable]
+TlaValue: TypeAlias = bool | int | str | frozenset[Any] | tuple[Any, ...] | Record | FnMap | Variant | Unserializable
 
 
 def is_field_name(s: str) -> bool:

@@ -24,7 +24,8 @@ mistaken for structure.  Only nesting recurses; flat collections are parsed in a
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, NamedTuple, TypeVar
+from collections.abc import Callable
+from typing import Any, NamedTuple, TypeVar
 
 from trace_check.values.tla import FnMap, Record, TlaValue
 
