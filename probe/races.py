@@ -154,7 +154,8 @@ def run(name: str, bootstrap: str, trials: int, lanes: int, emit: Callable[[dict
     ``stop_on_bug`` once one shows the bug; each trial's line to ``emit``; the count of each outcome."""
     if name not in RACES:
         raise TxconformError(f"--race {name}: no such race; the races are {', '.join(RACES)}")
-    from confluent_kafka.admin import AdminClient, NewTopic
+    from confluent_kafka.admin import AdminClient
+    from confluent_kafka.cimpl import NewTopic
 
     admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
     futures = admin.create_topics([NewTopic(TOPIC, 2 * lanes, 1)])

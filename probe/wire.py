@@ -71,7 +71,8 @@ class Fetched:
         return out
 
     def next_offset(self) -> int:
-        return max([self.from_offset, *(b.row["last_offset"] + 1 for b in self.batches)])
+        ends: list[int] = [b.row["last_offset"] + 1 for b in self.batches]
+        return max([self.from_offset, *ends])
 
 
 def _text(b: bytes | None) -> str | None:

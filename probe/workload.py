@@ -150,7 +150,8 @@ class Run:
 
     def create_topic(self, topic: str) -> int:
         """Create ``topic`` (or have the broker auto-create it) and learn its leaders; its partitions."""
-        from confluent_kafka.admin import AdminClient, NewTopic
+        from confluent_kafka.admin import AdminClient
+        from confluent_kafka.cimpl import NewTopic
 
         admin = AdminClient(self._admin_config())
         new = NewTopic(topic, num_partitions=self.plan.partitions, replication_factor=self.target.replication)

@@ -26,7 +26,7 @@ from ref_impl.kafka.states import OPEN_STATES, VALID_PREVIOUS
 from spark_replay.partition_pass import C1_FETCHES, KEY, VIOLATION_COLUMNS, index_sweep, sweep_partition
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 
 
@@ -134,7 +134,7 @@ class Check:
 def _violations(frame: DataFrame, check: str, kind: Any, detail: Any) -> DataFrame:
     from pyspark.sql import functions as F
 
-    def col(name: str, kind: str) -> F.Column:
+    def col(name: str, kind: str) -> Column:
         return (F.col(name) if name in frame.columns else F.lit(None)).cast(kind).alias(name)
 
     return frame.select(

@@ -150,7 +150,8 @@ def _group_cumsum(x: np.ndarray, sorted_groups: np.ndarray) -> np.ndarray:
     cs = np.cumsum(x)
     idx = np.arange(len(x))
     first = np.maximum.accumulate(np.where(_starts(sorted_groups), idx, 0))
-    return cs - (cs[first] - x[first])
+    sums: np.ndarray = cs - (cs[first] - x[first])
+    return sums
 
 
 def _strings(indices: np.ndarray, values: list[str], mask: np.ndarray | None = None) -> pa.Array:

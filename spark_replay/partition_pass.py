@@ -158,7 +158,7 @@ def _sweep_vectorised(pdf: pd.DataFrame) -> pd.DataFrame | None:
     should = np.maximum(np.searchsorted(c_off, upto, "left") - np.searchsorted(c_off, frm, "left"), 0)
     skipped = should - returned
 
-    rows: list[dict] = []
+    rows: list[dict[str, Any]] = []
     meta = last[["trace_id", "topic", "partition"]].to_numpy(dtype=object)
     bad_reads = np.flatnonzero(~ok)
     bad_by_fetch: dict[int, list[int]] = {}
@@ -199,12 +199,12 @@ def sweep_partition(pdf: pd.DataFrame) -> pd.DataFrame:
     fast = _sweep_vectorised(pdf)
     if fast is not None:
         return fast
-    rows: list[dict] = []
+    rows: list[dict[str, Any]] = []
     pdf = pdf.sort_values(["event", "kind_order"], kind="stable")
     fate: dict[int, str] = {}  # offset -> COMMIT / ABORT / "" (open)
     open_runs: dict[int, list[int]] = {}  # producer -> offsets of its open run
     log_end = 0
-    fetches: dict[int, dict] = {}
+    fetches: dict[int, dict[str, Any]] = {}
     for r in pdf.itertuples(index=False):
         if r.row == "entry":
             off = int(r.offset)

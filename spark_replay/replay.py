@@ -172,7 +172,8 @@ def _run_checks(
 ) -> Report:
     from pyspark.sql import functions as F
 
-    from spark_replay.checks import CHECKS, KEY, Derived
+    from spark_replay.checks import CHECKS, Derived
+    from spark_replay.partition_pass import KEY
 
     tables = load_tables(spark, staged, rows)
     derived = Derived(tables, plan)

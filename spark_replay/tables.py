@@ -12,6 +12,8 @@ history.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pyarrow as pa
 
 # One row per record batch of a partition log, or per append of a txconform trace.
@@ -174,7 +176,7 @@ def empty(name: str) -> pa.Table:
     return TABLES[name].empty_table()
 
 
-def rows_to_table(name: str, rows: list[dict]) -> pa.Table:
+def rows_to_table(name: str, rows: list[dict[str, Any]]) -> pa.Table:
     """A table of schema ``name`` from dicts; missing keys are null. Extra keys are an error."""
     schema = TABLES[name]
     unknown = {k for row in rows for k in row} - set(schema.names)

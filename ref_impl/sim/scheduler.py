@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import random
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -238,7 +238,7 @@ class Simulation:
             if not f.type:
                 return True
             if f.kind in NARROWED_BY_MESSAGE:
-                return arg.type == f.type  # type: ignore[attr-defined]
+                return cast(Msg, arg).type == f.type
             if f.kind in NARROWED_BY_REQUEST:
                 return c.cl[arg].req.type == f.type  # type: ignore[index]
             return True

@@ -96,7 +96,7 @@ class Workload:
 
     def describe(self) -> str:
         d = attrs.asdict(self)
-        kind = d.pop("kind")
+        kind: str = d.pop("kind")
         default = attrs.asdict(Workload(kind=kind))
         return kind + "".join(
             (":" if n == 0 else ",") + f"{k}={v}" for n, (k, v) in enumerate((k, v) for k, v in d.items() if v != default[k])

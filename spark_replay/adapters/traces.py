@@ -32,12 +32,13 @@ from spark_replay.staging import InputFormat, ReplayInputError, Stager
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
 
 DATA_TOPIC = "data"
 OFFSETS_TOPIC = "__consumer_offsets"
 
 
-def event_schema():  # -> StructType (pyspark is imported lazily)
+def event_schema() -> StructType:  # pyspark is imported lazily
     from pyspark.sql import types as T
 
     fields = [

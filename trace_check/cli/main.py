@@ -24,7 +24,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     out, err = _console(stderr=False), _console(stderr=True)
     signal.signal(signal.SIGTERM, _terminate)  # so that a killed run stops its engine too
     try:
-        return args.func(args, out, err)
+        code: int = args.func(args, out, err)
+        return code
     except TxconformError as exc:
         err.print(Text(f"txconform: error: {exc}"))
         return EXIT_USAGE

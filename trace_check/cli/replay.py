@@ -65,7 +65,7 @@ def add_parsers(sub: Any) -> None:
 def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     try:
         from spark_replay.adapters import FORMATS
-        from spark_replay.replay import run_replay
+        from spark_replay.replay import Report, run_replay
         from spark_replay.session import replay_spark  # noqa: F401 (on_spark's; checked here for the extra)
     except ImportError as e:
         raise TxconformError(f"replay needs the spark extra ({e.name} is missing): pip install 'txconform[spark]'") from None
@@ -95,7 +95,7 @@ def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
             plan=args.plan,
         )
 
-    report = on_spark(args.master, log, work, where=lambda: stage[0])
+    report: Report = on_spark(args.master, log, work, where=lambda: stage[0])
     if args.json:
         out.print_json(json.dumps(report.to_json()))
         return report.exit_code

@@ -29,7 +29,7 @@ import subprocess
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import attrs
 
@@ -167,7 +167,7 @@ def run_apalache(
     )
 
 
-def _result(outcome: Outcome, wall: float, cmd: Sequence[str], log_file: Path, **fields) -> CheckResult:
+def _result(outcome: Outcome, wall: float, cmd: Sequence[str], log_file: Path, **fields: Any) -> CheckResult:
     return CheckResult(engine=ENGINE, outcome=outcome, wall_time=wall, command=tuple(cmd), log_file=log_file, **fields)
 
 
@@ -209,7 +209,7 @@ def _run(
     return returncode, False
 
 
-def _pump(proc: subprocess.Popen, stream: IO[bytes], deadline: float, log: IO[bytes], lines: _LineSplitter) -> str:
+def _pump(proc: subprocess.Popen[bytes], stream: IO[bytes], deadline: float, log: IO[bytes], lines: _LineSplitter) -> str:
     """Copy output to ``log`` and ``lines``; say why it stopped: ``eof``, ``exited`` or ``deadline``."""
     fd = stream.fileno()
     with selectors.DefaultSelector() as selector:
@@ -254,7 +254,7 @@ class _ProgressReporter:
     start: float
     length: int
     on_progress: ProgressCallback | None
-    seen: set = attrs.field(factory=set)
+    seen: set[tuple[str, int]] = attrs.field(factory=set)
 
     def line(self, text: str) -> None:
         match = _PROGRESS.match(strip_log_suffix(text))
@@ -422,7 +422,7 @@ def strip_log_suffix(line: str) -> str:
     return _LOG_SUFFIX.sub("", line).rstrip()
 
 
-def _first_match(pattern: re.Pattern, lines: Sequence[str]) -> re.Match | None:
+def _first_match(pattern: re.Pattern[str], lines: Sequence[str]) -> re.Match[str] | None:
     for line in lines:
         match = pattern.search(line)
         if match:

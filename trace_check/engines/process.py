@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 from pathlib import Path
+from typing import Any
 
 KILL_GRACE_SECONDS = 2.0
 
@@ -22,7 +23,7 @@ def copy_spec_modules(spec_file: Path, workdir: Path) -> None:
         shutil.copy2(module, target)
 
 
-def kill_process_group(proc: subprocess.Popen) -> None:
+def kill_process_group(proc: subprocess.Popen[Any]) -> None:
     """SIGTERM the child's process group (it was started in a new session), then SIGKILL what is left."""
     try:
         os.killpg(proc.pid, signal.SIGTERM)

@@ -395,7 +395,7 @@ class Cancelled(Exception):
     """A run killed because its ``stop`` event was set (its result was no longer wanted)."""
 
 
-def _wait(proc: subprocess.Popen, timeout: float, stop: threading.Event | None) -> int:
+def _wait(proc: subprocess.Popen[str], timeout: float, stop: threading.Event | None) -> int:
     """``proc``'s exit status; TimeoutExpired after ``timeout`` seconds; Cancelled (the process
     group killed) as soon as ``stop`` is set."""
     if stop is None:
@@ -463,7 +463,7 @@ class _RunCache:
             pass  # a cache that cannot be written costs only the next run's time
 
 
-def _close_output(proc: subprocess.Popen, pump: threading.Thread) -> None:
+def _close_output(proc: subprocess.Popen[str], pump: threading.Thread) -> None:
     """Let the pump read TLC's output to its end, then close our end of the pipe (left open, it is
     a file nobody closes). Something TLC started can hold the pipe open after TLC exits: then kill
     TLC's process group, so that the pump sees the end of the output."""

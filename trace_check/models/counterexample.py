@@ -30,12 +30,12 @@ class Change:
     """One changed place: a variable, then the keys leading into it (field names, function arguments)."""
 
     var: str
-    keys: tuple = ()
+    keys: tuple[Any, ...] = ()
     old: Any = None
     new: Any = None
-    appended: tuple = ()  # for a sequence that grew at its end: the new elements
-    added: frozenset = frozenset()  # for a set: elements that came in ...
-    removed: frozenset = frozenset()  # ... and elements that went
+    appended: tuple[Any, ...] = ()  # for a sequence that grew at its end: the new elements
+    added: frozenset[Any] = frozenset()  # for a set: elements that came in ...
+    removed: frozenset[Any] = frozenset()  # ... and elements that went
 
     @property
     def path(self) -> str:
@@ -49,13 +49,13 @@ class Change:
         return f"{self.path}: {format_value(self.old)} -> {format_value(self.new)}"
 
 
-def _set_delta(added: frozenset, removed: frozenset) -> str:
+def _set_delta(added: frozenset[Any], removed: frozenset[Any]) -> str:
     parts = [f"+ {format_value(v)}" for v in sorted(added, key=sort_key)]
     parts += [f"- {format_value(v)}" for v in sorted(removed, key=sort_key)]
     return ", ".join(parts)
 
 
-def _keys_text(keys: tuple) -> str:
+def _keys_text(keys: tuple[Any, ...]) -> str:
     return "".join(f".{k}" if _is_field(k) else f"[{format_value(k)}]" for k in keys)
 
 
@@ -139,7 +139,7 @@ def _strip(value: Any, fields: set[str]) -> Any:
     return value
 
 
-def _diff(var: str, keys: tuple, old: Any, new: Any) -> Iterator[Change]:
+def _diff(var: str, keys: tuple[Any, ...], old: Any, new: Any) -> Iterator[Change]:
     if old == new:
         return
     if isinstance(old, (Record, FnMap)) and isinstance(new, (Record, FnMap)) and old.keys() == new.keys():

@@ -247,7 +247,7 @@ def _merge(base: Mapping[str, Any], entry: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _spec_file(path: Path, where: str, spec: Any) -> Path:
-    spec_file = (path.parent / _typed(where, "spec", spec, str)).resolve()
+    spec_file: Path = (path.parent / _typed(where, "spec", spec, str)).resolve()
     if not spec_file.is_file():
         raise RegistryError(f"{where}: spec file {spec} not found (looked for {spec_file})")
     return spec_file

@@ -146,7 +146,8 @@ class CheckResult:
         """The outcome in the registry's vocabulary: ``holds``, ``violates Inv``, ``deadlock``, ..."""
         if self.outcome is Outcome.VIOLATED:
             return f"violates {self.invariant}"
-        return self.outcome.value
+        value: str = self.outcome.value
+        return value
 
     @property
     def states_per_second(self) -> float | None:

@@ -34,12 +34,17 @@ from trace_check.traces.validation import Status, check_trace
 OPERATORS = ("drop", "duplicate", "swap", "alter")
 
 
+def _hashable(v: Any) -> Any:
+    """A list as a tuple, so that a Mutation stays hashable."""
+    return tuple(v) if isinstance(v, list) else v
+
+
 @attrs.frozen
 class Mutation:
     op: str
     index: int  # 1-based event
     column: str = ""
-    new: Any = attrs.field(default=None, converter=lambda v: tuple(v) if isinstance(v, list) else v)  # hashable
+    new: Any = attrs.field(default=None, converter=_hashable)
 
     def describe(self, protocol: Protocol, events: list[dict[str, Any]]) -> str:
         ev = events[self.index - 1]

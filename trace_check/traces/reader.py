@@ -34,7 +34,8 @@ class Trace:
 
     @property
     def constants(self) -> dict[str, Any]:
-        return self.header["constants"]
+        constants: dict[str, Any] = self.header["constants"]
+        return constants
 
     @property
     def protocol(self) -> Protocol:
@@ -131,7 +132,7 @@ def _check_value(path: Path, line: int, col: str, kind: str, enum: frozenset[str
 
 
 def _check_event(
-    path: Path, line: int, ev: Any, protocol: Protocol, k: dict[str, Any], number: int, version: int = tf.FORMAT_VERSION
+    path: Path, line: int, ev: object, protocol: Protocol, k: dict[str, Any], number: int, version: int = tf.FORMAT_VERSION
 ) -> dict[str, Any]:
     if not isinstance(ev, dict):
         raise _fail(path, line, "an event must be a JSON object")

@@ -44,9 +44,10 @@ from trace_check.errors import TxconformError
 from trace_check.models.registry import spec_invariants
 from trace_check.models.result import ApalacheOptions, CheckResult, CheckTask, Outcome, Progress, TlcOptions
 from trace_check.traces import handoff
+from trace_check.traces.handoff import spec_stamps
 from trace_check.traces.protocol import BOOL, LIST, OFFSETS, STRING, Protocol, StateReplay
 from trace_check.traces.reader import Trace, count_events, read_trace, read_windows, windows_ending, windows_of
-from trace_check.traces.reads import INDEX, conjuncts, indexed_log, reads, since_form, spec_stamps
+from trace_check.traces.reads import INDEX, conjuncts, indexed_log, reads, since_form
 from trace_check.values.tla import Record, format_log, format_value, function_value
 from trace_check.values.tlc import TlcValueError, parse_value
 

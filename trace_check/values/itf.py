@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -102,7 +102,7 @@ def _check_shape(data: Any, path: Path) -> None:
         raise ItfError(f"{path}: not an ITF trace: 'loop' is not an integer")
 
 
-def _prepare_trace(data: dict) -> dict:
+def _prepare_trace(data: dict[str, Any]) -> dict[str, Any]:
     """The trace with every value passed through ``_prepare``; the trace's own keys stay."""
     states = [
         {k: (v if k == "#meta" else _prepare(v)) for k, v in state.items()} for state in data["states"]
@@ -139,23 +139,24 @@ def _prepare(val: Any) -> Any:
     return _tagged(_REC, list(val), *(_prepare(v) for v in val.values()))
 
 
-def _tagged(kind: str, *items: Any) -> dict:
+def _tagged(kind: str, *items: Any) -> dict[str, Any]:
     return {"#tup": [kind, *items]}
 
 
-def _json_list(val: dict, key: str) -> list:
-    if not isinstance(val[key], list):
+def _json_list(val: dict[str, Any], key: str) -> list[Any]:
+    items = val[key]
+    if not isinstance(items, list):
         raise ItfError(f"{key} must be followed by a list")
-    return val[key]
+    return items
 
 
-def _prepare_pair(pair: Any) -> list:
+def _prepare_pair(pair: Any) -> list[Any]:
     if not isinstance(pair, list) or len(pair) != 2:
         raise ItfError("a #map entry must be a [key, value] pair")
     return [_prepare(pair[0]), _prepare(pair[1])]
 
 
-def _prepare_variant(tag: Any, payload: Any) -> dict:
+def _prepare_variant(tag: Any, payload: Any) -> dict[str, Any]:
     if not isinstance(tag, str):
         raise ItfError(f"a variant tag must be a string, found {json.dumps(tag)}")
     # itf-py writes a variant without payload as {"tag": t, "value": null}; Apalache and Quint
@@ -192,7 +193,7 @@ def _from_itf_py(val: Any) -> Any:
     raise ItfError(f"unexpected value from itf-py: {val!r}")
 
 
-def _from_tagged(val: tuple) -> Any:
+def _from_tagged(val: tuple[Any, ...]) -> Any:
     kind, items = val[0], val[1:]
     if kind == _TUP:
         return tuple(_from_itf_py(v) for v in items)
@@ -229,7 +230,8 @@ def itf_json(cex: Counterexample, meta: Mapping[str, Any]) -> dict[str, Any]:
         states=[_state(i, step, cex.variables) for i, step in enumerate(cex.steps)],
         loop=None if cex.loop is None else cex.loop - 1,
     )
-    return _plain_json(itf_py.trace_to_json(trace))
+    plain: dict[str, Any] = _plain_json(itf_py.trace_to_json(trace))
+    return plain
 
 
 def _state(i: int, step: Step, variables: Iterable[str]) -> State:
@@ -266,7 +268,7 @@ def _to_itf_py(val: Any) -> Any:
     raise ItfError(f"cannot write {val!r} as ITF: not a TLA+ value of the project's model")
 
 
-def _sorted(items: Iterable[Any], value_of: Any) -> list:
+def _sorted(items: Iterable[Any], value_of: Any) -> list[Any]:
     """Sort by the project's value order; the type name separates kinds that print alike."""
     return sorted(items, key=lambda item: (sort_key(value_of(item)), type(value_of(item)).__name__))
 
@@ -278,7 +280,7 @@ def _variant_class(tag: str) -> type:
     return type(tag, (SimpleNamespace,), {"_itf_variant": True})
 
 
-class _OrderedSet(frozenset):
+class _OrderedSet(frozenset[Any]):
     """A set for itf-py that iterates in the order given.
 
     itf-py writes ``[... for v in val]`` for a frozenset, and a real frozenset's order depends
@@ -286,25 +288,25 @@ class _OrderedSet(frozenset):
     they live in a list and the frozenset part stays empty.
     """
 
-    _items: list
+    _items: list[Any]
 
     def __new__(cls, items: Iterable[Any]) -> _OrderedSet:
         obj = super().__new__(cls)
         obj._items = list(items)
         return obj
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         return iter(self._items)
 
 
-class _OrderedMap(dict):
+class _OrderedMap(dict[Any, Any]):
     """A map for itf-py whose ``items()`` are the pairs given, in order; keys may be unhashable."""
 
     def __init__(self, pairs: list[tuple[Any, Any]]) -> None:
         super().__init__()
         self._pairs = pairs
 
-    def items(self):
+    def items(self) -> list[tuple[Any, Any]]:  # type: ignore[override]  # itf-py only iterates it
         return list(self._pairs)
 
 

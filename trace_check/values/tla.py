@@ -27,14 +27,14 @@ import attrs
 from frozendict import frozendict
 
 
-class Record(frozendict):
+class Record(frozendict[str, Any]):
     """A TLA+ record: an immutable, hashable mapping from field names to values."""
 
     def __repr__(self) -> str:
         return f"Record({dict(self)!r})"
 
 
-class FnMap(frozendict):
+class FnMap(frozendict[Any, Any]):
     """A TLA+ function that is neither a record nor a sequence."""
 
     def __repr__(self) -> str:
@@ -141,7 +141,7 @@ def format_log(value: Any, element: Callable[[Any], str]) -> str:
     return format_value(value)
 
 
-def sort_key(value: Any) -> tuple:
+def sort_key(value: Any) -> tuple[Any, ...]:
     """A total order over values of mixed kinds, so that printing is deterministic."""
     if isinstance(value, bool):
         return (0, int(value))
