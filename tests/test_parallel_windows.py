@@ -169,8 +169,11 @@ def test_an_engine_that_cannot_replay_leaves_the_windows_one_at_a_time(faulty: T
 def test_runs_at_once_that_fill_the_cores_compile_with_the_first_tier_alone(faulty: Trace, faulty_one: Verdict,
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """Two TLC runs on two cores compile with the JIT's first tier alone (TlcOptions.quick_jit);
-    with cores to spare, or one run at a time, TLC keeps its default compilers."""
+    with cores to spare, or one run at a time, TLC keeps its default compilers, unless the run is
+    short (QUICK_JIT_EVENTS events or fewer)."""
     from trace_check.traces import validation
+
+    monkeypatch.setattr(validation, "QUICK_JIT_EVENTS", 0)  # every window counts as long
 
     quick: list[bool] = []
     real = validation.run_task
@@ -193,6 +196,12 @@ def test_runs_at_once_that_fill_the_cores_compile_with_the_first_tier_alone(faul
     v = check_trace(faulty, every_step=True, jobs=2)
     assert v.status is faulty_one.status and v.windows == 1
     assert quick == [False]
+    # a short one compiles with the first tier alone, at or below the bound
+    for bound, expected in ((len(faulty.events), True), (len(faulty.events) - 1, False)):
+        monkeypatch.setattr(validation, "QUICK_JIT_EVENTS", bound)
+        quick.clear()
+        assert check_trace(faulty, every_step=True, jobs=1).status is faulty_one.status
+        assert quick == [expected], bound
 
 
 def test_at_the_end_in_parallel(faulty: Trace) -> None:

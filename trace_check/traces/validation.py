@@ -510,6 +510,15 @@ def check_trace_records(trace: Trace, engine: str, workdir: Path, timeout: float
     return Verdict(Status.ERROR, message=f"{r.outcome.value}: {r.message}", **common)
 
 
+# A run of at most this many events compiles with the JIT's first tier alone (TlcOptions.quick_jit),
+# beside other runs or not: most of its time is reading and evaluating the module, which the
+# optimizing compiler's work does not pay back. `txconform check`, CPU time, 2 cores: 304 events
+# 8.9 s against 4.5 s, 1,004 events 13.3 s against 5.8 s, 3,004 events 18.3 s against 10.2 s;
+# one window of 5,000 alone took 7% longer (see Window.beside; docs/benchmarks.md, "Where the test
+# suite's minutes go").
+QUICK_JIT_EVENTS = 3_000
+
+
 def _task(trace: Trace, workdir: Path, invariants: tuple[str, ...], timeout: float, init: str = "TraceInit",
           view: bool = False, every_step: bool = False, beside: bool = False, classes: str | None = None,
           base: handoff.Base | None = None) -> CheckTask:
@@ -531,7 +540,8 @@ def _task(trace: Trace, workdir: Path, invariants: tuple[str, ...], timeout: flo
         init="TraceChangedInit" if every_step else init,
         next="TraceChangedNext" if every_step else "TraceNext",
         tlc=TlcOptions(workers=1, check_deadlock=False, view="TraceView" if view or every_step or classes else None, heap=HEAP,
-                       collector="SerialGC", quick_jit=beside, classpath=(classes,) if classes else ()),
+                       collector="SerialGC", quick_jit=beside or len(trace.events) <= QUICK_JIT_EVENTS,
+                       classpath=(classes,) if classes else ()),
         apalache=ApalacheOptions(length=len(trace.events) + 1),
         timeout=timeout,
     )
