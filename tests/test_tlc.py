@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
@@ -63,6 +65,31 @@ def test_a_kept_run_is_read_again_as_a_live_one_and_only_for_the_same_model(tmp_
     (edited / "Counter.tla").write_text((FIXTURES / "Counter.tla").read_text() + "\\* edited\n")
     tlc.run_tlc(attrs.evolve(task, spec_file=edited / "Counter.tla"), tmp_path / "edited-run")
     assert len(list((tmp_path / "kept").glob("*.json"))) == 4
+
+
+def test_two_asking_at_once_for_the_same_run_start_tlc_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The other pytest-xdist worker (here: another thread, which flock tells apart alike) waits for
+    the run under way and reads it, instead of running TLC a second time."""
+    monkeypatch.setenv(tlc.CACHE_ENV, str(tmp_path / "kept"))
+    started: list[object] = []
+    real = tlc.subprocess.Popen
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        if "tlc2.TLC" in args[0]:  # not the probes of Java's version
+            started.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tlc.subprocess, "Popen", counting)
+    task = counter(invariants=("Small", "BelowThree"))
+    results: dict[str, Any] = {}
+    threads = [threading.Thread(target=lambda n=n: results.__setitem__(n, tlc.run_tlc(task, tmp_path / n))) for n in ("a", "b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert len(started) == 1
+    assert results["a"].outcome is results["b"].outcome is Outcome.VIOLATED
+    assert results["a"].counterexample == results["b"].counterexample
 
 
 def test_a_liveness_counterexample_is_a_lasso_named_after_its_property(tmp_path: Path) -> None:

@@ -13,6 +13,8 @@ TLC wrote there (every 30 minutes by default), provided the model is byte for by
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import importlib.util
 import io
@@ -349,13 +351,24 @@ def run_tlc(
     start = time.monotonic()
     reader = _OutputReader(start, on_progress)
     cache = _RunCache.from_env(task, workdir, cmd) if checkpoint is None and checkpointing.every_minutes is None else None
-    if cache is not None:
+    if cache is None:
+        return _run_process(task, cmd, workdir, log_file, reader, start, checkpoint, stop)[0]
+    with cache.locked():  # another process running this model: wait for its result
         hit = cache.load()
         if hit is not None:
             returncode, wall, text = hit
             with open(log_file, "w", encoding="utf-8") as log:
                 reader.consume(io.StringIO(text), log)
             return _interpret(task, reader, returncode, False, wall, tuple(cmd), log_file)
+        result, returncode, timed_out = _run_process(task, cmd, workdir, log_file, reader, start, checkpoint, stop)
+        if not timed_out and result.outcome is not Outcome.ENGINE_CRASH:
+            cache.store(returncode, result.wall_time, log_file)
+        return result
+
+
+def _run_process(task: CheckTask, cmd: list[str], workdir: Path, log_file: Path, reader: _OutputReader, start: float,
+                 checkpoint: Checkpoint | None, stop: threading.Event | None) -> tuple[CheckResult, int, bool]:
+    """Run TLC's command: its result, its exit status, and whether it ran out of time."""
     mode = "a" if checkpoint else "w"
     with open(log_file, mode, encoding="utf-8", buffering=1) as log:  # line-buffered: tail -f works
         proc = subprocess.Popen(
@@ -384,11 +397,9 @@ def run_tlc(
             _close_output(proc, pump)
     wall = time.monotonic() - start
     result = _interpret(task, reader, returncode, timed_out, wall, tuple(cmd), log_file)
-    if cache is not None and not timed_out and result.outcome is not Outcome.ENGINE_CRASH:
-        cache.store(returncode, wall, log_file)
     if checkpoint is not None:
         result = attrs.evolve(result, resumed_from=checkpoint.taken_at)
-    return result
+    return result, returncode, timed_out
 
 
 class Cancelled(Exception):
@@ -444,6 +455,18 @@ class _RunCache:
             if f.is_file() and rel.parts[0] not in ("tmp", "states") and f.name != "tlc.log":
                 h.update(str(rel).encode() + b"\0" + f.read_bytes() + b"\0")
         return _RunCache(Path(root) / f"{h.hexdigest()}.json")
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Held while one process looks the run up and, missing it, runs and stores it: another
+        process that asks for the same run (the other pytest-xdist worker) waits, then finds it."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path.with_suffix(".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # flock: two opens conflict even within one process
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
 
     def load(self) -> tuple[int, float, str] | None:
         try:
