@@ -139,6 +139,13 @@ def run_replay(
     for name, paths in groups.items():
         progress(f"staging {len(paths)} {name} input(s)")
         formats[name].stage(paths, stager)
+    if not any(stager.rows.values()):
+        # a replay that read nothing would report no violation: say so instead (a log directory
+        # whose name looked like a partition's once staged nothing and passed as clean)
+        shutil.rmtree(staged, ignore_errors=True)
+        names = ", ".join(str(p) for p in inputs)
+        raise ReplayInputError(f"{names}: nothing to replay: no record, batch or event was read from it "
+                               f"({', '.join(groups)} input); check that it holds data, or name its format with --input-format")
     spark = get_spark()
     try:
         report = _run_checks(spark, staged, stager.rows, checks, out, progress, plan)

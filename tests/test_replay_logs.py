@@ -850,3 +850,20 @@ def test_mutated_inputs_give_rows_or_a_one_line_error(tmp_path: Path) -> None:
                 assert "\n" not in str(e) and str(e).startswith(str(path)), str(e)
                 outcomes["error"] += 1
     assert outcomes["rows"] > 0 and outcomes["error"] > 0
+
+
+def test_a_replay_that_reads_nothing_is_an_error_not_a_clean_report(tmp_path: Path) -> None:
+    """A log directory whose partition holds an empty segment stages nothing: the replay says so
+    (exit 2 at the command line) before it starts Spark, instead of reporting no violation."""
+    from spark_replay.replay import run_replay
+
+    part = tmp_path / "node-1" / "orders-0"
+    part.mkdir(parents=True)
+    (part / "00000000000000000000.log").write_bytes(b"")
+
+    def no_spark() -> Any:
+        raise AssertionError("Spark was started for a replay with nothing to read")
+
+    with pytest.raises(ReplayInputError, match=r"nothing to replay: no record, batch or event was read"):
+        run_replay([tmp_path / "node-1"], FORMATS, input_format="segment", spark_factory=no_spark, out=tmp_path / "out")
+    assert not (tmp_path / "out" / "staged").exists()
