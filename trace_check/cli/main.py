@@ -1,21 +1,38 @@
 """The ``txconform`` command line: parse the arguments, run the subcommand, and turn a
-``TxconformError`` into one line on stderr and exit status 2."""
+``TxconformError`` into one line on stderr and exit status 2.
+
+The subcommands are found by name, as ``trace_check.protocols`` finds the plug-ins: ``COMMANDS``
+maps each group of subcommands to the ``module:function`` that adds its parsers, imported when the
+parser is built. ``spark_replay`` and ``probe`` own their commands (``spark_replay/command.py``,
+``probe/command.py``), which import ``trace_check``; ``trace_check`` imports neither of them.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
 from trace_check import __doc__ as package_doc
-from trace_check.cli import model_check, probe, replay, serve, traces
 from trace_check.errors import TxconformError
 
 EXIT_USAGE = 2  # bad input: registry, arguments, missing engine, unreadable trace
+
+# Each group of subcommands, in the order ``txconform --help`` lists them: the function of a module
+# that adds its parsers to the subparsers (``add_parsers(sub)``), named, not imported here.
+COMMANDS: dict[str, str] = {
+    "model-check": "trace_check.cli.model_check:add_parsers",
+    "traces": "trace_check.cli.traces:add_parsers",  # simulate, check, mutate
+    "replay": "spark_replay.command:add_parsers",  # replay, generate-logs
+    "probe": "probe.command:add_parsers",
+    "serve": "trace_check.cli.serve:add_parsers",
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -48,12 +65,16 @@ def _console(stderr: bool) -> Console:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="txconform", description=package_doc)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    model_check.add_parsers(sub)
-    traces.add_parsers(sub)
-    replay.add_parsers(sub)
-    probe.add_parsers(sub)
-    serve.add_parsers(sub)
+    for where in COMMANDS.values():
+        add_parsers(where)(sub)
     return parser
+
+
+def add_parsers(where: str) -> Callable[[Any], None]:
+    """The function ``where`` (``module:function``) names, its module imported by name."""
+    module_name, _, function = where.partition(":")
+    adder: Callable[[Any], None] = getattr(importlib.import_module(module_name), function)
+    return adder
 
 
 if __name__ == "__main__":  # pragma: no cover

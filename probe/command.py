@@ -14,6 +14,7 @@ from typing import Any
 
 from rich.console import Console
 
+from spark_replay.command import on_spark, print_report
 from trace_check.errors import TxconformError
 
 SCENARIOS = ("zombie", "kill", "open", "ctp", "kafka-python", "java")
@@ -284,8 +285,6 @@ def _check_and_report(directory: Path, own: list[dict[str, Any]], command: str, 
     """Run the checks, print them and the findings; ``write``: keep the violations (DIR/replay) and
     the report (DIR/report.json) next to the record."""
     report = check(directory, master, err, keep=write)
-    from trace_check.cli.replay import print_report
-
     print_report(report, out)
     found = print_findings(own + findings_of(report), command, out)
     verdict = f"{len(found)} kind(s) of anomaly found" if found else "no anomaly"
@@ -346,8 +345,6 @@ def check(directory: Path, master: str | None, err: Console, spark_factory: Any 
         from spark_replay.session import replay_spark  # noqa: F401 (on_spark's; checked here for the extra)
     except ImportError as e:
         raise TxconformError(f"the probe's checks need the spark extra ({e.name} is missing): pip install 'txconform[spark]', or use --no-check") from None
-    from trace_check.cli.replay import on_spark
-
     log = Path(tempfile.gettempdir()) / f"txconform-probe-{os.getpid()}-spark.log"
 
     def progress(s: str) -> None:
