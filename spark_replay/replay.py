@@ -148,7 +148,7 @@ def run_replay(
                                f"({', '.join(groups)} input); check that it holds data, or name its format with --input-format")
     spark = get_spark()
     try:
-        report = _run_checks(spark, staged, stager.rows, checks, out, progress, plan)
+        report = check_tables(spark, staged, stager.rows, checks, out, progress, plan)
     finally:
         if not out:
             shutil.rmtree(staged, ignore_errors=True)
@@ -174,9 +174,12 @@ def load_tables(spark: Any, staged: Path, rows: dict[str, int]) -> Any:
     return Tables(spark=spark, counts=dict(rows), **frames)
 
 
-def _run_checks(
+def check_tables(
     spark: Any, staged: Path, rows: dict[str, int], only: list[str] | None, out: Path | None, progress: Callable[[str], None], plan: str = "pass"
 ) -> Report:
+    """The checks (``only``, else all) on the tables staged under ``staged`` (``rows``: their row
+    counts), each violated one's first violations with their context; with ``out``, every violation
+    under ``out/violations/<check>/``. The caller fills in the inputs, formats and time."""
     from pyspark.sql import functions as F
 
     from spark_replay.checks import CHECKS, Derived

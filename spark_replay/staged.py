@@ -19,7 +19,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from spark_replay.replay import Report, _run_checks
+from spark_replay.replay import Report, check_tables
 from spark_replay.staging import InputFormat, ReplayInputError, Stager
 from spark_replay.tables import TABLES
 
@@ -57,7 +57,7 @@ def run_checks(
         raise ReplayInputError(f"{staged}: not a staged directory (no entries/, txn_log/ or reads/ with Parquet files)")
     _check_schemas(staged)
     rows = staged_rows(staged)
-    report = _run_checks(spark, staged, rows, checks, out, progress, plan)
+    report = check_tables(spark, staged, rows, checks, out, progress, plan)
     report.inputs = [str(staged)]
     report.formats = {"staged": [str(staged)]}
     report.seconds = time.perf_counter() - t0

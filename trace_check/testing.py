@@ -61,7 +61,7 @@ def txconform_broker(request: Any, tmp_path: Path) -> Iterator[Server]:
     if check and path is not None:
         v = txconform_check(path)
         if not v.ok:
-            from trace_check.cli.traces import verdict_lines
+            from trace_check.traces.validation import verdict_lines
 
             pytest.fail("the session's trace is not a behaviour of the spec:\n" + "\n".join(verdict_lines(v, path)),
                         pytrace=False)

@@ -89,7 +89,7 @@ def sniff(path: Path) -> bool:
 
 def check_headers(paths: list[Path]) -> None:
     """Each file is a Kafka trace with a valid header (the trace reader's checks), or a one-line error."""
-    from trace_check.traces.reader import TraceError, _check_header
+    from trace_check.traces.reader import TraceError, check_header
 
     for path in paths:
         try:
@@ -102,7 +102,7 @@ def check_headers(paths: list[Path]) -> None:
         except json.JSONDecodeError as e:
             raise ReplayInputError(f"{path}:1: the header is not JSON ({e.msg}); a trace starts with its header line") from None
         try:
-            _check_header(path, head)
+            check_header(path, head)
         except TraceError as e:
             raise ReplayInputError(str(e)) from None
         if head.get("protocol") != "kafka":

@@ -18,7 +18,7 @@ from trace_check.errors import TxconformError
 from trace_check.traces.format import spec_hash, write_trace
 from trace_check.traces.protocol import ProtocolInputError, SimulateOptions
 from trace_check.traces.reader import count_events, read_trace
-from trace_check.traces.validation import WINDOW, Status, Verdict, check_trace_file, jobs_count, jobs_default, window_size
+from trace_check.traces.validation import WINDOW, Status, Verdict, check_trace_file, jobs_count, jobs_default, verdict_lines, window_size
 from trace_check.values.tla import format_value
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -136,38 +136,6 @@ def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
     if v.status is Status.ERROR:
         return EXIT_USAGE
     return EXIT_OK if v.ok else EXIT_FAIL
-
-
-def verdict_lines(v: Verdict, path: Path, engine: str = "the reference engine") -> list[str]:
-    """What ``check`` prints; ``engine`` names the plug-in's reference engine (``Protocol.engine_noun``)."""
-    where = "after every event" if v.every_step else "on the final state"
-    runs = f", {v.windows} windows" if v.windows > 1 else ""
-    if v.windows > 1 and v.jobs > 1:
-        runs += f", {v.jobs} at a time, {v.run_ahead} from {engine}'s replay"
-        runs += f", {v.run_again} run again" if v.run_again else ""
-    if v.status is Status.ACCEPTED:
-        return [f"accepted: {path} ({v.events} events) is a behaviour of the spec; invariants hold {where} "
-                f"({v.engine}{runs}, {v.wall_time:.1f} s)"]
-    if v.status is Status.VIOLATES:
-        at = f" after event {v.at_event} (line {v.at_event + 1})" if v.at_event else ""
-        lines = [f"violates {v.invariant}: {path} is a behaviour of the spec, and it breaks {v.invariant}{at} "
-                 f"({v.engine}{runs}, {v.wall_time:.1f} s)"]
-        if v.event:
-            lines.append("  event: " + json.dumps(v.event))
-        return lines
-    if v.status is Status.REJECTED:
-        if v.at_event is None:
-            return [f"rejected: {path}: {v.reason} ({v.engine})"]
-        lines = [
-            f"rejected at event {v.at_event} (line {v.at_event + 1}): {v.reason}",
-            "  event: " + json.dumps(v.event),
-        ]
-        if v.state_before:
-            lines.append("  the spec's state just before it:")
-            for var in sorted(v.state_before):
-                lines.append(f"    {var} = {format_value(v.state_before[var])}")
-        return lines
-    return [f"error: {path}: {v.message}"]
 
 
 def verdict_json(v: Verdict, path: Path) -> dict[str, Any]:

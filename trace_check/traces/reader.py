@@ -59,7 +59,10 @@ def _fail(path: Path, line: int, what: str) -> TraceError:
 _KIND_TEXT = {LIST: "a list", INT: "an integer", INT64: "an integer", BOOL: "a boolean", STRING: "a string", OFFSETS: "a list"}
 
 
-def _check_header(path: Path, h: Any) -> tuple[dict[str, Any], Protocol]:
+def check_header(path: Path, h: Any) -> tuple[dict[str, Any], Protocol]:
+    """The header ``h`` (the first line of ``path``, parsed) checked as ``read_trace`` checks it: the
+    format and version, a protocol with a plug-in, the constants it needs (its defaults filled in).
+    Returns the header and the plug-in; raises a one-line ``TraceError`` naming ``path``."""
     if not isinstance(h, dict):
         raise _fail(path, 1, "the first line must be the trace header, a JSON object (see docs/trace-format.md)")
     if h.get("format") != tf.FORMAT:
@@ -182,7 +185,7 @@ def _events(path: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
     first = next(lines, None)
     if first is None:
         raise TraceError(f"{path}: empty file; a trace starts with a header line (see docs/trace-format.md)")
-    header, protocol = _check_header(path, first[1])
+    header, protocol = check_header(path, first[1])
 
     def events() -> Iterator[dict[str, Any]]:
         for number, (n, obj) in enumerate(lines, 1):

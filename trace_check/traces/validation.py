@@ -1082,3 +1082,35 @@ def _check_window(
         **common,
     )
     return verdict, None
+
+
+def verdict_lines(v: Verdict, path: Path, engine: str = "the reference engine") -> list[str]:
+    """What ``check`` prints; ``engine`` names the plug-in's reference engine (``Protocol.engine_noun``)."""
+    where = "after every event" if v.every_step else "on the final state"
+    runs = f", {v.windows} windows" if v.windows > 1 else ""
+    if v.windows > 1 and v.jobs > 1:
+        runs += f", {v.jobs} at a time, {v.run_ahead} from {engine}'s replay"
+        runs += f", {v.run_again} run again" if v.run_again else ""
+    if v.status is Status.ACCEPTED:
+        return [f"accepted: {path} ({v.events} events) is a behaviour of the spec; invariants hold {where} "
+                f"({v.engine}{runs}, {v.wall_time:.1f} s)"]
+    if v.status is Status.VIOLATES:
+        at = f" after event {v.at_event} (line {v.at_event + 1})" if v.at_event else ""
+        lines = [f"violates {v.invariant}: {path} is a behaviour of the spec, and it breaks {v.invariant}{at} "
+                 f"({v.engine}{runs}, {v.wall_time:.1f} s)"]
+        if v.event:
+            lines.append("  event: " + json.dumps(v.event))
+        return lines
+    if v.status is Status.REJECTED:
+        if v.at_event is None:
+            return [f"rejected: {path}: {v.reason} ({v.engine})"]
+        lines = [
+            f"rejected at event {v.at_event} (line {v.at_event + 1}): {v.reason}",
+            "  event: " + json.dumps(v.event),
+        ]
+        if v.state_before:
+            lines.append("  the spec's state just before it:")
+            for var in sorted(v.state_before):
+                lines.append(f"    {var} = {format_value(v.state_before[var])}")
+        return lines
+    return [f"error: {path}: {v.message}"]
