@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from trace_check.cli.main import main
-from trace_check.values.itf import read_itf
+from trace_check.models.itf import read_itf
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tlc"
 ROOT = Path(__file__).resolve().parents[1]

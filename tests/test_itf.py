@@ -1,4 +1,4 @@
-"""Tests for trace_check.values.itf: reading ITF traces with itf-py, and writing them back."""
+"""Tests for trace_check.models.itf: reading ITF traces with itf-py, and writing them back."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from trace_check.errors import ItfError, TxconformError
+from trace_check.models.itf import itf_json, read_itf, write_itf
 from trace_check.models.result import Counterexample, Step
-from trace_check.values.itf import itf_json, read_itf, write_itf
 from trace_check.values.tla import FnMap, Record, Unserializable, Variant, format_value
 
 REPO = Path(__file__).resolve().parents[1]
@@ -202,7 +202,7 @@ def test_action_meta_and_loop(tmp_path: Path) -> None:
 
 
 def test_a_record_with_exactly_tag_and_value_reads_as_a_variant(tmp_path: Path) -> None:
-    # ITF's own ambiguity (Apalache reads it the same way), documented in trace_check.values.itf.
+    # ITF's own ambiguity (Apalache reads it the same way), documented in trace_check.models.itf.
     cex = Counterexample(steps=(Step(1, None, {"v": Record({"tag": "A", "value": 1})}),), variables=("v",))
     out = tmp_path / "r.itf.json"
     write_itf(cex, out, {})
@@ -278,7 +278,7 @@ def test_output_does_not_depend_on_the_string_hash_seed(tmp_path: Path) -> None:
     # Set iteration order changes with PYTHONHASHSEED; the writer must not show it.
     script = (
         "import sys; from pathlib import Path\n"
-        "from trace_check.values.itf import write_itf\n"
+        "from trace_check.models.itf import write_itf\n"
         "from trace_check.models.result import Counterexample, Step\n"
         "from trace_check.values.tla import FnMap, Record\n"
         "names = frozenset('p%d' % i for i in range(30))\n"

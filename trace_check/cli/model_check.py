@@ -22,9 +22,9 @@ from trace_check.engines import parallel, tlc
 from trace_check.engines.runner import ENGINE_CHOICES, check_checkpointing, check_engine_available, resolve_engine, run_task
 from trace_check.errors import ResumeError, TxconformError, suggest
 from trace_check.models.counterexample import render_steps, to_mermaid
+from trace_check.models.itf import itf_json, write_itf
 from trace_check.models.registry import Model, Registry, default_registry_files, load_registries, load_registry
 from trace_check.models.result import Checkpointing, CheckResult, Outcome, Progress
-from trace_check.values.itf import itf_json, write_itf
 
 EXIT_OK = 0
 EXIT_MISMATCH = 1  # some model's outcome differs from its expectation, or its TLC state count from the pin

@@ -35,6 +35,7 @@ import attrs
 
 from trace_check.engines.process import KILL_GRACE_SECONDS, copy_spec_modules, kill_process_group, one_line
 from trace_check.errors import EngineUnavailable, ItfError
+from trace_check.models.itf import read_itf
 from trace_check.models.result import (
     CheckResult,
     CheckTask,
@@ -43,7 +44,6 @@ from trace_check.models.result import (
     Progress,
     ProgressCallback,
 )
-from trace_check.values.itf import read_itf
 from trace_check.values.tla import constant_to_tla
 
 ENGINE = "apalache"

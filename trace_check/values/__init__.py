@@ -1,2 +1,3 @@
-"""TLA+ values in Python: one model (``tla``) for every engine, TLC's printed values (``tlc``) and
-ITF JSON (``itf``), the trace format Apalache writes and txconform emits."""
+"""TLA+ values in Python: one model (``tla``) for every engine, and TLC's printed values (``tlc``).
+ITF JSON, the trace format Apalache writes and txconform emits, is read into counterexamples by
+``trace_check.models.itf``."""

@@ -1,7 +1,7 @@
 """Read and write ITF traces (the Informal Trace Format of Apalache and Quint) with itf-py.
 
 itf-py does the JSON encoding and decoding; this module converts between its Python values and
-the project's model in ``values.py``. For reading, a shim on the raw JSON works around what
+the project's model in ``values.tla``. For reading, a shim on the raw JSON works around what
 itf-py 0.5.0 does with records and variants, without a decoder of our own:
 
 * it makes a ``namedtuple`` class per record (fields as names) and per variant (tag as name),
