@@ -40,8 +40,6 @@ KNOWN_PART_CYCLES = {
     # Kafka plug-in runs the simulator (ref_impl/kafka/protocol.py: simulate); ref_impl/kafka is
     # being changed elsewhere, so the cut is left for then: e.g. the plug-in's simulate in ref_impl/sim
     frozenset({"ref_impl.kafka", "ref_impl.sim"}),
-    # protocols finds plug-ins of traces.protocol's contract; traces.reader finds a trace's plug-in
-    frozenset({"trace_check.protocols", "trace_check.traces"}),
 }
 
 

@@ -13,12 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ref_impl.kafka.protocol import base_limits
-from trace_check import protocols
-from trace_check.traces import handoff
+from trace_check.traces import handoff, plugins
 from trace_check.values.tla import Record, format_value
 from trace_check.values.tlc import parse_value
 
-KAFKA = protocols.get("kafka")
+KAFKA = plugins.get("kafka")
 
 
 def entry(n: int, pid: str = "t1") -> Record:

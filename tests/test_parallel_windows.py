@@ -20,8 +20,7 @@ import pytest
 from ref_impl.sim.faults import Fault, Faults, Schedule
 from ref_impl.sim.run import simulate, write_trace
 from ref_impl.sim.workloads import Workload
-from trace_check import protocols
-from trace_check.traces import handoff
+from trace_check.traces import handoff, plugins
 from trace_check.traces.protocol import Protocol, SimulateOptions, StateReplay
 from trace_check.traces.reader import Trace, read_trace
 from trace_check.traces.validation import (
@@ -81,12 +80,12 @@ def replayed_by(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[[StateRep
     """Make the Kafka plug-in's replay go through ``wrap`` for the rest of the test."""
 
     def install(wrap: Callable[[StateReplay], StateReplay]) -> None:
-        real = protocols.get("kafka")
+        real = plugins.get("kafka")
         assert real.spec_states is not None
         inner = real.spec_states
         changed = attrs.evolve(real, spec_states=lambda constants: wrap(inner(constants)))
-        get = protocols.get
-        monkeypatch.setattr(protocols, "get", lambda name: changed if name == "kafka" else get(name))
+        get = plugins.get
+        monkeypatch.setattr(plugins, "get", lambda name: changed if name == "kafka" else get(name))
 
     return install
 
@@ -272,7 +271,7 @@ def test_a_file_in_balanced_windows(faulty: Trace, faulty_one: Verdict, tmp_path
 def test_every_protocols_windows_run_ahead_from_its_engines_state(tmp_path: Path, name: str, workload: str, seed: int) -> None:
     """YDB's and C*One's engines replay to the state TLC hands on (YDB's Init leaves the
     partitions' owners free: its engine takes them from the first window's reads)."""
-    sim = protocols.get(name).simulate(SimulateOptions(seed=seed, workload=workload, faults="all"))
+    sim = plugins.get(name).simulate(SimulateOptions(seed=seed, workload=workload, faults="all"))
     trace = read_trace(write(tmp_path / f"{name}.jsonl", sim.header, list(sim.events)))
     one = check_trace(trace, engine="tlc", every_step=True)
     assert one.status is Status.ACCEPTED
@@ -282,9 +281,9 @@ def test_every_protocols_windows_run_ahead_from_its_engines_state(tmp_path: Path
 
 
 def test_a_protocol_without_a_replay_checks_its_windows_one_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = protocols.get("cone")
-    get = protocols.get
-    monkeypatch.setattr(protocols, "get", lambda name: attrs.evolve(real, spec_states=None) if name == "cone" else get(name))
+    real = plugins.get("cone")
+    get = plugins.get
+    monkeypatch.setattr(plugins, "get", lambda name: attrs.evolve(real, spec_states=None) if name == "cone" else get(name))
     sim = real.simulate(SimulateOptions(seed=3, workload="album:adders=2,retaggers=1", faults="all"))
     trace = read_trace(write(tmp_path / "cone.jsonl", sim.header, list(sim.events)))
     v = check_trace(trace, engine="tlc", every_step=True, window=len(trace.events) // 2 + 1, jobs=2)
@@ -331,11 +330,11 @@ def history_reads(text: str, var: str) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("name", protocols.names())
+@pytest.mark.parametrize("name", plugins.names())
 def test_no_module_reads_a_history_variable(name: str) -> None:
     """The plug-in's claim (Protocol.history) that lets a hand-off be compared without them, on
     the text of every module the trace check reads."""
-    protocol: Protocol = protocols.get(name)
+    protocol: Protocol = plugins.get(name)
     if not protocol.history:
         pytest.skip(f"{name} names no history variable")
     assert set(protocol.history) <= set(handoff.state_fields(protocol))
@@ -346,7 +345,7 @@ def test_no_module_reads_a_history_variable(name: str) -> None:
 
 
 def test_a_read_of_a_history_variable_is_found() -> None:
-    spec = (protocols.get("kafka").spec_dir / "KafkaTxn.tla").read_text()
+    spec = (plugins.get("kafka").spec_dir / "KafkaTxn.tla").read_text()
     assert history_reads(spec, "action") == []
     planted = spec.replace("    /\\ ~OpenClients\n    /\\ cl[i].st = \"down\"", "    /\\ action.name # \"Drop\"\n    /\\ cl[i].st = \"down\"", 1)
     assert planted != spec

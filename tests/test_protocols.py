@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from trace_check import protocols
 from trace_check.errors import TxconformError
+from trace_check.traces import plugins
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,7 +77,7 @@ def test_the_toy_trace_is_read_with_its_own_columns(tmp_path: Path, monkeypatch:
     from trace_check.traces.protocol import SimulateOptions
     from trace_check.traces.reader import TraceError, read_trace
 
-    toy = protocols.get("toy2pc")
+    toy = plugins.get("toy2pc")
     run = toy.simulate(SimulateOptions(seed=0, workload="2"))
     path = tmp_path / "t.jsonl"
     write_trace(path, run.header, run.events, toy.columns.order)
@@ -96,13 +96,13 @@ def test_the_toy_trace_is_read_with_its_own_columns(tmp_path: Path, monkeypatch:
 def test_an_unknown_protocol_gets_one_line_naming_the_known_ones(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TXCONFORM_PROTOCOLS", raising=False)
     with pytest.raises(TxconformError, match=r"no plug-in for protocol 'kafak' \(did you mean 'kafka'\?\); known: cone, kafka, ydb"):
-        protocols.get("kafak")
+        plugins.get("kafak")
 
 
 def test_a_plugin_that_cannot_be_imported_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TXCONFORM_PROTOCOLS", "no_such_module.protocol")
     with pytest.raises(TxconformError, match=r"protocol plug-in no_such_module\.protocol cannot be imported"):
-        protocols.get("kafka")
+        plugins.get("kafka")
 
 
 def test_a_trace_of_a_plugin_that_cannot_be_imported_names_the_import_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -21,8 +21,7 @@ from hypothesis import strategies as st
 from ref_impl.sim.faults import Fault, Faults, Schedule
 from ref_impl.sim.run import simulate, write_trace
 from ref_impl.sim.workloads import Workload
-from trace_check import protocols
-from trace_check.traces import handoff
+from trace_check.traces import handoff, plugins
 from trace_check.traces.mutation import apply, mutations
 from trace_check.traces.protocol import SimulateOptions
 from trace_check.traces.reader import Trace, TraceError, read_trace, read_windows
@@ -255,7 +254,7 @@ def test_hypothesis_runs_get_the_same_verdict_in_windows(tmp_path: Path, seed: i
 
 @pytest.mark.parametrize("name,workload,faults", [("ydb", "copy:workers=2,txns=3", "all"), ("cone", "album:adders=2,retaggers=1", "all")])
 def test_every_protocol_checks_in_windows(tmp_path: Path, name: str, workload: str, faults: str) -> None:
-    protocol = protocols.get(name)
+    protocol = plugins.get(name)
     sim = protocol.simulate(SimulateOptions(seed=3, workload=workload, faults=faults))
     trace = read_trace(write(tmp_path / f"{name}.jsonl", sim.header, list(sim.events)))
     whole = check_trace(trace, engine="tlc", every_step=True)
@@ -343,7 +342,7 @@ def test_records_written_as_calls_are_the_same_values_to_tlc(values: list[Any], 
 def test_the_logs_change_only_at_their_end_or_by_a_cut_to_a_prefix() -> None:
     """The plug-in's claim (Protocol.logs) that makes the view exact, checked on the spec's text:
     every assignment to a log appends at the end of one log or cuts it back to a prefix."""
-    protocol = protocols.get("kafka")
+    protocol = plugins.get("kafka")
     spec = (protocol.spec_dir / "KafkaTxn.tla").read_text()
     for log in protocol.logs:
         updates = [line.strip() for line in spec.splitlines() if f"{log}' =" in line]
@@ -396,12 +395,12 @@ def test_what_an_invariant_reads_is_found_through_the_definitions_it_names() -> 
     from trace_check.traces.reads import ReadsError, reads
     from trace_check.traces.validation import invariants_of
 
-    kafka = protocols.get("kafka")
+    kafka = plugins.get("kafka")
     assert reads(kafka, "MarkerSafety") == {"plog"}
     assert {"net", "plog"} <= reads(kafka, "Atomicity")  # net through Quiescent
     assert "l" not in reads(kafka, "ReadCommitted")  # \E is a quantifier, not the trace spec's E (which reads l)
     for name in ("kafka", "ydb", "cone"):
-        protocol = protocols.get(name)
+        protocol = plugins.get(name)
         variables = set(handoff.spec_variables(protocol))
         for inv in invariants_of(protocol):
             assert reads(protocol, inv) <= variables - {"l"}, (name, inv)
@@ -413,11 +412,11 @@ def test_an_invariant_made_of_named_parts_is_checked_part_by_part() -> None:
     from trace_check.traces.reads import ReadsError, conjuncts, reads
     from trace_check.traces.validation import changed_definitions
 
-    kafka = protocols.get("kafka")
+    kafka = plugins.get("kafka")
     assert conjuncts(kafka, "Atomicity") == ("AtomicityNow", "AtomicityWhenQuiescent")
     assert reads(kafka, "AtomicityNow") == {"plog"}  # checked only after a step that changed a log
     assert "net" in reads(kafka, "AtomicityWhenQuiescent")
-    assert conjuncts(protocols.get("ydb"), "ExactlyOnce") == ("NoDuplicates", "NoLoss")
+    assert conjuncts(plugins.get("ydb"), "ExactlyOnce") == ("NoDuplicates", "NoLoss")
     for name in ("MarkerSafety", "TypeOK", "Quiescent", "AtomicityWith"):  # not a conjunction of names alone
         assert conjuncts(kafka, name) == (name,)
     with pytest.raises(ReadsError, match="define no Nonexistent"):
@@ -463,7 +462,7 @@ def test_a_form_checked_from_the_state_before_that_reads_a_variable_is_refused(t
 
     from trace_check.traces.reads import ReadsError, since_form
 
-    kafka = protocols.get("kafka")
+    kafka = plugins.get("kafka")
     assert since_form(kafka, "MarkerSafety") == ("MarkerSafetySince", ("plog",), ())
     assert since_form(kafka, "NoHangingTransaction") == ("NoHangingTransactionSince", ("tlog", "plog"), ())  # declaration order
     assert since_form(kafka, "TypeOK") is None
@@ -505,12 +504,12 @@ Record == [a |-> 1,
            z |-> 2]
 ====
 """, encoding="utf-8")
-    toy = attrs.evolve(protocols.get("kafka"), spec_dir=tmp_path, trace_module="Toy")
+    toy = attrs.evolve(plugins.get("kafka"), spec_dir=tmp_path, trace_module="Toy")
     assert reads(toy, "Fields") == {"w"}  # x, y: fields of a record; .x, !.y, .z: field names
     assert reads(toy, "Domain") == {"x"}  # the domain of a function, before |->
     assert reads(toy, "Interval") == {"y"}  # 0..y is an interval, not a field
     assert reads(toy, "Record") == set()
-    kafka = protocols.get("kafka")
+    kafka = plugins.get("kafka")
     assert reads(kafka, "ProducerStateInLog") == {"plog", "pst"}  # its records' cepoch field is not the variable
 
 
@@ -544,8 +543,8 @@ def test_each_operator_computed_from_an_index_has_its_form_and_its_index() -> No
     ``FromIndex`` form, and its log an index (IndexOf_L and IndexOf_LSince)."""
     from trace_check.traces.reads import _spec, indexed_log
 
-    for name in protocols.names():
-        protocol = protocols.get(name)
+    for name in plugins.names():
+        protocol = plugins.get(name)
         bodies = _spec(protocol.spec_dir, protocol.trace_module).bodies
         for op, log, _ in protocol.from_index:
             assert op in bodies and op + "FromIndex" in bodies, (name, op)
@@ -561,7 +560,7 @@ def test_the_forms_of_the_invariants_are_read_once_and_again_after_the_spec_chan
 
     from trace_check.traces.validation import _forms
 
-    kafka = protocols.get("kafka")
+    kafka = plugins.get("kafka")
     specs = tmp_path / "kafka"
     shutil.copytree(kafka.spec_dir, specs)
     copy = attrs.evolve(kafka, spec_dir=specs)
@@ -584,7 +583,7 @@ def test_the_variables_and_what_a_definition_reads_are_kept_until_the_spec_chang
 
     module = tmp_path / "Toy.tla"
     module.write_text("---- MODULE Toy ----\nVARIABLES x, y\nInv == x > 0\n====\n", encoding="utf-8")
-    toy = attrs.evolve(protocols.get("kafka"), spec_dir=tmp_path, trace_module="Toy")
+    toy = attrs.evolve(plugins.get("kafka"), spec_dir=tmp_path, trace_module="Toy")
     assert handoff.spec_variables(toy) == ("x", "y") and reads(toy, "Inv") == {"x"}
     assert handoff.spec_variables(toy) is handoff.spec_variables(toy) and reads(toy, "Inv") is reads(toy, "Inv")
     module.write_text("---- MODULE Toy ----\nVARIABLES x, y, z\nInv == y > z\n====\n", encoding="utf-8")

@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from trace_check import protocols
-from trace_check.traces import handoff
+from trace_check.traces import handoff, plugins
 from trace_check.traces.protocol import SimulateOptions
 from trace_check.traces.reader import read_trace
 from trace_check.traces.validation import Status, check_trace_file
@@ -28,7 +27,7 @@ def replay_states(name: str, constants: dict[str, Any]) -> Any:
 
 
 def simulated(tmp_path: Path, name: str, workload: str, seed: int) -> Path:
-    sim = protocols.get(name).simulate(SimulateOptions(seed=seed, workload=workload, faults="all"))
+    sim = plugins.get(name).simulate(SimulateOptions(seed=seed, workload=workload, faults="all"))
     path = tmp_path / "t.jsonl"
     path.write_text("".join(json.dumps(x) + "\n" for x in [sim.header, *sim.events]), encoding="utf-8")
     return path
@@ -47,7 +46,7 @@ def test_the_engine_replays_to_the_state_tlc_hands_on(tmp_path: Path, name: str,
     size = -(-len(trace.events) // WINDOWS)
     v = check_trace_file(path, engine="tlc", every_step=False, workdir=tmp_path / "w", window=size)
     assert v.status is Status.ACCEPTED and v.windows == WINDOWS
-    history = protocols.get(name).history
+    history = plugins.get(name).history
     replay = replay_states(name, dict(trace.constants))
     compared = 0
     for k in range(1, WINDOWS):

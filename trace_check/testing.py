@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from trace_check import protocols
+from trace_check.traces import plugins
 from trace_check.traces.protocol import ServeOptions, Server
 
 TRACE_NAME = "session.jsonl"
@@ -51,7 +51,7 @@ def txconform_broker(request: Any, tmp_path: Path) -> Iterator[Server]:
     check = kw.pop("check", True)
     if not isinstance(kw.get("bugs", ""), str):
         kw["bugs"] = "+".join(kw["bugs"])
-    plugin = protocols.get(kw.pop("protocol", "kafka"))
+    plugin = plugins.get(kw.pop("protocol", "kafka"))
     assert plugin.serve is not None, f"protocol {plugin.name} serves no clients"
     running = plugin.serve(ServeOptions(trace=tmp_path / TRACE_NAME, **kw)).start()
     try:

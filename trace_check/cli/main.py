@@ -1,7 +1,7 @@
 """The ``txconform`` command line: parse the arguments, run the subcommand, and turn a
 ``TxconformError`` into one line on stderr and exit status 2.
 
-The subcommands are found by name, as ``trace_check.protocols`` finds the plug-ins: ``COMMANDS``
+The subcommands are found by name, as ``trace_check.traces.plugins`` finds the plug-ins: ``COMMANDS``
 maps each group of subcommands to the ``module:function`` that adds its parsers, imported when the
 parser is built. ``spark_replay`` and ``probe`` own their commands (``spark_replay/command.py``,
 ``probe/command.py``), which import ``trace_check``; ``trace_check`` imports neither of them.

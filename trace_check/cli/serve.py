@@ -10,8 +10,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from trace_check import protocols
 from trace_check.errors import TxconformError
+from trace_check.traces import plugins
 from trace_check.traces.protocol import ProtocolInputError, ServeOptions
 
 EXIT_OK = 0
@@ -44,7 +44,7 @@ def add_parsers(sub: Any) -> None:
 
 
 def cmd_serve(args: argparse.Namespace, out: Console, err: Console) -> int:
-    plugin = protocols.get(args.protocol)
+    plugin = plugins.get(args.protocol)
     if plugin.serve is None:
         raise TxconformError(f"--protocol {args.protocol}: this protocol's plug-in serves no clients; kafka does")
     options = ServeOptions(port=args.port, version=args.version, partitions=args.partitions, bugs=args.bugs,

@@ -12,9 +12,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from trace_check import protocols
 from trace_check.engines.runner import ENGINE_CHOICES
 from trace_check.errors import TxconformError
+from trace_check.traces import plugins
 from trace_check.traces.format import spec_hash, write_trace
 from trace_check.traces.protocol import ProtocolInputError, SimulateOptions
 from trace_check.traces.reader import count_events, read_trace
@@ -91,7 +91,7 @@ def add_parsers(sub: Any) -> None:
 
 
 def cmd_simulate(args: argparse.Namespace, out: Console, err: Console) -> int:
-    protocol = protocols.get(args.protocol)
+    protocol = plugins.get(args.protocol)
     if not args.out.parent.is_dir():
         raise TxconformError(f"--out: folder {args.out.parent} does not exist")
     with Progress(SpinnerColumn(), TextColumn("simulating"), BarColumn(), MofNCompleteColumn(),

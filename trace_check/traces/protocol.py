@@ -2,7 +2,7 @@
 
 A protocol (Kafka, YDB Topics, C*One, a test's toy) is one folder of specs (``specs/<protocol>/``)
 and one Python package (``ref_impl/<protocol>/``) whose ``protocol`` module defines ``PROTOCOL``,
-a ``Protocol``. ``trace_check.protocols`` discovers them; ``simulate``, ``check``, ``mutate`` and
+a ``Protocol``. ``trace_check.traces.plugins`` discovers them; ``simulate``, ``check``, ``mutate`` and
 the trace reader dispatch on a trace header's ``protocol`` and never name a protocol themselves.
 
 This module is a leaf: a plug-in imports it and ``trace_check.traces.format``, and nothing else of

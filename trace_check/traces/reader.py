@@ -15,9 +15,9 @@ from typing import Any
 
 import attrs
 
-from trace_check import protocols
 from trace_check.errors import TxconformError, suggest
 from trace_check.traces import format as tf
+from trace_check.traces import plugins
 from trace_check.traces.protocol import BOOL, INT, INT64, LIST, OFFSETS, STRING, Protocol, ProtocolInputError
 
 
@@ -39,7 +39,7 @@ class Trace:
 
     @property
     def protocol(self) -> Protocol:
-        return protocols.get(self.header["protocol"])
+        return plugins.get(self.header["protocol"])
 
     @property
     def version(self) -> int:
@@ -73,10 +73,10 @@ def check_header(path: Path, h: Any) -> tuple[dict[str, Any], Protocol]:
         raise _fail(path, 1, f'header: "version" {json.dumps(version)} is not supported; this txconform reads versions {readable}')
     name = h.get("protocol")
     try:
-        protocol = protocols.get(name if isinstance(name, str) else None)
-    except protocols.UnknownProtocol:  # a plug-in that fails to load says so itself
+        protocol = plugins.get(name if isinstance(name, str) else None)
+    except plugins.UnknownProtocol:  # a plug-in that fails to load says so itself
         raise _fail(path, 1, f'header: "protocol" {json.dumps(name)} has no plug-in; supported: '
-                    + ", ".join(json.dumps(n) for n in protocols.names())) from None
+                    + ", ".join(json.dumps(n) for n in plugins.names())) from None
     k = h.get("constants")
     if not isinstance(k, dict):
         raise _fail(path, 1, 'header: "constants" must be an object with the spec\'s constants')
