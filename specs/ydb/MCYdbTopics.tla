@@ -5,8 +5,8 @@
 (***************************************************************************)
 EXTENDS YdbTopics, YdbTopicsProperties
 
-\* TLC: two states that differ only in the history variable `action` are the same
-\* state of the protocol.
-View == <<clientVars, kqpVars, net, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
+\* TLC: two states that differ only in the history variable `action` (historyVars) are
+\* the same state of the protocol.
+View == <<clientVars, kqpVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
 
 =============================================================================

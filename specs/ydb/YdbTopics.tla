@@ -184,79 +184,93 @@ Bug(b) == b \in Bugs
 *)
 YdbTopics_typedefs == TRUE
 
+\* The variables, one group per component (the tuples after the declarations, as etcd
+\* raft's and CCF's specs group theirs). An action's UNCHANGED names only groups: a
+\* component that a step changes in part is split into smaller groups, each a tuple of
+\* its own, and the component's group is the tuple of its parts.
 VARIABLES
-    \* The group's assignment of A's partitions to workers.
+    \* -- clientVars: the workers and their consumer group --
+    \* The group's assignment of A's partitions to workers (ownerVars).
     \* @type: Int -> Str;
     owner,
     \* Each worker: its SDK transaction, reader position per partition (-1:
-    \* read from the committed offset), writes sent, and whether it hangs.
+    \* read from the committed offset), writes sent, and whether it hangs (workerVars).
     \* @type: Str -> $worker;
     cl,
-    \* The KQP session's view of each transaction.
+    \* -- kqpVars: the KQP sessions --
+    \* The KQP session's view of each transaction (sessionVars).
     \* @type: Int -> $session;
     kqp,
-    \* The next transaction id (KQP TxId, also the WriteId).
+    \* The next transaction id (KQP TxId, also the WriteId) (txIdVars).
     \* @type: Int;
     nextTx,
+    \* -- messageVars: the network --
     \* Messages in flight: writes to tablet B, read sets, read-set acks.
     \* @type: Set($net);
     net,
-    \* Supportive partitions of tablet B per WriteId and partition of B.
+    \* -- dataVars: the tablets' data: topic A's offsets, topic B's partitions, the table, (step, txid) --
+    \* Supportive partitions of tablet B per WriteId and partition of B (supVars).
     \* @type: Int -> (Int -> $sup);
     sup,
-    \* Consumer c's committed offset of each partition of A (durable).
+    \* Consumer c's committed offset of each partition of A (durable) (offsetVars).
     \* @type: Int -> Int;
     committed,
-    \* The main partitions of B: what readers see.
+    \* The main partitions of B: what readers see (logVars).
     \* @type: Int -> Seq($msg);
     target,
-    \* The table's committed rows: the transactions that wrote them.
+    \* The table's committed rows: the transactions that wrote them (rowVars).
     \* @type: Seq(Int);
     rows,
-    \* Rows written under a transaction's lock, not yet committed.
+    \* Rows written under a transaction's lock, not yet committed (urowVars).
     \* @type: Int -> Bool;
     urows,
-    \* Per participant and partition: the last applied <<step, txid>> (durable).
+    \* Per participant and partition: the last applied <<step, txid>> (durable) (metaVars).
     \* @type: Str -> (Int -> <<Int, Int>>);
     meta,
-    \* Per participant and transaction: the durable keys.
+    \* -- tabletVars: each participant's records of each transaction --
+    \* Per participant and transaction: the durable keys (durableVars).
     \* @type: Str -> (Int -> $durable);
     pdur,
-    \* Per participant and transaction: the volatile state.
+    \* Per participant and transaction: the volatile state (volatileVars).
     \* @type: Str -> (Int -> $volatile);
     ptx,
-    \* The coordinator's plan: the step of each planned transaction (0: none).
+    \* -- coordVars: the coordinator and the mediator --
+    \* The coordinator's plan: the step of each planned transaction (0: none) (planVars).
     \* @type: Int -> Int;
     plan,
-    \* The mediator's unacknowledged plan steps per participant.
+    \* The mediator's unacknowledged plan steps per participant (mediatorVars).
     \* @type: Str -> Set(<<Int, Int>>);
     pending,
+    \* The coordinator's next plan step (planVars).
     \* @type: Int;
     nextStep,
-    \* A transaction that can no longer be planned (MaxStep passed, or KQP cancelled it).
+    \* A transaction that can no longer be planned (MaxStep passed, or KQP cancelled it)
+    \* (expiryVars).
     \* @type: Int -> Bool;
     expired,
-    \* Ghost: what each participant applied ("none", "commit", "abort").
+    \* -- ghostVars: what the invariants check --
+    \* Ghost: what each participant applied ("none", "commit", "abort") (appliedVars).
     \* @type: Str -> (Int -> Str);
     applied,
-    \* Ghost: each participant's predicate ("none", "commit", "abort").
+    \* Ghost: each participant's predicate ("none", "commit", "abort") (voteVars).
     \* @type: Str -> (Int -> Str);
     votes,
-    \* Ghost: the messages the SDK saw acknowledged as written in the transaction.
+    \* Ghost: the messages the SDK saw acknowledged as written in the transaction (wackedVars).
     \* @type: Int -> Set($msg);
     wacked,
-    \* Ghost: what the client was told, and the durable-write depth behind a COMMITTED.
+    \* Ghost: what the client was told (toldVars), and the durable-write depth behind a
+    \* COMMITTED (depthVars).
     \* @type: Int -> Str;
     told,
     \* @type: Int -> Int;
     toldDepth,
-    \* Ghost: an offset commit applied with committed # b, or a (step, txid) applied
-    \* at or below one applied before.
+    \* Ghost: an offset commit applied with committed # b (rangeCheckVars), or a (step, txid)
+    \* applied at or below one applied before (orderCheckVars).
     \* @type: Bool;
     rangeBad,
     \* @type: Bool;
     orderBad,
-    \* Faults so far.
+    \* -- faultVars: faults so far, one group per kind --
     \* @type: Int;
     hangs,
     \* @type: Int;
@@ -267,19 +281,56 @@ VARIABLES
     lockLosses,
     \* @type: Int;
     deadlines,
+    \* -- historyVars --
     \* The last step, for readable traces (history only).
     \* @type: $action;
     action
 
-\* Variable groups (as etcd raft's serverVars): UNCHANGED names the groups a step leaves alone.
-clientVars == <<owner, cl>>
-kqpVars == <<kqp, nextTx>>
-dataVars == <<sup, committed, target, rows, urows, meta>>
-tabletVars == <<pdur, ptx>>
-coordVars == <<plan, pending, nextStep, expired>>
-ghostVars == <<applied, votes, wacked, told, toldDepth, rangeBad, orderBad>>
-faultVars == <<hangs, restarts, losses, lockLosses, deadlines>>
-vars == <<clientVars, kqpVars, net, dataVars, tabletVars, coordVars, ghostVars, faultVars, action>>
+\* The groups, smallest first. Where steps change a component's variables one at a time
+\* (data, ghosts, fault budgets), its parts are groups of one variable. historyVars, which
+\* every step changes, is the part of vars that MCYdbTopics's View leaves out.
+ownerVars == <<owner>>
+workerVars == <<cl>>
+clientVars == <<ownerVars, workerVars>>
+sessionVars == <<kqp>>
+txIdVars == <<nextTx>>
+kqpVars == <<sessionVars, txIdVars>>
+messageVars == <<net>>
+offsetVars == <<committed>>             \* topic A: the consumer's committed offsets
+supVars == <<sup>>                      \* topic B: the supportive partitions
+logVars == <<target>>                   \* topic B: the main partitions
+topicBVars == <<supVars, logVars>>
+rowVars == <<rows>>                     \* the table: committed rows
+urowVars == <<urows>>                   \* the table: rows under a lock
+tableVars == <<rowVars, urowVars>>
+metaVars == <<meta>>
+dataVars == <<offsetVars, topicBVars, tableVars, metaVars>>
+durableVars == <<pdur>>
+volatileVars == <<ptx>>
+tabletVars == <<durableVars, volatileVars>>
+planVars == <<plan, nextStep>>
+mediatorVars == <<pending>>
+expiryVars == <<expired>>
+coordVars == <<planVars, mediatorVars, expiryVars>>
+appliedVars == <<applied>>
+voteVars == <<votes>>
+decisionVars == <<appliedVars, voteVars>>  \* what the participants computed and applied
+wackedVars == <<wacked>>
+toldVars == <<told>>
+depthVars == <<toldDepth>>
+answerVars == <<toldVars, depthVars>>      \* what the client was told, and the depth behind it
+rangeCheckVars == <<rangeBad>>
+orderCheckVars == <<orderBad>>
+checkVars == <<rangeCheckVars, orderCheckVars>>
+ghostVars == <<decisionVars, wackedVars, answerVars, checkVars>>
+hangVars == <<hangs>>
+restartVars == <<restarts>>
+lossVars == <<losses>>
+lockLossVars == <<lockLosses>>
+deadlineVars == <<deadlines>>
+faultVars == <<hangVars, restartVars, lossVars, lockLossVars, deadlineVars>>
+historyVars == <<action>>
+vars == <<clientVars, kqpVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, faultVars, historyVars>>
 
 SrcParts == 1..NumSrc
 DstParts == 1..NumDst
@@ -409,7 +460,7 @@ ReadBatch(w, p, e) ==
                                                         !.pos = [cl[w].pos EXCEPT ![p] = e]]]
           /\ action' = Act("ReadBatch", w, "txn_id" :> tx @@ "partition" :> p @@ "b" :> b @@ "e" :> e)
     /\ nextTx' = nextTx + 1
-    /\ UNCHANGED <<owner, net, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
+    /\ UNCHANGED <<ownerVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
 
 \* The transactional writer sends the batch's next message to the partition of B its key
 \* routes to; the partition joins the transaction's write operations (GetOwnership: the
@@ -426,7 +477,7 @@ TxWrite(w) ==
           /\ kqp' = [kqp EXCEPT ![tx].dsts = @ \cup {d}]
           /\ action' = Act("TxWrite", w, "txn_id" :> tx @@ "partition" :> d @@ "off" :> o)
     /\ cl' = [cl EXCEPT ![w].sent = @ + 1]
-    /\ UNCHANGED <<owner, nextTx, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
+    /\ UNCHANGED <<ownerVars, txIdVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
 
 \* The worker upserts its row in the table, under the transaction's lock.
 \* @type: (Str) => Bool;
@@ -438,7 +489,8 @@ TableWrite(w) ==
     /\ cl' = [cl EXCEPT ![w].row = TRUE]
     /\ urows' = [urows EXCEPT ![cl[w].tx] = TRUE]
     /\ action' = Act("TableWrite", w, "txn_id" :> cl[w].tx)
-    /\ UNCHANGED <<owner, kqpVars, net, sup, committed, target, rows, meta, tabletVars, coordVars, ghostVars, faultVars>>
+    /\ UNCHANGED <<ownerVars, kqpVars, messageVars, offsetVars, topicBVars, rowVars, metaVars, tabletVars,
+                   coordVars, ghostVars, faultVars>>
 
 \* The SDK's flush before commit [gosdk]: every write of the transaction acknowledged.
 \* With no_flush, the SDK goes on as soon as every write is sent.
@@ -451,7 +503,7 @@ Flush(w) ==
     /\ Bug("no_flush") \/ Cardinality(wacked[cl[w].tx]) = cl[w].e - cl[w].b
     /\ cl' = [cl EXCEPT ![w].phase = "flushed"]
     /\ action' = Act("Flush", w, "txn_id" :> cl[w].tx)
-    /\ UNCHANGED <<owner, kqpVars, net, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
+    /\ UNCHANGED <<ownerVars, kqpVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
 
 \* tx.commit(): KQP proposes the transaction to every participant.
 \* @type: (Str) => Bool;
@@ -462,7 +514,7 @@ CommitTx(w) ==
        IN /\ kqp' = [kqp EXCEPT ![tx].st = "proposing", ![tx].depth = DataDepth(tx)]
           /\ action' = Act("CommitTx", w, "txn_id" :> tx)
     /\ cl' = [cl EXCEPT ![w].phase = "committing"]
-    /\ UNCHANGED <<owner, nextTx, net, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
+    /\ UNCHANGED <<ownerVars, txIdVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
 
 \* The KQP session answers the client: COMMITTED once every participant executed the
 \* commit, ABORTED once one refused the proposal, the proposal expired, or a participant
@@ -483,8 +535,8 @@ KqpResult(tx) ==
        /\ cl' = [cl EXCEPT ![w] = [IdleWorker EXCEPT !.pos =
                     IF ok \/ Bug("no_reread") THEN cl[w].pos ELSE [cl[w].pos EXCEPT ![kqp[tx].src] = -1]]]
        /\ action' = Act("KqpResult", w, "txn_id" :> tx @@ "committed" :> IF ok THEN 1 ELSE 0)
-       /\ UNCHANGED <<owner, nextTx, net, dataVars, tabletVars, plan, pending, nextStep,
-                      applied, votes, wacked, rangeBad, orderBad, faultVars>>
+       /\ UNCHANGED <<ownerVars, txIdVars, messageVars, dataVars, tabletVars, planVars, mediatorVars,
+                      decisionVars, wackedVars, checkVars, faultVars>>
 
 \* The writer failed (a write was refused or lost, so it can never be acknowledged):
 \* the application rolls the transaction back; the lock is released, which tablet B
@@ -502,8 +554,8 @@ RollbackTx(w) ==
           /\ cl' = [cl EXCEPT ![w] = [IdleWorker EXCEPT !.pos =
                        IF Bug("no_reread") THEN cl[w].pos ELSE [cl[w].pos EXCEPT ![cl[w].src] = -1]]]
           /\ action' = Act("RollbackTx", w, "txn_id" :> tx)
-    /\ UNCHANGED <<owner, nextTx, net, dataVars, tabletVars, coordVars, applied, votes, wacked, toldDepth,
-                   rangeBad, orderBad, faultVars>>
+    /\ UNCHANGED <<ownerVars, txIdVars, messageVars, dataVars, tabletVars, coordVars, decisionVars,
+                   wackedVars, depthVars, checkVars, faultVars>>
 
 -----------------------------------------------------------------------------
 (* Tablet B: writes into supportive partitions *)
@@ -528,14 +580,14 @@ PqWrite(m) ==
                 ELSE IF accept
                 THEN /\ sup' = [sup EXCEPT ![tx][d] = [st |-> "open",
                                                          data |-> IF s.st = "deleted" THEN <<m.m>> ELSE Append(s.data, m.m)]]
-                     /\ UNCHANGED target
-                ELSE UNCHANGED <<sup, target>>
+                     /\ UNCHANGED logVars
+                ELSE UNCHANGED topicBVars
           /\ wacked' = IF accept THEN [wacked EXCEPT ![tx] = @ \cup {m.m}] ELSE wacked
           /\ action' = Act(IF accept THEN "PqWrite" ELSE "PqWriteRefused", "B",
                            "txn_id" :> tx @@ "partition" :> d @@ "off" :> m.m.off)
     /\ net' = net \ {m}
-    /\ UNCHANGED <<clientVars, kqpVars, committed, rows, urows, meta, tabletVars, coordVars,
-                   applied, votes, told, toldDepth, rangeBad, orderBad, faultVars>>
+    /\ UNCHANGED <<clientVars, kqpVars, offsetVars, tableVars, metaVars, tabletVars, coordVars, decisionVars,
+                   answerVars, checkVars, faultVars>>
 
 \* Tablet B learns that WriteId tx's lock is gone (LockStatus) and deletes its supportive
 \* partitions, unless the transaction was already proposed [pq].
@@ -548,8 +600,8 @@ PqLockLost(tx) ==
     /\ sup' = [sup EXCEPT ![tx] = [d \in DstParts |-> IF @[d].st \in {"none", "open"}
                                                         THEN [st |-> "deleted", data |-> <<>>] ELSE @[d]]]
     /\ action' = Act("PqLockLost", "B", "txn_id" :> tx)
-    /\ UNCHANGED <<clientVars, kqpVars, net, committed, target, rows, urows, meta, tabletVars, coordVars,
-                   ghostVars, faultVars>>
+    /\ UNCHANGED <<clientVars, kqpVars, messageVars, offsetVars, logVars, tableVars, metaVars, tabletVars,
+                   coordVars, ghostVars, faultVars>>
 
 -----------------------------------------------------------------------------
 (* Proposal and plan *)
@@ -576,7 +628,7 @@ PqPropose(t, tx) ==
           ELSE /\ kqp' = [kqp EXCEPT ![tx].refused = TRUE]
                /\ UNCHANGED tabletVars
                /\ action' = Act("PqPropose", t, "txn_id" :> tx @@ "prepared" :> 0)
-    /\ UNCHANGED <<clientVars, nextTx, net, dataVars, coordVars, ghostVars, faultVars>>
+    /\ UNCHANGED <<clientVars, txIdVars, messageVars, dataVars, coordVars, ghostVars, faultVars>>
 
 \* Every participant is PREPARED: the coordinator picks the next plan step (within every
 \* MinStep..MaxStep: the proposal has not expired), persists it, and the mediator starts
@@ -593,7 +645,7 @@ CoordPlan(tx) ==
     /\ LET depth == 1 + kqp[tx].depth + 1   \* after the PREPARED writes, made in parallel
        IN kqp' = [kqp EXCEPT ![tx].st = "planned", ![tx].depth = depth, ![tx].pdepth = depth]
     /\ action' = Act("CoordPlan", "coordinator", "txn_id" :> tx @@ "step" :> nextStep)
-    /\ UNCHANGED <<clientVars, nextTx, net, dataVars, tabletVars, expired, ghostVars, faultVars>>
+    /\ UNCHANGED <<clientVars, txIdVars, messageVars, dataVars, tabletVars, expiryVars, ghostVars, faultVars>>
 
 \* MaxStep passes before the transaction was planned (the mediator's time moved on).
 \* @type: (Int) => Bool;
@@ -605,8 +657,8 @@ PlanDeadline(tx) ==
     /\ expired' = [expired EXCEPT ![tx] = TRUE]
     /\ deadlines' = deadlines + 1
     /\ action' = Act("PlanDeadline", "coordinator", "txn_id" :> tx)
-    /\ UNCHANGED <<clientVars, kqpVars, net, dataVars, tabletVars, plan, pending, nextStep, ghostVars,
-                   hangs, restarts, losses, lockLosses>>
+    /\ UNCHANGED <<clientVars, kqpVars, messageVars, dataVars, tabletVars, planVars, mediatorVars, ghostVars,
+                   hangVars, restartVars, lossVars, lockLossVars>>
 
 \* A proposal still PREPARED when the mediator's time passed its MaxStep expires [pq]:
 \* either it was never planned, or (only if its plan step was acknowledged without being
@@ -621,7 +673,8 @@ Expire(t, tx) ==
     /\ pdur' = [pdur EXCEPT ![t][tx].st = "EXPIRED"]
     /\ sup' = IF t = "B" THEN [sup EXCEPT ![tx] = [d \in DstParts |-> NoSupDone]] ELSE sup
     /\ action' = Act("Expire", t, "txn_id" :> tx)
-    /\ UNCHANGED <<clientVars, kqpVars, net, committed, target, rows, urows, meta, coordVars, ghostVars, faultVars>>
+    /\ UNCHANGED <<clientVars, kqpVars, messageVars, offsetVars, logVars, tableVars, metaVars, coordVars,
+                   ghostVars, faultVars>>
 
 \* The mediator delivers participant t's next plan step, in step order; the tablet takes
 \* it if the transaction is still PREPARED in its memory (a resent step is ignored).
@@ -639,7 +692,7 @@ PqPlanStep(t) ==
                             ELSE pdur
            /\ pending' = IF Bug("ack_plan_on_receipt") THEN [pending EXCEPT ![t] = @ \ {s}] ELSE pending
            /\ action' = Act("PqPlanStep", t, "txn_id" :> tx @@ "step" :> s[1])
-    /\ UNCHANGED <<clientVars, kqpVars, net, dataVars, plan, nextStep, expired, ghostVars, faultVars>>
+    /\ UNCHANGED <<clientVars, kqpVars, messageVars, dataVars, planVars, expiryVars, ghostVars, faultVars>>
 
 -----------------------------------------------------------------------------
 (* Calculation, read sets, execution *)
@@ -707,8 +760,8 @@ PqCalc(t, tx) ==
                                         IF @[d].st = "open" THEN [@[d] EXCEPT !.st = "closed"] ELSE @[d]]]
                     ELSE sup
           /\ action' = Act("PqCalc", t, "txn_id" :> tx @@ "step" :> ptx[t][tx].step @@ "commit" :> IF own = "commit" THEN 1 ELSE 0)
-    /\ UNCHANGED <<clientVars, kqpVars, committed, target, rows, urows, meta, coordVars,
-                   applied, wacked, told, toldDepth, rangeBad, orderBad, faultVars>>
+    /\ UNCHANGED <<clientVars, kqpVars, offsetVars, logVars, tableVars, metaVars, coordVars, appliedVars,
+                   wackedVars, answerVars, checkVars, faultVars>>
 
 \* Participant t receives a peer's read set. It keeps the decision in memory and
 \* acknowledges it once its own EXECUTED is durable (PqTxDone); a read set for a
@@ -731,7 +784,7 @@ PqReadSet(m) ==
                     THEN (net \ {m}) \cup {ReadSetAck(t, m.from, tx)}
                     ELSE net \ {m}
           /\ action' = Act("PqReadSet", t, "txn_id" :> tx @@ "commit" :> IF m.dec = "commit" THEN 1 ELSE 0)
-    /\ UNCHANGED <<clientVars, kqpVars, dataVars, pdur, coordVars, ghostVars, faultVars>>
+    /\ UNCHANGED <<clientVars, kqpVars, dataVars, durableVars, coordVars, ghostVars, faultVars>>
 
 \* Every peer's read set is in (and the transactions planned before it are executed):
 \* the decision is the own predicate and every peer's (EXECUTING).
@@ -743,19 +796,19 @@ PqExecute(t, tx) ==
     /\ LET dec == IF ptx[t][tx].own = "commit" /\ ~ptx[t][tx].abortSeen THEN "commit" ELSE "abort"
        IN /\ ptx' = [ptx EXCEPT ![t][tx].st = "EXECUTING", ![t][tx].dec = dec]
           /\ action' = Act("PqExecute", t, "txn_id" :> tx @@ "commit" :> IF dec = "commit" THEN 1 ELSE 0)
-    /\ UNCHANGED <<clientVars, kqpVars, net, dataVars, pdur, coordVars, ghostVars, faultVars>>
+    /\ UNCHANGED <<clientVars, kqpVars, messageVars, dataVars, durableVars, coordVars, ghostVars, faultVars>>
 
 \* The effect of applying transaction tx's decision on partition k of participant t.
 \* @type: (Str, Int, Int, Bool) => Bool;
 ApplyData(t, k, tx, commit) ==
     CASE t = "A" -> /\ committed' = IF commit THEN [committed EXCEPT ![k] = kqp[tx].e] ELSE committed
                     /\ rangeBad' = (rangeBad \/ (commit /\ committed[k] # kqp[tx].b))
-                    /\ UNCHANGED <<sup, target, rows>>
+                    /\ UNCHANGED <<topicBVars, rowVars>>
       [] t = "B" -> /\ target' = IF commit THEN [target EXCEPT ![k] = @ \o sup[tx][k].data] ELSE target
                     /\ sup' = [sup EXCEPT ![tx][k].st = "done"]
-                    /\ UNCHANGED <<committed, rows, rangeBad>>
+                    /\ UNCHANGED <<offsetVars, rowVars, rangeCheckVars>>
       [] OTHER -> /\ rows' = IF commit THEN Append(rows, tx) ELSE rows
-                  /\ UNCHANGED <<sup, committed, target, rangeBad>>
+                  /\ UNCHANGED <<offsetVars, topicBVars, rangeCheckVars>>
 
 \* Partition k of participant t applies the decision in one atomic write [part]: B's
 \* supportive data is renamed to the end of the log (its offsets are assigned now), A's
@@ -771,7 +824,7 @@ PartitionApply(t, tx, k) ==
     IN /\ v.st = "EXECUTING"
        /\ k \in PartsOf(t, tx) \ v.done
        /\ IF skip
-          THEN UNCHANGED <<sup, committed, target, rows, meta, rangeBad, orderBad>>
+          THEN UNCHANGED <<offsetVars, topicBVars, rowVars, metaVars, checkVars>>
           ELSE /\ ApplyData(t, k, tx, commit)
                /\ orderBad' = (orderBad \/ LessEq(<<v.step, tx>>, meta[t][k]))
                /\ meta' = [meta EXCEPT ![t][k] = <<v.step, tx>>]
@@ -781,7 +834,8 @@ PartitionApply(t, tx, k) ==
        /\ applied' = [applied EXCEPT ![t][tx] = v.dec]
        /\ action' = Act(IF commit THEN "PartitionCommit" ELSE "PartitionRollback", t,
                         "txn_id" :> tx @@ "partition" :> k @@ "step" :> v.step)
-       /\ UNCHANGED <<clientVars, kqpVars, net, urows, coordVars, votes, wacked, told, toldDepth, faultVars>>
+       /\ UNCHANGED <<clientVars, kqpVars, messageVars, urowVars, coordVars, voteVars, wackedVars, answerVars,
+                      faultVars>>
 
 \* Every partition applied: EXECUTED. The tablet answers KQP (COMPLETE or ABORTED),
 \* acknowledges the plan step, acknowledges the read sets it received, and drops the
@@ -799,7 +853,8 @@ PqTxDone(t, tx) ==
        /\ net' = IF Bug("ack_rs_before_persist") THEN net ELSE net \cup {ReadSetAck(t, q, tx) : q \in v.rs}
        /\ sup' = IF t = "B" THEN [sup EXCEPT ![tx] = [d \in DstParts |-> IF d \in v.done THEN NoSupDone ELSE @[d]]] ELSE sup
        /\ action' = Act("PqTxDone", t, "txn_id" :> tx @@ "commit" :> IF v.dec = "commit" THEN 1 ELSE 0)
-       /\ UNCHANGED <<clientVars, nextTx, committed, target, rows, urows, meta, plan, nextStep, expired, ghostVars, faultVars>>
+       /\ UNCHANGED <<clientVars, txIdVars, offsetVars, logVars, tableVars, metaVars, planVars, expiryVars,
+                      ghostVars, faultVars>>
 
 \* A peer acknowledged t's read set.
 \* @type: ($net) => Bool;
@@ -809,7 +864,7 @@ PqReadSetAck(m) ==
               THEN [ptx EXCEPT ![m.to][m.tx].acked = @ \cup {m.from}] ELSE ptx
     /\ net' = net \ {m}
     /\ action' = Act("PqReadSetAck", m.to, "txn_id" :> m.tx)
-    /\ UNCHANGED <<clientVars, kqpVars, dataVars, pdur, coordVars, ghostVars, faultVars>>
+    /\ UNCHANGED <<clientVars, kqpVars, dataVars, durableVars, coordVars, ghostVars, faultVars>>
 
 \* Every peer acknowledged t's read set: the transaction's keys are deleted (DELETING).
 \* @type: (Str, Int) => Bool;
@@ -819,7 +874,7 @@ PqDelete(t, tx) ==
     /\ ptx' = [ptx EXCEPT ![t][tx].st = "DELETED"]
     /\ pdur' = [pdur EXCEPT ![t][tx].st = "DELETED"]
     /\ action' = Act("PqDelete", t, "txn_id" :> tx)
-    /\ UNCHANGED <<clientVars, kqpVars, net, dataVars, coordVars, ghostVars, faultVars>>
+    /\ UNCHANGED <<clientVars, kqpVars, messageVars, dataVars, coordVars, ghostVars, faultVars>>
 
 \* A read set from t to q, or q's acknowledgement of it, went missing (lost, or q
 \* restarted): t sends it again, until q acknowledges it. The pipe's reconnect is
@@ -851,7 +906,8 @@ Hang(w) ==
     /\ hangs' = hangs + 1
     /\ cl' = [cl EXCEPT ![w].hung = TRUE]
     /\ action' = Act("Hang", w, NoArgs)
-    /\ UNCHANGED <<owner, kqpVars, net, dataVars, tabletVars, coordVars, ghostVars, restarts, losses, lockLosses, deadlines>>
+    /\ UNCHANGED <<ownerVars, kqpVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, restartVars,
+                   lossVars, lockLossVars, deadlineVars>>
 
 \* The group gives partition p of a hung worker to w; w's new partition session reads
 \* from the committed offset.
@@ -863,7 +919,7 @@ TakeOver(w, p) ==
     /\ owner' = [owner EXCEPT ![p] = w]
     /\ cl' = [cl EXCEPT ![w].pos[p] = -1]
     /\ action' = Act("TakeOver", w, "partition" :> p)
-    /\ UNCHANGED <<kqpVars, net, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
+    /\ UNCHANGED <<kqpVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
 
 \* A hung worker resumes where it stopped: a zombie until it next asks the group.
 \* @type: (Str) => Bool;
@@ -871,7 +927,7 @@ Resume(w) ==
     /\ cl[w].hung
     /\ cl' = [cl EXCEPT ![w].hung = FALSE]
     /\ action' = Act("Resume", w, NoArgs)
-    /\ UNCHANGED <<owner, kqpVars, net, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
+    /\ UNCHANGED <<ownerVars, kqpVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
 
 \* The transaction's lock dies (the session died, or the lock service lost it) before it
 \* was proposed.
@@ -883,7 +939,8 @@ LockLost(tx) ==
     /\ kqp' = [kqp EXCEPT ![tx].lock = "lost"]
     /\ lockLosses' = lockLosses + 1
     /\ action' = Act("LockLost", "session", "txn_id" :> tx)
-    /\ UNCHANGED <<clientVars, nextTx, net, dataVars, tabletVars, coordVars, ghostVars, hangs, restarts, losses, deadlines>>
+    /\ UNCHANGED <<clientVars, txIdVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, hangVars,
+                   restartVars, lossVars, deadlineVars>>
 
 \* What participant t recovers of transaction tx from its durable keys [fix]: EXECUTED ->
 \* EXECUTED (it waits for the read-set acks again); every partition key written ->
@@ -917,7 +974,8 @@ TabletRestart(t) ==
                                 tx \in {x \in Txns : Recover(t, x).st \in {"WAIT_RS", "EXECUTING", "WAIT_RS_ACKS"}}}
     /\ restarts' = restarts + 1
     /\ action' = Act("TabletRestart", t, NoArgs)
-    /\ UNCHANGED <<clientVars, kqpVars, dataVars, pdur, coordVars, ghostVars, hangs, losses, lockLosses, deadlines>>
+    /\ UNCHANGED <<clientVars, kqpVars, dataVars, durableVars, coordVars, ghostVars, hangVars, lossVars,
+                   lockLossVars, deadlineVars>>
 
 \* The network loses a message (a write, a read set or an acknowledgement).
 \* @type: ($net) => Bool;
@@ -927,7 +985,8 @@ Lose(m) ==
     /\ net' = net \ {m}
     /\ losses' = losses + 1
     /\ action' = Act("Lose", "network", "txn_id" :> m.tx)
-    /\ UNCHANGED <<clientVars, kqpVars, dataVars, tabletVars, coordVars, ghostVars, hangs, restarts, lockLosses, deadlines>>
+    /\ UNCHANGED <<clientVars, kqpVars, dataVars, tabletVars, coordVars, ghostVars, hangVars, restartVars,
+                   lockLossVars, deadlineVars>>
 
 \* Nothing left to do: every transaction ended and every worker is idle (or out of
 \* transactions to begin). An explicit terminal step keeps TLC's deadlock check meaningful.

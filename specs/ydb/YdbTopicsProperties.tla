@@ -7,35 +7,66 @@
 EXTENDS YdbTopics
 
 \* INV: TypeOK
-\* Every variable holds a value of the expected shape.
+\* Every variable holds a value of the expected shape: one conjunct per variable, in the
+\* order of their declarations (YdbTopics), each the set its @type annotation names, with
+\* the bounds the constants give. (Sequences are checked element by element and strings not
+\* at all: Apalache takes neither Seq(S) nor STRING; its types say the rest.)
 TxStateNames == {"NONE", "PREPARED", "PLANNED", "WAIT_RS", "EXECUTING", "WAIT_RS_ACKS", "DELETED", "EXPIRED"}
 DurableStateNames == {"NONE", "PREPARED", "PLANNED", "WAIT_RS", "EXECUTED", "DELETED", "EXPIRED"}
 Decisions == {"none", "commit", "abort"}
+Steps == 0..nextStep
+WorkerRecords ==
+    [phase: {"idle", "open", "flushed", "committing"}, tx: 0..MaxTxns, src: 0..NumSrc, b: 0..MsgsPerSrc,
+     e: 0..MsgsPerSrc, sent: 0..MsgsPerSrc, row: BOOLEAN, hung: BOOLEAN, pos: [SrcParts -> -1..MsgsPerSrc]]
+SessionRecords ==
+    [st: {"none", "open", "proposing", "planned", "done"}, w: Workers \cup {""}, src: 0..NumSrc,
+     b: 0..MsgsPerSrc, e: 0..MsgsPerSrc, dsts: SUBSET DstParts, lock: {"alive", "lost"},
+     prepared: SUBSET Tablets, refused: BOOLEAN, results: SUBSET Tablets, aborted: BOOLEAN, depth: Nat, pdepth: Nat]
+NetRecords ==
+    [type: {"Write", "RS", "RSAck"}, tx: Txns, from: Tablets \cup {""}, to: Tablets, dst: {0} \cup DstParts,
+     m: Messages \cup {Msg(0, 0)}, dec: Decisions, depth: Nat]
+SupStates == {"none", "open", "closed", "deleted", "done"}
+DurableRecords == [st: DurableStateNames, step: Steps, dec: Decisions, done: SUBSET PartIds, depth: Nat]
+VolatileRecords ==
+    [st: TxStateNames, step: Steps, own: Decisions, dec: Decisions, rs: SUBSET Tablets, abortSeen: BOOLEAN,
+     acked: SUBSET Tablets, done: SUBSET PartIds, depth: Nat, rsdepth: Nat]
+\* Every element of sequence s is in S.
+\* @type: (Seq(a), Set(a)) => Bool;
+SeqOf(s, S) == \A i \in DOMAIN s : s[i] \in S
 TypeOK ==
     /\ owner \in [SrcParts -> Workers]
-    /\ DOMAIN cl = Workers
-    /\ \A w \in Workers :
-        /\ cl[w].phase \in {"idle", "open", "flushed", "committing"}
-        /\ cl[w].phase # "idle" => cl[w].tx \in Txns /\ cl[w].src \in SrcParts
-        /\ cl[w].pos \in [SrcParts -> -1..MsgsPerSrc]
+    /\ /\ cl \in [Workers -> WorkerRecords]
+       /\ \A w \in Workers : cl[w].phase # "idle" => cl[w].tx \in Txns /\ cl[w].src \in SrcParts
+    /\ kqp \in [Txns -> SessionRecords]
     /\ nextTx \in 1..(MaxTxns + 1)
-    /\ \A tx \in Txns :
-        /\ kqp[tx].st \in {"none", "open", "proposing", "planned", "done"}
-        /\ kqp[tx].lock \in {"alive", "lost"}
-        /\ kqp[tx].dsts \subseteq DstParts
-        /\ kqp[tx].prepared \subseteq Tablets /\ kqp[tx].results \subseteq Tablets
-        /\ \A d \in DstParts : sup[tx][d].st \in {"none", "open", "closed", "deleted", "done"}
-        /\ plan[tx] \in 0..nextStep
-        /\ told[tx] \in {"none", "COMMITTED", "ABORTED"}
-    /\ \A m \in net : m.type \in {"Write", "RS", "RSAck"}
+    /\ net \subseteq NetRecords
+    /\ /\ DOMAIN sup = Txns
+       /\ \A tx \in Txns : DOMAIN sup[tx] = DstParts
+       /\ \A tx \in Txns, d \in DstParts : sup[tx][d].st \in SupStates /\ SeqOf(sup[tx][d].data, Messages)
     /\ committed \in [SrcParts -> 0..MsgsPerSrc]
-    /\ \A d \in DstParts : \A i \in DOMAIN target[d] : target[d][i] \in Messages
-    /\ \A t \in Tablets : \A tx \in Txns :
-        /\ ptx[t][tx].st \in TxStateNames
-        /\ pdur[t][tx].st \in DurableStateNames
-        /\ ptx[t][tx].dec \in Decisions /\ applied[t][tx] \in Decisions /\ votes[t][tx] \in Decisions
-    /\ hangs \in 0..MaxHangs /\ restarts \in 0..MaxRestarts /\ losses \in 0..MaxLoss
-    /\ lockLosses \in 0..MaxLockLosses /\ deadlines \in 0..MaxDeadlines
+    /\ DOMAIN target = DstParts /\ \A d \in DstParts : SeqOf(target[d], Messages)
+    /\ SeqOf(rows, Txns)
+    /\ urows \in [Txns -> BOOLEAN]
+    /\ meta \in [Tablets -> [PartIds -> Steps \X (0..MaxTxns)]]
+    /\ pdur \in [Tablets -> [Txns -> DurableRecords]]
+    /\ ptx \in [Tablets -> [Txns -> VolatileRecords]]
+    /\ plan \in [Txns -> Steps]
+    /\ pending \in [Tablets -> SUBSET ((1..nextStep) \X Txns)]
+    /\ nextStep \in 1..(MaxTxns + 1)
+    /\ expired \in [Txns -> BOOLEAN]
+    /\ applied \in [Tablets -> [Txns -> Decisions]]
+    /\ votes \in [Tablets -> [Txns -> Decisions]]
+    /\ wacked \in [Txns -> SUBSET Messages]
+    /\ told \in [Txns -> {"none", "COMMITTED", "ABORTED"}]
+    /\ toldDepth \in [Txns -> Nat]
+    /\ rangeBad \in BOOLEAN
+    /\ orderBad \in BOOLEAN
+    /\ hangs \in 0..MaxHangs
+    /\ restarts \in 0..MaxRestarts
+    /\ losses \in 0..MaxLoss
+    /\ lockLosses \in 0..MaxLockLosses
+    /\ deadlines \in 0..MaxDeadlines
+    /\ DOMAIN action = {"name", "actor", "args"} /\ action.args \in [DOMAIN action.args -> Int]
 
 \* How many copies of message (p, o) topic B exposes.
 \* @type: (Int, Int) => Int;
