@@ -243,57 +243,90 @@ Kind(c) == IF c \in Adders THEN "add" ELSE "retag"
 \* @type: (Str) => $key;
 Entity(c) == IF c \in Adders THEN Row(c) ELSE Row("p0")
 
+\* The variables, one group per component (the tuples after the declarations, as etcd
+\* raft's and CCF's specs group theirs). An action's UNCHANGED names only groups: a
+\* component that a step changes in part is split into smaller groups, each a tuple of
+\* its own, and the component's group is the tuple of its parts.
 VARIABLES
+    \* -- clientVars --
     \* The clients: st (idle, begin, open, commit, done), the attempt, the coordinator
     \* serving it (0: none), the program counter, the value read (n) and the
     \* read-your-writes read (ryw; -1: none).
     \* @type: Str -> $client;
     cl,
-    \* The coordinators: up, paused (GC), fenced (considers itself failed), active master, clock.
+    \* -- coordVars: the coordinators --
+    \* The coordinators: up, paused (GC), fenced (considers itself failed), active master,
+    \* clock (nodeVars).
     \* @type: Int -> $coord;
     co,
-    \* The lock table of each coordinator: <<key, txn>>.
+    \* The lock table of each coordinator: <<key, txn>> (lockVars).
     \* @type: Int -> Set(<<$key, $txn>>);
     lk,
-    \* The transaction table of each coordinator: st (none, open, committing, indexing).
+    \* The transaction table of each coordinator: st (none, open, committing, indexing)
+    \* (txTableVars).
     \* @type: Int -> ($txn -> $tx);
     txs,
-    \* The Begins each coordinator holds: the unborn queue of a backup, the inbox of the master.
+    \* The Begins each coordinator holds: the unborn queue of a backup, the inbox of the
+    \* master (unbornVars).
     \* @type: Int -> Set($txn);
     unborn,
-    \* Heartbeat links cut: <<x, y>> means y does not hear x.
+    \* -- fdVars: the failure detector --
+    \* Heartbeat links cut: <<x, y>> means y does not hear x (cutVars).
     \* @type: Set(<<Int, Int>>);
     cut,
-    \* The coordinators a quorum has reported dead.
+    \* The coordinators a quorum has reported dead (deadVars).
     \* @type: Set(Int);
     dead,
+    \* -- storeVars: storage --
     \* Storage: every batch ever sent, in the order sent, with its batchlog entry (blog) and
     \* the data centres that keep it (bdc),
-    \* the replicas its mutations are on their way to (pend) and those that applied it.
+    \* the replicas its mutations are on their way to (pend) and those that applied it
+    \* (batchVars).
     \* @type: Seq($batch);
     batches,
-    \* The data centres lost.
+    \* The data centres lost (dcVars).
     \* @type: Set(Int);
     dcDown,
-    \* Ghost: every committed transaction (its batch reached storage): timestamp, reads, keys.
+    \* -- ghostVars: what the invariants check --
+    \* Ghost: every committed transaction (its batch reached storage): timestamp, reads, keys
+    \* (histVars).
     \* @type: Set($commit);
     hist,
-    \* Ghost: what each attempt's client was told: committed, failed or unknown.
+    \* Ghost: what each attempt's client was told: committed, failed or unknown (toldVars).
     \* @type: Set(<<$txn, Str>>);
     told,
-    \* Fault budgets used.
+    \* -- faultVars --
+    \* Fault budgets used: crashes, pauses, cuts, drops, data centres lost.
     \* @type: <<Int, Int, Int, Int, Int>>;
     faults,
+    \* -- historyVars --
     \* History: the last step, its actor and arguments (no step reads it).
     \* @type: [name: Str, actor: Str, client: Str, args: Str -> Int];
     action
 
+\* The groups, smallest first. Steps change most components one variable at a time, so most
+\* parts are groups of one variable. faultVars is whole: faults is one variable, the tuple of
+\* the five budgets. historyVars, which every step changes, is the part of vars that
+\* MCCone's View leaves out.
 clientVars == <<cl>>
-coordVars == <<co, lk, txs, unborn>>
-fdVars == <<cut, dead>>
-storeVars == <<batches, dcDown>>
-ghostVars == <<hist, told>>
-vars == <<cl, co, lk, txs, unborn, cut, dead, batches, dcDown, hist, told, faults, action>>
+nodeVars == <<co>>
+lockVars == <<lk>>
+txTableVars == <<txs>>
+unbornVars == <<unborn>>
+memoryVars == <<lockVars, txTableVars, unbornVars>>   \* what a coordinator loses in a crash
+coordVars == <<nodeVars, memoryVars>>
+cutVars == <<cut>>
+deadVars == <<dead>>
+fdVars == <<cutVars, deadVars>>
+batchVars == <<batches>>
+dcVars == <<dcDown>>
+storeVars == <<batchVars, dcVars>>
+histVars == <<hist>>
+toldVars == <<told>>
+ghostVars == <<histVars, toldVars>>
+faultVars == <<faults>>
+historyVars == <<action>>
+vars == <<clientVars, coordVars, fdVars, storeVars, ghostVars, faultVars, historyVars>>
 
 \* The step's name, who takes it, the client it concerns ("" if none) and its arguments.
 \* @type: (Str, Str, Str, Str -> Int) => [name: Str, actor: Str, client: Str, args: Str -> Int];
@@ -406,7 +439,7 @@ ClientBegin(c) ==
        IN /\ cl' = [cl EXCEPT ![c] = [IdleClient EXCEPT !.st = "begin", !.att = cl[c].att + 1]]
           /\ unborn' = [x \in Coords |-> IF co[x].up THEN unborn[x] \cup {t} ELSE unborn[x]]
     /\ action' = ActC("ClientBegin", c, c, "attempt" :> cl[c].att + 1)
-    /\ UNCHANGED <<co, lk, txs, fdVars, storeVars, ghostVars, faults>>
+    /\ UNCHANGED <<nodeVars, lockVars, txTableVars, fdVars, storeVars, ghostVars, faultVars>>
 
 \* The client asks to commit its transaction.
 \* @type: (Str) => Bool;
@@ -414,7 +447,7 @@ ClientCommit(c) ==
     /\ cl[c].st = "open" /\ cl[c].pc = "commit"
     /\ cl' = [cl EXCEPT ![c].st = "commit"]
     /\ action' = ActC("ClientCommit", c, c, "attempt" :> cl[c].att)
-    /\ UNCHANGED <<coordVars, fdVars, storeVars, ghostVars, faults>>
+    /\ UNCHANGED <<coordVars, fdVars, storeVars, ghostVars, faultVars>>
 
 \* An add whose photo is already there (an earlier attempt committed) rolls back: the
 \* coordinator frees the transaction's memory and locks (CoRollback is this step's effect).
@@ -429,7 +462,7 @@ ClientRollback(c) ==
           /\ lk' = [lk EXCEPT ![x] = {l \in lk[x] : l[2] # t}]
     /\ cl' = [cl EXCEPT ![c].st = "done"]
     /\ action' = ActC("ClientRollback", c, c, "attempt" :> cl[c].att)
-    /\ UNCHANGED <<co, unborn, fdVars, storeVars, ghostVars, faults>>
+    /\ UNCHANGED <<nodeVars, unbornVars, fdVars, storeVars, ghostVars, faultVars>>
 
 \* The client stops waiting: on a Begin no coordinator that can act holds, on an open
 \* transaction whose coordinator cannot act, or on a commit not yet answered. A commit's
@@ -444,7 +477,7 @@ ClientTimeout(c) ==
        /\ told' = told \cup {<<t, IF cl[c].st = "commit" /\ ~Bug("timeout_as_abort") THEN "unknown" ELSE "failed">>}
        /\ cl' = [cl EXCEPT ![c] = [IdleClient EXCEPT !.att = cl[c].att]]
        /\ action' = ActC("ClientTimeout", c, c, "attempt" :> cl[c].att @@ "unknown" :> IF cl[c].st = "commit" /\ ~Bug("timeout_as_abort") THEN 1 ELSE 0)
-       /\ UNCHANGED <<coordVars, fdVars, storeVars, hist, faults>>
+       /\ UNCHANGED <<coordVars, fdVars, storeVars, histVars, faultVars>>
 
 (***************************************************************************)
 (* Coordinators                                                            *)
@@ -477,7 +510,7 @@ CoBegin(x, t) ==
        /\ IF LockedByOther(x, k, t)
           THEN /\ cl' = IF Waiting(c, t) THEN [cl EXCEPT ![c] = [IdleClient EXCEPT !.att = cl[c].att]] ELSE cl
                /\ told' = IF Waiting(c, t) THEN told \cup {<<t, "failed">>} ELSE told
-               /\ UNCHANGED <<co, lk, txs>>
+               /\ UNCHANGED <<nodeVars, lockVars, txTableVars>>
                /\ action' = ActC("CoBegin", CoName[x], c, "attempt" :> t[2] @@ "locked" :> 1 @@ "orphan" :> IF Waiting(c, t) THEN 0 ELSE 1)
           ELSE \E Q \in LiveQuorums :
                 LET cell == ReadAt(Q, k)
@@ -493,7 +526,7 @@ CoBegin(x, t) ==
                    /\ told' = told
                    /\ action' = ActC("CoBegin", CoName[x], c, "attempt" :> t[2] @@ "locked" :> 0 @@ "orphan" :> (IF Waiting(c, t) THEN 0 ELSE 1)
                                       @@ "read_ts" :> cell[2] @@ "read_val" :> cell[1])
-       /\ UNCHANGED <<fdVars, storeVars, hist, faults>>
+       /\ UNCHANGED <<fdVars, storeVars, histVars, faultVars>>
 
 \* The backups drop a Begin from their unborn queues when its time to live runs out, which
 \* is longer than a client waits. [CHOICE] The backups got the Begin at the same moment
@@ -504,7 +537,7 @@ CoUnbornExpire(t) ==
     /\ ~Waiting(t[1], t)
     /\ unborn' = [x \in Coords |-> IF co[x].active THEN unborn[x] ELSE unborn[x] \ {t}]
     /\ action' = ActC("CoUnbornExpire", t[1], t[1], "attempt" :> t[2])
-    /\ UNCHANGED <<clientVars, co, lk, txs, fdVars, storeVars, ghostVars, faults>>
+    /\ UNCHANGED <<clientVars, nodeVars, lockVars, txTableVars, fdVars, storeVars, ghostVars, faultVars>>
 
 \* The value of key k in t's transaction: its own write if it has one (read your writes),
 \* else what a QUORUM read of storage returns.
@@ -541,7 +574,7 @@ CoRead(x, c) ==
                                      ELSE txs
                            /\ action' = ActC("CoRead", CoName[x], c, "attempt" :> t[2] @@ "locked" :> 0 @@ "read_ts" :> cell[2] @@ "read_val" :> cell[1])
                /\ told' = told
-       /\ UNCHANGED <<co, unborn, fdVars, storeVars, hist, faults>>
+       /\ UNCHANGED <<nodeVars, unbornVars, fdVars, storeVars, histVars, faultVars>>
 
 \* The mutations of a client's write: an add writes the counter, its photo (tag 1) and the
 \* photo's index entry; a retag writes p0's tag and moves p0's index entry.
@@ -585,7 +618,7 @@ CoWrite(x, c) ==
        /\ batches' = IF Bug("write_through") THEN Append(batches, NewBatch(t, x, co[x].clock + 1, muts, FALSE)) ELSE batches
        /\ co' = IF Bug("write_through") THEN [co EXCEPT ![x].clock = @ + 1] ELSE co
        /\ action' = ActC("CoWrite", CoName[x], c, "attempt" :> t[2] @@ "batch" :> IF Bug("write_through") THEN Len(batches) + 1 ELSE 0)
-       /\ UNCHANGED <<dcDown, lk, unborn, fdVars, ghostVars, faults>>
+       /\ UNCHANGED <<lockVars, unbornVars, fdVars, dcVars, ghostVars, faultVars>>
 
 \* Commit: the timestamp (above the clock and every timestamp read), the logged batch
 \* written to the batchlog and sent to every replica. The transaction is committed from
@@ -606,7 +639,7 @@ CoCommit(x, c) ==
        /\ txs' = [txs EXCEPT ![x][t] = [@ EXCEPT !.st = "committing", !.ts = ts]]
        /\ lk' = IF Bug("early_unlock") THEN [lk EXCEPT ![x] = {l \in lk[x] : l[2] # t}] ELSE lk
        /\ action' = ActC("CoCommit", CoName[x], c, "attempt" :> t[2] @@ "ts" :> ts @@ "batch" :> Len(batches) + 1)
-       /\ UNCHANGED <<dcDown, clientVars, unborn, fdVars, told, faults>>
+       /\ UNCHANGED <<clientVars, unbornVars, fdVars, dcVars, toldVars, faultVars>>
 
 \* Storage answered at the consistency level (QUORUM; commit_cl_one: ONE): the batchlog
 \* entry is removed (StorageProxy.mutateAtomically), the locks released, the client told.
@@ -628,8 +661,8 @@ CoCommitDone(x, t) ==
        /\ IF cl[c].st = "commit" /\ cl[c].att = t[2] /\ cl[c].co = x
           THEN /\ cl' = [cl EXCEPT ![c].st = "done"]
                /\ told' = told \cup {<<t, "committed">>}
-          ELSE UNCHANGED <<cl, told>>
-       /\ UNCHANGED <<dcDown, co, unborn, fdVars, hist, faults>>
+          ELSE UNCHANGED <<clientVars, toldVars>>
+       /\ UNCHANGED <<nodeVars, unbornVars, fdVars, dcVars, histVars, faultVars>>
 
 \* index_outside_txn: the index mutations follow in a batch of their own.
 \* @type: (Int, $txn) => Bool;
@@ -639,7 +672,7 @@ CoIndexWrite(x, t) ==
     /\ batches' = Append(batches, NewBatch(t, x, txs[x][t].ts, {m \in txs[x][t].wr : IsIndex(m)}, TRUE))
     /\ txs' = [txs EXCEPT ![x][t] = NoTx]
     /\ action' = ActC("CoIndexWrite", CoName[x], t[1], "attempt" :> t[2] @@ "batch" :> Len(batches) + 1)
-    /\ UNCHANGED <<dcDown, clientVars, co, lk, unborn, fdVars, ghostVars, faults>>
+    /\ UNCHANGED <<clientVars, nodeVars, lockVars, unbornVars, fdVars, dcVars, ghostVars, faultVars>>
 
 \* An open transaction whose client has moved on (an orphan of the unborn queue, or a
 \* client that timed out) is rolled back when its time to live runs out.
@@ -650,7 +683,7 @@ CoTxTimeout(x, t) ==
     /\ ~(cl[t[1]].att = t[2] /\ cl[t[1]].co = x /\ cl[t[1]].st \in {"open", "commit"})
     /\ Forget(x, t)
     /\ action' = ActC("CoTxTimeout", CoName[x], t[1], "attempt" :> t[2])
-    /\ UNCHANGED <<clientVars, co, unborn, fdVars, storeVars, ghostVars, faults>>
+    /\ UNCHANGED <<clientVars, nodeVars, unbornVars, fdVars, storeVars, ghostVars, faultVars>>
 
 (***************************************************************************)
 (* Storage and the batchlog                                                *)
@@ -670,7 +703,7 @@ ApplyMutation(i, r) ==
     /\ r \in batches[i].pend
     /\ batches' = [batches EXCEPT ![i].pend = @ \ {r}, ![i].applied = @ \cup {r}]
     /\ action' = Act("ApplyMutation", "storage", "batch" :> i @@ "replica" :> r)
-    /\ UNCHANGED <<dcDown, clientVars, coordVars, fdVars, ghostVars, faults>>
+    /\ UNCHANGED <<clientVars, coordVars, fdVars, dcVars, ghostVars, faultVars>>
 
 \* A mutation is lost on its way (a dropped message, a write timeout at the replica).
 \* @type: (Int, Int) => Bool;
@@ -680,7 +713,7 @@ DropMutation(i, r) ==
     /\ batches' = [batches EXCEPT ![i].pend = @ \ {r}]
     /\ faults' = [faults EXCEPT ![4] = @ + 1]
     /\ action' = Act("DropMutation", "storage", "batch" :> i @@ "replica" :> r)
-    /\ UNCHANGED <<dcDown, clientVars, coordVars, fdVars, ghostVars>>
+    /\ UNCHANGED <<clientVars, coordVars, fdVars, dcVars, ghostVars>>
 
 \* The batchlog replays an entry: its mutations go to every replica again (those that had
 \* them apply them again, which changes nothing) and the entry is removed. Cassandra's
@@ -692,7 +725,7 @@ BatchlogReplay(i) ==
     /\ batches[i].pend = {}
     /\ batches' = [batches EXCEPT ![i].applied = @ \cup (Replicas \ dcDown), ![i].blog = FALSE]
     /\ action' = Act("BatchlogReplay", "storage", "batch" :> i)
-    /\ UNCHANGED <<dcDown, clientVars, coordVars, fdVars, ghostVars, faults>>
+    /\ UNCHANGED <<clientVars, coordVars, fdVars, dcVars, ghostVars, faultVars>>
 
 (***************************************************************************)
 (* Heartbeats, failure detection, failover                                 *)
@@ -706,14 +739,14 @@ Cut(x, y) ==
     /\ cut' = cut \cup {<<x, y>>}
     /\ faults' = [faults EXCEPT ![3] = @ + 1]
     /\ action' = Act("Cut", CoName[x], "to" :> y)
-    /\ UNCHANGED <<clientVars, coordVars, dead, storeVars, ghostVars>>
+    /\ UNCHANGED <<clientVars, coordVars, deadVars, storeVars, ghostVars>>
 
 \* @type: (Int, Int) => Bool;
 Heal(x, y) ==
     /\ <<x, y>> \in cut
     /\ cut' = cut \ {<<x, y>>}
     /\ action' = Act("Heal", CoName[x], "to" :> y)
-    /\ UNCHANGED <<clientVars, coordVars, dead, storeVars, ghostVars, faults>>
+    /\ UNCHANGED <<clientVars, coordVars, deadVars, storeVars, ghostVars, faultVars>>
 
 \* x no longer learns that a quorum hears it: it considers itself failed and stops.
 \* @type: (Int) => Bool;
@@ -722,7 +755,7 @@ CoSelfFence(x) ==
     /\ ~Confirmed(x)
     /\ co' = [co EXCEPT ![x].fenced = TRUE]
     /\ action' = Act("CoSelfFence", CoName[x], NoArgs)
-    /\ UNCHANGED <<clientVars, lk, txs, unborn, fdVars, storeVars, ghostVars, faults>>
+    /\ UNCHANGED <<clientVars, memoryVars, fdVars, storeVars, ghostVars, faultVars>>
 
 \* A quorum of running coordinators has missed x's heartbeats several times in a row.
 \* Detection takes more missed heartbeats than self-fencing, so a running x has fenced
@@ -736,7 +769,7 @@ DeclareDead(x) ==
             /\ ~Running(x) \/ co[x].fenced
     /\ dead' = dead \cup {x}
     /\ action' = Act("DeclareDead", CoName[x], NoArgs)
-    /\ UNCHANGED <<clientVars, coordVars, cut, storeVars, ghostVars, faults>>
+    /\ UNCHANGED <<clientVars, coordVars, cutVars, storeVars, ghostVars, faultVars>>
 
 \* The first coordinator in the backup order that is not dead becomes the active master
 \* once all before it are dead and (Drained) the group's batchlog is empty. Its clock goes
@@ -751,7 +784,7 @@ CoActivate(x) ==
         LET top == MaxOf({batches[i].ts : i \in {i \in DOMAIN batches : batches[i].applied \cap Q # {}}})
         IN /\ co' = [co EXCEPT ![x].active = TRUE, ![x].clock = IF Bug("no_ts_bump") THEN @ ELSE Max(@, top) + 1]
            /\ action' = Act("CoActivate", CoName[x], "top" :> top)
-    /\ UNCHANGED <<clientVars, lk, txs, unborn, fdVars, storeVars, ghostVars, faults>>
+    /\ UNCHANGED <<clientVars, memoryVars, fdVars, storeVars, ghostVars, faultVars>>
 
 \* A coordinator crashes: its memory (locks, transactions, unborn queue) is gone.
 \* @type: (Int) => Bool;
@@ -791,7 +824,7 @@ Pause(x) ==
     /\ co' = [co EXCEPT ![x].paused = TRUE]
     /\ faults' = [faults EXCEPT ![2] = @ + 1]
     /\ action' = Act("Pause", CoName[x], NoArgs)
-    /\ UNCHANGED <<clientVars, lk, txs, unborn, fdVars, storeVars, ghostVars>>
+    /\ UNCHANGED <<clientVars, memoryVars, fdVars, storeVars, ghostVars>>
 
 \* The pause ends. x reads the heartbeats that arrived meanwhile before anything else and
 \* fences itself if a quorum reported it dead or no longer hears it (zombie_commit: it
@@ -804,7 +837,7 @@ Resume(x) ==
                 ELSE [resumed EXCEPT ![x].fenced = @ \/ x \in dead
                                                   \/ ~\E y \in Coords \ {x} : <<x, y>> \notin cut /\ <<y, x>> \notin cut /\ Running(y)]
     /\ action' = Act("Resume", CoName[x], NoArgs)
-    /\ UNCHANGED <<clientVars, lk, txs, unborn, fdVars, storeVars, ghostVars, faults>>
+    /\ UNCHANGED <<clientVars, memoryVars, fdVars, storeVars, ghostVars, faultVars>>
 
 (***************************************************************************)
 (* Next                                                                    *)

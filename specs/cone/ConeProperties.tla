@@ -13,31 +13,44 @@ Quiescent ==
     /\ \A x \in Coords : Running(x) => \A t \in TxnIds : txs[x][t].st # "indexing"
 
 \* INV: TypeOK
-\* Every variable holds a value of the expected shape.
+\* Every variable holds a value of the expected shape: one conjunct per variable, in the
+\* order of their declarations (Cone), each the set its @type annotation names, with the
+\* bounds the constants give. (Sequences are checked element by element and strings not at
+\* all: Apalache takes neither Seq(S) nor STRING; its types say the rest.)
+Writers == TxnIds \cup {InitTxn}
+Reads == Keys \X Writers \X Int
+Muts == Keys \X Int \X BOOLEAN
+ClientRecords ==
+    [st: {"idle", "begin", "open", "commit", "done"}, att: 0..MaxAttempts, co: 0..3,
+     pc: {"", "read", "write", "ryw", "commit", "rollback"}, n: Int, ryw: Int]
+CoordRecords == [up: BOOLEAN, paused: BOOLEAN, fenced: BOOLEAN, active: BOOLEAN, clock: Nat]
+TxRecords == [st: {"none", "open", "committing", "indexing"}, ts: Nat, rd: SUBSET Reads, wr: SUBSET Muts]
+BatchRecords ==
+    [t: TxnIds, co: Coords, ts: Nat, muts: SUBSET Muts, logged: BOOLEAN, blog: BOOLEAN, bdc: SUBSET Coords,
+     pend: SUBSET Replicas, applied: SUBSET Replicas]
+CommitRecords == [t: TxnIds, ts: Nat, rd: SUBSET Reads, ks: SUBSET Keys]
+\* Every element of sequence s is in S.
+\* @type: (Seq(a), Set(a)) => Bool;
+SeqOf(s, S) == \A i \in DOMAIN s : s[i] \in S
 TypeOK ==
-    /\ DOMAIN cl = Clients
-    /\ \A c \in Clients :
-        /\ cl[c].st \in {"idle", "begin", "open", "commit", "done"}
-        /\ cl[c].att \in 0..MaxAttempts
-        /\ cl[c].co \in 0..3
-        /\ cl[c].pc \in {"", "read", "write", "ryw", "commit", "rollback"}
-    /\ \A x \in Coords :
-        /\ co[x].clock \in Nat
-        /\ lk[x] \subseteq Keys \X TxnIds
-        /\ unborn[x] \subseteq TxnIds
-        /\ \A t \in TxnIds : txs[x][t].st \in {"none", "open", "committing", "indexing"}
+    /\ cl \in [Clients -> ClientRecords]
+    /\ co \in [Coords -> CoordRecords]
+    /\ lk \in [Coords -> SUBSET (Keys \X TxnIds)]
+    /\ txs \in [Coords -> [TxnIds -> TxRecords]]
+    /\ unborn \in [Coords -> SUBSET TxnIds]
     /\ cut \subseteq Coords \X Coords
     /\ dead \subseteq Coords
+    /\ /\ SeqOf(batches, BatchRecords)
+       /\ \A i \in DOMAIN batches :
+            /\ batches[i].pend \cap batches[i].applied = {}
+            /\ batches[i].pend \cap dcDown = {}
+            /\ batches[i].bdc \subseteq Coords \ dcDown
+            /\ batches[i].blog => batches[i].bdc # {}
     /\ dcDown \subseteq Coords
-    /\ \A i \in DOMAIN batches :
-        /\ batches[i].t \in TxnIds /\ batches[i].co \in Coords
-        /\ batches[i].pend \subseteq Replicas /\ batches[i].applied \subseteq Replicas
-        /\ batches[i].pend \cap batches[i].applied = {}
-        /\ batches[i].pend \cap dcDown = {}
-        /\ batches[i].bdc \subseteq Coords \ dcDown
-        /\ batches[i].blog => batches[i].bdc # {}
-        /\ \A m \in batches[i].muts : m[1] \in Keys
-    /\ \A o \in told : o[1] \in TxnIds /\ o[2] \in {"committed", "failed", "unknown"}
+    /\ hist \subseteq CommitRecords
+    /\ told \subseteq TxnIds \X {"committed", "failed", "unknown"}
+    /\ faults \in (0..MaxCrashes) \X (0..MaxPauses) \X (0..MaxCuts) \X (0..MaxDrops) \X (0..MaxDcFails)
+    /\ DOMAIN action = {"name", "actor", "client", "args"} /\ action.args \in [DOMAIN action.args -> Int]
 
 \* INV: ExclusiveLocks
 \* No split brain: no two coordinators that can act both hold a lock on one key for a live

@@ -5,8 +5,8 @@
 (***************************************************************************)
 EXTENDS Cone, ConeProperties
 
-\* TLC: two states that differ only in the history variable `action` are the same
-\* state of the protocol.
-View == <<cl, co, lk, txs, unborn, cut, dead, batches, dcDown, hist, told, faults>>
+\* TLC: two states that differ only in the history variable `action` (historyVars) are
+\* the same state of the protocol.
+View == <<clientVars, coordVars, fdVars, storeVars, ghostVars, faultVars>>
 
 =============================================================================
