@@ -39,12 +39,19 @@ LIVENESS = [m for m in REGISTRY.select([], "ci") if m.task.properties]
 pytestmark = pytest.mark.tlc
 
 
+# The runs these tests derive from a model get this budget at least: a budget is a guard against a
+# hung run, and on a loaded 2-core CI machine kafka_no_group_fencing's reduced run took over the
+# model's 120 s (stop 56's CI run; about 40 s alone).
+BUDGET = 600.0
+
+
 def with_view(model: Model, view: str) -> Model:
-    return attrs.evolve(model, task=attrs.evolve(model.task, tlc=attrs.evolve(model.task.tlc, view=view)))
+    task = attrs.evolve(model.task, tlc=attrs.evolve(model.task.tlc, view=view), timeout=max(model.task.timeout, BUDGET))
+    return attrs.evolve(model, task=task)
 
 
 def with_next(model: Model, next_: str) -> Model:
-    return attrs.evolve(model, task=attrs.evolve(model.task, next=next_))
+    return attrs.evolve(model, task=attrs.evolve(model.task, next=next_, timeout=max(model.task.timeout, BUDGET)))
 
 
 def test_every_holding_kafka_model_uses_the_reduced_view() -> None:
