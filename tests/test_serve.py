@@ -157,7 +157,10 @@ def test_consume_transform_produce_commits_offsets_only_with_the_transaction(txc
     assert app.committed([TopicPartition("in", 0)], TIMEOUT)[0].offset == seen[3].offset() + 1
     app.close()
     events = txconform_broker.broker.events
-    assert [e["result"] for e in events if e["action"] == "GcTxnOffsetCommit"] == ["NONE", "NONE"]
+    # TV1V: each transaction's TxnOffsetCommit is held while the coordinator checks that its
+    # AddOffsetsToTxn put the offsets partition in the transaction, then written (GcVerified)
+    assert [e["result"] for e in events if e["action"] == "GcTxnOffsetCommit"] == [None, None]
+    assert [e["result"] for e in events if e["action"] == "GcVerified"] == ["NONE", "NONE"]
 
 
 def test_kafka_python_transactions_are_accepted(txconform_broker: Any) -> None:

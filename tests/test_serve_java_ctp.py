@@ -156,22 +156,14 @@ def _check(r: dict[str, Any]) -> None:
     assert gens and all(isinstance(g, int) and g > 0 for g in gens), r["notes"]  # the consumer's generation travelled
 
 
-# The gap (found by this test): with transaction version 2 the Java client sends no
-# AddOffsetsToTxn (TransactionManager.sendOffsetsToTransaction: "In transaction V2, the client will
-# skip sending AddOffsetsToTxn before sending txnOffsetCommit"); Kafka 4's group coordinator adds
-# the offsets partition to the transaction itself. serve does not (the spec's TxnOffsetCommit step,
-# GcTxnOffsetCommit, adds nothing to the coordinator's transaction; its CTP program sends
-# AddOffsetsToTxn in TV2 too), so no marker reaches the offsets partition (no GcMarker), the
-# offsets stay pending for good, and OffsetFetch(require_stable) answers UNSTABLE_OFFSET_COMMIT
-# until the client times out: seek_committed after the abort fails, and the group never has
-# committed offsets. The session's trace is accepted all the same.
-SERVE_GAP = (
-    "serve TV2: a TxnOffsetCommit without AddOffsetsToTxn (the TV2 Java client) never puts the offsets partition in the "
-    "transaction, so the offsets stay pending (UNSTABLE_OFFSET_COMMIT) for good"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=SERVE_GAP)
+# With transaction version 2 the Java client sends no AddOffsetsToTxn
+# (TransactionManager.sendOffsetsToTransaction: "In transaction V2, the client will skip sending
+# AddOffsetsToTxn before sending txnOffsetCommit"): Kafka 4's group coordinator verifies the
+# TxnOffsetCommit with the transaction coordinator, which adds the offsets partition to the
+# transaction (AddPartitionsToTxnManager: TxnOffsetCommit v5 is ADD_PARTITION). This test found that
+# the spec did not (serve's offsets stayed pending, UNSTABLE_OFFSET_COMMIT for good); the spec's
+# group coordinator now does so too (GcTxnOffsetCommit holds the request, TcVerify adds the
+# partition, GcVerified writes the offsets), and the loop ends as on Kafka.
 @pytest.mark.txconform_serve(version="TV2", partitions=PARTITIONS)
 def test_consume_transform_produce_of_the_java_client_is_a_behaviour_of_the_spec(txconform_broker: Server, java: Any) -> None:
     r = _ctp(txconform_broker.bootstrap, java, "in", "out", "ctp-group")

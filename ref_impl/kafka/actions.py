@@ -149,10 +149,11 @@ ACTIONS: tuple[Action, ...] = (
     _msg("GcOffsetFetch", ("OffsetFetch",), C.gc_offset_fetch_enabled, C.gc_offset_fetch, late=superseded),
     _msg("GcTxnOffsetCommit", ("TxnOffsetCommit",), C.gc_txn_offset_commit_enabled, C.gc_txn_offset_commit,
          late=superseded),
+    _msg("GcVerified", ("VerifyResp",), C.gc_verified_enabled, C.gc_verified, on=OFFSETS),
     _msg("GcMarker", ("WriteTxnMarkers",), C.gc_marker_enabled, C.gc_marker, on=OFFSETS),
     _msg("LeaderProduce", ("Produce",), C.leader_produce_enabled, C.leader_produce, late=superseded),
-    _msg("LeaderVerified", ("VerifyResp",), C.leader_verified_enabled, C.leader_verified),
-    _msg("LeaderDiscardVerify", ("VerifyResp",), C.leader_discard_verify_enabled, C.leader_discard_verify),
+    _msg("LeaderVerified", ("VerifyResp",), C.leader_verified_enabled, C.leader_verified, on=DATA),
+    _msg("LeaderDiscardVerify", ("VerifyResp",), C.leader_discard_verify_enabled, C.leader_discard_verify, on=DATA),
     _msg("LeaderMarker", ("WriteTxnMarkers",), C.leader_marker_enabled, C.leader_marker, on=DATA),
     _msg("Drop", MESSAGE_TYPES, C.drop_enabled, C.drop, fault=always),
     # The coordinator, per transactional.id.
@@ -163,6 +164,7 @@ ACTIONS: tuple[Action, ...] = (
     Action("TcResendMarker", TXN_PARTITION, C.tc_resend_marker_enabled, C.tc_resend_marker),
     # Partition leaders and the coordinator as a whole.
     Action("LeaderVerifyLost", PARTITION, C.leader_verify_lost_enabled, C.leader_verify_lost),
+    Action("GcVerifyLost", NONE, C.gc_verify_lost_enabled, C.gc_verify_lost),
     Action("Failover", NONE, C.failover_enabled, C.failover, fault=always),
     Action("LeaderRestart", PARTITION, C.leader_restart_enabled, C.leader_restart, fault=always),
     Action("LeaderExpireProducer", TXN_PARTITION, C.leader_expire_producer_enabled, C.leader_expire_producer, fault=always),

@@ -1,7 +1,9 @@
 """Producer clients (KafkaTxn: StartInstance .. InputDone, ClientReceive).
 
-A client runs its transactions as the spec's fixed program: [TV1: AddPartitionsToTxn] Produce
-``batches`` batches to each partition in turn, [CTP: AddOffsetsToTxn, TxnOffsetCommit], EndTxn.
+A client runs its transactions as the spec's fixed program: [TV1, TV1V: AddPartitionsToTxn] Produce
+``batches`` batches to each partition in turn, [CTP: AddOffsetsToTxn (TV1, TV1V), TxnOffsetCommit],
+EndTxn. A TV2 client sends neither AddPartitionsToTxn nor AddOffsetsToTxn: the leaders and the group
+coordinator add the partitions (TransactionManager.sendOffsetsToTransaction).
 One request is outstanding at a time; one without an answer is sent again (Retry). With
 pipelining (max_in_flight > 1) batches go without waiting for their answers, up to max_in_flight
 per partition, and wait in ``fly``; EndTxn waits for all of them.
@@ -65,7 +67,7 @@ class ClientActions(ClusterState):
             return attrs.evolve(self.request(i, "AddPartitionsToTxn"), part=0)
         if pc == k.end_pc:
             return attrs.evolve(self.request(i, "EndTxn"), commit=commit)
-        if k.ctp and pc == k.add_offsets_pc:
+        if k.ctp and not k.tv2 and pc == k.add_offsets_pc:
             return attrs.evolve(self.request(i, "AddOffsetsToTxn"), part=OFFSETS_PART)
         if k.ctp and pc == k.offset_commit_pc:
             return attrs.evolve(self.request(i, "TxnOffsetCommit"), part=OFFSETS_PART, val=c.pos + 1, gen=c.gen)

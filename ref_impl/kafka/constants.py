@@ -84,7 +84,8 @@ class Constants:
 
     @property
     def verifies(self) -> bool:
-        """Leaders verify a producer's first transactional append to a partition (KIP-890)."""
+        """Leaders verify a producer's first transactional append to a partition, and the group
+        coordinator its TxnOffsetCommit (KIP-890)."""
         return self.version in ("TV1V", "TV2")
 
     @property
@@ -191,15 +192,16 @@ class Constants:
 
     @property
     def add_offsets_pc(self) -> int:
+        """AddOffsetsToTxn (CTP, TV1 and TV1V only: a TV2 client sends TxnOffsetCommit at once)."""
         return self.last_produce_pc + 1
 
     @property
     def offset_commit_pc(self) -> int:
-        return self.last_produce_pc + 2
+        return self.last_produce_pc + (1 if self.tv2 else 2)
 
     @property
     def end_pc(self) -> int:
-        return self.last_produce_pc + (3 if self.ctp else 1)
+        return self.offset_commit_pc + 1 if self.ctp else self.last_produce_pc + 1
 
     def is_produce_pc(self, pc: int) -> bool:
         return 2 <= pc <= self.last_produce_pc

@@ -152,11 +152,7 @@ class LeaderActions(ClusterState):
         self.take(m)
         if self.k.verifies and not (s.open and s.epoch == m.epoch) and m.epoch >= s.epoch:
             self.pst[m.part][m.tid] = start_verification(s, m.epoch, m.seq, self.k.bug("no_lowest_sequence"))
-            # held is a set in the spec: a batch sent again the same way (the same attempt
-            # number, after a retriable error) while its first copy still waits merges with it
-            if Held(m) not in self.held[m.part]:
-                self.held[m.part].append(Held(m))
-            self.send(attrs.evolve(m, type="Verify"))
+            self.hold(m.part, m)
             self._leader_event("LeaderProduce", m, None)
         else:
             err, offset = self.append_batch(m)
@@ -172,8 +168,9 @@ class LeaderActions(ClusterState):
 
     def leader_verified_enabled(self, r: Msg) -> bool:
         """TV2: the coordinator answered a held batch's verification. Append it unless a marker
-        voided the verification meanwhile (VerificationGuard) or the coordinator refused."""
-        return self.in_net(r) and r.type == "VerifyResp" and self._held_for(r) is not None
+        voided the verification meanwhile (VerificationGuard) or the coordinator refused. (The
+        offsets partition's answers are the group coordinator's: GcVerified.)"""
+        return self.in_net(r) and r.type == "VerifyResp" and r.part in self.plog and self._held_for(r) is not None
 
     def leader_verified(self, r: Msg) -> None:
         h = self._held_for(r)
@@ -223,7 +220,7 @@ class LeaderActions(ClusterState):
 
     def leader_discard_verify_enabled(self, r: Msg) -> bool:
         """The answer to a verification of a batch the leader no longer holds."""
-        return self.in_net(r) and r.type == "VerifyResp" and self._held_for(r) is None
+        return self.in_net(r) and r.type == "VerifyResp" and r.part in self.plog and self._held_for(r) is None
 
     def leader_discard_verify(self, r: Msg) -> None:
         self.take(r)
@@ -244,13 +241,7 @@ class LeaderActions(ClusterState):
                 Entry("marker", m.tid, m.epoch, commit=m.commit, cepoch=m.cepoch, gtx=m.gtx, end_by=m.end_by, src=0)
             )
             self.pst[p][m.tid] = after_marker(s, m.epoch, m.cepoch)
-            voided: list[Held] = []
-            for h in self.held[p]:
-                if h.m.tid == m.tid:
-                    h.void = True
-                if h not in voided:  # a set, as held is in the spec: voiding may make two the same
-                    voided.append(h)
-            self.held[p] = voided
+            self.void_held(p, m.tid)
         self.take(m)
         self.send(m.reply(err))
         self._leader_event("LeaderMarker", m, err, offset)

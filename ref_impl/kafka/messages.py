@@ -55,7 +55,8 @@ class Msg:
         return attrs.evolve(self, type=self.type + "Resp", err=err, **changes)
 
     def same_request(self, other: "Msg") -> bool:
-        """Is ``other`` a copy of, an answer to, or a verification for this request? (SameRequest)"""
+        """Is ``other`` a copy of, an answer to, or a verification for this request (a produce or a
+        TxnOffsetCommit)? (SameRequest)"""
         return (
             other.type in (self.type, self.type + "Resp", "Verify", "VerifyResp")
             and other.tid == self.tid
@@ -63,5 +64,5 @@ class Msg:
             and other.gtx == self.gtx
             and other.part == self.part
             and other.seq == self.seq
-            and (other.type not in ("Verify", "VerifyResp") or self.type == "Produce")
+            and (other.type not in ("Verify", "VerifyResp") or self.type in ("Produce", "TxnOffsetCommit"))
         )

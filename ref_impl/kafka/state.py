@@ -99,7 +99,8 @@ class ProducerState:
 
 @attrs.define
 class Held:
-    """TV2: a batch a leader holds until the coordinator verified it."""
+    """TV1V, TV2: a batch a leader holds until the coordinator verified it (at OFFSETS_PART: a
+    TxnOffsetCommit the group coordinator holds so)."""
 
     m: Msg
     void: bool = False
@@ -139,7 +140,7 @@ class ClusterState:
         self.pst: dict[int, dict[str, ProducerState]] = {
             p: {t: ProducerState() for t in k.txn_ids} for p in [OFFSETS_PART] + self.parts
         }
-        self.held: dict[int, list[Held]] = {p: [] for p in self.parts}
+        self.held: dict[int, list[Held]] = {p: [] for p in [OFFSETS_PART] + self.parts}
         # Replication (KafkaTxn: lag): -1 while the follower is in sync, else the log length it
         # has; -2 once an unclean election made it the leader.
         self.lag: dict[int, int] = {p: -1 for p in self.parts}
@@ -219,7 +220,26 @@ class ClusterState:
         for c in self.tc.values():
             if any(m.same_request(n) for pe in c.pending for n in pe.replies):
                 return True
-        return any(m.same_request(h.m) for p in self.parts for h in self.held[p])
+        return any(m.same_request(h.m) for hs in self.held.values() for h in hs)
+
+    def hold(self, p: int, m: Msg) -> None:
+        """Hold request ``m`` at partition ``p`` and ask the coordinator to verify it. held is a set
+        in the spec: a request sent again the same way (the same attempt number, after a retriable
+        error) while its first copy still waits merges with it."""
+        if Held(m) not in self.held[p]:
+            self.held[p].append(Held(m))
+        self.send(attrs.evolve(m, type="Verify"))
+
+    def void_held(self, p: int, t: str) -> None:
+        """A marker for producer ``t`` reached ``p``: the verifications held there for ``t`` are void
+        (Kafka's VerificationGuard). A set, as held is in the spec: voiding may make two the same."""
+        voided: list[Held] = []
+        for h in self.held[p]:
+            if h.m.tid == t:
+                h.void = True
+            if h not in voided:
+                voided.append(h)
+        self.held[p] = voided
 
     def on_connection(self, f: Msg) -> bool:
         """Pipelining: is batch ``f`` unread, held for verification, or answered? (OnConnection)"""

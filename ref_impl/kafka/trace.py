@@ -216,7 +216,7 @@ def check_event(ev: Event, k: Constants) -> None:
     for c in MSG_FIELDS:
         if c in ev and a not in MESSAGE_ACTIONS | SENDING_ACTIONS | {OPEN_SEND}:
             raise ProtocolInputError(f'{a}: field "{c}" describes a message, and {a} neither takes nor sends one; leave it out')
-    if "result" in ev and a not in MESSAGE_ACTIONS | {"LeaderVerifyLost"}:
+    if "result" in ev and a not in MESSAGE_ACTIONS | {"LeaderVerifyLost", "GcVerifyLost"}:
         raise ProtocolInputError(f'{a}: field "result" is the error code of an answer, and {a} answers nothing; leave it out')
     if a in CLIENT_ACTIONS | {OPEN_SEND, "ClientTake"} or any(c in ev for c in ("client_state", "client_epoch", "client_txn")):
         need("txn_id", k["TxnIds"], "a transactional.id")
@@ -241,6 +241,8 @@ def check_event(ev: Event, k: Constants) -> None:
     partition_actions = ("LeaderVerifyLost", "LeaderRestart", "FollowerLag", "UncleanElection", "Fetch", "OffsetCommit")
     if a in partition_actions or any(c in ev for c in ("log_end", "records", "lso", "append_offset")):
         need("partition", parts, "a data partition")
+    if a == "GcVerifyLost":
+        need("partition", (0,), "the offsets partition (0)")
     if a == "Fetch" or "records" in ev:
         need("isolation", ISOLATIONS, "an isolation level")
         if "from" not in ev:

@@ -9,11 +9,13 @@ What a trace gives each table (docs/replay.md):
 - entries: an append is a LeaderProduce / LeaderVerified (a data batch) or LeaderMarker (a control
   batch) event whose ``log_end`` grew on its partition; its offset is ``log_end - 1`` (version 2
   traces also log ``append_offset``). A refused or duplicate batch leaves ``log_end`` as it was.
-  GcTxnOffsetCommit (accepted) and GcMarker (accepted) are the batches and markers of the
-  __consumer_offsets partition (spec: OffsetsPart = 0), numbered in event order.
+  GcTxnOffsetCommit and GcVerified (accepted: written) and GcMarker (accepted) are the batches and
+  markers of the __consumer_offsets partition (spec: OffsetsPart = 0), numbered in event order. A
+  GcTxnOffsetCommit held for verification (TV1V, TV2) logs no result and writes nothing yet: its
+  GcVerified writes it.
 - txn_log: every TcAppend (an append to __transaction_state), with ``txn_partitions`` when the
   trace logs it (version 2).
-- offset_commits: GcTxnOffsetCommit (accepted) and OffsetCommit (standalone consumers).
+- offset_commits: GcTxnOffsetCommit and GcVerified (accepted) and OffsetCommit (standalone consumers).
 - reads: one row per record a Fetch returned (and one row with a null offset for an empty fetch),
   with the fetch's isolation, start and LSO.
 - writes: one row per produce answer the client got (ClientReceive of a ProduceResp): ``ok``
@@ -167,7 +169,9 @@ def stage(paths: list[Path], stager: Stager) -> None:
     stager.write_frame("entries", data_entries)
 
     # entries: the __consumer_offsets partition (OffsetsPart = 0)
-    offsets_part = ev.where(F.col("action").isin("GcTxnOffsetCommit", "GcMarker") & (F.coalesce(F.col("result"), F.col("error")) == "NONE"))
+    # a GcTxnOffsetCommit or GcVerified that wrote the offsets answered NONE (a held one has no result)
+    gc_wrote = F.col("action").isin("GcTxnOffsetCommit", "GcVerified") & (F.col("result") == "NONE")
+    offsets_part = ev.where(gc_wrote | ((F.col("action") == "GcMarker") & (F.coalesce(F.col("result"), F.col("error")) == "NONE")))
     by_trace = Window.partitionBy("trace_id").orderBy("event")
     offsets_part = offsets_part.withColumn("o", F.row_number().over(by_trace) - 1)
     gc_marker = F.col("action") == "GcMarker"
@@ -237,10 +241,8 @@ def stage(paths: list[Path], stager: Stager) -> None:
     )
 
     # offset_commits
-    commits = ev.where(
-        ((F.col("action") == "GcTxnOffsetCommit") & (F.coalesce(F.col("result"), F.col("error")) == "NONE")) | (F.col("action") == "OffsetCommit")
-    )
-    txnal = F.col("action") == "GcTxnOffsetCommit"
+    commits = ev.where(gc_wrote | (F.col("action") == "OffsetCommit"))
+    txnal = F.col("action").isin("GcTxnOffsetCommit", "GcVerified")
     stager.write_frame(
         "offset_commits",
         commits.select(

@@ -45,8 +45,9 @@
 (*     any sequence from it.                                               *)
 (*   Group coordinator (gc), when InputSize > 0: the application consumes  *)
 (*     an input partition in a consumer group (generation, owner), commits *)
-(*     its offsets in the transaction (AddOffsetsToTxn, TxnOffsetCommit    *)
-(*     checked against the generation, KIP-447), reads them back with      *)
+(*     its offsets in the transaction (TV1, TV1V: AddOffsetsToTxn, then    *)
+(*     TxnOffsetCommit; TV2: TxnOffsetCommit alone, below) checked against *)
+(*     the generation (KIP-447), reads them back with                      *)
 (*     OffsetFetch(require_stable); offsets stay pending per producer      *)
 (*     until a marker on the offsets partition applies or drops them.      *)
 (*     Consumers outside the application (traces only) read with either    *)
@@ -70,6 +71,38 @@
 (* carry it, the client takes it from the EndTxn response, and a retried   *)
 (* EndTxn (epoch + 1 = current) is recognised as a retry. An abort with no *)
 (* transaction open bumps the epoch too (Kafka 4.x, KAFKA-14563).          *)
+(*                                                                         *)
+(* Offsets under TV1V and TV2 (Kafka 4.x, read in the 4.1.1 sources): the  *)
+(* group coordinator verifies a producer's TxnOffsetCommit with the        *)
+(* transaction coordinator before it writes the offsets, as a leader       *)
+(* verifies a produce (GroupCoordinatorService.commitTransactionalOffsets, *)
+(* CoordinatorRuntime.scheduleTransactionalWriteOperation,                 *)
+(* CoordinatorPartitionWriter.maybeStartTransactionVerification,           *)
+(* ReplicaManager.maybeSendPartitionToTransactionCoordinator). The offsets *)
+(* partition's leader holds the request (held[OffsetsPart]) and asks the   *)
+(* coordinator to add the offsets partition (TV2: TxnOffsetCommit v5 and   *)
+(* later is ADD_PARTITION, AddPartitionsToTxnManager.                      *)
+(* txnOffsetCommitRequestVersionToTransactionSupportedOperation) or to     *)
+(* check that it is in the transaction (TV1V: v4 and earlier verify only). *)
+(* So a TV2 client sends no AddOffsetsToTxn                                *)
+(* (TransactionManager.sendOffsetsToTransaction: with transaction V2 it    *)
+(* sends TxnOffsetCommit at once) and the TV2 program skips it, as it      *)
+(* skips AddPartitionsToTxn. No verification is needed once the producer's *)
+(* transaction is open on the offsets partition under its epoch            *)
+(* (pst[OffsetsPart]; UnifiedLog.maybeStartTransactionVerification gives   *)
+(* no guard when hasOngoingTransaction), and an epoch older than the       *)
+(* partition's is refused at once (INVALID_PRODUCER_EPOCH). The answer     *)
+(* (GcVerified) is translated as Kafka translates it for TxnOffsetCommit,  *)
+(* not as for Produce: PRODUCER_FENCED becomes INVALID_PRODUCER_EPOCH      *)
+(* (AddPartitionsToTxnManager), a marker that arrived meanwhile voids the  *)
+(* verification (INVALID_TXN_STATE), CONCURRENT_TRANSACTIONS and           *)
+(* COORDINATOR_NOT_AVAILABLE reach the client as they are                  *)
+(* (CoordinatorOperationExceptionHelper.handleOperationException passes    *)
+(* them on; the client retries), and the generation is checked after the   *)
+(* verification, in the write                                              *)
+(* (OffsetMetadataManager.commitTransactionalOffset). A verification a     *)
+(* coordinator failover lost fails the commit with NOT_COORDINATOR         *)
+(* (GcVerifyLost), which the client retries.                               *)
 (*                                                                         *)
 (* Abstractions                                                            *)
 (*   - Producer ids and epochs (KIP-360, producer-id rotation): epochs   *)
@@ -154,11 +187,24 @@
 (*   - A marker refused by a leader (older coordinator or producer epoch)  *)
 (*     counts as acknowledged; Kafka stops sending it and the transaction  *)
 (*     stays prepared until the partition is reloaded.                     *)
-(*   - The group coordinator does not fail over: everything gc keeps      *)
-(*     (generation, owner, committed and pending transactional offsets)    *)
-(*     is in __consumer_offsets and reloads unchanged, so a failover would *)
-(*     be a step that changes nothing here. Leader-to-coordinator          *)
-(*     verification traffic is not lost.                                   *)
+(*   - The group coordinator does not fail over: everything gc keeps       *)
+(*     (generation, owner, committed and pending transactional offsets) is *)
+(*     in __consumer_offsets and reloads unchanged, so a failover would be *)
+(*     a step that changes nothing here (a TxnOffsetCommit held for        *)
+(*     verification would be lost with it, and retried, as after           *)
+(*     GcVerifyLost). Leader-to-coordinator verification traffic is not    *)
+(*     lost.                                                               *)
+(*   - The offsets partition is not a log here: its producer state         *)
+(*     (pst[OffsetsPart]) keeps the epoch, the coordinator epoch of the    *)
+(*     last marker and, under TV1V and TV2, whether the producer's         *)
+(*     transaction is open there (set by a verified TxnOffsetCommit,       *)
+(*     cleared by a marker); no sequences and no verification state (the   *)
+(*     group coordinator's appends skip the sequence check:                *)
+(*     AppendOrigin.COORDINATOR). Under TV1 the spec writes the offsets    *)
+(*     without checking the producer's epoch against the partition's       *)
+(*     (Kafka's append would refuse an older one,                          *)
+(*     ProducerAppendInfo.checkProducerEpoch) and leaves the open flag     *)
+(*     unset.                                                              *)
 (*   - TV1V: TV1 clients, and leaders that verify before a producer's      *)
 (*     first transactional append to a partition that the partition is in *)
 (*     its ongoing transaction (KIP-890 part 1,                            *)
@@ -331,7 +377,8 @@ VARIABLES
     \* Partition leaders' producer state, per partition and producer.
     \* @type: Int -> (Str -> $pstate);
     pst,
-    \* TV2: batches a leader holds until the coordinator verified them.
+    \* TV1V, TV2: batches a leader holds until the coordinator verified them;
+    \* held[OffsetsPart]: the TxnOffsetCommits the group coordinator holds so.
     \* @type: Int -> Set($held);
     held,
     \* Replication: -1 while the partition's follower is in sync; else the
@@ -372,7 +419,8 @@ vars == <<netVars, clientVars, coordVars, leaderVars, groupVars, faultVars, acti
 
 Parts == 1..NumPartitions
 \* The consumer-offsets partition of the application's group: a transaction
-\* that commits offsets adds it (AddOffsetsToTxn) and gets a marker there.
+\* that commits offsets adds it (AddOffsetsToTxn; TV2: the group
+\* coordinator's verification of TxnOffsetCommit) and gets a marker there.
 OffsetsPart == 0
 \* Consume-transform-produce: the application reads an input partition of
 \* InputSize records, one per transaction, and commits its offsets in the
@@ -535,15 +583,19 @@ Bug(b) == b \in Bugs
 
 -----------------------------------------------------------------------------
 (* The client program of one transaction: pc 1 is AddPartitionsToTxn (TV1  *)
-(* only), pcs 2 .. 1 + NumPartitions * Batches are Produce, Batches       *)
-(* batches to partition 1, then to partition 2, ..., then (CTP only)      *)
-(* AddOffsetsToTxn and TxnOffsetCommit, and pc EndPc is EndTxn.            *)
+(* and TV1V only), pcs 2 .. 1 + NumPartitions * Batches are Produce,       *)
+(* Batches batches to partition 1, then to partition 2, ..., then (CTP    *)
+(* only) AddOffsetsToTxn (TV1 and TV1V only) and TxnOffsetCommit, and pc   *)
+(* EndPc is EndTxn. A TV2 client sends neither AddPartitionsToTxn nor      *)
+(* AddOffsetsToTxn: the leaders and the group coordinator add the          *)
+(* partitions (TransactionManager.sendOffsetsToTransaction goes straight   *)
+(* to TxnOffsetCommit with transaction V2).                               *)
 
 FirstPc == IF TV2 THEN 2 ELSE 1
 LastProducePc == NumPartitions * Batches + 1
-AddOffsetsPc == LastProducePc + 1     \* CTP only
-OffsetCommitPc == LastProducePc + 2   \* CTP only
-EndPc == LastProducePc + (IF CTP THEN 3 ELSE 1)
+AddOffsetsPc == LastProducePc + 1                            \* CTP, TV1 and TV1V only
+OffsetCommitPc == LastProducePc + (IF TV2 THEN 1 ELSE 2)     \* CTP only
+EndPc == IF CTP THEN OffsetCommitPc + 1 ELSE LastProducePc + 1
 
 \* @type: (Int) => Int;
 PartOfPc(pc) == (pc - 2) \div Batches + 1
@@ -578,21 +630,22 @@ Request(i, type) == [NoMsg EXCEPT !.type = type, !.tid = i[1], !.inst = i[2], !.
 \* @type: ($msg, Str) => $msg;
 Reply(m, err) == [m EXCEPT !.type = m.type \o "Resp", !.err = err]
 
-\* Is message n about the same request as m (a copy, a reply, a verification)?
+\* Is message n about the same request as m (a copy, a reply, a verification
+\* of a produce or of a TxnOffsetCommit)?
 \* @type: ($msg, $msg) => Bool;
 SameRequest(n, m) ==
     /\ n.type \in {m.type, m.type \o "Resp", "Verify", "VerifyResp"}
     /\ n.tid = m.tid /\ n.inst = m.inst /\ n.gtx = m.gtx /\ n.part = m.part /\ n.seq = m.seq
-    /\ n.type \in {"Verify", "VerifyResp"} => m.type = "Produce"
+    /\ n.type \in {"Verify", "VerifyResp"} => m.type \in {"Produce", "TxnOffsetCommit"}
 
 \* Is anything of request m still under way: a copy or a reply in flight, a
 \* reply the coordinator will send once its append is durable, or the
-\* batch held at a leader for verification? If not, it was lost.
+\* batch (or TxnOffsetCommit) held for verification? If not, it was lost.
 \* @type: ($msg) => Bool;
 InFlight(m) ==
     \/ \E n \in net : SameRequest(n, m)
     \/ \E t \in TxnIds : \E k \in DOMAIN tc[t].pending : \E n \in tc[t].pending[k].replies : SameRequest(n, m)
-    \/ \E p \in Parts : \E h \in held[p] : SameRequest(h.m, m)
+    \/ \E p \in DOMAIN held : \E h \in held[p] : SameRequest(h.m, m)
 
 \* Pipelining: is batch f still on its connection: unread, held for
 \* verification, or answered? When its leader goes away with the batch, a
@@ -624,7 +677,7 @@ Init ==
     /\ cepoch = 0
     /\ plog = [p \in Parts |-> <<>>]
     /\ pst = [p \in {OffsetsPart} \cup Parts |-> FreshProducerState]
-    /\ held = [p \in Parts |-> {}]
+    /\ held = [p \in {OffsetsPart} \cup Parts |-> {}]
     /\ lag = [p \in Parts |-> -1]
     /\ gc = [gen |-> 0, owner |-> NoInst, committed |-> 0, pending |-> [t \in TxnIds |-> -1], groups |-> NoGroups]
     /\ hangs = 0
@@ -672,7 +725,7 @@ NextRequest(i, commit) ==
     LET pc == cl[i].pc
     IN CASE pc = 1 -> [Request(i, "AddPartitionsToTxn") EXCEPT !.part = 0]
          [] pc = EndPc -> [Request(i, "EndTxn") EXCEPT !.commit = commit]
-         [] CTP /\ pc = AddOffsetsPc -> [Request(i, "AddOffsetsToTxn") EXCEPT !.part = OffsetsPart]
+         [] CTP /\ ~TV2 /\ pc = AddOffsetsPc -> [Request(i, "AddOffsetsToTxn") EXCEPT !.part = OffsetsPart]
          [] CTP /\ pc = OffsetCommitPc -> [Request(i, "TxnOffsetCommit") EXCEPT !.part = OffsetsPart,
                                                                           !.val = cl[i].pos + 1, !.gen = cl[i].gen]
          [] OTHER -> [Request(i, "Produce") EXCEPT !.part = PartOfPc(pc), !.seq = cl[i].seq[PartOfPc(pc)],
@@ -958,18 +1011,90 @@ GcOffsetFetch(m) ==
     /\ action' = On(m.tid, Act("GcOffsetFetch", "group", "instance" :> m.inst @@ "committed" :> gc.committed))
     /\ UNCHANGED <<clientVars, coordVars, leaderVars, groupVars, faultVars>>
 
-\* TxnOffsetCommit (KIP-447): the member must belong to the current
-\* generation (ILLEGAL_GENERATION otherwise); the offset is kept pending
-\* for the producer until its transaction's marker.
+\* KIP-447: does TxnOffsetCommit m come from the member that owns the input
+\* in the current generation? (Open clients: the serving broker checked the
+\* generation of its real group.)
+\* @type: ($msg) => Bool;
+GenerationOk(m) == OpenClients \/ Bug("no_generation_check") \/ (m.gen = gc.gen /\ gc.owner = <<m.tid, m.inst>>)
+
+\* The group coordinator writes TxnOffsetCommit m: a member of another
+\* generation is refused (ILLEGAL_GENERATION); otherwise the offset is kept
+\* pending for the producer until its transaction's marker. `consumed` are
+\* the messages this step takes off the network.
+\* @type: ($msg, Set($msg)) => Bool;
+WriteOffset(m, consumed) ==
+    /\ gc' = IF GenerationOk(m) THEN [gc EXCEPT !.pending[m.tid] = m.val] ELSE gc
+    /\ net' = (net \ consumed) \cup {Reply(m, IF GenerationOk(m) THEN "NONE" ELSE "ILLEGAL_GENERATION")}
+
+\* TxnOffsetCommit reaches the group coordinator. TV1, or TV1V/TV2 with the
+\* producer's transaction already open on the offsets partition under this
+\* epoch: write it. TV1V/TV2 otherwise: an older epoch than the partition's
+\* is refused (UnifiedLog.maybeStartTransactionVerification); a newer one is
+\* held, and the coordinator is asked to add (TV2) or check (TV1V) the
+\* offsets partition, as LeaderProduce does for a batch.
 \* @type: ($msg) => Bool;
 GcTxnOffsetCommit(m) ==
     /\ m \in net /\ m.type = "TxnOffsetCommit"
-    \* open clients: the serving broker checked the generation of its real group
-    /\ LET ok == OpenClients \/ Bug("no_generation_check") \/ (m.gen = gc.gen /\ gc.owner = <<m.tid, m.inst>>)
-       IN /\ gc' = IF ok THEN [gc EXCEPT !.pending[m.tid] = m.val] ELSE gc
-          /\ net' = (net \ {m}) \cup {Reply(m, IF ok THEN "NONE" ELSE "ILLEGAL_GENERATION")}
+    /\ LET s == pst[OffsetsPart][m.tid]
+       IN IF ~Verifies \/ (s.open /\ s.epoch = m.epoch)
+          THEN /\ WriteOffset(m, {m})
+               /\ UNCHANGED leaderVars
+          ELSE IF m.epoch < s.epoch
+          THEN /\ net' = (net \ {m}) \cup {Reply(m, "INVALID_PRODUCER_EPOCH")}
+               /\ UNCHANGED <<leaderVars, groupVars>>
+          ELSE /\ held' = [held EXCEPT ![OffsetsPart] = @ \cup {[m |-> m, void |-> FALSE]}]
+               /\ net' = (net \ {m}) \cup {[m EXCEPT !.type = "Verify"]}
+               /\ UNCHANGED <<plog, pst, lag, groupVars>>
     /\ action' = On(m.tid, Act("GcTxnOffsetCommit", "group", "instance" :> m.inst @@ "offset" :> m.val @@ "generation" :> m.gen))
-    /\ UNCHANGED <<clientVars, coordVars, leaderVars, faultVars>>
+    /\ UNCHANGED <<clientVars, coordVars, faultVars>>
+
+\* What the client hears when its TxnOffsetCommit's verification failed
+\* (the group coordinator's translation, not a leader's VerifyError): a
+\* voided verification is INVALID_TXN_STATE; PRODUCER_FENCED becomes
+\* INVALID_PRODUCER_EPOCH (AddPartitionsToTxnManager); the rest, retriable
+\* CONCURRENT_TRANSACTIONS and COORDINATOR_NOT_AVAILABLE included, is passed
+\* on (CoordinatorOperationExceptionHelper.handleOperationException).
+\* @type: ($msg) => Str;
+GcVerifyError(r) ==
+    CASE r.err = "NONE" -> "INVALID_TXN_STATE"
+      [] r.err = "PRODUCER_FENCED" -> "INVALID_PRODUCER_EPOCH"
+      [] OTHER -> r.err
+
+\* TV1V, TV2: the coordinator answered the verification of a held
+\* TxnOffsetCommit. Write it, unless a marker for its producer arrived
+\* meanwhile (the VerificationGuard) or the coordinator refused; a write
+\* opens the producer's transaction on the offsets partition.
+\* @type: ($msg) => Bool;
+GcVerified(r) ==
+    /\ r \in net /\ r.type = "VerifyResp" /\ r.part = OffsetsPart
+    /\ \E h \in held[OffsetsPart] :
+        /\ h.m = [r EXCEPT !.type = "TxnOffsetCommit", !.err = "NONE"]
+        /\ held' = [held EXCEPT ![OffsetsPart] = @ \ {h}]
+        /\ IF r.err = "NONE" /\ ~h.void
+           THEN /\ WriteOffset(h.m, {r})
+                /\ pst' = IF GenerationOk(h.m)
+                          THEN [pst EXCEPT ![OffsetsPart][r.tid].epoch = r.epoch, ![OffsetsPart][r.tid].open = TRUE]
+                          ELSE pst
+           ELSE /\ net' = (net \ {r}) \cup {Reply(h.m, GcVerifyError(r))}
+                /\ UNCHANGED <<pst, groupVars>>
+        /\ action' = On(r.tid, Act("GcVerified", "group", "instance" :> r.inst @@ "txn" :> r.gtx[3]
+                                             @@ "ok" :> (IF r.err = "NONE" /\ ~h.void THEN 1 ELSE 0)))
+    /\ UNCHANGED <<clientVars, coordVars, plog, lag, faultVars>>
+
+\* TV1V, TV2: a coordinator failover lost the verification of held
+\* TxnOffsetCommit h (its pending answer died with the old coordinator):
+\* the commit fails with NOT_COORDINATOR, which the client retries.
+GcVerifyLost ==
+    \E h \in held[OffsetsPart] :
+        /\ ~\E n \in net : n.type \in {"Verify", "VerifyResp"} /\ n.part = OffsetsPart
+                          /\ [n EXCEPT !.type = "TxnOffsetCommit", !.err = "NONE"] = h.m
+        /\ ~\E k \in DOMAIN tc[h.m.tid].pending : \E n \in tc[h.m.tid].pending[k].replies :
+                n.type = "VerifyResp" /\ [n EXCEPT !.type = "TxnOffsetCommit", !.err = "NONE"] = h.m
+        /\ held' = [held EXCEPT ![OffsetsPart] = @ \ {h}]
+        /\ net' = net \cup {Reply(h.m, "NOT_COORDINATOR")}
+        /\ action' = On(h.m.tid, ActNote("GcVerifyLost", "group", "instance" :> h.m.inst @@ "txn" :> h.m.gtx[3],
+                                         "NOT_COORDINATOR"))
+    /\ UNCHANGED <<clientVars, coordVars, plog, pst, lag, groupVars, faultVars>>
 
 \* Whether partition-side producer state s accepts marker m: a marker from
 \* an older coordinator epoch, or for an older producer epoch, is refused
@@ -982,7 +1107,8 @@ MarkerCheck(m, s) ==
       [] OTHER -> "NONE"
 
 \* A marker on the offsets partition: COMMIT makes the producer's pending
-\* offset the committed one, ABORT drops it. Same fencing as a data leader.
+\* offset the committed one, ABORT drops it; it closes the producer's
+\* transaction there. Same fencing as a data leader.
 \* @type: ($msg) => Bool;
 GcMarker(m) ==
     /\ m \in net /\ m.type = "WriteTxnMarkers" /\ m.part = OffsetsPart
@@ -991,11 +1117,14 @@ GcMarker(m) ==
        IN /\ IF err = "NONE"
              THEN /\ gc' = [gc EXCEPT !.committed = IF m.commit /\ gc.pending[m.tid] # -1 THEN gc.pending[m.tid] ELSE @,
                                       !.pending[m.tid] = -1]
-                  /\ pst' = [pst EXCEPT ![OffsetsPart][m.tid].epoch = m.epoch, ![OffsetsPart][m.tid].cepoch = m.cepoch]
-             ELSE UNCHANGED <<pst, groupVars>>
+                  /\ pst' = [pst EXCEPT ![OffsetsPart][m.tid].epoch = m.epoch, ![OffsetsPart][m.tid].cepoch = m.cepoch,
+                                        ![OffsetsPart][m.tid].open = FALSE]
+                  \* a TxnOffsetCommit held for verification meanwhile is voided
+                  /\ held' = [held EXCEPT ![OffsetsPart] = {IF h.m.tid = m.tid THEN [h EXCEPT !.void = TRUE] ELSE h : h \in @}]
+             ELSE UNCHANGED <<pst, held, groupVars>>
           /\ net' = (net \ {m}) \cup {Reply(m, err)}
     /\ action' = On(m.tid, Act("GcMarker", "group", "epoch" :> m.epoch @@ "commit" :> (IF m.commit THEN 1 ELSE 0)))
-    /\ UNCHANGED <<clientVars, coordVars, plog, held, faultVars>>
+    /\ UNCHANGED <<clientVars, coordVars, plog, faultVars>>
     /\ UNCHANGED lag
 
 -----------------------------------------------------------------------------
@@ -1131,7 +1260,8 @@ VerifyOnly(m) ==
          [] c.st = "Ongoing" /\ m.part \in c.parts -> "NONE"
          [] OTHER -> "TRANSACTION_ABORTABLE"
 
-\* A leader asks before appending m's batch: TV2, to add partition m.part;
+\* A leader asks before appending m's batch, or the group coordinator before
+\* writing m's offsets (m.part = OffsetsPart): TV2, to add partition m.part;
 \* TV1V, whether it is in the transaction.
 \* @type: ($msg) => Bool;
 TcVerify(m) ==
@@ -1440,7 +1570,7 @@ VerifyError(r) ==
 
 \* @type: ($msg) => Bool;
 LeaderVerified(r) ==
-    /\ r \in net /\ r.type = "VerifyResp"
+    /\ r \in net /\ r.type = "VerifyResp" /\ r.part \in Parts
     /\ \E h \in held[r.part] :
         /\ h.m.tid = r.tid /\ h.m.inst = r.inst /\ h.m.gtx = r.gtx /\ h.m.seq = r.seq /\ h.m.epoch = r.epoch /\ h.m.att = r.att
         /\ held' = [held EXCEPT ![r.part] = @ \ {h}]
@@ -1471,10 +1601,11 @@ LeaderVerifyLost(p) ==
     /\ UNCHANGED lag
 
 \* An answer to a verification whose batch was already dealt with (a
-\* retried produce asked twice): nothing waits for it.
+\* retried produce asked twice): nothing waits for it. (The offsets
+\* partition's answers are GcVerified's.)
 \* @type: ($msg) => Bool;
 LeaderDiscardVerify(r) ==
-    /\ r \in net /\ r.type = "VerifyResp"
+    /\ r \in net /\ r.type = "VerifyResp" /\ r.part \in Parts
     /\ ~\E h \in held[r.part] : h.m.tid = r.tid /\ h.m.inst = r.inst /\ h.m.gtx = r.gtx /\ h.m.seq = r.seq /\ h.m.epoch = r.epoch /\ h.m.att = r.att
     /\ net' = net \ {r}
     /\ action' = On(r.tid, Act("LeaderDiscardVerify", "leader", "part" :> r.part @@ "txn" :> r.gtx[3]))
@@ -1790,7 +1921,7 @@ Quiescent == QuiescentIn(net, tc)
 Finished ==
     /\ net = {}
     /\ Quiescent
-    /\ \A p \in Parts : held[p] = {}
+    /\ \A p \in DOMAIN held : held[p] = {}
     /\ \A i \in Instances : cl[i].st \in {"done", "fenced", "failed", "down"} /\ ~cl[i].hung
     /\ UNCHANGED vars
 
@@ -1805,12 +1936,13 @@ Next ==
     \/ \E m \in net :
         \/ DiscardStale(m) \/ Drop(m)
         \/ TcInitProducerId(m) \/ TcAddPartitionsToTxn(m) \/ TcAddOffsetsToTxn(m) \/ TcVerify(m) \/ TcEndTxn(m)
-        \/ TcMarkerAck(m) \/ GcOffsetFetch(m) \/ GcTxnOffsetCommit(m) \/ GcMarker(m)
+        \/ TcMarkerAck(m) \/ GcOffsetFetch(m) \/ GcTxnOffsetCommit(m) \/ GcVerified(m) \/ GcMarker(m)
         \/ LeaderProduce(m) \/ LeaderVerified(m) \/ LeaderDiscardVerify(m) \/ LeaderMarker(m)
     \/ \E t \in TxnIds :
         \/ TcAppend(t) \/ TcAppendFail(t) \/ TcComplete(t) \/ TcTimeoutAbort(t)
         \/ \E p \in {OffsetsPart} \cup Parts : TcResendMarker(t, p)
     \/ \E p \in Parts : LeaderVerifyLost(p) \/ LeaderRestart(p) \/ \E t \in TxnIds : LeaderExpireProducer(p, t)
+    \/ GcVerifyLost
     \/ \E p \in Parts : FollowerLag(p) \/ UncleanElection(p)
     \/ Failover
     \/ Finished
@@ -1838,6 +1970,8 @@ BrokerFairness ==
     /\ WF_vars(\E m \in net : TcEndTxn(m))
     /\ WF_vars(\E m \in net : TcMarkerAck(m))
     /\ WF_vars(\E m \in net : GcOffsetFetch(m) \/ GcTxnOffsetCommit(m) \/ GcMarker(m))
+    /\ WF_vars(\E m \in net : GcVerified(m))
+    /\ WF_vars(GcVerifyLost)
     /\ WF_vars(\E m \in net : LeaderProduce(m))
     /\ WF_vars(\E m \in net : LeaderVerified(m) \/ LeaderDiscardVerify(m))
     /\ WF_vars(\E m \in net : LeaderMarker(m))

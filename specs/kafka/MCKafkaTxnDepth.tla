@@ -3,15 +3,15 @@
 (* The durable-write depth of Kafka's commit path, measured on MCKafkaTxn  *)
 (* by a ghost variable, kd, that no step of KafkaTxn reads.                *)
 (*                                                                         *)
-(* A durable write is an append to __transaction_state (TcAppend), a data *)
+(* A durable write is an append to __transaction_state (TcAppend), a data  *)
 (* batch or a marker appended to a partition (LeaderProduce,               *)
 (* LeaderVerified, LeaderMarker), or a record of __consumer_offsets        *)
-(* (GcTxnOffsetCommit, GcMarker). Each is replicated to the in-sync        *)
-(* replicas before it is acknowledged (acks=all), which is what makes it   *)
-(* a sequential step of the commit path. Its depth is one more than the   *)
-(* deepest durable write it waited for; writes made in parallel count     *)
-(* once. Every message carries the depth of what its sender knew          *)
-(* (kd.msg, kept for the messages in flight), so the count follows the    *)
+(* (GcTxnOffsetCommit, GcVerified, GcMarker). Each is replicated to the    *)
+(* in-sync replicas before it is acknowledged (acks=all), which is what    *)
+(* makes it a sequential step of the commit path. Its depth is one more    *)
+(* than the deepest durable write it waited for; writes made in parallel   *)
+(* count once. Every message carries the depth of what its sender knew     *)
+(* (kd.msg, kept for the messages in flight), so the count follows the     *)
 (* causal chain, not the order TLC happens to pick.                        *)
 (*                                                                         *)
 (* What the client waits for. The model's client sends one request at a   *)
@@ -70,7 +70,7 @@ DepthInit ==
 Consumed == net \ net'
 Created == net' \ net
 InDepth == MaxOr0({kd.msg[m] : m \in Consumed})
-Wrote == action'.name \in {"LeaderProduce", "LeaderVerified", "LeaderMarker", "GcTxnOffsetCommit", "GcMarker"}
+Wrote == action'.name \in {"LeaderProduce", "LeaderVerified", "LeaderMarker", "GcTxnOffsetCommit", "GcVerified", "GcMarker"}
          /\ (plog' # plog \/ gc' # gc)
 \* The depth a client's new request carries.
 \* @type: ($msg) => Int;

@@ -28,21 +28,27 @@ VARIABLE
 PendingReplies(c) == UNION {c.pending[k].replies : k \in DOMAIN c.pending}
 
 \* The type of the answer that a step of action a on a message of type ty
-\* produces (a verification's outcome answers the held produce).
+\* produces (a verification's outcome answers the held produce, or the
+\* held TxnOffsetCommit).
 \* @type: (Str, Str) => Str;
-AnswerType(a, ty) == IF a \in {"LeaderVerified", "LeaderVerifyLost"} THEN "ProduceResp" ELSE ty \o "Resp"
+AnswerType(a, ty) ==
+    IF a \in {"LeaderVerified", "LeaderVerifyLost"} THEN "ProduceResp"
+    ELSE IF a \in {"GcVerified", "GcVerifyLost"} THEN "TxnOffsetCommitResp"
+    ELSE ty \o "Resp"
 
-\* LeaderVerifyLost answers a held batch that no message names: a new
-\* answer to a produce on partition p, with error code `code`.
+\* LeaderVerifyLost (GcVerifyLost) answers a held batch (TxnOffsetCommit)
+\* that no message names: a new answer to a produce on partition p (to a
+\* TxnOffsetCommit, p = OffsetsPart), with error code `code`.
 \* @type: (Str, Int) => Bool;
-LostVerifyAnswered(code, p) == \E r \in net' \ net : r.type = "ProduceResp" /\ r.err = code /\ r.part = p
+LostVerifyAnswered(code, p) ==
+    \E r \in net' \ net : r.type = (IF p = OffsetsPart THEN "TxnOffsetCommitResp" ELSE "ProduceResp") /\ r.err = code /\ r.part = p
 
 \* The spec action that an event names (a), with its parameters:
 \* transactional.id t, instance k, partition p, and the consumer steps'
 \* group grp, isolation level iso, fetch offset fromOff and committed
 \* offset commitOff. A message action takes a message in flight that
 \* Matches the event and whose step's answer is Answered; LeaderVerifyLost
-\* must make lostAnswered true. ClientSend sends `sent`, the request the
+\* and GcVerifyLost must make lostAnswered true. ClientSend sends `sent`, the request the
 \* encoding built from the event's fields.
 \* @type: (Str, Str, Int, Int, Str, Str, Int, Int, ($msg) => Bool, ($msg) => Bool, Bool, $msg) => Bool;
 Dispatch(a, t, k, p, grp, iso, fromOff, commitOff, Matches(_), Answered(_), lostAnswered, sent) ==
@@ -72,6 +78,7 @@ Dispatch(a, t, k, p, grp, iso, fromOff, commitOff, Matches(_), Answered(_), lost
          [] a = "GcOffsetFetch"       -> \E m \in net : Matches(m) /\ GcOffsetFetch(m) /\ Answered(m)
          [] a = "GcTxnOffsetCommit"   -> \E m \in net : Matches(m) /\ GcTxnOffsetCommit(m) /\ Answered(m)
          [] a = "GcMarker"            -> \E m \in net : Matches(m) /\ GcMarker(m) /\ Answered(m)
+         [] a = "GcVerified"          -> \E m \in net : Matches(m) /\ GcVerified(m) /\ Answered(m)
          [] a = "LeaderProduce"       -> \E m \in net : Matches(m) /\ LeaderProduce(m) /\ Answered(m)
          [] a = "LeaderVerified"      -> \E m \in net : Matches(m) /\ LeaderVerified(m) /\ Answered(m)
          [] a = "LeaderDiscardVerify" -> \E m \in net : Matches(m) /\ LeaderDiscardVerify(m) /\ Answered(m)
@@ -82,6 +89,8 @@ Dispatch(a, t, k, p, grp, iso, fromOff, commitOff, Matches(_), Answered(_), lost
          [] a = "TcAppendFail"        -> TcAppendFail(t)
          [] a = "TcResendMarker"      -> TcResendMarker(t, p)
          [] a = "LeaderVerifyLost"    -> LeaderVerifyLost(p) /\ lostAnswered
+         [] a = "GcVerifyLost"        -> /\ p = OffsetsPart
+                                         /\ GcVerifyLost /\ lostAnswered
          [] a = "Failover"            -> Failover
          [] a = "LeaderRestart"       -> /\ p \in Parts
                                          /\ LeaderRestart(p)
@@ -99,7 +108,7 @@ Dispatch(a, t, k, p, grp, iso, fromOff, commitOff, Matches(_), Answered(_), lost
 MessageActions == {"ClientReceive", "ClientTake", "DiscardStale", "Drop", "TcInitProducerId", "TcAddPartitionsToTxn",
                    "TcAddOffsetsToTxn", "TcVerify", "TcEndTxn", "TcMarkerAck", "GcOffsetFetch",
                    "GcTxnOffsetCommit", "GcMarker", "LeaderProduce", "LeaderVerified",
-                   "LeaderDiscardVerify", "LeaderMarker"}
+                   "LeaderDiscardVerify", "LeaderMarker", "GcVerified"}
 \* Client actions that send a request; their message fields describe it.
 SendingActions == {"StartInstance", "SendRequest", "Retry", "ReInit", "FetchOffset"}
 

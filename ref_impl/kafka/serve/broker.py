@@ -517,6 +517,21 @@ class ServeBroker:
         R = TxnOffsetCommitResponse
         TR = R.TxnOffsetCommitResponseTopic
         PR = TR.TxnOffsetCommitResponsePartition
+
+        def answer(code: int) -> Any:
+            return R(throttle_time_ms=0, topics=[
+                TR(name=tp.name, partitions=[PR(partition_index=p.partition_index, error_code=code) for p in tp.partitions])
+                for tp in body.topics])
+
+        if self.c.k.tv2 and req.api_version < 5:
+            # a TV1 client: Kafka only checks that its AddOffsetsToTxn put the offsets partition in the
+            # transaction (TxnOffsetCommit v4 and earlier verify; v5, TV2, adds it:
+            # AddPartitionsToTxnManager.txnOffsetCommitRequestVersionToTransactionSupportedOperation),
+            # which this session's spec constants do not describe; it is told, not served wrongly
+            self.refuse(f"TxnOffsetCommit v{req.api_version} (a TV1 client) in a TV2 session: serve it with --version TV1V")
+            return answer(ERRORS["UNSUPPORTED_VERSION"])
+        # TV1V and TV2: the spec's group coordinator verifies the commit with the transaction
+        # coordinator (TV2: adds the offsets partition) before it writes it (GcTxnOffsetCommit, GcVerified)
         offsets = {(tp.name, p.partition_index): p.committed_offset for tp in body.topics for p in tp.partitions}
         generation = body.generation_id if req.api_version >= 3 else -1
         member = body.member_id if req.api_version >= 3 else ""
@@ -527,10 +542,7 @@ class ServeBroker:
                                    val=self.offset_ids)
             if err == "NONE":
                 self.groups.add_pending(body.transactional_id, body.group_id, offsets)
-        code = self._error("TxnOffsetCommit", req.api_version, err)
-        return R(throttle_time_ms=0, topics=[
-            TR(name=tp.name, partitions=[PR(partition_index=p.partition_index, error_code=code) for p in tp.partitions])
-            for tp in body.topics])
+        return answer(self._error("TxnOffsetCommit", req.api_version, err))
 
     def on_produce(self, req: wire.Request, body: Any) -> Any:
         R = ProduceResponse
