@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -63,6 +64,37 @@ def test_list(reg, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["model-check", "--list", "--registry", str(reg())]) == 0
     out = capsys.readouterr().out
     assert "counter_holds" in out and "violates BelowThree" in out and "The counter passes three." in out
+
+
+def test_list_of_one_protocol(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["model-check", "--list", "--protocol", "cone"]) == 0
+    out = capsys.readouterr().out
+    assert "cone_zombie_commit" in out and "kafka_happy_path" not in out and "ydb_" not in out
+
+
+def test_an_unknown_protocol_is_one_line_with_the_known_ones(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["model-check", "--list", "--protocol", "kafak"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "did you mean 'kafka'?" in err and "cone, kafka, resharding, ydb" in err
+
+
+def test_a_narrow_terminal_lists_names_and_outcomes_whole_without_notes() -> None:
+    """At 80 columns the list was 1,384 lines of notes folded into a narrow column with names broken
+    mid-word: now one line per model, its name and outcome whole, and a line saying where the notes went."""
+    from rich.console import Console
+
+    from trace_check.cli.model_check import models_table
+    from trace_check.models.registry import default_registry_files, load_registries
+
+    models = load_registries(default_registry_files()).select([], "ci")
+    console = Console(width=80, record=True, file=io.StringIO())
+    console.print(models_table(models, console.width))
+    lines = console.export_text().splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    rows = [line for line in lines if line.strip().split(" ")[0] in {m.name for m in models}]
+    assert len(rows) == len(models)  # every model on one line, its name whole
+    longest = max(models, key=lambda m: len(m.shown_expect))
+    assert longest.name in "".join(lines) and longest.note not in "".join(lines)
 
 
 def test_full_tier_models_run_only_when_asked_for(reg, capsys: pytest.CaptureFixture[str]) -> None:
@@ -369,3 +401,17 @@ def test_example_is_refused_before_anything_runs(reg, args: list[str], message: 
     assert main(["model-check", "--registry", str(reg()), *args]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("txconform: error: ") and "\n" not in err and message in err
+
+
+def test_help_says_what_the_tool_is_and_simulate_names_every_protocols_settings(capsys: pytest.CaptureFixture[str]) -> None:
+    from trace_check.traces import plugins
+
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.split("\n\n")[1].startswith("Check transaction protocols against their TLA+ specs")
+    with pytest.raises(SystemExit):
+        main(["simulate", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for name in plugins.names():  # a plug-in's workload, faults and bugs are each named in the help
+        assert text.count(f"{name}:") >= 2 and f"({name})" in text, name

@@ -204,7 +204,7 @@ def test_bad_simulate_options_get_one_line_and_exit_2(tmp_path: Path, capsys: py
         (lambda h, evs: evs[0].update(action="ClientBegins"), ':2: field "action": unknown value "ClientBegins"'),
         (lambda h, evs: h["constants"].update(Adders=["p0"]), ':1: header: constants: "Adders" names a photo key'),
         (lambda h, evs: h["constants"].update(Bugs=["no_such_bug"]), ':1: header: constants: "Bugs": "no_such_bug" is not one'),
-        (lambda h, evs: h["constants"].pop("MaxAttempts"), ':1: header: constants: "MaxAttempts" is missing'),
+        (lambda h, evs: h["constants"].pop("MaxAttempts"), ':1: header: constants: missing "MaxAttempts" (give "MaxAttempts": an integer)'),
     ],
 )
 def test_a_bad_trace_gets_one_line_naming_the_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], change: Any, says: str) -> None:

@@ -117,6 +117,27 @@ def test_empty_missing_and_binary_files(tmp_path: Path) -> None:
         read_trace(tmp_path / "bin.jsonl")
 
 
+def test_every_problem_of_the_constants_is_named_at_once(good: Path, tmp_path: Path) -> None:
+    """A hand-written header gets one line naming every missing, mistyped and unknown constant,
+    not one run per fix."""
+    from trace_check.traces import plugins
+
+    kafka = plugins.get("kafka")
+    objs = lines_of(good)
+    needed = [n for n in kafka.constants if n not in kafka.defaults][:2]
+    assert len(needed) == 2
+    for name in needed:
+        del objs[0]["constants"][name]
+    objs[0]["constants"]["NumPartitions"] = "two"
+    objs[0]["constants"]["MaxLos"] = 1
+    with pytest.raises(TraceError) as info:
+        read_trace(write(tmp_path, objs))
+    message = str(info.value)
+    assert "\n" not in message and message.count("header: constants:") == 1
+    assert all(f'"{n}"' in message for n in needed)
+    assert '"NumPartitions" must be an integer' in message and 'unknown constant "MaxLos"' in message
+
+
 def test_header_constants_are_checked(good: Path, tmp_path: Path) -> None:
     objs = lines_of(good)
     objs[0]["constants"]["NumPartitions"] = "two"

@@ -158,7 +158,7 @@ def test_bad_simulate_options_get_one_line_and_exit_2(tmp_path: Path, capsys: py
     (lambda h, evs: evs[0].update(action="ReadBatches"), ':2: field "action": unknown value "ReadBatches"'),
     (lambda h, evs: h["constants"].update(Version="v27"), ':1: header: constants: "Version" must be "v25" or "v26"'),
     (lambda h, evs: h["constants"].update(Bugs=["no_such_bug"]), ':1: header: constants: "Bugs": "no_such_bug" is not one'),
-    (lambda h, evs: h["constants"].pop("MaxTxns"), ':1: header: constants: "MaxTxns" is missing'),
+    (lambda h, evs: h["constants"].pop("MaxTxns"), ':1: header: constants: missing "MaxTxns" (give "MaxTxns": an integer)'),
 ])
 def test_a_bad_trace_gets_one_line_naming_the_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], change: Any,
                                                               says: str) -> None:

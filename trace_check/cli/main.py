@@ -19,8 +19,14 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from trace_check import __doc__ as package_doc
 from trace_check.errors import TxconformError
+
+DESCRIPTION = (
+    "Check transaction protocols against their TLA+ specs: Kafka transactions (TV1 and TV2), YDB Topics "
+    "transactions and the C*One coordinator. Model-check the specs' models, validate a trace of your system, "
+    "replay Kafka logs on Spark, probe a real broker with real clients, or serve the reference broker to them."
+)
+EPILOG = "Each command has its own --help. The commands with real output: docs/guide.md; where to start: README.md."
 
 EXIT_USAGE = 2  # bad input: registry, arguments, missing engine, unreadable trace
 
@@ -63,7 +69,7 @@ def _console(stderr: bool) -> Console:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="txconform", description=package_doc)
+    parser = argparse.ArgumentParser(prog="txconform", description=DESCRIPTION, epilog=EPILOG)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for where in COMMANDS.values():
         add_parsers(where)(sub)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from rich import box
 from rich.console import Console, JustifyMethod
 from rich.progress import Progress as RichProgress
 from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -65,11 +66,26 @@ def _whole(what: str) -> Any:
     return parse
 
 
+def registry_of(args: argparse.Namespace) -> Registry:
+    """The models the arguments name: one registry file (--registry), or every default one, only
+    those of protocol --protocol (the registry specs/P/models.toml) when it is given."""
+    files = [args.registry] if args.registry else default_registry_files()
+    if args.protocol:
+        known = sorted({f.parent.name for f in files})
+        files = [f for f in files if f.parent.name == args.protocol]
+        if not files:
+            raise TxconformError(f"--protocol {args.protocol}: no registry of that protocol{suggest(args.protocol, known)}; "
+                                 f"give one of {', '.join(known)}")
+    return load_registry(files[0]) if len(files) == 1 else load_registries(files)
+
+
 def cmd_model_check(args: argparse.Namespace, out: Console, err: Console) -> int:
-    registry = load_registry(args.registry) if args.registry else load_registries(default_registry_files())
+    registry = registry_of(args)
     models = registry.select(args.names, args.tier)
     if args.list:
-        out.print(models_table(models))
+        out.print(models_table(models, out.width))
+        if out.width < NOTES_WIDTH:
+            err.print(f"(each model's note is shown from {NOTES_WIDTH} columns on; this terminal has {out.width})")
         return EXIT_OK
     if args.resume and (args.workdir is None or not args.names):
         raise ResumeError("--resume needs --workdir DIR and the NAMEs of the models to resume from DIR/NAME")
@@ -204,14 +220,27 @@ def outcome_line(run: ModelRun) -> Text:
     )
 
 
-def models_table(models: list[Model]) -> Table:
-    table = Table(title="Registered models", title_justify="left")
-    for col in ("model", "spec", "expected", "budget", "note"):
-        table.add_column(col, overflow="fold")
+# A terminal narrower than this lists the models without their notes: at 80 columns, notes folded
+# into the last column made `model-check --list` 1,384 lines long with names broken mid-word.
+NOTES_WIDTH = 120
+
+
+def models_table(models: list[Model], width: int = NOTES_WIDTH) -> Table:
+    """The models, one row each: name, spec, expected outcome, budget, and the note when ``width``
+    columns leave room for it (names and outcomes are never broken)."""
+    wide = width >= NOTES_WIDTH
+    table = Table(title="Registered models", title_justify="left", box=box.HEAVY_HEAD if wide else box.SIMPLE_HEAD)
+    table.add_column("model", no_wrap=True)
+    if wide:
+        table.add_column("spec", no_wrap=True)
+    table.add_column("expected", overflow="fold")
+    table.add_column("budget", no_wrap=True)
+    if wide:
+        table.add_column("note", overflow="fold")
     for m in models:
         spec = f"{m.task.spec_file.parent.name}/{m.task.spec_file.name}"
         budget = f"{m.timeout:g} s" if m.tier == "ci" else f"{m.timeout:g} s ({m.tier})"
-        table.add_row(m.name, spec, m.shown_expect, budget, m.note)
+        table.add_row(*([m.name, spec, m.shown_expect, budget, m.note] if wide else [m.name, m.shown_expect, budget]))
     return table
 
 
@@ -374,6 +403,8 @@ def add_parsers(sub: Any) -> None:
                     help="print the counterexample of model NAME as an example (with --out DIR, the others are in DIR)")
     mc.add_argument("--registry", type=Path, metavar="FILE",
                     help="one models registry (default: every specs/*/models.toml, of the current directory if it has any)")
+    mc.add_argument("--protocol", metavar="P",
+                    help="only the models of protocol P, those of specs/P/models.toml: kafka, ydb, cone or resharding")
     mc.add_argument("--workdir", type=Path, metavar="DIR", help="keep each run's files (model, engine log, states) in DIR/NAME")
     mc.add_argument("--resume", action="store_true",
                     help="continue each named model from the last checkpoint TLC wrote in DIR/NAME of --workdir "

@@ -39,13 +39,15 @@ def add_parsers(sub: Any) -> None:
                      "e.g. transfer:txns=3,partitions=2,instances=2,aborts=true,version=TV1 (or TV1V, TV2), max_epoch=2, "
                      "resilient=true (applications go on after a transaction their client aborted, so a faulty run is as long "
                      "as --max-events asks); "
-                     "ydb: copy, e.g. copy:workers=2,src=1,dst=2,msgs=4,batch=2,txns=6,table=true,version=v25")
+                     "ydb: copy, e.g. copy:workers=2,src=1,dst=2,msgs=4,batch=2,txns=6,table=true,version=v25; "
+                     "cone: album, e.g. album:adders=2,retaggers=1,retag_to=1,attempts=2")
     sim.add_argument("--faults", default="none", metavar="F",
                      help="none, all, or the protocol's budgets; kafka: e.g. loss=1,late=EndTxn+Produce,retries=2,timeouts,hangs=1,"
-                     "failovers=1,restarts=1; ydb: e.g. hangs=1,restarts=1,loss=1,locklosses=1,deadlines=1")
+                     "failovers=1,restarts=1; ydb: e.g. hangs=1,restarts=1,loss=1,locklosses=1,deadlines=1; "
+                     "cone: e.g. crash=1,pause=1,cut=1,drop=1,dc=1")
     sim.add_argument("--bugs", default="", metavar="B",
                      help="switch on bugs of the protocol's bug zoo, e.g. no_epoch_bump+lso_inclusive (kafka), "
-                     "no_offset_check+lock_race (ydb)")
+                     "no_offset_check+lock_race (ydb), zombie_commit+no_ts_bump (cone)")
     sim.add_argument("--max-events", type=int, default=100_000, help="stop after this many events (default 100000)")
     sim.add_argument("--out", type=Path, required=True, metavar="FILE", help="where to write the trace")
     sim.set_defaults(func=cmd_simulate)

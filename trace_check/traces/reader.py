@@ -82,18 +82,24 @@ def check_header(path: Path, h: Any) -> tuple[dict[str, Any], Protocol]:
         raise _fail(path, 1, 'header: "constants" must be an object with the spec\'s constants')
     for name, value in protocol.defaults.items():
         k.setdefault(name, value)
+    # every problem of the constants at once: a hand-written header should not take a run per fix
+    problems = []
+    missing = [name for name in protocol.constants if name not in k]
+    if missing:
+        problems.append(f"missing {', '.join(json.dumps(n) for n in missing)} (give "
+                        + ", ".join(f"{json.dumps(n)}: {_KIND_TEXT[protocol.constants[n]]}" for n in missing) + ")")
     for name, kind in protocol.constants.items():
         if name not in k:
-            raise _fail(path, 1, f'header: constants: "{name}" is missing')
+            continue
         v = k[name]
         ok = isinstance(v, _PYTHON_KINDS[kind]) and not (kind == INT and isinstance(v, bool))
         if not ok:
-            raise _fail(path, 1, f'header: constants: "{name}" must be {_KIND_TEXT[kind]}, got {json.dumps(v)}')
-        if kind == INT and v < 0:
-            raise _fail(path, 1, f'header: constants: "{name}" must be >= 0, got {v}')
-    for name in k:
-        if name not in protocol.constants:
-            raise _fail(path, 1, f'header: constants: unknown constant "{name}"{suggest(name, protocol.constants)}')
+            problems.append(f'"{name}" must be {_KIND_TEXT[kind]}, got {json.dumps(v)[:60]}')
+        elif kind == INT and v < 0:
+            problems.append(f'"{name}" must be >= 0, got {v}')
+    problems += [f'unknown constant "{name}"{suggest(name, protocol.constants)}' for name in k if name not in protocol.constants]
+    if problems:
+        raise _fail(path, 1, "header: constants: " + "; ".join(problems))
     try:
         protocol.check_constants(k)
     except ProtocolInputError as e:
