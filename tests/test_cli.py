@@ -125,6 +125,13 @@ def test_traces_prints_the_counterexample_as_steps(reg, capsys: pytest.CaptureFi
     assert "  1. Init" in out and "  4. Inc" in out
     assert "x: 2 -> 3" in out
     assert "hist appended 2" in out
+    # for a reader: the first state shows what BelowThree reads, and the breaking state is marked
+    assert "       x = 0\n       (and hist, seen, which BelowThree does not read)" in out
+    assert "  => state 4 breaks BelowThree; what it reads there:\n       x = 3" in out
+    assert main(["model-check", "--traces", "--full", "--registry", str(reg()), "counter_passes_three"]) == 0
+    full = capsys.readouterr().out
+    init = full[full.index("  1. Init") : full.index("  2. Inc")]
+    assert all(f"       {v} = " in init for v in ("x", "hist", "seen")) and "=> state" not in full
 
 
 def test_unexpected_outcome_exits_one_and_explains(reg, capsys: pytest.CaptureFixture[str]) -> None:

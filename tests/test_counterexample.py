@@ -107,3 +107,35 @@ def test_hidden_variables_and_fields_are_left_out() -> None:
     assert lines[0] == "     (not shown: net, cl.req)"
     assert '       cl = [a |-> [st |-> "x"]]' in lines
     assert not any("net" in line for line in lines[1:])
+
+
+def test_a_reading_shows_what_the_broken_property_reads_and_marks_the_last_state() -> None:
+    """For readers (issue 51): the first state shows only the variables the property reads, a line
+    names the others, and the last state is marked with the values the property reads there."""
+    from trace_check.models.counterexample import Reading
+
+    lines = render_steps(TRACE, reading=Reading("ExactlyOnce", frozenset({"target", "committed"}), width=160))
+    init = lines[1 : lines.index("  2. Fetch w1 src=1 off=0")]
+    assert init == ["       committed = <<0, 0>>", "       target = <<<<>>, <<>>>>", "       (and wk, which ExactlyOnce does not read)"]
+    assert lines[-3:] == ["  => state 3 breaks ExactlyOnce; what it reads there:", "       committed = <<1, 0>>",
+                          "       target = <<<<>>, <<[src |-> 1, off |-> 0]>>>>"]
+    witness = render_steps(TRACE, reading=Reading("Reached", frozenset({"committed"}), witness=True))
+    assert witness[-2] == "  => state 3 is the one the witness Reached asks for; what it reads there:"
+    assert render_steps(TRACE)[1:4] == ["       committed = <<0, 0>>", "       target = <<<<>>, <<>>>>",
+                                        '       wk = [w1 |-> [phase |-> "idle", hung |-> FALSE], w2 |-> [phase |-> "idle", hung |-> FALSE]]']
+
+
+def test_a_value_too_wide_is_shown_part_by_part_and_nothing_is_cut() -> None:
+    from trace_check.models.counterexample import state_lines
+
+    entry = Record({"gtx": ("t1", 2, 1), "kind": "data", "zombie": True})
+    log = ((entry, entry), (entry,))
+    one = state_lines("plog", log, None)
+    assert len(one) == 1 and one[0].startswith("       plog = <<<<[gtx")
+    split = state_lines("plog", log, 80)  # split as far as needed: plog[1] is too wide, plog[2] fits
+    text = '[gtx |-> <<"t1", 2, 1>>, kind |-> "data", zombie |-> TRUE]'
+    assert split == [f"       plog[1][1] = {text}", f"       plog[1][2] = {text}", f"       plog[2] = <<{text}>>"]
+    nested = state_lines("tc", Record({"a": entry, "b": entry}), 60)  # a record of records: a line per field
+    assert [x.split(" = ")[0].strip() for x in nested] == ["tc.a", "tc.b"]
+    tight = state_lines("e", entry, 30)  # a plain record over twice the width: its fields
+    assert [x.strip() for x in tight] == ['e.gtx = <<"t1", 2, 1>>', 'e.kind = "data"', "e.zombie = TRUE"]

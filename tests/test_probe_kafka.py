@@ -266,3 +266,35 @@ def test_kafka_19690_shows_on_4_1_0_and_not_on_its_fix_4_1_1(txconform_kafka_clu
     fixed: list[dict[str, Any]] = []
     counts = run("kafka-19690", txconform_kafka_cluster(version="4.1.1", transaction_version=1).bootstrap, 6, 4, fixed.append)
     assert counts["fenced"] == 6, fixed  # every lane's A refused with INVALID_PRODUCER_EPOCH, raced or not
+
+
+@pytest.mark.probe
+def test_three_nodes_under_a_kill_and_a_pause_show_no_anomaly(tmp_path: Path, local_spark: Any) -> None:
+    """Faults the Jepsen way on a real cluster (probe/faults.py): three KRaft nodes of Kafka 4.4.0
+    (replication factor 3, min.insync.replicas 2), the transaction coordinator's process killed
+    (SIGKILL, then restarted from its data) and the partition leader's paused (SIGSTOP, then
+    SIGCONT) while the default workload runs; every fault applied and healed, and the probe's
+    checks find no anomaly."""
+    if environment_problem():
+        pytest.skip(str(environment_problem()))
+    from probe.faults import parse
+    from probe.findings import findings, record_findings
+    from probe.run import TargetSpec, record
+    from probe.workload import make_plan
+    from spark_replay.adapters import FORMATS
+    from spark_replay.replay import run_replay
+
+    out = tmp_path / "three"
+    rec = record(make_plan(5, txns=3), TargetSpec("kafka", "4.4.0", None, brokers=3), out, command="three nodes, two faults",
+                 seconds=150, faults=parse("kill-coordinator,pause-leader"))
+    assert not rec.errors and rec.topic_left is None, rec.errors
+    lines = [json.loads(x) for x in (out / "probe.jsonl").read_text().splitlines()]
+    notes = [ln for ln in lines[1:] if ln["type"] == "note"]
+    applied = [(n["fault"], n["signal"]) for n in notes if n["what"] == "fault"]
+    healed = [n for n in notes if n["what"] == "fault-healed"]
+    assert applied == [("kill-coordinator", "SIGKILL"), ("pause-leader", "SIGSTOP")], [n for n in notes if n["what"].startswith("fault")]
+    assert [n["fault"] for n in healed] == ["kill-coordinator", "pause-leader"] and all(n["answers"] for n in healed), healed
+    assert any(ln["type"] == "txn" and ln["outcome"] == "ok" for ln in lines[1:])
+    assert record_findings(out / "probe.jsonl") == []
+    report = run_replay([out], FORMATS, input_format="probe", spark_factory=lambda: local_spark, out=tmp_path / "replay")
+    assert findings(report) == [], [(o.id, o.status, dict(o.by_kind)) for o in report.outcomes]

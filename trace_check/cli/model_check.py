@@ -22,10 +22,11 @@ from rich.text import Text
 from trace_check.engines import parallel, tlc
 from trace_check.engines.runner import ENGINE_CHOICES, check_checkpointing, check_engine_available, resolve_engine, run_task
 from trace_check.errors import ResumeError, TxconformError, suggest
-from trace_check.models.counterexample import render_steps, to_mermaid
+from trace_check.models.counterexample import Reading, render_steps, to_mermaid
 from trace_check.models.itf import itf_json, write_itf
 from trace_check.models.registry import Model, Registry, default_registry_files, load_registries, load_registry
 from trace_check.models.result import Checkpointing, CheckResult, Outcome, Progress
+from trace_check.traces.reads import ReadsError, reads_in_module
 
 EXIT_OK = 0
 EXIT_MISMATCH = 1  # some model's outcome differs from its expectation, or its TLC state count from the pin
@@ -111,7 +112,7 @@ def cmd_model_check(args: argparse.Namespace, out: Console, err: Console) -> int
     else:
         for run in runs:
             if run.result.counterexample is not None and (args.traces or not run.outcome_ok or run.model.name == args.example):
-                print_counterexample(run, out)
+                print_counterexample(run, out, full=args.full)
         for run in runs:
             if not run.ok:
                 print_failure(run, out, resume_command(run, root, args.registry))
@@ -280,12 +281,27 @@ def results_table(runs: list[ModelRun]) -> Table:
     return table
 
 
-def print_counterexample(run: ModelRun, out: Console) -> None:
+def reading(run: ModelRun, width: int) -> Reading | None:
+    """How to show ``run``'s counterexample to a reader: the property it breaks and what that
+    reads, lines cut to ``width``; None when the verdict names no property of the model's module."""
+    kind, _, name = run.result.verdict.partition(" ")
+    if kind != "violates" or not name:
+        return None
+    try:
+        read = reads_in_module(run.model.task.spec_file, name)
+    except (ReadsError, OSError):
+        return None
+    return Reading(broken=name, reads=read, witness=run.model.witness and run.outcome_ok, width=width)
+
+
+def print_counterexample(run: ModelRun, out: Console, full: bool = False) -> None:
+    """The counterexample as steps: by default the first state shows what the broken property
+    reads and lines fit the console; ``full`` shows every variable whole."""
     cex = run.result.counterexample
     assert cex is not None
     out.print(Text(f"\n{run.model.name}: {run.model.shown(run.result.verdict)} ({run.result.engine}, {len(cex.steps)} states)", style="bold"))
     out.print(Text(f"  {run.model.note}", style="italic"))
-    for line in render_steps(cex, run.model.trace_hide):
+    for line in render_steps(cex, run.model.trace_hide, None if full else reading(run, out.width)):
         out.print(Text(line))
     out.print()
 
@@ -399,6 +415,9 @@ def add_parsers(sub: Any) -> None:
     mc.add_argument("--json", action="store_true", help="print the results as JSON on stdout (progress stays on stderr)")
     mc.add_argument("--out", type=Path, metavar="DIR", help="write each counterexample as DIR/NAME.itf.json and DIR/NAME.md (steps and a Mermaid diagram)")
     mc.add_argument("--traces", action="store_true", help="print every counterexample (those of unexpected outcomes are always printed)")
+    mc.add_argument("--full", action="store_true",
+                    help="print a counterexample's first state whole and every line in full (default: the first state "
+                         "shows the variables the broken property reads, and lines fit the terminal)")
     mc.add_argument("--example", metavar="NAME",
                     help="print the counterexample of model NAME as an example (with --out DIR, the others are in DIR)")
     mc.add_argument("--registry", type=Path, metavar="FILE",

@@ -161,29 +161,97 @@ def _diff(var: str, keys: tuple[Any, ...], old: Any, new: Any) -> Iterator[Chang
     yield Change(var, keys, old, new)
 
 
-def render_steps(cex: Counterexample, hide: tuple[str, ...] = ()) -> list[str]:
+@attrs.frozen
+class Reading:
+    """How to show a counterexample to a reader rather than in full: the property it breaks
+    (``broken``) and the variables that property reads (``reads``): the first state shows only
+    those, and the last state is marked as the one that breaks it, with their values there; a
+    ``witness`` is marked as the example run it is. A state's value too long for ``width``
+    columns is shown part by part, a line per element or field (None: every value on one line)."""
+
+    broken: str
+    reads: frozenset[str]
+    witness: bool = False
+    width: int | None = None
+
+
+INDENT = "       "
+
+
+def state_lines(var: str, value: Any, width: int | None) -> list[str]:
+    """``var = value`` on one line, or, when that is longer than ``width``, a line per element of a
+    sequence or function (``plog[1][2] = [...]``), and per field of a record twice as long
+    (``cl[<<"t1", 1>>].st = "down"``), split again where still too long; nothing is cut."""
+    return list(_split(var, (), value, width))
+
+
+def _split(var: str, keys: tuple[Any, ...], value: Any, width: int | None) -> Iterator[str]:
+    line = f"{INDENT}{var}{_keys_text(keys)} = {format_value(value)}"
+    # a record of plain fields is one thing (a log entry, a client): kept on one line up to twice the width
+    if width is None or len(line) <= width * (2 if _flat(value) else 1) or not value:
+        yield line
+    elif isinstance(value, (Record, FnMap)):
+        for key in sorted(value, key=sort_key) if isinstance(value, FnMap) else value:
+            yield from _split(var, (*keys, _Field(key) if isinstance(value, Record) else key), value[key], width)
+    elif isinstance(value, tuple):
+        for i, element in enumerate(value, start=1):
+            yield from _split(var, (*keys, i), element, width)
+    else:
+        yield line  # a set or a long string: whole
+
+
+def _flat(value: Any) -> bool:
+    """A record whose fields hold no record, function or sequence of them."""
+
+    def plain(v: Any) -> bool:
+        return not isinstance(v, (Record, FnMap)) and not (isinstance(v, tuple) and not all(map(plain, v)))
+
+    return isinstance(value, Record) and all(map(plain, value.values()))
+
+
+def render_steps(cex: Counterexample, hide: tuple[str, ...] = (), reading: Reading | None = None) -> list[str]:
     """The trace as numbered steps: the initial state in full, then each action and what it changed.
 
-    Variables in ``hide`` are left out (a model's ``trace_hide``); a first line says so.
+    Variables in ``hide`` are left out (a model's ``trace_hide``); a first line says so. With a
+    ``reading``, the initial state shows only the variables the broken property reads (a line
+    names the others), the last state is marked with their values there, and a value too long for
+    the reading's width is shown part by part.
     """
     hidden = (ACTION_VAR, *hide)
     whole, fields = _hidden(hidden)
+    width = reading.width if reading is not None else None
     lines: list[str] = [f"     (not shown: {', '.join(hide)})"] if hide else []
     previous: Mapping[str, Any] | None = None
+
+    def values(state: Mapping[str, Any], shown: list[str]) -> list[str]:
+        return [line for var in shown for line in state_lines(var, _strip(state[var], fields.get(var, set())), width)]
+
     for step in cex.steps:
         lines.append(f"{step.index:>3}. {label(step)}")
         if previous is None:
-            for var, value in step.state.items():
-                if var not in whole:
-                    lines.append(f"       {var} = {format_value(_strip(value, fields.get(var, set())))}")
+            visible = [var for var in step.state if var not in whole]
+            if reading is None:
+                lines += values(step.state, visible)
+            else:
+                lines += values(step.state, [v for v in visible if v in reading.reads])
+                others = [v for v in visible if v not in reading.reads]
+                if others:
+                    lines.append(f"{INDENT}(and {', '.join(others)}, which {reading.broken} does not read)")
         else:
             found = changes(previous, step.state, hidden)
-            lines += [f"       {c.describe()}" for c in found] or ["       (no change)"]
+            lines += [f"{INDENT}{c.describe()}" for c in found] or [f"{INDENT}(no change)"]
         previous = step.state
     if cex.loop is not None and cex.steps and cex.loop == cex.steps[-1].index:
-        lines.append(f"       ... and nothing more happens: the behaviour stays in state {cex.loop} for ever")
+        lines.append(f"{INDENT}... and nothing more happens: the behaviour stays in state {cex.loop} for ever")
     elif cex.loop is not None:
-        lines.append(f"       ... and back to state {cex.loop}: the behaviour loops from there for ever")
+        lines.append(f"{INDENT}... and back to state {cex.loop}: the behaviour loops from there for ever")
+    elif reading is not None and cex.steps:
+        last = cex.steps[-1]
+        if reading.witness:
+            lines.append(f"  => state {last.index} is the one the witness {reading.broken} asks for; what it reads there:")
+        else:
+            lines.append(f"  => state {last.index} breaks {reading.broken}; what it reads there:")
+        lines += values(last.state, [v for v in last.state if v not in whole and v in reading.reads])
     return lines
 
 

@@ -86,6 +86,12 @@ def _read_spec(spec_dir: Path, trace_module: str, stamps: tuple[tuple[str, int, 
     return spec
 
 
+def reads_in_module(spec_file: Path, name: str) -> frozenset[str]:
+    """The variables definition ``name`` of module ``spec_file`` reads, as ``reads`` finds them (a
+    model's module, such as specs/kafka/MCKafkaTxn.tla, and the modules of its folder it extends)."""
+    return _reads(spec_file.parent, spec_file.stem, name, spec_stamps(spec_file.parent))
+
+
 def reads(protocol: Protocol, name: str) -> frozenset[str]:
     """The variables definition ``name`` of the protocol's trace spec reads (an over-approximation)."""
     return _reads(protocol.spec_dir, protocol.trace_module, name, spec_stamps(protocol.spec_dir))
