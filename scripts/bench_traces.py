@@ -229,7 +229,7 @@ def scale_table(tmp: Path, sizes: tuple[int, ...], whole_up_to: int, every_up_to
     """Checks of faulty runs of growing length: in windows (the default, for each number of TLC runs
     at once in ``jobs``) after every event and at the end, and in one TLC run (a window as long as
     the trace) where that finishes in reasonable time."""
-    from trace_check.traces.validation import WINDOW
+    from trace_check.traces.window_sizes import WINDOW
 
     rows = ["| events | trace | how | invariants | verdict | TLC runs | wall time | per 1,000 events | "
             "peak memory (Python / TLC) |", "|---:|---:|---|---|---|---:|---:|---:|---|"]
@@ -251,7 +251,7 @@ def scale_table(tmp: Path, sizes: tuple[int, ...], whole_up_to: int, every_up_to
 
 
 def _scale_row(n: int, size: float, window: int, every: bool, r: dict[str, Any]) -> str:
-    from trace_check.traces.validation import WINDOW
+    from trace_check.traces.window_sizes import WINDOW
 
     if window > n:
         how = "one run"
@@ -298,14 +298,16 @@ PYTHON_SIDE_CHILD = """
 import json, resource, sys, time
 from pathlib import Path
 from trace_check.traces.reader import count_events, read_trace, read_windows
-from trace_check.traces.validation import _StartWriter, _bases, balanced_size, event_tuple, shape_of
+from trace_check.traces.tla_text import event_tuple, shape_of
+from trace_check.traces.window_sizes import balanced_size
+from trace_check.traces.windows import StartWriter, uses_bases
 path, jobs = Path(sys.argv[1]), int(sys.argv[2])
 t0 = time.perf_counter()
 total = count_events(path)
 head = read_trace(path, limit=1)
 protocol = head.protocol
 replay = protocol.spec_states(dict(head.constants))
-starts = _StartWriter(protocol, protocol.history, _bases(protocol))
+starts = StartWriter(protocol, protocol.history, uses_bases(protocol))
 windows = replay_time = 0
 biggest = 0
 for win in read_windows(path, balanced_size(None, total, jobs)):
@@ -355,13 +357,15 @@ LATE_CHILD = """
 import json, resource, shutil, sys, time
 from pathlib import Path
 from trace_check.traces.reader import count_events, read_trace, read_windows
-from trace_check.traces.validation import Window, _StartWriter, _bases, _check_window
+from trace_check.traces.module_text import Window
+from trace_check.traces.one_window import check_window
+from trace_check.traces.windows import StartWriter, uses_bases
 path, size, k, folder = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])
 total = count_events(path)
 head = read_trace(path, limit=1)
 protocol = head.protocol
 replay = protocol.spec_states(dict(head.constants))
-starts = _StartWriter(protocol, protocol.history, _bases(protocol))
+starts = StartWriter(protocol, protocol.history, uses_bases(protocol))
 t0 = time.perf_counter()
 state = None
 for n, win in enumerate(read_windows(path, size), 1):
@@ -371,7 +375,7 @@ for n, win in enumerate(read_windows(path, size), 1):
 replayed = time.perf_counter() - t0
 base, start = starts(state)
 t1 = time.perf_counter()
-v, handed = _check_window(win, Window(start=start, last=False, base=base), total, lambda n: [], True, 7200, folder, None)
+v, handed = check_window(win, Window(start=start, last=False, base=base), total, lambda n: [], True, 7200, folder, None)
 wall = time.perf_counter() - t1
 print(json.dumps({"first": win.first, "last": win.first + len(win.events) - 1, "status": v.status.value,
                   "message": v.message[:200], "states": v.distinct_states, "tlc_wall": v.wall_time, "wall": wall,

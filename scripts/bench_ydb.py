@@ -45,7 +45,8 @@ from trace_check.models.registry import load_registries  # noqa: E402
 from trace_check.traces.format import write_trace  # noqa: E402
 from trace_check.traces.protocol import Protocol, SimulateOptions  # noqa: E402
 from trace_check.traces.reader import Trace, read_trace  # noqa: E402
-from trace_check.traces.validation import Status, Verdict, check_trace  # noqa: E402
+from trace_check.traces.validation import check_trace  # noqa: E402
+from trace_check.traces.verdicts import Status, Verdict  # noqa: E402
 
 REGISTRY = ROOT / "specs" / "ydb" / "models.toml"
 VIOLATING_BUDGET = 60.0  # issue 18: each violating YDB model's counterexample within 60 s

@@ -22,7 +22,8 @@ from ref_impl.sim.strategies import seeds, zoo_schedules
 from ref_impl.sim.workloads import Workload
 from ref_impl.sim.zoo import ZooBug
 from trace_check.traces.reader import read_trace
-from trace_check.traces.validation import Verdict, check_trace
+from trace_check.traces.validation import check_trace
+from trace_check.traces.verdicts import Verdict
 
 
 class _Detected(Exception):

@@ -25,7 +25,8 @@ from trace_check.cli.main import main
 from trace_check.traces.format import write_trace
 from trace_check.traces.protocol import SimulateOptions
 from trace_check.traces.reader import read_trace
-from trace_check.traces.validation import Status, check_trace
+from trace_check.traces.validation import check_trace
+from trace_check.traces.verdicts import Status
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = (ROOT / "specs" / "cone" / "Cone.tla").read_text()

@@ -20,7 +20,8 @@ from ref_impl.sim.strategies import schedules, seeds, workloads
 from ref_impl.sim.workloads import Workload
 from ref_impl.sim.zoo import ZOO, ZooBug
 from trace_check.traces.reader import read_trace
-from trace_check.traces.validation import Verdict, check_trace
+from trace_check.traces.validation import check_trace
+from trace_check.traces.verdicts import Verdict
 
 pytestmark = [pytest.mark.tlc, pytest.mark.hypothesis_runs]
 

@@ -16,7 +16,8 @@ from ref_impl.sim.run import simulate, write_trace
 from ref_impl.sim.workloads import Workload
 from trace_check.traces import handoff
 from trace_check.traces.reader import Trace, read_trace
-from trace_check.traces.validation import Status, check_trace_file
+from trace_check.traces.validation import check_trace_file
+from trace_check.traces.verdicts import Status
 from trace_check.values.tla import FnMap, Record
 from trace_check.values.tla import function_value as function
 from trace_check.values.tlc import parse_value

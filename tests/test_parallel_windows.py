@@ -1,6 +1,6 @@
 """Parallel windows (issue 24): a window runs from the state the reference engine replays the trace
 to, at the same time as the window before it, and its verdict stands only if that window ends in
-exactly that state (trace_check/traces/validation.py: ``_check_windows``). The claim is that the
+exactly that state (trace_check/traces/windows.py: ``check_windows``). The claim is that the
 verdict is the one of a single run, whatever the engine says: these tests compare verdicts with the
 engine right, wrong, and unable to replay, on accepted, violating, rejected and partly logged
 traces, and check that no TLC run outlives the check."""
@@ -23,14 +23,9 @@ from ref_impl.sim.workloads import Workload
 from trace_check.traces import handoff, plugins
 from trace_check.traces.protocol import Protocol, SimulateOptions, StateReplay
 from trace_check.traces.reader import Trace, read_trace
-from trace_check.traces.validation import (
-    WINDOW,
-    Status,
-    Verdict,
-    balanced_size,
-    check_trace,
-    check_trace_file,
-)
+from trace_check.traces.validation import check_trace, check_trace_file
+from trace_check.traces.verdicts import Status, Verdict
+from trace_check.traces.window_sizes import WINDOW, balanced_size
 
 pytestmark = pytest.mark.tlc
 
@@ -170,34 +165,34 @@ def test_runs_at_once_that_fill_the_cores_compile_with_the_first_tier_alone(faul
     """Two TLC runs on two cores compile with the JIT's first tier alone (TlcOptions.quick_jit);
     with cores to spare, or one run at a time, TLC keeps its default compilers, unless the run is
     short (QUICK_JIT_EVENTS events or fewer)."""
-    from trace_check.traces import validation
+    from trace_check.traces import one_window, windows
 
-    monkeypatch.setattr(validation, "QUICK_JIT_EVENTS", 0)  # every window counts as long
+    monkeypatch.setattr(one_window, "QUICK_JIT_EVENTS", 0)  # every window counts as long
 
     quick: list[bool] = []
-    real = validation.run_task
+    real = one_window.run_task
 
     def spy(engine: str, task: Any, *args: Any, **kwargs: Any) -> Any:
         quick.append(task.tlc.quick_jit)
         return real(engine, task, *args, **kwargs)
 
-    monkeypatch.setattr(validation, "run_task", spy)
+    monkeypatch.setattr(one_window, "run_task", spy)
     ends = boundaries(faulty)
     for cores, jobs, expected in ((2, 2, True), (8, 2, False), (2, 1, False)):
-        monkeypatch.setattr(validation.os, "cpu_count", lambda cores=cores: cores)
+        monkeypatch.setattr(windows.os, "cpu_count", lambda cores=cores: cores)
         quick.clear()
         v = check_trace(faulty, every_step=True, ends=ends, jobs=jobs)
         assert v.status is Status.ACCEPTED and v.windows == len(ends) + 1, (cores, jobs)
         assert quick == [expected] * (len(ends) + 1), (cores, jobs)
     # a trace of one window is one run
     quick.clear()
-    monkeypatch.setattr(validation.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(windows.os, "cpu_count", lambda: 2)
     v = check_trace(faulty, every_step=True, jobs=2)
     assert v.status is faulty_one.status and v.windows == 1
     assert quick == [False]
     # a short one compiles with the first tier alone, at or below the bound
     for bound, expected in ((len(faulty.events), True), (len(faulty.events) - 1, False)):
-        monkeypatch.setattr(validation, "QUICK_JIT_EVENTS", bound)
+        monkeypatch.setattr(one_window, "QUICK_JIT_EVENTS", bound)
         quick.clear()
         assert check_trace(faulty, every_step=True, jobs=1).status is faulty_one.status
         assert quick == [expected], bound
@@ -356,12 +351,12 @@ def test_a_read_of_a_history_variable_is_found() -> None:
 
 
 def test_a_start_written_from_kept_entry_texts_is_the_start_written_whole(tmp_path: Path) -> None:
-    """The replayed states become windows' starts through _StartWriter, which writes a log entry
+    """The replayed states become windows' starts through StartWriter, which writes a log entry
     once and keeps its text while the entry stays in its log: at every window, its text is
-    _as_start's, byte for byte, on a run whose unclean election cuts a log back (seed 21: event
+    as_start's, byte for byte, on a run whose unclean election cuts a log back (seed 21: event
     114), so entries it had written are dropped and new ones take their offsets."""
     from trace_check.traces.reader import windows_of
-    from trace_check.traces.validation import _as_start, _StartWriter
+    from trace_check.traces.windows import StartWriter, as_start
 
     head, events = simulate(Workload.parse("transfer:ids=2,txns=6,aborts=true,resilient=true"),
                             Faults.parse("loss=1,retries=2,failovers=1,unclean"), 21, max_events=3000)
@@ -370,12 +365,12 @@ def test_a_start_written_from_kept_entry_texts_is_the_start_written_whole(tmp_pa
     trace = read_trace(tmp_path / "t.jsonl")
     protocol = trace.protocol
     replay = protocol.spec_states(dict(trace.constants))
-    writer = _StartWriter(protocol, protocol.history)
+    writer = StartWriter(protocol, protocol.history)
     kept, forgotten = [], False
     for win in windows_of(trace, 30):
         state = replay.advance([dict(e) for e in win.events])
         assert state is not None
-        assert writer(state) == (None, _as_start(state, protocol.history))
+        assert writer(state) == (None, as_start(state, protocol.history))
         forgotten = forgotten or (kept != [] and not set(kept) <= set(writer._kept))
         kept = list(writer._kept)
     assert forgotten, "the cut dropped no entry the writer had kept"

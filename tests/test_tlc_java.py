@@ -14,7 +14,8 @@ import pytest
 
 from trace_check.engines import tlc, tlc_java
 from trace_check.traces.reader import read_trace
-from trace_check.traces.validation import Status, check_trace
+from trace_check.traces.validation import check_trace
+from trace_check.traces.verdicts import Status
 from trace_check.values.tla import FnMap, Record, format_value
 
 pytestmark = pytest.mark.tlc
@@ -242,7 +243,7 @@ def test_a_windowed_check_gives_the_same_verdicts_with_and_without_the_class(tmp
 
 def test_without_javac_its_sources_or_with_the_switch_off_windows_start_from_literals(monkeypatch: pytest.MonkeyPatch,
                                                                                       tmp_path: Path) -> None:
-    from trace_check.traces.validation import Window, loaded
+    from trace_check.traces.module_text import Window, loaded
 
     jar = tlc.find_tla2tools()
     monkeypatch.setenv(tlc_java.LOADER_ENV, "0")

@@ -12,8 +12,10 @@ from ref_impl.sim.faults import Fault, Faults, Schedule
 from ref_impl.sim.run import simulate, write_trace
 from ref_impl.sim.workloads import Workload
 from trace_check.cli import main as cli
+from trace_check.traces.module_text import CHUNK, module_text
 from trace_check.traces.reader import read_trace
-from trace_check.traces.validation import CHUNK, check_trace, module_text, tla_string
+from trace_check.traces.tla_text import tla_string
+from trace_check.traces.validation import check_trace
 
 pytestmark = pytest.mark.tlc
 
@@ -179,7 +181,7 @@ def test_cli_mutate_scores_a_trace(tmp_path: Path, capsys: pytest.CaptureFixture
 def test_the_record_encoding_for_apalache_gives_the_same_answers_under_tlc(tv1: Path, tmp_path: Path) -> None:
     # specs/kafka/TraceKafkaTxnRecords.tla is what Apalache checks; TLC runs it here so that the
     # module itself is tested, not only the command line.
-    from trace_check.traces.validation import check_trace_records
+    from trace_check.traces.records import check_trace_records
 
     assert check_trace_records(read_trace(tv1), "tlc", tmp_path / "ok").status == "accepted"
     bad = make(tmp_path, "transfer", "none", 0, name="lso.jsonl", bugs=("lso_inclusive",))
@@ -280,7 +282,7 @@ def test_a_version_1_trace_is_checked_as_before(tmp_path: Path) -> None:
 
 
 def test_the_record_encoding_checks_the_new_columns_too(tv1: Path, tmp_path: Path) -> None:
-    from trace_check.traces.validation import check_trace_records
+    from trace_check.traces.records import check_trace_records
 
     path, _ = changed_at(tv1, lambda o: o.get("action") == "TcAppend" and o.get("txn_partitions") == [1, 2], {"txn_partitions": [2]}, "parts-records.jsonl")
     assert check_trace_records(read_trace(path), "tlc", tmp_path / "parts").status == "rejected"

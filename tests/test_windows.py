@@ -25,7 +25,8 @@ from trace_check.traces import handoff, plugins
 from trace_check.traces.mutation import apply, mutations
 from trace_check.traces.protocol import SimulateOptions
 from trace_check.traces.reader import Trace, TraceError, read_trace, read_windows
-from trace_check.traces.validation import Status, Verdict, check_trace, check_trace_file
+from trace_check.traces.validation import check_trace, check_trace_file
+from trace_check.traces.verdicts import Status, Verdict
 from trace_check.values.tla import FnMap, Record, format_value
 from trace_check.values.tlc import parse_value
 
@@ -392,8 +393,8 @@ def test_a_log_cut_below_the_window_start_is_checked_again_without_the_view(tmp_
 
 
 def test_what_an_invariant_reads_is_found_through_the_definitions_it_names() -> None:
+    from trace_check.traces.invariants import invariants_of
     from trace_check.traces.reads import ReadsError, reads
-    from trace_check.traces.validation import invariants_of
 
     kafka = plugins.get("kafka")
     assert reads(kafka, "MarkerSafety") == {"plog"}
@@ -409,8 +410,8 @@ def test_what_an_invariant_reads_is_found_through_the_definitions_it_names() -> 
 
 
 def test_an_invariant_made_of_named_parts_is_checked_part_by_part() -> None:
+    from trace_check.traces.invariants import changed_definitions
     from trace_check.traces.reads import ReadsError, conjuncts, reads
-    from trace_check.traces.validation import changed_definitions
 
     kafka = plugins.get("kafka")
     assert conjuncts(kafka, "Atomicity") == ("AtomicityNow", "AtomicityWhenQuiescent")
@@ -552,24 +553,24 @@ def test_each_operator_computed_from_an_index_has_its_form_and_its_index() -> No
 
 
 def test_the_forms_of_the_invariants_are_read_once_and_again_after_the_spec_changes(tmp_path: Path) -> None:
-    """A window's module asks for the invariants' parts and forms four times (validation._forms):
+    """A window's module asks for the invariants' parts and forms four times (invariants.invariant_forms):
     they are kept, by the protocol and its spec files as they are; a spec edited meanwhile is read again."""
     import shutil
 
     import attrs
 
-    from trace_check.traces.validation import _forms
+    from trace_check.traces.invariants import invariant_forms
 
     kafka = plugins.get("kafka")
     specs = tmp_path / "kafka"
     shutil.copytree(kafka.spec_dir, specs)
     copy = attrs.evolve(kafka, spec_dir=specs)
-    first = _forms(copy)
-    assert _forms(copy) is first
+    first = invariant_forms(copy)
+    assert invariant_forms(copy) is first
     assert first[3]["MarkerSafety"] == ("MarkerSafetySince", ("plog",), ())
     props = specs / "KafkaTxnProperties.tla"
     props.write_text(props.read_text(encoding="utf-8").replace("MarkerSafetySince", "MarkerSafetyNewer"), encoding="utf-8")
-    again = _forms(copy)
+    again = invariant_forms(copy)
     assert again is not first and "MarkerSafety" not in again[3]
 
 

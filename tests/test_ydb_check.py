@@ -21,7 +21,8 @@ from trace_check.cli.main import main
 from trace_check.traces.format import write_trace
 from trace_check.traces.protocol import SimulateOptions
 from trace_check.traces.reader import read_trace
-from trace_check.traces.validation import Status, check_trace
+from trace_check.traces.validation import check_trace
+from trace_check.traces.verdicts import Status
 
 
 def simulate(path: Path, seed: int, workload: str, faults: str, bugs: str = "") -> Path:

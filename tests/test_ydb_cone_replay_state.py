@@ -15,7 +15,8 @@ import pytest
 from trace_check.traces import handoff, plugins
 from trace_check.traces.protocol import SimulateOptions
 from trace_check.traces.reader import read_trace
-from trace_check.traces.validation import Status, check_trace_file
+from trace_check.traces.validation import check_trace_file
+from trace_check.traces.verdicts import Status
 from trace_check.values.tla import Record
 from trace_check.values.tlc import parse_value
 

@@ -37,7 +37,7 @@ def pytest_configure(config: Any) -> None:
 
 
 def txconform_check(path: Path, timeout: float = 300.0) -> Any:
-    """The checker's verdict on a session trace (``trace_check.traces.validation.Verdict``)."""
+    """The checker's verdict on a session trace (``trace_check.traces.verdicts.Verdict``)."""
     from trace_check.traces.reader import read_trace
     from trace_check.traces.validation import check_trace
 
@@ -61,7 +61,7 @@ def txconform_broker(request: Any, tmp_path: Path) -> Iterator[Server]:
     if check and path is not None:
         v = txconform_check(path)
         if not v.ok:
-            from trace_check.traces.validation import verdict_lines
+            from trace_check.traces.verdicts import verdict_lines
 
             pytest.fail("the session's trace is not a behaviour of the spec:\n" + "\n".join(verdict_lines(v, path)),
                         pytrace=False)

@@ -1,7 +1,7 @@
 """The Cone spec state the C*One reference engine is in after a trace's first events: what lets the
 windows of a long trace run in parallel (``Protocol.spec_states``; the replay is ``replay.replay``'s,
-without bugs). A mistake here costs a run, never a verdict (trace_check/traces/validation.py:
-``_check_windows``).
+without bugs). A mistake here costs a run, never a verdict (trace_check/traces/windows.py:
+``check_windows``).
 
 Values, as ``parse_value`` reads TLC's print of the state: ``bool``, ``int``, ``str``; a set is a
 ``frozenset``; a tuple (a key, a transaction id, a mutation, ``faults``) and a function whose domain

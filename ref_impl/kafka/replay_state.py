@@ -1,6 +1,6 @@
 """The spec state the reference broker is in after a trace's events: what lets windows of a long
-trace run in parallel (``Protocol.spec_states``, trace_check/traces/validation.py:
-``_check_windows``).
+trace run in parallel (``Protocol.spec_states``, trace_check/traces/windows.py:
+``check_windows``).
 
 A window can only know the states it starts from once the window before it has ended. The broker
 replays the trace (as ``replay.replay`` does) far faster than TLC checks it, and says which state

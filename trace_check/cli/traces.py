@@ -18,7 +18,9 @@ from trace_check.traces import plugins
 from trace_check.traces.format import spec_hash, write_trace
 from trace_check.traces.protocol import ProtocolInputError, SimulateOptions
 from trace_check.traces.reader import count_events, read_trace
-from trace_check.traces.validation import WINDOW, Status, Verdict, check_trace_file, jobs_count, jobs_default, verdict_lines, window_size
+from trace_check.traces.validation import check_trace_file
+from trace_check.traces.verdicts import Status, Verdict, verdict_lines
+from trace_check.traces.window_sizes import WINDOW, jobs_count, jobs_default, window_size
 from trace_check.values.tla import format_value
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2

@@ -29,7 +29,8 @@ from trace_check.errors import TxconformError
 from trace_check.traces import format as tf
 from trace_check.traces.protocol import Protocol
 from trace_check.traces.reader import Trace, read_trace
-from trace_check.traces.validation import Status, check_trace
+from trace_check.traces.validation import check_trace
+from trace_check.traces.verdicts import Status
 
 OPERATORS = ("drop", "duplicate", "swap", "alter")
 

@@ -209,18 +209,18 @@ class Protocol:
     # for Kafka, LogsGrowOrAreCut in MCKafkaTxnForms model-checks it too). A window that starts
     # from one state fingerprints only what lies beyond that state's logs (handoff.py); after
     # every event a log is compared with the one before by its lengths, and an XSince form is
-    # given those lengths (validation.changed_definitions).
+    # given those lengths (invariants.changed_definitions).
     logs: tuple[str, ...] = ()
     # Spec operators the trace check computes from its index of a log (reads.indexed_log) when it
     # keeps one: (operator, log, arity) names ``Op(a1, ..)`` and its form ``OpFromIndex(a1, ..,
     # idx)``, given the index of the log in the same state; the two must agree in every state (for
     # Kafka, MCKafkaTxnForms' IndexMeans checks PartitionLSO and LatestInstance). The window's TLC
-    # run replaces the operator by the form (validation.from_index_definitions).
+    # run replaces the operator by the form (invariants.from_index_definitions).
     from_index: tuple[tuple[str, str, int], ...] = ()
     # Parallel windows: the reference engine replays the trace and gives the spec state at each
     # window's start, so that a window can run before the one ahead of it ends. Its verdict stands
     # only if that window's hand-off is exactly this state; otherwise it runs again from the
-    # hand-off. A wrong state costs time, never a wrong verdict (validation._check_windows).
+    # hand-off. A wrong state costs time, never a wrong verdict (windows.check_windows).
     spec_states: Callable[[Constants], StateReplay] | None = None
     # Bases of logs: for each log of ``logs`` that has one, the spec's constant operator of the
     # entries before the variable's (Kafka: PlogBase, empty in the spec) and its operator of every

@@ -10,7 +10,7 @@ read a variable names the variable or a definition that does (these specs have n
 definition sees only the variables of its own module and of the modules that module extends.
 
 The checker uses it to check an invariant after a step only when the step changed a variable the
-invariant reads (``TraceChanged`` in trace_check/traces/validation.py): if none changed, the
+invariant reads (``TraceChanged`` in trace_check/traces/invariants.py): if none changed, the
 invariant has the value it had in the state before, where it held. An invariant defined as a
 conjunction of named parts (``Atomicity == AtomicityNow /\\ AtomicityWhenQuiescent``) is checked
 part by part, each where what it reads changed (``conjuncts``). A part X may have a form checked
