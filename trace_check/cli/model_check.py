@@ -24,7 +24,7 @@ from trace_check.engines.runner import ENGINE_CHOICES, check_checkpointing, chec
 from trace_check.errors import ResumeError, TxconformError, suggest
 from trace_check.models.counterexample import Reading, render_steps, to_mermaid
 from trace_check.models.itf import itf_json, write_itf
-from trace_check.models.registry import Model, Registry, default_registry_files, load_registries, load_registry
+from trace_check.models.registry import Model, Registry, default_registry_files, load_registries
 from trace_check.models.result import Checkpointing, CheckResult, Outcome, Progress
 from trace_check.traces.reads import ReadsError, reads_in_module
 
@@ -77,7 +77,7 @@ def registry_of(args: argparse.Namespace) -> Registry:
         if not files:
             raise TxconformError(f"--protocol {args.protocol}: no registry of that protocol{suggest(args.protocol, known)}; "
                                  f"give one of {', '.join(known)}")
-    return load_registry(files[0]) if len(files) == 1 else load_registries(files)
+    return load_registries(files)
 
 
 def cmd_model_check(args: argparse.Namespace, out: Console, err: Console) -> int:
