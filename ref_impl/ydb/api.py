@@ -15,7 +15,9 @@ until the engine has answered, and the application gets the answer or the error.
     Flush       writer.flush(), and tx.commit() first of all: every write acknowledged;
                 TopicWriteError if a write was refused or lost
     CommitTx    tx.commit(): COMMITTED, or TransactionAborted once KQP answers ABORTED
-    RollbackTx  tx.rollback()
+    RollbackTx  tx.rollback(): after a writer failure, or whenever the application chooses before
+                the commit when the engine's constants allow it (Rollbacks); the reader then
+                reads again from the committed offset
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ class Call:
     outcome: Callable[[], Any] = _nothing  # the answer (or raises the error)
     fails: Callable[[], YdbError | None] = lambda: None  # instead of its next step: the error
     taken: int = 0
+    optional: frozenset[int] = frozenset()  # steps skipped when, their turn come, they are not enabled
 
     def next_step(self) -> tuple[str, Any] | None:
         if self.taken >= len(self.steps):
@@ -170,27 +173,41 @@ class Tx:
         return Call([("TableWrite", lambda: self.driver.worker)])
 
     def _flush_failed(self) -> YdbError | None:
-        if self.driver.engine.rollback_tx_enabled(self.driver.worker):
+        if self.driver.engine.writer_failed(self.driver.worker):
             return TopicWriteError(f"transaction {self.id}: a write was refused or lost")
         return None
 
-    def commit(self) -> Call:
-        """Flush the writers, then commit; COMMITTED, or raises TransactionAborted."""
+    def commit(self, rollback_meanwhile: bool = False) -> Call:
+        """Flush the writers, then commit; COMMITTED, or raises TransactionAborted. With
+        ``rollback_meanwhile`` another task of the application calls ``tx.rollback()`` while the
+        commit is under way (the SDK lets a second thread do so): YDB's session refuses it
+        ("Pending previous query completion": SESSION_BUSY), so the commit's outcome stands."""
         self._open("commit")
         e, w, tx = self.driver.engine, self.driver.worker, self.id
         steps = [("Flush", lambda: w)] if e.cl[w].phase == "open" else []
         steps.append(("CommitTx", lambda: w))
+        optional: frozenset[int] = frozenset()
+        if rollback_meanwhile:
+            optional = frozenset({len(steps)})
+            steps.append(("RollbackTx", lambda: w))
 
         def outcome() -> str:
             if e.told[tx] != "COMMITTED":
                 raise TransactionAborted(f"transaction {tx} was aborted")
             return "COMMITTED"
 
-        return Call(steps, done=lambda: e.told[tx] != "none", outcome=outcome, fails=self._flush_failed)
+        return Call(steps, done=lambda: e.told[tx] != "none", outcome=outcome, fails=self._flush_failed,
+                    optional=optional)
 
     def rollback(self) -> Call:
+        """Roll the transaction back: its writes are never published, its read range is read again."""
         self._open("rollback")
-        return Call([("RollbackTx", lambda: self.driver.worker)])
+        e, w = self.driver.engine, self.driver.worker
+        if not e.k.rollbacks and not e.writer_failed(w):
+            raise IllegalStateError("rollback: this run's constants allow a rollback only after a write failed "
+                                    "(Rollbacks is false); make the engine with Constants(rollbacks=True), "
+                                    "or simulate with --workload copy:rollback=true")
+        return Call([("RollbackTx", lambda: w)])
 
 
 class TxWriter:
@@ -214,22 +231,37 @@ class TxWriter:
         return Call([("Flush", lambda: self.tx.driver.worker)], fails=self.tx._flush_failed)
 
 
-def copy_app(driver: Driver, batch_sizes: Callable[[], int]) -> App:
+def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Callable[[], bool] = lambda: False) -> App:
     """The workload: read a batch of topic A, write it to topic B (and a row to the table), and
-    commit the read offsets, the writes and the row in one transaction; again and again."""
+    commit the read offsets, the writes and the row in one transaction; again and again. Where
+    ``rollback_here()`` says so (after the read, after a write, before the commit), the
+    application rolls the transaction back instead."""
     reader = driver.reader("A", CONSUMER)
     while True:
         tx = driver.begin_transaction()
         batch = yield reader.receive_batch_with_tx(tx, batch_sizes())
+        if rollback_here():
+            yield tx.rollback()
+            continue
         writer = tx.writer("B")
+        rolled_back = False
         for m in batch.messages:
             yield writer.write(m)
+            if rollback_here():
+                yield tx.rollback()
+                rolled_back = True
+                break
+        if rolled_back:
+            continue
         if driver.has_table:
             yield tx.upsert("rows", {"tx": tx.id, "partition": batch.partition})
         try:
-            yield tx.commit()
+            if rollback_here():
+                yield writer.flush()
+                yield tx.rollback()
+                continue
+            yield tx.commit(rollback_meanwhile=rollback_here())
         except TopicWriteError:
             yield tx.rollback()
         except TransactionAborted:
             pass  # the reader re-reads the batch from the committed offset
-

@@ -21,6 +21,7 @@ BUGS = (
     "ack_rs_before_persist",
     "ack_plan_on_receipt",
     "no_flush",
+    "rollback_while_committing",
 )
 VERSIONS = ("v25", "v26")
 DEPTH_BOUND = 6  # the registry's base value; the trace checker does not check the depth
@@ -39,6 +40,7 @@ class Constants:
     batch_max: int = 2
     max_txns: int = 4
     table: bool = False
+    rollbacks: bool = False
     version: str = attrs.field(default="v26", validator=attrs.validators.in_(VERSIONS))
     max_hangs: int = 0
     max_restarts: int = 0
@@ -99,6 +101,7 @@ class Constants:
             "BatchMax": self.batch_max,
             "MaxTxns": self.max_txns,
             "Table": self.table,
+            "Rollbacks": self.rollbacks,
             "Version": self.version,
             "MaxHangs": self.max_hangs,
             "MaxRestarts": self.max_restarts,
@@ -119,6 +122,7 @@ class Constants:
             batch_max=k["BatchMax"],
             max_txns=k["MaxTxns"],
             table=k["Table"],
+            rollbacks=k.get("Rollbacks", False),
             version=k["Version"],
             max_hangs=k["MaxHangs"],
             max_restarts=k["MaxRestarts"],

@@ -62,13 +62,14 @@ class Workload:
     batch: int = 2
     txns: int = 6
     table: bool = False
+    rollback: bool = False
     version: str = "v26"
 
-    KEYS = ("workers", "src", "dst", "msgs", "batch", "txns", "table", "version")
+    KEYS = ("workers", "src", "dst", "msgs", "batch", "txns", "table", "rollback", "version")
 
     @classmethod
     def parse(cls, text: str) -> Workload:
-        """``copy``, then optional ``:key=value,...`` (workers, src, dst, msgs, batch, txns, table, version)."""
+        """``copy``, then optional ``:key=value,...`` (workers, src, dst, msgs, batch, txns, table, rollback, version)."""
         kind, _, rest = text.strip().partition(":")
         if kind != "copy":
             raise SpecError(f"unknown workload {kind!r}; use copy, e.g. copy:workers=2,src=1,dst=2,msgs=4,txns=6,table=true")
@@ -78,9 +79,9 @@ class Workload:
                 if value not in VERSIONS:
                     raise SpecError(f"version={value}: use {' or '.join(VERSIONS)}")
                 fields[key] = value
-            elif key == "table":
+            elif key in ("table", "rollback"):
                 if value not in ("true", "false"):
-                    raise SpecError(f"table={value}: use table=true or table=false")
+                    raise SpecError(f"{key}={value}: use {key}=true or {key}=false")
                 fields[key] = value == "true"
             elif key in cls.KEYS:
                 fields[key] = _int(key, value, 0 if key in ("msgs", "txns") else 1)
@@ -148,6 +149,7 @@ def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constan
         batch_max=w.batch,
         max_txns=w.txns,
         table=w.table,
+        rollbacks=w.rollback,
         version=w.version,
         max_hangs=f.hangs,
         max_restarts=f.restarts,
@@ -187,10 +189,15 @@ class Simulation:
         self.max_events = max_events
         self.prune = prune
         self.quiet: set[int] = set()  # transactions no step can touch any more
-        self.apps = [AppRunner(w, api.copy_app(api.Driver(self.engine, w), self._batch_size)) for w in self.k.workers]
+        self.apps = [AppRunner(w, api.copy_app(api.Driver(self.engine, w), self._batch_size, self._rollback_here))
+                     for w in self.k.workers]
 
     def _batch_size(self) -> int:
         return self.app_rng.randint(1, self.k.batch_max)
+
+    def _rollback_here(self) -> bool:
+        """With rollback=true the application rolls back at about one in eight of its chances."""
+        return self.w.rollback and self.app_rng.random() < 0.125
 
     # --- applications ---
 
@@ -230,6 +237,9 @@ class Simulation:
         name, arg = nxt
         action = ACTION[name]
         if arg is None or not action.enabled(self.engine, arg):
+            if a.call.taken in a.call.optional:  # e.g. a rollback the session refuses while it commits
+                a.call.taken += 1
+                return self._app_step(a)
             return None
         call = a.call
 

@@ -141,6 +141,7 @@ CONSTANT_KINDS = {
     "BatchMax": INT,
     "MaxTxns": INT,
     "Table": BOOL,
+    "Rollbacks": BOOL,
     "Version": STRING,
     "MaxHangs": INT,
     "MaxRestarts": INT,
@@ -150,7 +151,7 @@ CONSTANT_KINDS = {
     "Bugs": LIST,
     "DepthBound": INT,
 }
-DEFAULTS = {"Bugs": [], "DepthBound": 6}
+DEFAULTS = {"Bugs": [], "DepthBound": 6, "Rollbacks": False}  # Rollbacks: headers written before it
 
 
 def _printable(s: str) -> bool:

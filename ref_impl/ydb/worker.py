@@ -92,11 +92,20 @@ class WorkerSteps(State):
 
     # --- RollbackTx(w) ---
 
-    def rollback_tx_enabled(self, w: str) -> bool:
+    def writer_failed(self, w: str) -> bool:
+        """WriterFailed(w): a write was refused or lost, so it can never be acknowledged."""
         c = self.cl[w]
-        if c.hung or c.phase != "open" or c.sent != c.e - c.b:
+        if c.phase != "open" or c.sent != c.e - c.b:
             return False
         return len(self.wacked[c.tx]) < c.e - c.b and not any(m.type == "Write" and m.tx == c.tx for m in self.net)
+
+    def rollback_tx_enabled(self, w: str) -> bool:
+        c = self.cl[w]
+        if c.hung:
+            return False
+        return (self.writer_failed(w)
+                or (self.k.rollbacks and c.phase in ("open", "flushed"))
+                or (self.k.bug("rollback_while_committing") and c.phase == "committing" and self.kqp[c.tx].st != "done"))
 
     def rollback_tx(self, w: str) -> None:
         c = self.cl[w]

@@ -51,5 +51,8 @@ ZOO = (
            "Expire", "a plan step is acknowledged on receipt, not once EXECUTED"),
     ZooBug("no_flush", ("no_flush",), "copy:workers=1", "none", 0, "ydb_no_flush", "Flush",
            "the SDK commits with writes unacknowledged"),
+    ZooBug("rollback_while_committing", ("rollback_while_committing",), "copy:workers=1,rollback=true", "none", 6,
+           "ydb_rollback_while_committing", "RollbackTx",
+           "the session takes a rollback while the commit is under way (YDB refuses it: Pending previous query completion)"),
 )
 ZOO_BY_NAME = {b.name: b for b in ZOO}

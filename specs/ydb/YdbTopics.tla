@@ -19,6 +19,13 @@
 (*   [dtx]   ydb/docs/en/core/contributor/datashard-distributed-txs.md     *)
 (*   [gosdk] ydb-go-sdk internal/topic/topicwriterinternal/                *)
 (*           writer_transaction.go (flush before commit)                   *)
+(*   [kqps]  ydb/core/kqp/session_actor/kqp_session_actor.cpp (ReplyBusy:  *)
+(*           a request while the session executes another is refused)      *)
+(*   [sdkrb] ydb-python-sdk ydb/query/transaction.py (rollback and its     *)
+(*           callbacks), ydb/_topic_writer/topic_writer_asyncio.py         *)
+(*           (_on_before_rollback: close(flush=False)),                    *)
+(*           ydb/_topic_reader/topic_reader_asyncio.py                     *)
+(*           (_handle_after_tx_rollback: the reader reconnects)            *)
 (*                                                                         *)
 (* Actors and what they keep:                                              *)
 (*   - workers (SDK): a topic reader with its read position, a writer      *)
@@ -83,6 +90,16 @@
 (* the seed and the code are silent (which writes v25 made exactly) this  *)
 (* is our reading, marked as such in docs/ydb.md.                          *)
 (*                                                                         *)
+(* A rollback (RollbackTx, the SDK's tx.rollback(): the writers closed    *)
+(* without a flush, RollbackTransaction, the reader reconnected so that it *)
+(* reads again from the committed offset [sdkrb]) is the application's     *)
+(* own choice at any moment before the commit is sent (constant Rollbacks) *)
+(* and the only way on after a write was refused or lost. KQP releases the *)
+(* lock, which tablet B learns as a lock loss, so writes still in flight   *)
+(* are refused. Once CommitTransaction is under way the session refuses a  *)
+(* second request, RollbackTransaction included ("Pending previous query   *)
+(* completion", SESSION_BUSY or PRECONDITION_FAILED [kqps]).               *)
+(*                                                                         *)
 (* Faults: a worker hangs and resumes; while it hangs the group gives its *)
 (* partition to another worker (TakeOver) and the hung one resumes as a   *)
 (* zombie; a lock dies (LockLost: session death or the lock service), and *)
@@ -130,6 +147,10 @@ CONSTANTS
     \* Whether each transaction also upserts a row of a table (datashard DS).
     \* @type: Bool;
     Table,
+    \* Whether the application may roll a transaction back of its own accord
+    \* (RollbackTx before the commit; header).
+    \* @type: Bool;
+    Rollbacks,
     \* "v25" or "v26": which durable writes the commit path makes (header).
     \* @type: Str;
     Version,
@@ -158,13 +179,14 @@ BugNames == {
     "lock_race",              \* a write after the lock loss creates a new supportive partition (ydb PR 4758)
     "ack_rs_before_persist",  \* a read set is acknowledged on receipt (ydb issue 17843)
     "ack_plan_on_receipt",    \* a plan step is acknowledged on receipt, not once EXECUTED
-    "no_flush"                \* the SDK commits with writes unacknowledged
+    "no_flush",               \* the SDK commits with writes unacknowledged
+    "rollback_while_committing" \* the session takes a rollback while the commit is under way
 }
 
 ASSUME /\ Workers # {}
        /\ NumSrc \in Nat \ {0} /\ NumDst \in Nat \ {0} /\ MsgsPerSrc \in Nat
        /\ BatchMax \in Nat \ {0} /\ MaxTxns \in Nat
-       /\ Table \in BOOLEAN /\ Version \in {"v25", "v26"}
+       /\ Table \in BOOLEAN /\ Rollbacks \in BOOLEAN /\ Version \in {"v25", "v26"}
        /\ MaxHangs \in Nat /\ MaxRestarts \in Nat /\ MaxLoss \in Nat
        /\ MaxLockLosses \in Nat /\ MaxDeadlines \in Nat
        /\ Bugs \subseteq BugNames
@@ -538,18 +560,29 @@ KqpResult(tx) ==
        /\ UNCHANGED <<ownerVars, txIdVars, messageVars, dataVars, tabletVars, planVars, mediatorVars,
                       decisionVars, wackedVars, checkVars, faultVars>>
 
-\* The writer failed (a write was refused or lost, so it can never be acknowledged):
-\* the application rolls the transaction back; the lock is released, which tablet B
-\* learns as a lock loss.
+\* The writer failed: a write was refused or lost, so it can never be acknowledged.
+\* @type: (Str) => Bool;
+WriterFailed(w) ==
+    /\ cl[w].phase = "open"
+    /\ cl[w].sent = cl[w].e - cl[w].b
+    /\ Cardinality(wacked[cl[w].tx]) < cl[w].e - cl[w].b
+    /\ ~\E m \in net : m.type = "Write" /\ m.tx = cl[w].tx
+
+\* tx.rollback() [sdkrb]: after a writer failure, or (Rollbacks) whenever the application
+\* chooses before the commit is sent. KQP ends the transaction and releases its lock,
+\* which tablet B learns as a lock loss (PqLockLost), so its supportive partitions are
+\* deleted and writes still in flight are refused; the reader reconnects and reads
+\* again from the committed offset. With rollback_while_committing the session also
+\* takes the rollback while CommitTransaction is under way, where YDB answers "Pending
+\* previous query completion" [kqps]: the client is told ABORTED, and the proposal goes on.
 \* @type: (Str) => Bool;
 RollbackTx(w) ==
     /\ ~cl[w].hung
-    /\ cl[w].phase = "open"
-    /\ cl[w].sent = cl[w].e - cl[w].b
+    /\ \/ WriterFailed(w)
+       \/ Rollbacks /\ cl[w].phase \in {"open", "flushed"}
+       \/ Bug("rollback_while_committing") /\ cl[w].phase = "committing" /\ kqp[cl[w].tx].st # "done"
     /\ LET tx == cl[w].tx
-       IN /\ Cardinality(wacked[tx]) < cl[w].e - cl[w].b
-          /\ ~\E m \in net : m.type = "Write" /\ m.tx = tx
-          /\ kqp' = [kqp EXCEPT ![tx].st = "done", ![tx].lock = "lost"]
+       IN /\ kqp' = [kqp EXCEPT ![tx].st = "done", ![tx].lock = "lost"]
           /\ told' = [told EXCEPT ![tx] = "ABORTED"]
           /\ cl' = [cl EXCEPT ![w] = [IdleWorker EXCEPT !.pos =
                        IF Bug("no_reread") THEN cl[w].pos ELSE [cl[w].pos EXCEPT ![cl[w].src] = -1]]]
