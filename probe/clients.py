@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any
 
 CALL_SECONDS = 10.0
 RETRIES = 3  # a commit or abort that failed with a retriable error is called again this often
+END_SECONDS = 30.0  # kafka-python's commit and abort: how long the probe waits for one to return
 ADMIN_SECONDS = 5.0  # CreateTopics / DeleteTopics: a broker that does not serve them fails fast
 
 Emit = Callable[..., Any]  # emit(kind, **fields): Recorder.add, or a child's line printer
@@ -264,24 +266,52 @@ class KpProducer(TxnProducer):
         self._pending = []
         return left
 
+    def _ended(self, call: Callable[[], Any]) -> None:
+        """Run commit_transaction or abort_transaction, waiting at most END_SECONDS. kafka-python
+        (3.0.12) waits for EndTxn's answer without a bound (KafkaProducer.commit_transaction:
+        ``result.wait()``; the Java client stops at max.block.ms): after the transaction
+        coordinator was killed and restarted, a wait of 290 s never returned. The call goes on
+        in a daemon thread; the transaction's outcome is then unknown."""
+        failed: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                call()
+            except BaseException as e:  # handed to the caller's thread
+                failed.append(e)
+
+        t = threading.Thread(target=run, name=f"{self.process}-end", daemon=True)
+        t.start()
+        t.join(END_SECONDS)
+        if t.is_alive():
+            self.emit("note", process=self.process, what="client-stuck", txn=self.txn_name(), client="kafka-python",
+                      error=f"{getattr(call, '__name__', 'the call')} did not return within {END_SECONDS:g} s")
+            raise _Stuck(f"{getattr(call, '__name__', 'the call')} did not return within {END_SECONDS:g} s")
+        if failed:
+            raise failed[0]
+
     def commit(self) -> str:
         try:
-            self.kp.commit_transaction()
+            self._ended(self.kp.commit_transaction)
             return self.end("ok")
+        except _Stuck as e:
+            return self.end("info", str(e))
         except Exception as e:
             if _kp_fenced(e):
                 self.fenced = True
                 return self.end("fail", _kp_err(e))
             try:
-                self.kp.abort_transaction()
+                self._ended(self.kp.abort_transaction)
                 return self.end("fail", _kp_err(e))
             except Exception as e2:
                 return self.end("info", f"{_kp_err(e)}; then abort: {_kp_err(e2)}")
 
     def abort(self) -> str:
         try:
-            self.kp.abort_transaction()
+            self._ended(self.kp.abort_transaction)
             return self.end("fail", None, decided="abort")
+        except _Stuck as e:
+            return self.end("info", str(e), decided="abort")
         except Exception as e:
             self.fenced = self.fenced or _kp_fenced(e)
             return self.end("fail" if self.fenced else "info", _kp_err(e), decided="abort")
@@ -289,6 +319,10 @@ class KpProducer(TxnProducer):
     def close(self) -> None:
         with contextlib.suppress(Exception):  # closing a producer in a fatal state: nothing left to record
             self.kp.close(timeout=CALL_SECONDS)
+
+
+class _Stuck(Exception):
+    """A client call that did not return in time; the operation's outcome is unknown."""
 
 
 def _kp_fenced(e: BaseException) -> bool:

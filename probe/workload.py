@@ -604,12 +604,12 @@ class Run:
         for t in workers:
             t.join(max(0.0, self.deadline - time.monotonic()))
             if t.is_alive():
-                self.errors.append(f"{t.name} did not finish before the deadline")
+                self.errors.append(f"{t.name} did not finish before the deadline ({_where(t)})")
         self.producers_done.set()
         for t in ctp:  # it drains the input, then stops
             t.join(max(0.0, self.deadline - time.monotonic()) + DRAIN_SECONDS)
             if t.is_alive():
-                self.errors.append("ctp did not finish before the deadline")
+                self.errors.append(f"ctp did not finish before the deadline ({_where(t)})")
         if injector is not None:
             injector.stop.set()
             injector.heal()
@@ -621,6 +621,18 @@ class Run:
         self.final_pass(READ_UNCOMMITTED)
         self.final_pass(READ_COMMITTED)
         self._open = None  # the open transaction's producer goes only now
+
+
+def _where(t: threading.Thread) -> str:
+    """Where a thread that missed its deadline is now: its innermost calls (file:line function),
+    so that a run's error says which client call did not return."""
+    import traceback
+
+    frame = sys._current_frames().get(t.ident or -1)
+    if frame is None:
+        return "its stack is gone"
+    calls = traceback.extract_stack(frame)[-3:]
+    return "waiting in " + " < ".join(f"{Path(c.filename).name}:{c.lineno} {c.name}" for c in reversed(calls))
 
 
 def _text(b: bytes | None) -> str | None:

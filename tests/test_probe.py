@@ -267,3 +267,33 @@ def test_exactly_once_of_consume_transform_produce_is_judged_on_both_logs() -> N
     record = _ctp_record(clean, 3)
     record[0]["plan"]["ctp"] = False
     assert ctp_findings(record) == []
+
+
+def test_a_kafka_python_commit_that_never_returns_leaves_the_outcome_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
+    """kafka-python's commit_transaction waits for EndTxn without a bound: the probe waits
+    END_SECONDS, records the stuck call, and goes on with the transaction's outcome unknown."""
+    import threading
+
+    from probe import clients
+
+    monkeypatch.setattr(clients, "END_SECONDS", 0.2)
+    release = threading.Event()
+
+    class Stuck:
+        def commit_transaction(self) -> None:
+            release.wait(5)
+
+    lines: list[tuple[str, dict[str, Any]]] = []
+    p = object.__new__(clients.KpProducer)
+    p._steps(lambda kind, **f: lines.append((kind, f)), "t", 0, "kp-0")
+    p._pending = []
+    p.kp = Stuck()
+    p.n = 1
+    try:
+        assert p.commit() == "info"
+    finally:
+        release.set()
+    [(_, stuck)] = [(k, f) for k, f in lines if f.get("what") == "client-stuck"]
+    assert stuck["error"] == "commit_transaction did not return within 0.2 s"
+    [(_, txn)] = [(k, f) for k, f in lines if k == "txn"]
+    assert txn["outcome"] == "info" and "did not return" in txn["error"]

@@ -12,6 +12,7 @@ of the session by their process ids.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -269,6 +270,7 @@ def test_kafka_19690_shows_on_4_1_0_and_not_on_its_fix_4_1_1(txconform_kafka_clu
 
 
 @pytest.mark.probe
+@pytest.mark.filterwarnings("ignore::ResourceWarning", "ignore::pytest.PytestUnraisableExceptionWarning")
 def test_three_nodes_under_a_kill_and_a_pause_show_no_anomaly(tmp_path: Path, local_spark: Any) -> None:
     """Faults the Jepsen way on a real cluster (probe/faults.py): three KRaft nodes of Kafka 4.4.0
     (replication factor 3, min.insync.replicas 2), the transaction coordinator's process killed
@@ -276,11 +278,13 @@ def test_three_nodes_under_a_kill_and_a_pause_show_no_anomaly(tmp_path: Path, lo
     SIGCONT) while the default workload runs; every fault applied and healed, and the probe's
     checks find no anomaly.
 
-    Opt-in (TXCONFORM_FAULT_TESTS=1), not yet reliable: in stop 57 it passed once alone (107 s)
-    and failed twice, once in a loaded fresh-clone run (the consume-transform-produce scenario
-    missed its 150 s deadline; the same run showed a probe bug, fixed: a Metadata call timing out
-    during a fault ended the observer thread) and once alone with both faults applied and healed
-    (its cause not yet read). Whether the probe or Kafka is wrong there is still open."""
+    Opt-in (TXCONFORM_FAULT_TESTS=1), not yet reliable: of six runs in stops 57 and 58 three
+    passed. The failures: the consume-transform-produce scenario missed its deadline twice (a
+    client call that did not return; the error now names where each late thread waits), and
+    kafka-python's abort_transaction never returned after the coordinator's node was killed
+    (it waits without a bound; the probe now gives up after END_SECONDS and records the outcome
+    as unknown). kafka-python also leaves the sockets of refused connections to the killed node
+    unclosed, hence the ignored ResourceWarnings, collected here rather than at the session's end."""
     if os.environ.get("TXCONFORM_FAULT_TESTS") != "1":
         pytest.skip("three Kafka nodes under faults: set TXCONFORM_FAULT_TESTS=1 to run it")
     if environment_problem():
@@ -293,8 +297,11 @@ def test_three_nodes_under_a_kill_and_a_pause_show_no_anomaly(tmp_path: Path, lo
     from spark_replay.replay import run_replay
 
     out = tmp_path / "three"
-    rec = record(make_plan(5, txns=3), TargetSpec("kafka", "4.4.0", None, brokers=3), out, command="three nodes, two faults",
-                 seconds=300, faults=parse("kill-coordinator,pause-leader"))
+    try:
+        rec = record(make_plan(5, txns=3), TargetSpec("kafka", "4.4.0", None, brokers=3), out, command="three nodes, two faults",
+                     seconds=300, faults=parse("kill-coordinator,pause-leader"))
+    finally:
+        gc.collect()  # kafka-python's unclosed sockets warn now, under this test's filters
     assert not rec.errors and rec.topic_left is None, rec.errors
     lines = [json.loads(x) for x in (out / "probe.jsonl").read_text().splitlines()]
     notes = [ln for ln in lines[1:] if ln["type"] == "note"]
