@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from trace_check.engines.runner import run_task  # noqa: E402
-from trace_check.engines.tlc import find_java  # noqa: E402
+from trace_check.engines.tlc_tools import find_java  # noqa: E402
 from trace_check.models.registry import Model, load_registries, registry_files  # noqa: E402
 from trace_check.models.result import CheckResult, CheckTask  # noqa: E402
 

@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 from shared_runs import SharedTlcRuns, shares_runs
 
-from trace_check.engines.tlc import CACHE_ENV
+from trace_check.engines.tlc_cache import CACHE_ENV
 
 # the txconform_broker fixture (txconform serve) and the real Kafka brokers (probe/testing.py), as users enable them
 pytest_plugins = ["trace_check.testing", "probe.testing"]
 
 # One TLC run per model for the whole test session, whichever process asks: the tests' own runs,
 # the xdist workers (they inherit this environment) and the CLI the docs tests start
-# (trace_check/engines/tlc.py, _RunCache). Set here, in the process that starts the workers.
+# (trace_check/engines/tlc_cache.py, RunCache). Set here, in the process that starts the workers.
 _CACHE_OWNED = CACHE_ENV not in os.environ
 if _CACHE_OWNED:
     os.environ[CACHE_ENV] = str(Path(tempfile.gettempdir()) / f"txconform-tlc-runs-{uuid.uuid4().hex[:12]}")

@@ -20,7 +20,7 @@ import hashlib
 import threading
 from pathlib import Path
 
-from trace_check.engines import tlc
+from trace_check.engines import tlc, tlc_workdir
 from trace_check.models.result import CheckResult, CheckTask, ProgressCallback
 
 
@@ -32,7 +32,7 @@ def model_key(task: CheckTask) -> tuple:
         for module in sorted(task.spec_file.parent.glob("*.tla"))
     )
     options = (task.module, task.tlc.workers, task.tlc.check_deadlock, task.timeout)
-    return modules, tlc.config_text(task), options
+    return modules, tlc_workdir.config_text(task), options
 
 
 # The tests that share runs, by module or by test function (tests/conftest.py keeps them on one

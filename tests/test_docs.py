@@ -30,7 +30,7 @@ from shared_runs import SharedTlcRuns
 from trace_check.cli import main as cli
 from trace_check.cli import model_check
 from trace_check.engines import runner
-from trace_check.engines.tlc import CACHE_ENV
+from trace_check.engines.tlc_cache import CACHE_ENV
 from trace_check.models.result import Checkpointing, CheckResult, CheckTask, ProgressCallback
 
 ROOT = Path(__file__).resolve().parents[1]

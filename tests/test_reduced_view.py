@@ -24,7 +24,7 @@ import attrs
 import pytest
 from shared_runs import SharedTlcRuns
 
-from trace_check.engines import tlc
+from trace_check.engines import tlc, tlc_tools, tlc_workdir
 from trace_check.engines.runner import run_task
 from trace_check.models.registry import Model, load_registry
 from trace_check.values.tlc import parse_state
@@ -141,9 +141,9 @@ def visible_values(model: Model, next_: str, workdir: Path) -> set[tuple]:
     distinct values of the VISIBLE variables."""
     task = attrs.evolve(model.task, next=next_, tlc=attrs.evolve(model.task.tlc, view="View", workers=2))
     workdir.mkdir(parents=True)
-    tlc.prepare_workdir(task, workdir)
+    tlc_workdir.prepare_workdir(task, workdir)
     (workdir / "tmp").mkdir()
-    cmd = tlc.build_command(task, workdir, tlc.find_java(), tlc.find_tla2tools())
+    cmd = tlc.build_command(task, workdir, tlc_tools.find_java(), tlc_tools.find_tla2tools())
     cmd[-1:-1] = ["-dump", str(workdir / "states")]  # TLC adds .dump
     done = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:]

@@ -67,7 +67,7 @@ def test_the_searches_of_the_log_operators_find_the_first_and_the_last_entry_acr
     import shutil
     import subprocess
 
-    from trace_check.engines.tlc import find_java, find_tla2tools
+    from trace_check.engines.tlc_tools import find_java, find_tla2tools
 
     shutil.copy(Path(__file__).resolve().parents[1] / "specs" / "kafka" / "KafkaLog.tla", tmp_path)
     (tmp_path / "SearchCheck.tla").write_text("""---- MODULE SearchCheck ----

@@ -10,7 +10,7 @@ from typing import Any
 import attrs
 import pytest
 
-from trace_check.engines import tlc
+from trace_check.engines import tlc, tlc_cache, tlc_tools, tlc_workdir
 from trace_check.errors import EngineUnavailable, ResumeError
 from trace_check.models.result import Checkpointing, CheckTask, Outcome, TlcOptions
 from trace_check.values.tla import Record
@@ -35,11 +35,11 @@ def counter(**overrides) -> CheckTask:
 @pytest.fixture(autouse=True)
 def _no_run_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests are about running TLC: each runs it (tests/conftest.py shares runs elsewhere)."""
-    monkeypatch.delenv(tlc.CACHE_ENV, raising=False)
+    monkeypatch.delenv(tlc_cache.CACHE_ENV, raising=False)
 
 
 def test_a_kept_run_is_read_again_as_a_live_one_and_only_for_the_same_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(tlc.CACHE_ENV, str(tmp_path / "kept"))
+    monkeypatch.setenv(tlc_cache.CACHE_ENV, str(tmp_path / "kept"))
     task = counter(invariants=("Small", "BelowThree"))
     live = tlc.run_tlc(task, tmp_path / "live")
     assert live.outcome is Outcome.VIOLATED and len(list((tmp_path / "kept").glob("*.json"))) == 1
@@ -70,7 +70,7 @@ def test_a_kept_run_is_read_again_as_a_live_one_and_only_for_the_same_model(tmp_
 def test_two_asking_at_once_for_the_same_run_start_tlc_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The other pytest-xdist worker (here: another thread, which flock tells apart alike) waits for
     the run under way and reads it, instead of running TLC a second time."""
-    monkeypatch.setenv(tlc.CACHE_ENV, str(tmp_path / "kept"))
+    monkeypatch.setenv(tlc_cache.CACHE_ENV, str(tmp_path / "kept"))
     started: list[object] = []
     real = tlc.subprocess.Popen
 
@@ -94,8 +94,8 @@ def test_two_asking_at_once_for_the_same_run_start_tlc_once(tmp_path: Path, monk
 
 def test_a_liveness_counterexample_is_a_lasso_named_after_its_property(tmp_path: Path) -> None:
     task = counter(specification="FairSpec", properties=("ReachesLimit",))
-    assert "SPECIFICATION FairSpec\n" in tlc.config_text(task) and "PROPERTY ReachesLimit\n" in tlc.config_text(task)
-    assert "INIT" not in tlc.config_text(task)
+    assert "SPECIFICATION FairSpec\n" in tlc_workdir.config_text(task) and "PROPERTY ReachesLimit\n" in tlc_workdir.config_text(task)
+    assert "INIT" not in tlc_workdir.config_text(task)
     result = tlc.run_tlc(task, tmp_path / "run")
     assert result.outcome is Outcome.VIOLATED, result.message
     # TLC does not name a violated temporal property; with one checked, it is that one
@@ -217,14 +217,14 @@ def test_engine_crash_when_the_jar_is_not_a_jar(tmp_path: Path, monkeypatch: pyt
 def test_missing_jar_override_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("TLA2TOOLS_JAR", str(tmp_path / "nope.jar"))
     with pytest.raises(EngineUnavailable, match="TLA2TOOLS_JAR"):
-        tlc.find_tla2tools()
+        tlc_tools.find_tla2tools()
 
 
 def test_no_java_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(EngineUnavailable, match=r"Java not found.*apt-get install openjdk-17"):
-        tlc.find_java()
+        tlc_tools.find_java()
 
 
 def test_old_java_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -234,7 +234,7 @@ def test_old_java_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
     java.chmod(0o755)
     monkeypatch.setenv("JAVA_HOME", str(tmp_path))
     with pytest.raises(EngineUnavailable, match="Java 11: TLC needs Java 17"):
-        tlc.find_java()
+        tlc_tools.find_java()
 
 
 def test_config_text_lists_everything_the_task_asks_for() -> None:
@@ -242,7 +242,7 @@ def test_config_text_lists_everything_the_task_asks_for() -> None:
         invariants=("Small", "BelowThree"),
         tlc=TlcOptions(constraints=("C",), action_constraints=("A",), symmetry="Sym", view="View"),
     )
-    assert tlc.config_text(task) == (
+    assert tlc_workdir.config_text(task) == (
         "CONSTANTS\n"
         "    Limit = 4\n"
         '    Names = {"a", "b"}\n'
@@ -320,11 +320,11 @@ def walk(**overrides) -> CheckTask:
 
 
 def test_a_resumed_run_finds_exactly_the_states_of_an_uninterrupted_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(tlc.JAVA_OPTS_ENV, f"-Dtlc2.TLCGlobals.chkpt={CHECKPOINT_EVERY_MS}")
+    monkeypatch.setenv(tlc_tools.JAVA_OPTS_ENV, f"-Dtlc2.TLCGlobals.chkpt={CHECKPOINT_EVERY_MS}")
     work = tmp_path / "run"
     first = tlc.run_tlc(walk(timeout=FIRST_RUN_SECONDS), work)
     assert first.outcome is Outcome.TIMEOUT, "the walk ended before the first run's time was up: raise its Work"
-    checkpoint = tlc.find_checkpoint(work)
+    checkpoint = tlc_workdir.find_checkpoint(work)
     assert checkpoint is not None, f"no checkpoint after {FIRST_RUN_SECONDS} s; see {first.log_file}"
     assert f"-Dtlc2.TLCGlobals.chkpt={CHECKPOINT_EVERY_MS}" in first.command
 
@@ -340,63 +340,63 @@ def test_a_resumed_run_finds_exactly_the_states_of_an_uninterrupted_one(tmp_path
 
 
 def test_java_options_come_from_the_environment_and_bad_ones_are_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(tlc.JAVA_OPTS_ENV, "-Xmx2g  '-Dname=a b'")
-    assert tlc.java_options() == ["-Xmx2g", "-Dname=a b"]
+    monkeypatch.setenv(tlc_tools.JAVA_OPTS_ENV, "-Xmx2g  '-Dname=a b'")
+    assert tlc_tools.java_options() == ["-Xmx2g", "-Dname=a b"]
     cmd = tlc.build_command(counter(), Path("/w"), Path("java"), Path("tla2tools.jar"))
     assert cmd[cmd.index("-Xmx2g") + 1] == "-Dname=a b" and cmd.index("-Xmx2g") < cmd.index("tlc2.TLC")
-    monkeypatch.setenv(tlc.JAVA_OPTS_ENV, "-Xmx2g Walk.tla")
+    monkeypatch.setenv(tlc_tools.JAVA_OPTS_ENV, "-Xmx2g Walk.tla")
     with pytest.raises(EngineUnavailable, match=r"'Walk\.tla' is not a JVM option"):
-        tlc.java_options()
-    monkeypatch.setenv(tlc.JAVA_OPTS_ENV, "-Dname='open")
+        tlc_tools.java_options()
+    monkeypatch.setenv(tlc_tools.JAVA_OPTS_ENV, "-Dname='open")
     with pytest.raises(EngineUnavailable, match=r"TXCONFORM_TLC_JAVA_OPTS=.*shell words"):
-        tlc.java_options()
-    monkeypatch.delenv(tlc.JAVA_OPTS_ENV)
-    assert tlc.java_options() == []
+        tlc_tools.java_options()
+    monkeypatch.delenv(tlc_tools.JAVA_OPTS_ENV)
+    assert tlc_tools.java_options() == []
 
 
 def test_the_collector_is_the_tasks_unless_the_user_names_one(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two collectors on one command line stop the JVM before TLC starts."""
-    monkeypatch.delenv(tlc.JAVA_OPTS_ENV, raising=False)
+    monkeypatch.delenv(tlc_tools.JAVA_OPTS_ENV, raising=False)
     model = tlc.build_command(counter(), Path("/w"), Path("java"), Path("tla2tools.jar"))
     assert "-XX:+UseParallelGC" in model
     window = attrs.evolve(counter(), tlc=attrs.evolve(counter().tlc, collector="SerialGC"))
     cmd = tlc.build_command(window, Path("/w"), Path("java"), Path("tla2tools.jar"))
     assert "-XX:+UseSerialGC" in cmd and "-XX:+UseParallelGC" not in cmd
-    monkeypatch.setenv(tlc.JAVA_OPTS_ENV, "-XX:+UseG1GC")
+    monkeypatch.setenv(tlc_tools.JAVA_OPTS_ENV, "-XX:+UseG1GC")
     cmd = tlc.build_command(window, Path("/w"), Path("java"), Path("tla2tools.jar"))
     assert [o for o in cmd if o.endswith("GC")] == ["-XX:+UseG1GC"]
 
 
 def test_the_first_tier_alone_when_the_task_asks_unless_the_user_says_how_to_compile(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(tlc.JAVA_OPTS_ENV, raising=False)
+    monkeypatch.delenv(tlc_tools.JAVA_OPTS_ENV, raising=False)
     assert not any("Tiered" in o for o in tlc.build_command(counter(), Path("/w"), Path("java"), Path("tla2tools.jar")))
     quick = attrs.evolve(counter(), tlc=attrs.evolve(counter().tlc, quick_jit=True))
     cmd = tlc.build_command(quick, Path("/w"), Path("java"), Path("tla2tools.jar"))
     assert "-XX:TieredStopAtLevel=1" in cmd and cmd.index("-XX:TieredStopAtLevel=1") < cmd.index("tlc2.TLC")
     for user in ("-XX:TieredStopAtLevel=4", "-XX:-TieredCompilation"):
-        monkeypatch.setenv(tlc.JAVA_OPTS_ENV, user)
+        monkeypatch.setenv(tlc_tools.JAVA_OPTS_ENV, user)
         cmd = tlc.build_command(quick, Path("/w"), Path("java"), Path("tla2tools.jar"))
         assert [o for o in cmd if "Tiered" in o] == [user]
 
 
 def test_resuming_needs_a_completed_checkpoint(tmp_path: Path) -> None:
-    tlc.prepare_workdir(counter(), tmp_path / "run")
+    tlc_workdir.prepare_workdir(counter(), tmp_path / "run")
     with pytest.raises(ResumeError, match=r"no completed TLC checkpoint to resume.*run without --resume"):
-        tlc.resumable_checkpoint(counter(), tmp_path / "run")
+        tlc_workdir.resumable_checkpoint(counter(), tmp_path / "run")
 
 
 def test_a_checkpoint_resumes_only_the_same_model(tmp_path: Path, leave_checkpoint) -> None:
     task = counter()
-    tlc.prepare_workdir(task, tmp_path / "run")
+    tlc_workdir.prepare_workdir(task, tmp_path / "run")
     leave_checkpoint(tmp_path / "run")
-    checkpoint = tlc.resumable_checkpoint(task, tmp_path / "run")
+    checkpoint = tlc_workdir.resumable_checkpoint(task, tmp_path / "run")
     assert checkpoint.fp_index == 68 and checkpoint.taken_at == "2026-11-23 05:40:41"
 
     with pytest.raises(ResumeError, match=r"configuration \(Counter.cfg\) changed since TLC's checkpoint of 2026-11-23 05:40:41"):
-        tlc.resumable_checkpoint(attrs.evolve(task, constants={"Limit": 5, "Names": ["a", "b"]}), tmp_path / "run")
+        tlc_workdir.resumable_checkpoint(attrs.evolve(task, constants={"Limit": 5, "Names": ["a", "b"]}), tmp_path / "run")
     (tmp_path / "run" / "Counter.tla").write_text((FIXTURES / "Counter.tla").read_text() + "\\* edited\n")
     with pytest.raises(ResumeError, match=r"Counter\.tla changed since"):
-        tlc.resumable_checkpoint(task, tmp_path / "run")
+        tlc_workdir.resumable_checkpoint(task, tmp_path / "run")
 
 
 def test_temporal_properties_are_checked_once_on_the_whole_graph() -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from trace_check.engines import tlc, tlc_java
+from trace_check.engines import tlc_java, tlc_tools
 from trace_check.traces.reader import read_trace
 from trace_check.traces.validation import check_trace
 from trace_check.traces.verdicts import Status
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.tlc
 
 @pytest.fixture(scope="module")
 def classes() -> Path:
-    found = tlc_java.loader_classes(tlc.find_tla2tools())
+    found = tlc_java.loader_classes(tlc_tools.find_tla2tools())
     if found is None:
         pytest.skip("no javac here: windows start from literals (the fallback the other tests cover)")
     return found
@@ -66,7 +66,7 @@ def _text(v: Any) -> str:
 def _run(folder: Path, module: str, classpath: list[str], config: str = "", states: str = "states") -> str:
     """TLC's output for ``module`` (no deadlock check), its .cfg INIT Init, NEXT Next and ``config``."""
     (folder / f"{module}.cfg").write_text("INIT Init\nNEXT Next\n" + config, encoding="utf-8")
-    cmd = [str(tlc.find_java()), "-cp", ":".join([str(tlc.find_tla2tools()), *classpath]), f"-Djava.io.tmpdir={folder}",
+    cmd = [str(tlc_tools.find_java()), "-cp", ":".join([str(tlc_tools.find_tla2tools()), *classpath]), f"-Djava.io.tmpdir={folder}",
            "tlc2.TLC", "-deadlock", "-metadir", str(folder / states), f"{module}.tla"]
     return subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=300).stdout
 
@@ -245,7 +245,7 @@ def test_without_javac_its_sources_or_with_the_switch_off_windows_start_from_lit
                                                                                       tmp_path: Path) -> None:
     from trace_check.traces.module_text import Window, loaded
 
-    jar = tlc.find_tla2tools()
+    jar = tlc_tools.find_tla2tools()
     monkeypatch.setenv(tlc_java.LOADER_ENV, "0")
     assert tlc_java.loader_classes(jar) is None
     assert loaded(Window(start=("[x |-> 1]",))).classes is None

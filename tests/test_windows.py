@@ -93,9 +93,9 @@ def test_a_window_from_one_state_starts_from_bases_of_its_logs(faulty: Trace, fa
     """A window that starts from one state gives TLC its logs' entries as the spec's bases, in files
     it reads once (handoff.Base), and the state keeps only the entries after them, with the same
     verdict and the same states explored as one run."""
-    from trace_check.engines import tlc, tlc_java
+    from trace_check.engines import tlc_java, tlc_tools
 
-    if tlc_java.loader_classes(tlc.find_tla2tools()) is None:
+    if tlc_java.loader_classes(tlc_tools.find_tla2tools()) is None:
         pytest.skip("no javac here: windows start from whole states (tests/test_tlc_java.py covers that way)")
     work = tmp_path / "work"
     boundary = first(faulty.events, lambda ev: ev["action"] == "Failover")
@@ -120,9 +120,9 @@ def test_a_window_computes_its_bases_index_from_the_one_a_window_before_saved(fa
     not from the whole base: the same verdicts, the same states explored, and every saved index
     the same value as the one computed from scratch, with a boundary after a failover; a mutant is
     rejected at the same event for the same reason."""
-    from trace_check.engines import tlc, tlc_java
+    from trace_check.engines import tlc_java, tlc_tools
 
-    if tlc_java.loader_classes(tlc.find_tla2tools()) is None:
+    if tlc_java.loader_classes(tlc_tools.find_tla2tools()) is None:
         pytest.skip("no javac here: windows start from whole states (tests/test_tlc_java.py covers that way)")
     failover = first(faulty.events, lambda ev: ev["action"] == "Failover")
     n = len(faulty.events)
@@ -320,7 +320,7 @@ def test_records_written_as_calls_are_the_same_values_to_tlc(values: list[Any], 
     less of it); TLC finds each value equal to the record it stands for."""
     import subprocess
 
-    from trace_check.engines.tlc import find_java, find_tla2tools
+    from trace_check.engines.tlc_tools import find_java, find_tla2tools
 
     records = handoff._Records()
     texts = [format_value(v) for v in values]
@@ -365,9 +365,9 @@ def test_a_log_cut_below_the_window_start_is_checked_again_without_the_view(tmp_
     window runs again without the view, and the verdict is still the whole trace's. With it, the
     view is the state's fingerprint (TraceFP), which tells every two logs apart, cut or not: one
     run, the same verdict."""
-    from trace_check.engines import tlc, tlc_java
+    from trace_check.engines import tlc_java, tlc_tools
 
-    if java and tlc_java.loader_classes(tlc.find_tla2tools()) is None:
+    if java and tlc_java.loader_classes(tlc_tools.find_tla2tools()) is None:
         pytest.skip("no javac here")
     if not java:
         monkeypatch.setenv(tlc_java.LOADER_ENV, "0")
@@ -519,7 +519,7 @@ def test_after_every_event_the_lso_comes_from_the_index(faulty: Trace, tmp_path:
     the indexes of the logs it keeps (MCKafkaTxnForms' IndexMeans checks that each pair agrees); at
     the end, it has no index and reads the logs. The verdicts are the whole trace's either way (the
     tests above)."""
-    from trace_check.engines import tlc, tlc_java
+    from trace_check.engines import tlc_java, tlc_tools
 
     for every_step, folder in ((True, "every"), (False, "end")):
         work = tmp_path / folder
@@ -533,7 +533,7 @@ def test_after_every_event_the_lso_comes_from_the_index(faulty: Trace, tmp_path:
         assert ("LatestInstance <- TraceFromIndex_LatestInstance" in cfg) is every_step
         assert ("IndexOf_tlogSince(Tlogs', traceFrom_tlog', traceIndex_tlog)" in module) is every_step
         # with txconform's Java for TLC, the state holds a key of the index (TraceKeep), and reads it through TraceKept
-        kept = every_step and tlc_java.loader_classes(tlc.find_tla2tools()) is not None
+        kept = every_step and tlc_java.loader_classes(tlc_tools.find_tla2tools()) is not None
         # (and keeps the key of a log the step left as it was)
         assert ("traceIndexKey_tlog' = (IF TraceSame(tlog', tlog) THEN traceIndexKey_tlog ELSE TraceKeep(IndexOf_tlogSince(" in module) is kept
         assert ("traceIndex_tlog == TraceKept(traceIndexKey_tlog)" in module) is kept

@@ -19,7 +19,7 @@ from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from trace_check.engines import parallel, tlc
+from trace_check.engines import parallel, tlc_workdir
 from trace_check.engines.runner import ENGINE_CHOICES, check_checkpointing, check_engine_available, resolve_engine, run_task
 from trace_check.errors import ResumeError, TxconformError, suggest
 from trace_check.models.counterexample import Reading, render_steps, to_mermaid
@@ -98,7 +98,7 @@ def cmd_model_check(args: argparse.Namespace, out: Console, err: Console) -> int
     check_checkpointing(engine, checkpointing)
     if args.resume:  # refuse before any run starts, so no model is half done when another cannot resume
         for model in models:
-            tlc.resumable_checkpoint(model.task, (args.workdir / model.name).resolve())
+            tlc_workdir.resumable_checkpoint(model.task, (args.workdir / model.name).resolve())
     err.print(f"engine: {why}")
 
     keep_all = args.workdir is not None
@@ -324,7 +324,7 @@ def resume_command(run: ModelRun, root: Path, registry: Path | None) -> str | No
     """The command that resumes a run that ran out of time, when TLC left a checkpoint to resume from."""
     if run.result.outcome is not Outcome.TIMEOUT or run.result.engine != "tlc":
         return None
-    checkpoint = tlc.find_checkpoint(run.workdir.resolve())
+    checkpoint = tlc_workdir.find_checkpoint(run.workdir.resolve())
     if checkpoint is None:
         return None
     reg = f" --registry {registry}" if registry else ""
@@ -432,5 +432,5 @@ def add_parsers(sub: Any) -> None:
                     help="cores the runs may use at once: models run side by side, each taking as many cores as it has "
                          "TLC workers (default: the cores this machine has); --jobs 1 runs one model at a time")
     mc.add_argument("--checkpoint", type=_whole("minutes"), metavar="MINUTES",
-                    help=f"TLC writes a checkpoint every MINUTES minutes (default {tlc.DEFAULT_CHECKPOINT_MINUTES})")
+                    help=f"TLC writes a checkpoint every MINUTES minutes (default {tlc_workdir.DEFAULT_CHECKPOINT_MINUTES})")
     mc.set_defaults(func=cmd_model_check)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from trace_check.engines import apalache, tlc
+from trace_check.engines import apalache, tlc, tlc_tools
 from trace_check.errors import EngineUnavailable
 from trace_check.models.result import Checkpointing, CheckResult, CheckTask, ProgressCallback
 
@@ -33,8 +33,8 @@ def resolve_engine(choice: str) -> tuple[str, str]:
 def check_engine_available(engine: str) -> None:
     """Fail early, with one line, when the engine cannot run at all."""
     if engine == "tlc":
-        tlc.find_java()
-        tlc.find_tla2tools()
+        tlc_tools.find_java()
+        tlc_tools.find_tla2tools()
     elif apalache.find_apalache() is None:
         raise EngineUnavailable("apalache-mc not found: set APALACHE_HOME or use --engine tlc")
 

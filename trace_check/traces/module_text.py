@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from trace_check.engines import tlc, tlc_java
+from trace_check.engines import tlc_java, tlc_tools
 from trace_check.traces import handoff
 from trace_check.traces.invariants import changed_definitions, invariants_of
 from trace_check.traces.protocol import Protocol
@@ -67,7 +67,7 @@ def viewed(protocol: Protocol, where: Window) -> Window:
 def loaded(where: Window) -> Window:
     """``where``, with its events and start states read by TLC from files when txconform's Java
     for TLC can be had (``tlc_java.loader_classes``)."""
-    classes = tlc_java.loader_classes(tlc.find_tla2tools())
+    classes = tlc_java.loader_classes(tlc_tools.find_tla2tools())
     return attrs.evolve(where, classes=str(classes) if classes is not None else None)
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from trace_check.engines import tlc, tlc_java
+from trace_check.engines import tlc_java, tlc_tools
 from trace_check.models.result import Progress
 from trace_check.traces import handoff
 from trace_check.traces.invariants import indexed_logs
@@ -140,7 +140,7 @@ def _rebased(protocol: Protocol, handed: tuple[str, ...], base: handoff.Base | N
 def uses_bases(protocol: Protocol) -> bool:
     """Do windows start from bases (``Protocol.log_bases``)? TLC reads them from files: only with
     txconform's Java for TLC (``tlc_java.loader_classes``)."""
-    return bool(protocol.log_bases) and tlc_java.loader_classes(tlc.find_tla2tools()) is not None
+    return bool(protocol.log_bases) and tlc_java.loader_classes(tlc_tools.find_tla2tools()) is not None
 
 
 def check_windows(
