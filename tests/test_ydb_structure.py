@@ -31,7 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "specs" / "ydb" / "YdbTopics.tla"
 PACKAGE = ROOT / "ref_impl" / "ydb"
 RUNS = [("copy", "none"), ("copy:table=true,version=v25", "all"), ("copy:workers=3,src=2,dst=3,msgs=5,batch=3,txns=8", "all"),
-        ("copy:workers=1,table=true", "restarts=2,loss=2,locklosses=1,deadlines=1"), ("copy:workers=2,rollback=true,txns=8", "all")]
+        ("copy:workers=1,table=true", "restarts=2,loss=2,locklosses=1,deadlines=1"), ("copy:workers=2,rollback=true,txns=8", "all"),
+        ("copy:producers=partition,txns=8", "hangs=2,restarts=1,loss=1")]
 
 
 def simulate(workload: str, faults: str, seed: int, bugs: tuple[str, ...] = (), prune: bool = True) -> Simulation:
@@ -148,7 +149,7 @@ def test_the_spec_names_every_bug_of_the_zoo() -> None:
     text = SPEC.read_text()
     block = text[text.index("BugNames =="): text.index("ASSUME")]
     names = set(re.findall(r'^\s+"(\w+)",?\s+\\\*', block, flags=re.M))
-    assert len(names) == 13
+    assert len(names) == 15
     assert names == {z.name for z in ZOO} == set(BUGS)
 
 

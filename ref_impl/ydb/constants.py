@@ -22,8 +22,11 @@ BUGS = (
     "ack_plan_on_receipt",
     "no_flush",
     "rollback_while_committing",
+    "no_seqno_check",
+    "no_producer_block",
 )
 VERSIONS = ("v25", "v26")
+PRODUCERS = ("none", "partition")
 DEPTH_BOUND = 6  # the registry's base value; the trace checker does not check the depth
 
 
@@ -41,6 +44,7 @@ class Constants:
     max_txns: int = 4
     table: bool = False
     rollbacks: bool = False
+    producers: str = attrs.field(default="none", validator=attrs.validators.in_(PRODUCERS))
     version: str = attrs.field(default="v26", validator=attrs.validators.in_(VERSIONS))
     max_hangs: int = 0
     max_restarts: int = 0
@@ -102,6 +106,7 @@ class Constants:
             "MaxTxns": self.max_txns,
             "Table": self.table,
             "Rollbacks": self.rollbacks,
+            "Producers": self.producers,
             "Version": self.version,
             "MaxHangs": self.max_hangs,
             "MaxRestarts": self.max_restarts,
@@ -123,6 +128,7 @@ class Constants:
             max_txns=k["MaxTxns"],
             table=k["Table"],
             rollbacks=k.get("Rollbacks", False),
+            producers=k.get("Producers", "none"),
             version=k["Version"],
             max_hangs=k["MaxHangs"],
             max_restarts=k["MaxRestarts"],

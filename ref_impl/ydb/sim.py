@@ -19,7 +19,7 @@ import attrs
 
 from . import api
 from .actions import ACTION, ACTIONS, NORMAL, SCHEDULER, Action, arguments
-from .constants import BUGS, VERSIONS, Constants
+from .constants import BUGS, PRODUCERS, VERSIONS, Constants
 from .engine import Engine
 from .state import GONE_STATES
 
@@ -63,13 +63,14 @@ class Workload:
     txns: int = 6
     table: bool = False
     rollback: bool = False
+    producers: str = "none"
     version: str = "v26"
 
-    KEYS = ("workers", "src", "dst", "msgs", "batch", "txns", "table", "rollback", "version")
+    KEYS = ("workers", "src", "dst", "msgs", "batch", "txns", "table", "rollback", "producers", "version")
 
     @classmethod
     def parse(cls, text: str) -> Workload:
-        """``copy``, then optional ``:key=value,...`` (workers, src, dst, msgs, batch, txns, table, rollback, version)."""
+        """``copy``, then optional ``:key=value,...`` (workers, src, dst, msgs, batch, txns, table, rollback, producers, version)."""
         kind, _, rest = text.strip().partition(":")
         if kind != "copy":
             raise SpecError(f"unknown workload {kind!r}; use copy, e.g. copy:workers=2,src=1,dst=2,msgs=4,txns=6,table=true")
@@ -78,6 +79,10 @@ class Workload:
             if key == "version":
                 if value not in VERSIONS:
                     raise SpecError(f"version={value}: use {' or '.join(VERSIONS)}")
+                fields[key] = value
+            elif key == "producers":
+                if value not in PRODUCERS:
+                    raise SpecError(f"producers={value}: use {' or '.join(PRODUCERS)}")
                 fields[key] = value
             elif key in ("table", "rollback"):
                 if value not in ("true", "false"):
@@ -150,6 +155,7 @@ def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constan
         max_txns=w.txns,
         table=w.table,
         rollbacks=w.rollback,
+        producers=w.producers,
         version=w.version,
         max_hangs=f.hangs,
         max_restarts=f.restarts,

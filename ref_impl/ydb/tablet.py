@@ -7,7 +7,8 @@ durable and volatile transaction states, read sets, and the partitions' commit w
 it: another transaction committed the range), ``BehindEnd`` (the range ends past the
 partition's end), ``WriteIdDeleted`` (a supportive partition of the WriteId was deleted: the lock
 was lost or the proposal expired), ``WriteIdMissing`` (a write never reached its supportive
-partition), ``LocksBroken`` (the table's lock is gone or its row is missing).
+partition), ``MinSeqNo`` (the producer's first SeqNo in the transaction is not above its last
+one on the partition), ``LocksBroken`` (the table's lock is gone or its row is missing).
 """
 
 from __future__ import annotations
@@ -48,8 +49,21 @@ class TabletSteps(State):
             or (c == b and b <= e <= end)
         )
 
+    def last_seq_no(self, d: int, p: int) -> int:
+        """LastSeqNo(d, p): producer p's last SeqNo on partition d of B, read off d's log."""
+        return max((m.off + 1 for m in self.target[d] if m.src == p), default=0)
+
+    def seq_no_predicate(self, tx: int) -> bool:
+        """SeqNoPredicate(tx): the MinSeqNo check (partition.cpp ApplyWriteInfoResponse)."""
+        if self.k.producers == "none" or self.k.bug("no_seqno_check"):
+            return True
+        s = self.kqp[tx]
+        return all(self.applied_at("B", d, tx) or not self.sup[tx][d].data
+                   or self.sup[tx][d].data[0].off + 1 > self.last_seq_no(d, s.src) for d in s.dsts)
+
     def write_predicate(self, tx: int) -> bool:
-        return all(self.applied_at("B", d, tx) or self.sup[tx][d].st in ("open", "closed") for d in self.kqp[tx].dsts)
+        present = all(self.applied_at("B", d, tx) or self.sup[tx][d].st in ("open", "closed") for d in self.kqp[tx].dsts)
+        return present and self.seq_no_predicate(tx)
 
     def predicate(self, t: str, tx: int) -> bool:
         if t == "A":
@@ -65,11 +79,18 @@ class TabletSteps(State):
             c = self.committed[s.src]
             return "Gap" if c < s.b else "Conflict" if c > s.b else "BehindEnd"
         if t == "B":
-            return "WriteIdDeleted" if any(self.sup[tx][d].st in ("deleted", "done") for d in s.dsts) else "WriteIdMissing"
+            if any(self.sup[tx][d].st in ("deleted", "done") for d in s.dsts):
+                return "WriteIdDeleted"
+            return "WriteIdMissing" if any(self.sup[tx][d].st == "none" for d in s.dsts) else "MinSeqNo"
         return "LocksBroken"
 
     def blocks_consumer(self, x: int, tx: int) -> bool:
         return x != tx and self.ptx["A"][x].st in ("WAIT_RS", "EXECUTING") and self.kqp[x].src == self.kqp[tx].src
+
+    def blocks_producer(self, x: int, tx: int) -> bool:
+        """BlocksProducer(x, tx): x, of the same producer, is calculated and not yet executed on B."""
+        return (x != tx and self.ptx["B"][x].st in ("WAIT_RS", "EXECUTING") and self.kqp[x].src == self.kqp[tx].src
+                and bool(self.kqp[x].dsts & self.kqp[tx].dsts))
 
     def in_queue(self, t: str) -> list[int]:
         return [x for x in self.started() if self.ptx[t][x].st in ("PLANNED", "WAIT_RS", "EXECUTING")]
@@ -193,6 +214,8 @@ class TabletSteps(State):
             return False
         if t == "A" and not self.k.bug("no_consumer_block"):
             return not any(self.blocks_consumer(x, tx) for x in self.started())
+        if t == "B" and self.k.producers == "partition" and not self.k.bug("no_producer_block"):
+            return not any(self.blocks_producer(x, tx) for x in self.started())
         return True
 
     def pq_calc(self, t: str, tx: int) -> None:

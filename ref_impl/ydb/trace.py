@@ -18,7 +18,8 @@ the step (``PartitionCommit``/``PartitionRollback`` for ``PartitionApply``,
   PqPropose REFUSED): ``Gap`` (the consumer's committed offset < b), ``Conflict`` (committed > b:
   another transaction committed the range), ``BehindEnd`` (e past the partition's end),
   ``WriteIdDeleted`` (a supportive partition was deleted: the lock was lost or the proposal
-  expired), ``WriteIdMissing`` (a write never reached tablet B), ``LocksBroken`` (the table's lock);
+  expired), ``WriteIdMissing`` (a write never reached tablet B), ``MinSeqNo`` (the producer's
+  SeqNo would go back), ``LocksBroken`` (the table's lock);
 - post-state: ``phase`` (the worker's SDK), ``kqp_state`` (the session's transaction),
   ``tx_state`` (the tablet's volatile state of the transaction), ``committed_offset`` (consumer
   c's committed offset of the partition of A), ``log_end`` (the length of B's main partition).
@@ -71,7 +72,7 @@ COMPARED = tuple(c for c in ORDER if c not in INFO_COLUMNS and c != "action")
 PARAMS = ("worker", "tablet", "txn_id", "partition", "peer", "offset", "offsets_end", "message", "decision")
 
 RESULTS = frozenset({"COMMITTED", "ABORTED", "PREPARED", "REFUSED"})
-REASONS = frozenset({"Gap", "Conflict", "BehindEnd", "WriteIdDeleted", "WriteIdMissing", "LocksBroken"})
+REASONS = frozenset({"Gap", "Conflict", "BehindEnd", "WriteIdDeleted", "WriteIdMissing", "MinSeqNo", "LocksBroken"})
 TABLETS = ("A", "B", "DS")
 
 COLUMNS = Columns(
@@ -142,6 +143,7 @@ CONSTANT_KINDS = {
     "MaxTxns": INT,
     "Table": BOOL,
     "Rollbacks": BOOL,
+    "Producers": STRING,
     "Version": STRING,
     "MaxHangs": INT,
     "MaxRestarts": INT,
@@ -151,7 +153,7 @@ CONSTANT_KINDS = {
     "Bugs": LIST,
     "DepthBound": INT,
 }
-DEFAULTS = {"Bugs": [], "DepthBound": 6, "Rollbacks": False}  # Rollbacks: headers written before it
+DEFAULTS = {"Bugs": [], "DepthBound": 6, "Rollbacks": False, "Producers": "none"}  # the last two: older headers
 
 
 def _printable(s: str) -> bool:

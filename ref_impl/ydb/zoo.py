@@ -5,7 +5,9 @@ expose it, a seed whose run does, the registry model of the same bug, and the ev
 A bug makes the engine deviate from the protocol at one step: the trace is rejected at that
 event. ``no_gap_check`` only shows after an SDK that keeps its position across an abort, so it
 runs with ``no_reread``, which is caught first, at the re-read (the registry's model pairs them
-too). ``ack_plan_on_receipt`` shows only after a restart: the tablet, back at PREPARED with no
+too). ``no_seqno_check`` and ``no_producer_block`` break nothing while the read predicate stands
+(the MinSeqNo check is a second line), so they run with ``no_offset_check``, as their models do.
+``ack_plan_on_receipt`` shows only after a restart: the tablet, back at PREPARED with no
 plan step coming, expires a planned transaction.
 """
 
@@ -54,5 +56,9 @@ ZOO = (
     ZooBug("rollback_while_committing", ("rollback_while_committing",), "copy:workers=1,rollback=true", "none", 6,
            "ydb_rollback_while_committing", "RollbackTx",
            "the session takes a rollback while the commit is under way (YDB refuses it: Pending previous query completion)"),
+    ZooBug("no_seqno_check", ("no_offset_check", "no_seqno_check"), "copy:producers=partition", "hangs=1", 0, "ydb_no_seqno_check", "PqCalc",
+           "B's predicate ignores the producer's SeqNo (the MinSeqNo check)"),
+    ZooBug("no_producer_block", ("no_offset_check", "no_producer_block"), "copy:producers=partition", "hangs=1", 0, "ydb_no_producer_block",
+           "PqCalc", "two transactions of one producer are calculated at once on B"),
 )
 ZOO_BY_NAME = {b.name: b for b in ZOO}

@@ -185,14 +185,17 @@ Sent == CHOOSE m \in net' \ net : TRUE
 \* Why participant t's check of tx fails (before the step), in the trace's words
 \* (ref_impl/ydb/trace.py): the range's begin is ahead of the committed offset ("Gap"),
 \* behind it ("Conflict"), or the range ends past the partition ("BehindEnd"); a
-\* supportive partition was deleted or never created; the table's lock is broken.
+\* supportive partition was deleted or never created, or the producer's SeqNo does not
+\* move forward ("MinSeqNo"); the table's lock is broken.
 \* @type: (Str, Int) => Str;
 Reason(t, tx) ==
     CASE t = "A" -> IF committed[kqp[tx].src] < kqp[tx].b THEN "Gap"
                     ELSE IF committed[kqp[tx].src] > kqp[tx].b THEN "Conflict"
                     ELSE "BehindEnd"
       [] t = "B" -> IF \E d \in kqp[tx].dsts : sup[tx][d].st \in {"deleted", "done"}
-                    THEN "WriteIdDeleted" ELSE "WriteIdMissing"
+                    THEN "WriteIdDeleted"
+                    ELSE IF \E d \in kqp[tx].dsts : sup[tx][d].st = "none"
+                    THEN "WriteIdMissing" ELSE "MinSeqNo"
       [] OTHER  -> "LocksBroken"
 
 \* A logged column of an event of action a: the spec's value for the step.

@@ -21,6 +21,14 @@
 (*           writer_transaction.go (flush before commit)                   *)
 (*   [kqps]  ydb/core/kqp/session_actor/kqp_session_actor.cpp (ReplyBusy:  *)
 (*           a request while the session executes another is refused)      *)
+(*   [seqno] ydb/core/persqueue/pqtablet/partition/partition.cpp           *)
+(*           (ApplyWriteInfoResponse: a transaction's MinSeqNo per SourceId*)
+(*           at or below the partition's last SeqNo fails the predicate,   *)
+(*           "MinSeqNo violation failure"; a transaction of the same       *)
+(*           SourceId between predicate and persist blocks it),            *)
+(*           sourceid.cpp (MinSeqNo), CommitWriteOperations (the SourceId's*)
+(*           SeqNo moves with the commit); YDB's TxUsage tests             *)
+(*           WriteToTopic_Demo_4 and _9                                    *)
 (*   [sdkrb] ydb-python-sdk ydb/query/transaction.py (rollback and its     *)
 (*           callbacks), ydb/_topic_writer/topic_writer_asyncio.py         *)
 (*           (_on_before_rollback: close(flush=False)),                    *)
@@ -117,8 +125,12 @@
 (* supportive partition are folded into the first write of a WriteId to a *)
 (* partition (PqWrite); KQP talks to tablets over reliable pipes (its      *)
 (* requests and their answers are part of the steps that take them); the  *)
-(* SDK sees a write's acknowledgement when the tablet stores it; producers *)
-(* have no source ids, so the MinSeqNo check is left out; the datashard   *)
+(* SDK sees a write's acknowledgement when the tablet stores it; with      *)
+(* Producers = "none" writes carry no SeqNo (the MinSeqNo check is out),   *)
+(* with "partition" every write is transactional, so a producer's last    *)
+(* SeqNo on a partition of B is read off its log (LastSeqNo), and         *)
+(* duplicates within one supportive partition (acked "skipped") cannot    *)
+(* arise, as the writer never resends; the datashard                      *)
 (* goes through the same states as a PQ tablet with one "partition"        *)
 (* (datashard-distributed-txs.md describes the same propose / plan /       *)
 (* read-set protocol); time is not a variable: MaxStep passing is the      *)
@@ -147,6 +159,12 @@ CONSTANTS
     \* Whether each transaction also upserts a row of a table (datashard DS).
     \* @type: Bool;
     Table,
+    \* The writers' producers: "none" (no SeqNo: the MinSeqNo check is out) or
+    \* "partition": the writer of a batch read from partition p of A writes as producer p
+    \* with SeqNo = the message's offset in p plus one (the SDK's producer_id and
+    \* TopicWriterMessage(seqno=...); header).
+    \* @type: Str;
+    Producers,
     \* Whether the application may roll a transaction back of its own accord
     \* (RollbackTx before the commit; header).
     \* @type: Bool;
@@ -180,13 +198,15 @@ BugNames == {
     "ack_rs_before_persist",  \* a read set is acknowledged on receipt (ydb issue 17843)
     "ack_plan_on_receipt",    \* a plan step is acknowledged on receipt, not once EXECUTED
     "no_flush",               \* the SDK commits with writes unacknowledged
-    "rollback_while_committing" \* the session takes a rollback while the commit is under way
+    "rollback_while_committing", \* the session takes a rollback while the commit is under way
+    "no_seqno_check",         \* B's predicate ignores the producer's SeqNo (the MinSeqNo check)
+    "no_producer_block"       \* two transactions of one producer are calculated at once on B
 }
 
 ASSUME /\ Workers # {}
        /\ NumSrc \in Nat \ {0} /\ NumDst \in Nat \ {0} /\ MsgsPerSrc \in Nat
        /\ BatchMax \in Nat \ {0} /\ MaxTxns \in Nat
-       /\ Table \in BOOLEAN /\ Rollbacks \in BOOLEAN /\ Version \in {"v25", "v26"}
+       /\ Table \in BOOLEAN /\ Rollbacks \in BOOLEAN /\ Producers \in {"none", "partition"} /\ Version \in {"v25", "v26"}
        /\ MaxHangs \in Nat /\ MaxRestarts \in Nat /\ MaxLoss \in Nat
        /\ MaxLockLosses \in Nat /\ MaxDeadlines \in Nat
        /\ Bugs \subseteq BugNames
@@ -748,10 +768,28 @@ ReadPredicate(tx) ==
        \/ (Bug("no_gap_check") /\ c <= b /\ e <= MsgsPerSrc)
        \/ (c = b /\ b <= e /\ e <= MsgsPerSrc)
 
-\* The write predicate on B [pq]: every supportive partition of the WriteId is there.
+\* Producer p's last SeqNo on partition d of B: every write is transactional, so it is
+\* the largest offset + 1 of p's messages in d's log (0: none) [seqno].
+\* @type: (Int, Int) => Int;
+LastSeqNo(d, p) ==
+    LET seqs == {target[d][i].off + 1 : i \in {j \in DOMAIN target[d] : target[d][j].src = p}}
+    IN IF seqs = {} THEN 0 ELSE CHOOSE x \in seqs : \A y \in seqs : y <= x
+
+\* The MinSeqNo check [seqno]: the first SeqNo the transaction wrote to d as its producer
+\* (the source partition) is above the producer's last SeqNo on d.
+\* @type: (Int) => Bool;
+SeqNoPredicate(tx) ==
+    \/ Producers = "none"
+    \/ Bug("no_seqno_check")
+    \/ \A d \in kqp[tx].dsts : AppliedAt("B", d, tx) \/ sup[tx][d].data = <<>>
+                              \/ sup[tx][d].data[1].off + 1 > LastSeqNo(d, kqp[tx].src)
+
+\* The write predicate on B [pq]: every supportive partition of the WriteId is there, and
+\* its producer's SeqNo moves forward.
 \* @type: (Int) => Bool;
 WritePredicate(tx) ==
-    \A d \in kqp[tx].dsts : AppliedAt("B", d, tx) \/ sup[tx][d].st \in {"open", "closed"}
+    /\ \A d \in kqp[tx].dsts : AppliedAt("B", d, tx) \/ sup[tx][d].st \in {"open", "closed"}
+    /\ SeqNoPredicate(tx)
 
 \* @type: (Str, Int) => Bool;
 Predicate(t, tx) ==
@@ -770,15 +808,26 @@ BlocksConsumer(x, tx) ==
     /\ ptx["A"][x].st \in {"WAIT_RS", "EXECUTING"}
     /\ kqp[x].src = kqp[tx].src
 
+\* Transaction x, of the same producer, is calculated and not yet executed on a partition
+\* of B that tx writes to (TxAffectedSourcesIds: tx is Blocked [seqno]).
+\* @type: (Int, Int) => Bool;
+BlocksProducer(x, tx) ==
+    /\ x # tx
+    /\ ptx["B"][x].st \in {"WAIT_RS", "EXECUTING"}
+    /\ kqp[x].src = kqp[tx].src
+    /\ kqp[x].dsts \cap kqp[tx].dsts # {}
+
 \* At the head of the planned transactions, participant t computes its predicate
 \* (CALCULATING, CALCULATED), closes the supportive partitions, and sends its decision to
 \* every peer as a read set (WAIT_RS; persisted in v25). A read operation waits while
-\* another transaction is in flight on the same consumer (unless no_consumer_block).
+\* another transaction is in flight on the same consumer (unless no_consumer_block), a
+\* write operation while one of the same producer is (unless no_producer_block).
 \* @type: (Str, Int) => Bool;
 PqCalc(t, tx) ==
     /\ ptx[t][tx].st = "PLANNED"
     /\ \A x \in Txns : ptx[t][x].st = "PLANNED" => ptx[t][tx].step <= ptx[t][x].step
     /\ (t = "A" /\ ~Bug("no_consumer_block")) => ~\E x \in Txns : BlocksConsumer(x, tx)
+    /\ (t = "B" /\ Producers = "partition" /\ ~Bug("no_producer_block")) => ~\E x \in Txns : BlocksProducer(x, tx)
     /\ LET own == IF Predicate(t, tx) THEN "commit" ELSE "abort"
            depth == IF Version = "v25" THEN ptx[t][tx].depth + 1 ELSE ptx[t][tx].depth
            solo == Bug("independent_decision")
