@@ -64,6 +64,7 @@ PROTOCOL = Protocol(
     engine_value=engine_value,
     engine_noun="the reference engine",
     history=("action",),
+    column_values="PostVal",
     spec_states=spec_states,
     event_text=trace.event_text,
     alter=trace.alter,

@@ -54,6 +54,7 @@ PROTOCOL = Protocol(
     base_limits=base_limits,
     log_join="Joined",
     history=("action",),
+    column_values="PostVal",
     spec_states=spec_states,
     registry=trace.SPEC_DIR / "models.toml",
     columns=trace.COLUMNS,

@@ -265,7 +265,7 @@ DIAGNOSES = (
     Diagnosis("DiagnoseMessage", lambda ev: (
         f"no message in flight matches the event's {ev.get('message') or _message_of(ev['action'])} "
         "(it was never sent, was already taken or lost, or a logged field differs)")),
-    Diagnosis("DiagnoseEnabled", lambda ev: f"the spec's {_spec_action(ev['action'])} is not enabled here: its guard is false in this state"),
+    Diagnosis("DiagnoseEnabled", lambda ev: f"the spec's {spec_action(ev['action'])} is not enabled here: its guard is false in this state"),
     Diagnosis("DiagnoseOutcome", _outcome),
 )
 
@@ -274,7 +274,8 @@ def _message_of(action: str) -> str:
     return {"PqReadSet": "read set", "PqReadSetAck": "read-set ack"}.get(action, "write")
 
 
-def _spec_action(event: str) -> str:
+def spec_action(event: str) -> str:
+    """The spec action an event's action stands for (TraceYdbTopics.tla's Bound)."""
     return {"PartitionCommit": "PartitionApply", "PartitionRollback": "PartitionApply", "PqWriteRefused": "PqWrite"}.get(event, event)
 
 

@@ -77,6 +77,9 @@ def add_parsers(sub: Any) -> None:
                      "from the state the reference engine replays to, and its verdict stands only if the window "
                      "before ends in exactly that state")
     chk.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    chk.add_argument("--full", action="store_true",
+                     help="print a rejected event's state before it whole, every variable on one line (default: the "
+                     "variables the event's spec action reads, a wide value part by part)")
     chk.add_argument("--workdir", type=Path, metavar="DIR", help="keep the generated module and engine logs in DIR")
     chk.set_defaults(func=cmd_check)
 
@@ -135,7 +138,7 @@ def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.json:
         out.print_json(json.dumps(verdict_json(v, args.trace), default=str))
     else:
-        for line in verdict_lines(v, args.trace, protocol.engine_noun):
+        for line in verdict_lines(v, args.trace, protocol.engine_noun, width=out.width, full=args.full):
             out.print(Text(line))
     if v.status is Status.ERROR:
         return EXIT_USAGE
@@ -154,6 +157,8 @@ def verdict_json(v: Verdict, path: Path) -> dict[str, Any]:
         "event": v.event,
         "reason": v.reason or None,
         "state_before": {k: format_value(x) for k, x in v.state_before.items()} if v.state_before else None,
+        "spec_action": v.spec_action or None,
+        "action_reads": sorted(v.action_reads) if v.action_reads is not None else None,
         "message": v.message or None,
         "wall_time": round(v.wall_time, 3),
         "distinct_states": v.distinct_states,

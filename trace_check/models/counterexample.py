@@ -178,24 +178,25 @@ class Reading:
 INDENT = "       "
 
 
-def state_lines(var: str, value: Any, width: int | None) -> list[str]:
+def state_lines(var: str, value: Any, width: int | None, indent: str = INDENT) -> list[str]:
     """``var = value`` on one line, or, when that is longer than ``width``, a line per element of a
     sequence or function (``plog[1][2] = [...]``), and per field of a record twice as long
-    (``cl[<<"t1", 1>>].st = "down"``), split again where still too long; nothing is cut."""
-    return list(_split(var, (), value, width))
+    (``cl[<<"t1", 1>>].st = "down"``), split again where still too long; nothing is cut. Each
+    line starts with ``indent`` (a counterexample's steps; a rejected trace's state indents less)."""
+    return list(_split(var, (), value, width, indent))
 
 
-def _split(var: str, keys: tuple[Any, ...], value: Any, width: int | None) -> Iterator[str]:
-    line = f"{INDENT}{var}{_keys_text(keys)} = {format_value(value)}"
+def _split(var: str, keys: tuple[Any, ...], value: Any, width: int | None, indent: str) -> Iterator[str]:
+    line = f"{indent}{var}{_keys_text(keys)} = {format_value(value)}"
     # a record of plain fields is one thing (a log entry, a client): kept on one line up to twice the width
     if width is None or len(line) <= width * (2 if _flat(value) else 1) or not value:
         yield line
     elif isinstance(value, (Record, FnMap)):
         for key in sorted(value, key=sort_key) if isinstance(value, FnMap) else value:
-            yield from _split(var, (*keys, _Field(key) if isinstance(value, Record) else key), value[key], width)
+            yield from _split(var, (*keys, _Field(key) if isinstance(value, Record) else key), value[key], width, indent)
     elif isinstance(value, tuple):
         for i, element in enumerate(value, start=1):
-            yield from _split(var, (*keys, i), element, width)
+            yield from _split(var, (*keys, i), element, width, indent)
     else:
         yield line  # a set or a long string: whole
 

@@ -28,7 +28,9 @@ from trace_check.traces.module_text import (
     module_text,
     viewed,
 )
+from trace_check.traces.protocol import Protocol
 from trace_check.traces.reader import Trace
+from trace_check.traces.reads import ReadsError, reads_before
 from trace_check.traces.tla_text import copy_specs, trace_constants
 from trace_check.traces.verdicts import Status, Verdict
 
@@ -178,6 +180,8 @@ def check_window(
         if where.base is not None:  # shown with whole logs
             state = where.base.joined(state)
         reason = _explain(d.invariant or "", ev, win, offset + stuck, prefix)
+    action = protocol.spec_action(str(ev.get("action", "")))
+    read_by = f"{action} and the spec's values of the event's columns" if protocol.column_values else action
     verdict = Verdict(
         Status.REJECTED,
         wall_time=r.wall_time + d.wall_time,
@@ -185,6 +189,22 @@ def check_window(
         event=ev,
         reason=reason,
         state_before=state,
+        spec_action=action,
+        read_by=read_by,
+        action_reads=_reads_before(protocol, action) if state else None,
         **common,
     )
     return verdict, None
+
+
+def _reads_before(protocol: Protocol, action: str) -> frozenset[str] | None:
+    """What the spec action, and the spec's values of the logged columns it is compared with
+    (``Protocol.column_values``), read in the state before its step (None: the spec defines no
+    such action)."""
+    try:
+        read = reads_before(protocol, action)
+        if protocol.column_values:
+            read |= reads_before(protocol, protocol.column_values)
+    except ReadsError:
+        return None
+    return read - frozenset(protocol.history)

@@ -241,6 +241,12 @@ class Protocol:
     # the replayed state leaves them out and a hand-off is compared without them (a test of the
     # plug-in checks that no module of the spec reads them).
     history: tuple[str, ...] = ()
+    # The spec action an event's action stands for (the trace spec's Bound), when the two names
+    # differ (YDB: PartitionCommit -> PartitionApply): a rejection shows first what that action reads.
+    spec_action: Callable[[str], str] = lambda action: action
+    # The trace spec's definition of the spec's value of a logged column for the step (PostVal):
+    # a rejection shows what it reads in the state before too, beside what the action reads.
+    column_values: str = ""
 
     @property
     def spec(self) -> str:

@@ -16,6 +16,9 @@ conjunction of named parts (``Atomicity == AtomicityNow /\\ AtomicityWhenQuiesce
 part by part, each where what it reads changed (``conjuncts``). A part X may have a form checked
 from the state before, ``XSince`` (``since_form``), given what is known of each variable X reads:
 the checker then checks what the step can have changed, such as a log's new entries, not the whole.
+
+A rejected event is shown with what its action reads in the state before it (``reads_before``:
+not what the action only primes or leaves UNCHANGED).
 """
 
 from __future__ import annotations
@@ -97,8 +100,20 @@ def reads(protocol: Protocol, name: str) -> frozenset[str]:
     return _reads(protocol.spec_dir, protocol.trace_module, name, spec_stamps(protocol.spec_dir))
 
 
+def reads_before(protocol: Protocol, name: str) -> frozenset[str]:
+    """The variables action ``name`` of the protocol's trace spec reads in the state before its step:
+    as ``reads``, but not a variable it only primes (``x' = ...``) or leaves ``UNCHANGED`` (an
+    action that changes a variable from its old value, ``x' = x + 1``, reads it)."""
+    return _reads(protocol.spec_dir, protocol.trace_module, name, spec_stamps(protocol.spec_dir), before=True)
+
+
+_UNCHANGED_RE = re.compile(r"\bUNCHANGED\s*(?:<<[^>]*>>|[A-Za-z_]\w*)")
+_PRIMED_RE = re.compile(r"\s*'")
+
+
 @functools.lru_cache(maxsize=4096)  # asked again for every window of a long trace
-def _reads(spec_dir: Path, trace_module: str, name: str, stamps: tuple[tuple[str, int, int], ...]) -> frozenset[str]:
+def _reads(spec_dir: Path, trace_module: str, name: str, stamps: tuple[tuple[str, int, int], ...],
+           before: bool = False) -> frozenset[str]:
     spec = _read_spec(spec_dir, trace_module, stamps)
     if name not in spec.bodies:
         raise ReadsError(f"{trace_module} and the modules it extends define no {name}")
@@ -112,9 +127,11 @@ def _reads(spec_dir: Path, trace_module: str, name: str, stamps: tuple[tuple[str
         done.add(d)
         variables = spec.visible[d]  # a module cannot name a variable of a module that extends it
         body = spec.bodies[d]
+        if before:  # UNCHANGED names what the step keeps, not what it reads
+            body = _UNCHANGED_RE.sub(lambda m: " " * len(m.group()), body)
         for m in _IDENT_RE.finditer(body):
             ident = m.group()
-            if _field(body, m.start(), m.end()):
+            if _field(body, m.start(), m.end()) or (before and _PRIMED_RE.match(body, m.end())):
                 continue
             if ident in variables:
                 found.add(ident)

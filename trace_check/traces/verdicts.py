@@ -10,6 +10,7 @@ from typing import Any
 
 import attrs
 
+from trace_check.models.counterexample import state_lines
 from trace_check.values.tla import format_value
 
 
@@ -35,6 +36,9 @@ class Verdict:
     event: dict[str, Any] | None = None
     reason: str = ""
     state_before: dict[str, Any] | None = None
+    spec_action: str = ""  # for REJECTED: the spec action the event stands for (Protocol.spec_action)
+    action_reads: frozenset[str] | None = None  # ... and the variables it reads in the state before (None: unknown)
+    read_by: str = ""  # ... what reads them, for people: the action and the spec's values of the event's columns
     message: str = ""  # for ERROR
     every_step: bool = False
     distinct_states: int | None = None
@@ -49,8 +53,13 @@ class Verdict:
         return self.status is Status.ACCEPTED
 
 
-def verdict_lines(v: Verdict, path: Path, engine: str = "the reference engine") -> list[str]:
-    """What ``check`` prints; ``engine`` names the plug-in's reference engine (``Protocol.engine_noun``)."""
+def verdict_lines(v: Verdict, path: Path, engine: str = "the reference engine", width: int | None = None,
+                  full: bool = False) -> list[str]:
+    """What ``check`` prints; ``engine`` names the plug-in's reference engine (``Protocol.engine_noun``).
+    A rejection shows the state before the event as a counterexample's first state is shown: the
+    variables the event's spec action reads, a value wider than ``width`` part by part, and a line
+    that counts the others; ``full`` (or an action whose reads are unknown) shows every variable,
+    each on one line."""
     where = "after every event" if v.every_step else "on the final state"
     runs = f", {v.windows} windows" if v.windows > 1 else ""
     if v.windows > 1 and v.jobs > 1:
@@ -74,8 +83,22 @@ def verdict_lines(v: Verdict, path: Path, engine: str = "the reference engine") 
             "  event: " + json.dumps(v.event),
         ]
         if v.state_before:
-            lines.append("  the spec's state just before it:")
-            for var in sorted(v.state_before):
-                lines.append(f"    {var} = {format_value(v.state_before[var])}")
+            lines += _state_before_lines(v, width, full)
         return lines
     return [f"error: {path}: {v.message}"]
+
+
+def _state_before_lines(v: Verdict, width: int | None, full: bool) -> list[str]:
+    state = v.state_before or {}
+    if full or v.action_reads is None:
+        return ["  the spec's state just before it:"] + [f"    {var} = {format_value(state[var])}" for var in sorted(state)]
+    shown = sorted(var for var in state if var in v.action_reads)
+    others = len(state) - len(shown)
+    lines = [f"  the spec's state just before it, what {v.read_by or v.spec_action} read:"]
+    lines += [line for var in shown for line in state_lines(var, state[var], width, "    ")]
+    if not shown:
+        lines.append("    (no variable)")
+    if others:
+        noun = "variable" if others == 1 else "variables"
+        lines.append(f"    (and {others} other {noun}, which they do not read: --full prints the whole state)")
+    return lines
