@@ -6,7 +6,7 @@
 #   make test   set up .venv if needed and run the whole test suite, on two pytest-xdist workers
 #               (most TLC runs use one core; the tests that share TLC runs stay on one worker)
 #   make quick  the loop while editing: lint, types, and the tests that start no TLC, Spark or broker
-#               (about 700 of the 1,160, two minutes on 2 cores); make test before a commit
+#               (about 735 of the 1,210, two minutes on 2 cores); make test before a commit
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.txconform-installed
