@@ -13,7 +13,8 @@ transactional.id's steps: the same seed gives the same run only as long as it st
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 
@@ -179,7 +180,7 @@ del C
 ACTION: dict[str, Action] = {a.name: a for a in ACTIONS}
 
 
-def arguments(c: Cluster, over: str, txn_id: Optional[str] = None) -> list[Any]:
+def arguments(c: Cluster, over: str, txn_id: str | None = None) -> list[Any]:
     """Every argument an action over ``over`` can take in ``c``, in the simulator's order; with
     ``txn_id``, those of that transactional.id."""
     txn_ids = c.k.txn_ids if txn_id is None else (txn_id,)
@@ -190,7 +191,7 @@ def arguments(c: Cluster, over: str, txn_id: Optional[str] = None) -> list[Any]:
     if over == TXN_ID:
         return list(txn_ids)
     if over == TXN_PARTITION:
-        return [(t, p) for t in txn_ids for p in [OFFSETS_PART] + c.parts]
+        return [(t, p) for t in txn_ids for p in [OFFSETS_PART, *c.parts]]
     if over == PARTITION:
         return list(c.parts)
     if over == NONE:

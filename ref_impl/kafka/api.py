@@ -11,7 +11,8 @@ error the client aborts the transaction on its own, and ``commit_transaction`` r
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 
@@ -148,7 +149,7 @@ class Consumer:
     standalone consumer commits its positions in that group (``commit``, ``committed``)."""
 
     def __init__(self, cluster: Cluster, isolation_level: str = "read_committed",
-                 member: Optional[Inst] = None, group_id: Optional[str] = None) -> None:
+                 member: Inst | None = None, group_id: str | None = None) -> None:
         if isolation_level not in ("read_committed", "read_uncommitted"):
             raise IllegalStateError("isolation_level must be read_committed or read_uncommitted")
         if member is not None and group_id is not None:
@@ -166,7 +167,7 @@ class Consumer:
                 raise KafkaError("UNKNOWN_TOPIC_OR_PARTITION", f"partition {p}")
             self.positions.setdefault(p, 0)
 
-    def poll(self, partitions: Optional[list[int]] = None) -> dict[int, list[tuple[int, Any]]]:
+    def poll(self, partitions: list[int] | None = None) -> dict[int, list[tuple[int, Any]]]:
         """Fetch every assigned partition (or those given) from its position:
         {partition: [(offset, batch)]}."""
         out = {}
@@ -183,7 +184,7 @@ class Consumer:
                 self.positions[p] = offsets[-1] + 1
         return out
 
-    def commit(self, offsets: Optional[dict[int, int]] = None) -> None:
+    def commit(self, offsets: dict[int, int] | None = None) -> None:
         """Commit ``offsets`` ({partition: position}; default: the current positions) in this
         consumer's group, one OffsetCommit per partition."""
         if self.group_id is None:

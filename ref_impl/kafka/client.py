@@ -11,8 +11,6 @@ per partition, and wait in ``fly``; EndTxn waits for all of them.
 
 from __future__ import annotations
 
-from typing import Optional
-
 import attrs
 
 from .messages import NO_GTX, Msg
@@ -109,7 +107,7 @@ class ClientActions(ClusterState):
         self.send(m)
         self._client_event("SendRequest", i, m)
 
-    def _batch_to_resend(self, i: Inst) -> Optional[Msg]:
+    def _batch_to_resend(self, i: Inst) -> Msg | None:
         """Pipelining: the batch to send again, the lowest sequence first, of those in fly that
         are no longer on their connection (RetryBatch; ProduceTimeoutBatch once retries are spent)."""
         c = self.cl[i]

@@ -153,7 +153,7 @@ class Constants:
         }
 
     @classmethod
-    def from_spec(cls, d: dict[str, Any]) -> "Constants":
+    def from_spec(cls, d: dict[str, Any]) -> Constants:
         return cls(
             txn_ids=d["TxnIds"],
             num_instances=d["NumInstances"],

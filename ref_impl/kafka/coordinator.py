@@ -8,7 +8,7 @@ pending (requests meanwhile get CONCURRENT_TRANSACTIONS), then append it to __tr
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import attrs
 
@@ -71,7 +71,7 @@ class CoordinatorActions(ClusterState):
         expected = m.epoch >= 0  # KIP-360: a running producer gives its producer id and epoch
         if self.busy(t) or c.st in PREPARED:
             self._reply_now("TcInitProducerId", m, m.reply("CONCURRENT_TRANSACTIONS"))
-        elif expected and not self.valid_producer_id(m.epoch, c.epoch):
+        elif expected and not self.valid_producer_id(m.epoch, c.epoch):  # noqa: SIM114 (two rules, kept apart)
             self._reply_now("TcInitProducerId", m, m.reply("PRODUCER_FENCED"))
         elif expected and c.st != "Ongoing" and c.epoch != -1 and m.epoch not in (c.epoch, c.last):
             self._reply_now("TcInitProducerId", m, m.reply("PRODUCER_FENCED"))

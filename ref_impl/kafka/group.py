@@ -46,10 +46,7 @@ class GroupActions(ClusterState):
 
     def gc_offset_fetch(self, m: Msg) -> None:
         self.take(m)
-        if any(v != -1 for v in self.gc.pending.values()):
-            reply = m.reply("UNSTABLE_OFFSET_COMMIT")
-        else:
-            reply = m.reply("NONE", val=self.gc.committed)
+        reply = m.reply("UNSTABLE_OFFSET_COMMIT") if any(v != -1 for v in self.gc.pending.values()) else m.reply("NONE", val=self.gc.committed)
         self.send(reply)
         self._group_event("GcOffsetFetch", m, reply.err)
 

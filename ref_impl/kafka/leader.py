@@ -8,8 +8,6 @@ under verification (VerificationStateEntry).
 
 from __future__ import annotations
 
-from typing import Optional
-
 import attrs
 
 from .log import Entry, PartitionLog
@@ -96,7 +94,7 @@ def load_producer_state(log: PartitionLog, pid: str, start: int = 0) -> Producer
 
 
 class LeaderActions(ClusterState):
-    def _leader_event(self, action: str, m: Msg, result: str | None, appended: Optional[int] = None) -> None:
+    def _leader_event(self, action: str, m: Msg, result: str | None, appended: int | None = None) -> None:
         """The event of a leader's step; ``appended``: the offset the entry it appended took."""
         ev = self.with_msg(self.event(action, f"leader-{m.part}"), m)
         ev["result"] = result
@@ -105,7 +103,7 @@ class LeaderActions(ClusterState):
         ev["log_end"] = len(self.plog[m.part]) if m.part in self.plog else None
         self.emit(ev)
 
-    def append_batch(self, m: Msg) -> tuple[str, Optional[int]]:
+    def append_batch(self, m: Msg) -> tuple[str, int | None]:
         """Check m's batch, append it if it passes; returns the answer's error code and the
         offset the batch took (None when it was not appended: refused, or a duplicate)."""
         p = m.part
@@ -159,7 +157,7 @@ class LeaderActions(ClusterState):
             self.send(m.reply(err))
             self._leader_event("LeaderProduce", m, err, offset)
 
-    def _held_for(self, r: Msg) -> Optional[Held]:
+    def _held_for(self, r: Msg) -> Held | None:
         for h in self.held[r.part]:
             x = h.m
             if (x.tid, x.inst, x.gtx, x.seq, x.epoch, x.att) == (r.tid, r.inst, r.gtx, r.seq, r.epoch, r.att):
@@ -185,7 +183,7 @@ class LeaderActions(ClusterState):
         self.send(h.m.reply(err))
         self._leader_event("LeaderVerified", r, err, offset)
 
-    def _lost_verification(self, p: int) -> Optional[Held]:
+    def _lost_verification(self, p: int) -> Held | None:
         """The first batch held at ``p`` whose verification is neither in flight nor pending."""
         for h in self.held[p]:
             x = h.m

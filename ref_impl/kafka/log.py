@@ -8,7 +8,6 @@ since P's previous marker on the partition.
 from __future__ import annotations
 
 import bisect
-from typing import Optional
 
 import attrs
 
@@ -76,7 +75,7 @@ class PartitionLog:
         del self.entries[length:]
         self._reindex()
 
-    def closer_of(self, i: int) -> Optional[int]:
+    def closer_of(self, i: int) -> int | None:
         """The marker that closes data entry ``i``, or None while its transaction is open."""
         pid = self.entries[i].pid
         for j in range(i + 1, len(self.entries)):

@@ -7,11 +7,11 @@ reads them; they let a trace say which transaction a record came from.
 
 from __future__ import annotations
 
-from typing import Any, Tuple
+from typing import Any
 
 import attrs
 
-Gtx = Tuple[str, int, int]
+Gtx = tuple[str, int, int]
 NO_GTX: Gtx = ("", 0, 0)
 
 
@@ -50,11 +50,11 @@ class Msg:
     val: int = -1
     gen: int = -1
 
-    def reply(self, err: str, **changes: Any) -> "Msg":
+    def reply(self, err: str, **changes: Any) -> Msg:
         """The answer to this request (the spec's Reply)."""
         return attrs.evolve(self, type=self.type + "Resp", err=err, **changes)
 
-    def same_request(self, other: "Msg") -> bool:
+    def same_request(self, other: Msg) -> bool:
         """Is ``other`` a copy of, an answer to, or a verification for this request (a produce or a
         TxnOffsetCommit)? (SameRequest)"""
         return (

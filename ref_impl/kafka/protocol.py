@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ref_impl.sim.faults import Faults, FaultSpecError
 from ref_impl.sim.run import simulate as simulate_run

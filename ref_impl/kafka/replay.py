@@ -4,7 +4,7 @@ it to tell a mutant that is still a legal run from one the checker missed."""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from .actions import ACTION, COMMIT_ARGS, FETCH_ARGS, INSTANCE, MESSAGE, PARTITION, REQUEST, TXN_ID, TXN_PARTITION, Action
 from .cluster import Cluster
@@ -40,7 +40,7 @@ def _matches(c: Cluster, m: Msg, ev: dict[str, Any]) -> bool:
     )
 
 
-def _agrees(got: Optional[dict[str, Any]], ev: dict[str, Any]) -> bool:
+def _agrees(got: dict[str, Any] | None, ev: dict[str, Any]) -> bool:
     if got is None:
         return False
     return all(got.get(c) == v for c, v in ev.items() if c not in INFO)
@@ -107,7 +107,7 @@ def broker_value(constants: dict[str, Any], events: list[dict[str, Any]], n: int
     return emitted[-1].get(field)
 
 
-def replay(constants: dict[str, Any], events: list[dict[str, Any]]) -> Optional[int]:
+def replay(constants: dict[str, Any], events: list[dict[str, Any]]) -> int | None:
     """The 1-based index of the first event the broker cannot reproduce, or None if it can all."""
     emitted: list[dict[str, Any]] = []
     k = Constants.from_spec({**constants, "Bugs": []})

@@ -16,7 +16,7 @@ left out too.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from trace_check.values.tla import Record
 from trace_check.values.tla import function_value as fn
@@ -80,9 +80,9 @@ class SpecStates:
     state costs what changed since the last, plus the rest of the state."""
 
     def __init__(self, constants: dict[str, Any]) -> None:
-        self.cluster: Optional[Cluster] = Cluster(Constants.from_spec({**constants, "Bugs": []}), self._emitted)
+        self.cluster: Cluster | None = Cluster(Constants.from_spec({**constants, "Bugs": []}), self._emitted)
         self.taken = 0
-        self.last: Optional[dict[str, Any]] = None
+        self.last: dict[str, Any] | None = None
         self._plog: dict[Any, tuple[list[Any], list[Record]]] = {}
         self._tlog: dict[Any, tuple[list[Any], list[Record]]] = {}
 
@@ -90,7 +90,7 @@ class SpecStates:
         self.taken += 1
         self.last = ev
 
-    def advance(self, events: list[dict[str, Any]]) -> Optional[Record]:
+    def advance(self, events: list[dict[str, Any]]) -> Record | None:
         """Replay ``events`` (the trace's next ones) and give the spec state after them, every
         variable but ``action``; None once the broker cannot take an event, and from then on."""
         c = self.cluster

@@ -8,7 +8,8 @@ components (``client``, ``coordinator``, ``leader``, ``group``, ``network``) ext
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Optional
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import attrs
 
@@ -33,7 +34,7 @@ class Client:
     txn: int = 0
     pc: int = 0
     out: bool = False
-    req: Msg = Msg(type="")
+    req: Msg = Msg(type="")  # noqa: RUF009 (Msg is frozen: one shared default is safe)
     seq: dict[int, int] = attrs.field(factory=dict)
     hung: bool = False
     commit: bool = True
@@ -45,7 +46,7 @@ class Client:
     # KIP-360: an abortable error asks for an epoch bump once the transaction is aborted
     bump: bool = False
     # Not spec state: the application's decision for EndTxn (None: not yet decided).
-    decision: Optional[bool] = None
+    decision: bool | None = None
 
 
 @attrs.frozen
@@ -119,7 +120,7 @@ class Group:
 class ClusterState:
     """The spec's variables, the network as a set, and the columns of the trace events."""
 
-    def __init__(self, k: Constants, emit: Optional[Callable[[dict[str, Any]], None]] = None) -> None:
+    def __init__(self, k: Constants, emit: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.k = k
         self.emit_event = emit or (lambda ev: None)
         self.parts = list(range(1, k.num_partitions + 1))
@@ -138,9 +139,9 @@ class ClusterState:
         self.cepoch = 0
         self.plog: dict[int, PartitionLog] = {p: PartitionLog() for p in self.parts}
         self.pst: dict[int, dict[str, ProducerState]] = {
-            p: {t: ProducerState() for t in k.txn_ids} for p in [OFFSETS_PART] + self.parts
+            p: {t: ProducerState() for t in k.txn_ids} for p in [OFFSETS_PART, *self.parts]
         }
-        self.held: dict[int, list[Held]] = {p: [] for p in [OFFSETS_PART] + self.parts}
+        self.held: dict[int, list[Held]] = {p: [] for p in [OFFSETS_PART, *self.parts]}
         # Replication (KafkaTxn: lag): -1 while the follower is in sync, else the log length it
         # has; -2 once an unclean election made it the leader.
         self.lag: dict[int, int] = {p: -1 for p in self.parts}
@@ -165,7 +166,7 @@ class ClusterState:
         producer state start as Init has them, and its producer ids come after every other's."""
         if t in self.tc:
             return
-        self.k = attrs.evolve(self.k, txn_ids=self.k.txn_ids + (t,))
+        self.k = attrs.evolve(self.k, txn_ids=(*self.k.txn_ids, t))
         self.tc[t], self.tlog[t], self.gc.pending[t] = Coord(), [], -1
         for states in self.pst.values():
             states[t] = ProducerState()
@@ -247,7 +248,7 @@ class ClusterState:
             return True
         return any(f.same_request(h.m) and h.m.att == f.att for h in self.held[f.part])
 
-    def answered_batch(self, i: Inst, m: Msg) -> Optional[Msg]:
+    def answered_batch(self, i: Inst, m: Msg) -> Msg | None:
         """Pipelining: the batch in client ``i``'s fly that response ``m`` answers (AnsweredBatch)."""
         if m.type != "ProduceResp" or (m.tid, m.inst) != i:
             return None

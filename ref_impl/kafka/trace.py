@@ -9,8 +9,9 @@ docs/trace-format.md; the JSON Schema is docs/trace-format.schema.json.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any
 
 from trace_check.traces.protocol import (
     BOOL,
@@ -60,11 +61,11 @@ POST_COLUMNS = (
 # __transaction_state (the spec's tlog entry `parts`; 0 is the offsets partition), and the offset
 # an entry appended to a partition log took (the log's length before the append).
 V2_COLUMNS = ("txn_partitions", "append_offset")
-ORDER = ("event", "action", "actor") + KEY_COLUMNS + MESSAGE_COLUMNS + RESULT_COLUMNS + POST_COLUMNS
+ORDER = ("event", "action", "actor", *KEY_COLUMNS, *MESSAGE_COLUMNS, *RESULT_COLUMNS, *POST_COLUMNS)
 # How the checker compares them (TraceKafkaTxn.tla): message fields and post-state fields are each
 # rendered as one string, in this order.
 MSG_FIELDS = ("type", "txn", "producer_epoch", "seq", "att", "commit", "coordinator_epoch", "error", "offset", "generation")
-POST_FIELDS = POST_COLUMNS + ("records", "lso")
+POST_FIELDS = (*POST_COLUMNS, "records", "lso")
 # producer_id is Kafka's 64-bit producer id: the spec names a producer by its transactional.id, so
 # the id is for partitioning and people only, and never reaches TLC (whose integers are 32-bit).
 INFO_COLUMNS = frozenset({"event", "actor", "producer_id", "topic"})
@@ -342,7 +343,7 @@ def alter(col: str, v: Any, k: Constants) -> Any:
     return None
 
 
-def why_legal(op: str, ev: Event, index: int, length: int) -> Optional[str]:
+def why_legal(op: str, ev: Event, index: int, length: int) -> str | None:
     if ev["action"] == "Fetch" and op in ("drop", "duplicate", "swap"):
         return "a Fetch changes no state: reading once more, once less or at another moment is a run too"
     if ev["action"] == "OffsetCommit" and op in ("drop", "duplicate"):

@@ -32,7 +32,8 @@ broker never gave), with Kafka's error code for them.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Iterable, Optional
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import attrs
 from kafka.protocol.admin import DescribeGroupsResponse
@@ -208,7 +209,7 @@ class ServeBroker:
             self.stored[p] = []
         self.topics[name] = parts
 
-    def partition(self, topic: str, index: int, create: bool = True) -> Optional[int]:
+    def partition(self, topic: str, index: int, create: bool = True) -> int | None:
         if topic not in self.topics and create and self.auto_create and _valid_topic(topic):
             self.create_topic(topic, self.default_partitions)
         parts = self.topics.get(topic)
@@ -296,7 +297,7 @@ class ServeBroker:
             self.c.add_txn_id(t)
         return True
 
-    def generation(self, t: str, producer_id: int, epoch: int) -> Optional[int]:
+    def generation(self, t: str, producer_id: int, epoch: int) -> int | None:
         """The engine's generation of Kafka's (producer id, epoch) for t; None if this broker
         never gave t that producer id, or it is not t's current one (see the spec's OpenMsg)."""
         if producer_id < 0 or epoch < 0:
@@ -436,7 +437,7 @@ class ServeBroker:
         return R(throttle_time_ms=0, error_code=self._error("InitProducerId", req.api_version, r.err), producer_id=-1,
                  producer_epoch=-1)
 
-    def _txn_request(self, api: str, t: Optional[str], producer_id: int, epoch: int) -> tuple[Optional[str], Any, Any]:
+    def _txn_request(self, api: str, t: str | None, producer_id: int, epoch: int) -> tuple[str | None, Any, Any]:
         """(error, producer, generation) of a transactional request, before the spec sees it."""
         if not t or t not in self.c.tc:
             return "INVALID_PRODUCER_ID_MAPPING", None, None
@@ -456,7 +457,7 @@ class ServeBroker:
         t = body.v3_and_below_transactional_id
         err0, prod, g = self._txn_request("AddPartitionsToTxn", t, body.v3_and_below_producer_id,
                                           body.v3_and_below_producer_epoch)
-        failed: Optional[str] = err0
+        failed: str | None = err0
         results = []
         for topic in body.v3_and_below_topics:
             out = []
@@ -560,7 +561,7 @@ class ServeBroker:
             return None
         return R(responses=topics, throttle_time_ms=0)
 
-    def _produce_one(self, t: Optional[str], topic: str, index: int, records: Optional[bytes]) -> tuple[int, int, Optional[str]]:
+    def _produce_one(self, t: str | None, topic: str, index: int, records: bytes | None) -> tuple[int, int, str | None]:
         p = self.partition(topic, index)
         if p is None:
             return ERRORS["UNKNOWN_TOPIC_OR_PARTITION"], -1, None
@@ -596,7 +597,7 @@ class ServeBroker:
                 return 0, stored.base, None
         return 0, -1, None  # a duplicate of a batch no longer in the log
 
-    def _produce_plain(self, p: int, topic: str, index: int, b: wire.Batch) -> tuple[int, int, Optional[str]]:
+    def _produce_plain(self, p: int, topic: str, index: int, b: wire.Batch) -> tuple[int, int, str | None]:
         """Non-transactional data: outside the spec, so only to partitions without transactional data."""
         if any(s.producer_id >= 0 for s in self.stored[p]) or self.c.plog[p].entries:
             self.refuse(f"non-transactional Produce to {topic}-{index}, which holds transactional data")
@@ -620,7 +621,7 @@ class ServeBroker:
                     out.append(PR(partition_index=q.partition_index, error_code=ERRORS["UNKNOWN_TOPIC_OR_PARTITION"],
                                   timestamp=-1, offset=-1, leader_epoch=-1, old_style_offsets=[]))
                     continue
-                if q.timestamp == -2:  # EARLIEST
+                if q.timestamp == -2:  # EARLIEST  # noqa: SIM108 (a nested conditional reads worse)
                     off = LOG_START
                 else:  # LATEST, and any timestamp: the end (timestamps are not indexed)
                     off = self.lso_offset(p) if committed else self.next_offset(p)

@@ -16,7 +16,6 @@ answers UNSTABLE_OFFSET_COMMIT while a partition of the group has offsets pendin
 from __future__ import annotations
 
 import itertools
-from typing import Optional
 
 import attrs
 
@@ -31,8 +30,8 @@ class ConsumerGroup:
     generation: int = 0
     members: dict[str, bytes] = attrs.field(factory=dict)  # member id -> its protocol metadata
     protocol_type: str = "consumer"
-    protocol: Optional[str] = None
-    leader: Optional[str] = None
+    protocol: str | None = None
+    leader: str | None = None
     assignments: dict[str, bytes] = attrs.field(factory=dict)  # of the current generation, once synced
     synced: bool = False
     committed: dict[TopicPartition, int] = attrs.field(factory=dict)

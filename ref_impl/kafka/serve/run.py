@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import signal
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Optional
 
 import attrs
 
@@ -30,7 +30,7 @@ class Options:
     partitions: int = 1  # of a topic created by auto-creation or CreateTopics without a count
     bugs: tuple[str, ...] = ()
     faults: str = ""
-    trace: Optional[Path] = None
+    trace: Path | None = None
     auto_create: bool = True
 
     def check(self) -> Faults:
@@ -62,13 +62,13 @@ class Running:
         self.session.server = self.server
         self.port = self.server.bind()
         self.broker.port = self.port
-        self._thread: Optional[threading.Thread] = None
+        self._thread: threading.Thread | None = None
 
     @property
     def bootstrap(self) -> str:
         return f"{self.options.host}:{self.port}"
 
-    def start(self) -> "Running":
+    def start(self) -> Running:
         self._thread = threading.Thread(target=self.server.serve_forever, name=f"txconform-serve-{self.port}", daemon=True)
         self._thread.start()
         return self
@@ -79,7 +79,7 @@ class Running:
             if name not in self.broker.topics:
                 self.broker.create_topic(name, partitions)
 
-    def stop(self) -> Optional[Path]:
+    def stop(self) -> Path | None:
         """Stop serving (bounded in time) and write the trace, if one was asked for."""
         self.server.stop()
         if self._thread is not None:
@@ -113,7 +113,7 @@ class Running:
             lines.append(f"  served: {served}")
         return lines + [f"  refused (outside the spec): {r}" for r in b.refusals[:10]]
 
-    def __enter__(self) -> "Running":
+    def __enter__(self) -> Running:
         return self.start() if self._thread is None else self
 
     def __exit__(self, *exc: object) -> None:

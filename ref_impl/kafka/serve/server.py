@@ -29,7 +29,8 @@ import socket
 import struct
 import threading
 import time
-from typing import Any, Callable, Iterator, Protocol
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol
 
 import attrs
 

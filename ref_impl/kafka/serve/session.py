@@ -24,7 +24,7 @@ import re
 import threading
 from collections import deque
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import attrs
 
@@ -63,7 +63,7 @@ class Faults:
     switches: tuple[Fault, ...] = ()
 
     @classmethod
-    def parse(cls, text: str) -> "Faults":
+    def parse(cls, text: str) -> Faults:
         out = []
         for part in (p.strip() for p in text.split(",") if p.strip()):
             m = _FAULT.match(part)
@@ -85,11 +85,11 @@ class Faults:
 class Session:
     """The frame server's handler (``server.Handler``): one broker, many connections."""
 
-    def __init__(self, broker: ServeBroker, faults: Faults = Faults(), trace: Optional[Path] = None) -> None:
+    def __init__(self, broker: ServeBroker, faults: Faults = Faults(), trace: Path | None = None) -> None:
         self.broker = broker
         self.faults = faults
         self.trace_path = trace
-        self.server: Optional[FrameServer] = None
+        self.server: FrameServer | None = None
         self.queued: dict[int, deque[bytes]] = {}
         self.busy: set[int] = set()
         self.served: dict[str, int] = {}  # requests served, by API name
@@ -192,7 +192,7 @@ class Session:
                                    kafka_trace.LOGGED, workload="real clients (txconform serve)",
                                    faults=self.faults.describe(), bugs=list(b.bugs))
 
-    def write_trace(self) -> Optional[Path]:
+    def write_trace(self) -> Path | None:
         """Write the session's trace so far (header with the constants seen, then the events)."""
         path = self.trace_path
         if path is None:

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import io
 import struct
-from typing import Any, Mapping, Optional, Union
+from collections.abc import Mapping
+from typing import Any
 
 import attrs
 from kafka.protocol.admin import CreateTopicsRequest, CreateTopicsResponse, DescribeGroupsRequest, DescribeGroupsResponse
@@ -169,12 +170,12 @@ class Request:
     api_key: int
     api_version: int
     correlation_id: int
-    client_id: Optional[str]
+    client_id: str | None
     name: str  # the API's name, e.g. "Produce", "InitProducerId"
     body: Any  # the decoded kafka-python request object
 
 
-_Header = Union[Request, UnsupportedRequest]
+_Header = Request | UnsupportedRequest
 
 
 def _one_line(e: BaseException) -> str:
@@ -233,7 +234,7 @@ def encode_response(request: Request, body: Any) -> bytes:
     return _frame(body, version, request.correlation_id)
 
 
-def api_versions_response(request: _Header, *, features: Optional[Mapping[str, int]] = None) -> Any:
+def api_versions_response(request: _Header, *, features: Mapping[str, int] | None = None) -> Any:
     """The ApiVersions answer listing SUPPORTED; UNSUPPORTED_VERSION at version 0 (with the list) if
     the client asked with a version we do not serve. ``features`` maps a feature name (e.g.
     "transaction.version") to its finalized level, listed (v3+) as supported from 1 to that level
@@ -256,7 +257,7 @@ def api_versions_response(request: _Header, *, features: Optional[Mapping[str, i
     return cls[version](error_code=error_code, api_keys=api_keys, throttle_time_ms=0, **tagged)
 
 
-def error_response(request_header_or_request: _Header, error_code: int) -> Optional[bytes]:
+def error_response(request_header_or_request: _Header, error_code: int) -> bytes | None:
     """Best effort: a framed response of the request's API and version whose top-level error code is
     ``error_code``, typically for an UnsupportedRequest; None when there is no such response (an
     unknown API, a version kafka-python cannot encode, a schema without a top-level error code at
@@ -294,7 +295,7 @@ class Batch:
     raw: bytes  # the batch's bytes as received
 
 
-def parse_batches(records: Optional[bytes]) -> list[Batch]:
+def parse_batches(records: bytes | None) -> list[Batch]:
     """The record batches of a Produce partition's ``records`` ([] for null or empty). WireError if a
     batch is not magic v2, fails its CRC, does not decode to exactly its record count, or the bytes
     end inside a batch. Kafka's LogValidator rules are the caller's (exactly one batch per partition
@@ -365,7 +366,7 @@ def control_batch(producer_id: int, producer_epoch: int, commit: bool, coordinat
     return bytes(raw)
 
 
-def data_records(batch: Batch) -> list[tuple[int, Optional[bytes], Optional[bytes]]]:
+def data_records(batch: Batch) -> list[tuple[int, bytes | None, bytes | None]]:
     """(offset, key, value) of the batch's records, offsets from the base offset of ``batch.raw``;
     [] for a control batch (its record is a marker, not data)."""
     if batch.is_control:

@@ -11,7 +11,7 @@ import itertools
 import socket
 import struct
 import time
-from typing import Any, Optional
+from typing import Any
 
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 from kafka.protocol.metadata.metadata import MetadataRequest, MetadataResponse
@@ -76,7 +76,7 @@ class WireClient:
     def close(self) -> None:
         self.sock.close()
 
-    def __enter__(self) -> "WireClient":
+    def __enter__(self) -> WireClient:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -158,7 +158,7 @@ class TransactionalClient:
 
 
 def transactions(host: str, port: int, txn_id: str, topic: str, commits: list[bool], tv2: bool = True,
-                 batches: int = 1, records: int = 1, partition: int = 0, timeout: float = 10.0) -> Optional[int]:
+                 batches: int = 1, records: int = 1, partition: int = 0, timeout: float = 10.0) -> int | None:
     """Run one transaction per entry of ``commits``; None when every request succeeded, else the first
     error code."""
     with WireClient(host, port, timeout) as c:
