@@ -18,7 +18,7 @@ import attrs
 
 from .actions import ACTION, run
 from .cluster import Cluster
-from .state import Inst
+from .state import Client, Inst
 
 
 class KafkaError(Exception):
@@ -74,7 +74,7 @@ class Producer:
             raise IllegalStateError(f"no producer instance {self.inst} in this cluster's constants")
 
     @property
-    def _c(self):
+    def _c(self) -> Client:
         return self.cluster.cl[self.inst]
 
     def _fail(self) -> Any:

@@ -17,7 +17,7 @@ LATE_REQUEST_TYPES = ("InitProducerId", "AddPartitionsToTxn", "Produce", "EndTxn
 VERSIONS = ("TV1", "TV1V", "TV2")
 
 
-def _sorted_tuple(values: Any) -> tuple:
+def _sorted_tuple(values: Any) -> tuple[Any, ...]:
     return tuple(sorted(values))
 
 

@@ -8,6 +8,8 @@ under verification (VerificationStateEntry).
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
 from .log import Entry, PartitionLog
@@ -118,7 +120,7 @@ class LeaderActions(ClusterState):
             self.pst[p][m.tid] = after_append(s, m.epoch, m.seq)
         return ("NONE" if verdict in ("append", "duplicate") else verdict), offset
 
-    def payload(self, m: Msg) -> tuple:
+    def payload(self, m: Msg) -> tuple[Any, ...]:
         records = self.batches.get((m.tid, m.inst, m.gtx[2], m.part), [])
         b = self.batch_of.get((m.tid, m.inst, m.gtx[2], m.part, m.seq), 0)
         return tuple(records[b::self.k.batches])

@@ -8,6 +8,7 @@ since P's previous marker on the partition.
 from __future__ import annotations
 
 import bisect
+from typing import Any
 
 import attrs
 
@@ -26,7 +27,7 @@ class Entry:
     end_by: Gtx = NO_GTX  # ghost
     zombie: bool = False  # ghost
     src: int = -1  # CTP: the input offset this output came from (a marker: 0, as KafkaTxn.tla LeaderMarker has it)
-    records: tuple = ()  # the batch's values (the spec abstracts payloads)
+    records: tuple[Any, ...] = ()  # the batch's values (the spec abstracts payloads)
 
 
 @attrs.define

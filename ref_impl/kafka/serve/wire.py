@@ -340,14 +340,14 @@ def rebase(batch: Batch, base_offset: int) -> bytes:
     return bytes(raw)
 
 
-class _ControlBatchBuilder(DefaultRecordBatchBuilder):
+class _ControlBatchBuilder(DefaultRecordBatchBuilder):  # type: ignore[misc]  # kafka-python is untyped
     """kafka-python's builder leaves out the control bit ("only created by Broker"); we are the broker.
     The CRC is computed after the attributes, in write_header."""
 
     __slots__ = ()
 
     def _get_attributes(self, include_compression_type: bool = True) -> int:
-        return int(super()._get_attributes(include_compression_type)) | self.CONTROL_MASK
+        return int(super()._get_attributes(include_compression_type)) | int(self.CONTROL_MASK)
 
 
 def control_batch(producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int, base_offset: int, timestamp_ms: int) -> bytes:
