@@ -284,9 +284,9 @@ class KpProducer(TxnProducer):
         t.start()
         t.join(END_SECONDS)
         if t.is_alive():
-            self.emit("note", process=self.process, what="client-stuck", txn=self.txn_name(), client="kafka-python",
-                      error=f"{getattr(call, '__name__', 'the call')} did not return within {END_SECONDS:g} s")
-            raise _Stuck(f"{getattr(call, '__name__', 'the call')} did not return within {END_SECONDS:g} s")
+            stuck = f"{getattr(call, '__name__', 'the call')} did not return within {END_SECONDS:g} s"
+            self.emit("note", process=self.process, what="client-stuck", txn=self.txn_name(), client="kafka-python", error=stuck)
+            raise _Stuck(stuck)
         if failed:
             raise failed[0]
 
