@@ -241,9 +241,9 @@ def write_jsonl(staged: Path, path: Path) -> dict[str, Any]:
     partitions from 1 (0 is the offsets partition): partition p of topic i is i * 16 + p + 1."""
     import pyarrow.parquet as pq
 
-    from ref_impl.sim.faults import Faults
-    from ref_impl.sim.run import simulate
-    from ref_impl.sim.workloads import Workload
+    from ref_impl.kafka.sim.faults import Faults
+    from ref_impl.kafka.sim.run import simulate
+    from ref_impl.kafka.sim.workloads import Workload
     from spark_replay.generate import PARTITIONS_PER_TOPIC, TOPICS
 
     head, _ = simulate(Workload.parse("transfer"), Faults.parse("none"), 0, max_events=10)

@@ -33,10 +33,10 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from bench_models import DOC, record, stamp  # noqa: E402
 from zoo_search import examples_to_detection  # noqa: E402
 
-from ref_impl.sim.faults import Faults  # noqa: E402
-from ref_impl.sim.run import simulate, simulate_to, write_trace  # noqa: E402
-from ref_impl.sim.workloads import Workload  # noqa: E402
-from ref_impl.sim.zoo import ZOO  # noqa: E402
+from ref_impl.kafka.sim.faults import Faults  # noqa: E402
+from ref_impl.kafka.sim.run import simulate, simulate_to, write_trace  # noqa: E402
+from ref_impl.kafka.sim.workloads import Workload  # noqa: E402
+from ref_impl.kafka.sim.zoo import ZOO  # noqa: E402
 from trace_check.traces.mutation import mutation_report  # noqa: E402
 from trace_check.traces.reader import read_trace  # noqa: E402
 from trace_check.traces.validation import check_trace  # noqa: E402

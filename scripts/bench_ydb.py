@@ -38,7 +38,7 @@ from bench_traces import mutation_section  # noqa: E402
 from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 
 from ref_impl.kafka.protocol import PROTOCOL as KAFKA  # noqa: E402
-from ref_impl.sim.strategies import seeds  # noqa: E402
+from ref_impl.kafka.sim.strategies import seeds  # noqa: E402
 from ref_impl.ydb.protocol import PROTOCOL as YDB  # noqa: E402
 from ref_impl.ydb.zoo import ZOO, ZooBug  # noqa: E402
 from trace_check.models.registry import load_registries  # noqa: E402

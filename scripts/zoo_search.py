@@ -16,11 +16,11 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, given, settings
 
-from ref_impl.sim.faults import Faults, Schedule
-from ref_impl.sim.run import simulate, write_trace
-from ref_impl.sim.strategies import seeds, zoo_schedules
-from ref_impl.sim.workloads import Workload
-from ref_impl.sim.zoo import ZooBug
+from ref_impl.kafka.sim.faults import Faults, Schedule
+from ref_impl.kafka.sim.run import simulate, write_trace
+from ref_impl.kafka.sim.strategies import seeds, zoo_schedules
+from ref_impl.kafka.sim.workloads import Workload
+from ref_impl.kafka.sim.zoo import ZooBug
 from trace_check.traces.reader import read_trace
 from trace_check.traces.validation import check_trace
 from trace_check.traces.verdicts import Verdict

@@ -13,12 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 from zoo_search import examples_to_detection
 
+from ref_impl.kafka.sim.faults import Faults, Schedule
+from ref_impl.kafka.sim.run import simulate, write_trace
+from ref_impl.kafka.sim.strategies import schedules, seeds, workloads
+from ref_impl.kafka.sim.workloads import Workload
+from ref_impl.kafka.sim.zoo import ZOO, ZooBug
 from ref_impl.kafka.trace import event_text
-from ref_impl.sim.faults import Faults, Schedule
-from ref_impl.sim.run import simulate, write_trace
-from ref_impl.sim.strategies import schedules, seeds, workloads
-from ref_impl.sim.workloads import Workload
-from ref_impl.sim.zoo import ZOO, ZooBug
 from trace_check.traces.reader import read_trace
 from trace_check.traces.validation import check_trace
 from trace_check.traces.verdicts import Verdict

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from ref_impl.sim.faults import Faults
-from ref_impl.sim.run import simulate, write_trace
-from ref_impl.sim.workloads import Workload
+from ref_impl.kafka.sim.faults import Faults
+from ref_impl.kafka.sim.run import simulate, write_trace
+from ref_impl.kafka.sim.workloads import Workload
 
 PINNED = [
     (1, "transfer:ids=30,txns=2000,aborts=true", "all", 4000, 4005,
@@ -77,7 +77,7 @@ def test_a_run_written_as_it_goes_is_the_run_written_at_its_end(tmp_path: Path, 
     """simulate_to writes each event when it happens (a million events are never held): the same
     bytes, header included, as simulate's events written at the end (an event the broker changed
     after emitting it would differ)."""
-    from ref_impl.sim.run import simulate_to
+    from ref_impl.kafka.sim.run import simulate_to
 
     w, f = Workload.parse(workload), Faults.parse(faults)
     head, evs = simulate(w, f, seed, max_events=limit)

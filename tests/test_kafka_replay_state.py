@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from ref_impl.kafka.replay_state import SpecStates, spec_states
-from ref_impl.sim.faults import Faults
-from ref_impl.sim.run import simulate, write_trace
-from ref_impl.sim.workloads import Workload
+from ref_impl.kafka.sim.faults import Faults
+from ref_impl.kafka.sim.run import simulate, write_trace
+from ref_impl.kafka.sim.workloads import Workload
 from trace_check.traces import handoff
 from trace_check.traces.reader import Trace, read_trace
 from trace_check.traces.validation import check_trace_file

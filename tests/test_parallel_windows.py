@@ -17,9 +17,9 @@ from typing import Any
 import attrs
 import pytest
 
-from ref_impl.sim.faults import Fault, Faults, Schedule
-from ref_impl.sim.run import simulate, write_trace
-from ref_impl.sim.workloads import Workload
+from ref_impl.kafka.sim.faults import Fault, Faults, Schedule
+from ref_impl.kafka.sim.run import simulate, write_trace
+from ref_impl.kafka.sim.workloads import Workload
 from trace_check.traces import handoff, plugins
 from trace_check.traces.protocol import Protocol, SimulateOptions, StateReplay
 from trace_check.traces.reader import Trace, read_trace

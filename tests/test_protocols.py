@@ -126,3 +126,20 @@ def test_the_columns_contract_keeps_64_bit_integers_away_from_the_spec() -> None
         Columns(order=order, kinds={"event": INT, "action": "string", "id": INT64, "n": INT})
     with pytest.raises(ValueError, match="since names m, which is not a column"):
         Columns(order=order, kinds={"event": INT, "action": "string", "id": INT, "n": INT}, since={"m": 2})
+
+
+@pytest.mark.parametrize("name", ["kafka", "ydb", "cone"])
+def test_a_built_in_plugin_takes_its_trace_semantics_from_its_trace_module(name: str) -> None:
+    """Declared, not wired field by field: each name FROM_TRACE_MODULE lists that the protocol's
+    trace.py defines is the plug-in's field, the very object; the registry is the spec folder's."""
+    import importlib
+
+    from trace_check.traces.protocol import FROM_TRACE_MODULE
+
+    trace = importlib.import_module(f"ref_impl.{name}.trace")
+    protocol = importlib.import_module(f"ref_impl.{name}.protocol").PROTOCOL
+    defined = [(field, attr) for field, attr in FROM_TRACE_MODULE.items() if hasattr(trace, attr)]
+    assert len(defined) >= 14, defined
+    for field, attr in defined:
+        assert getattr(protocol, field) is getattr(trace, attr), field
+    assert protocol.registry == trace.SPEC_DIR / "models.toml" and protocol.registry.exists()

@@ -16,10 +16,11 @@ from ref_impl.kafka.constants import Constants
 from ref_impl.kafka.log import Entry, PartitionLog
 from ref_impl.kafka.messages import Msg
 from ref_impl.kafka.replay import replay
+from ref_impl.kafka.sim.faults import Fault, Faults, Schedule
+from ref_impl.kafka.sim.run import simulate, write_trace
+from ref_impl.kafka.sim.workloads import Workload
 from ref_impl.kafka.state import Held
-from ref_impl.sim.faults import Fault, Faults, FaultSpecError, Schedule
-from ref_impl.sim.run import simulate, write_trace
-from ref_impl.sim.workloads import Workload, WorkloadSpecError
+from ref_impl.sim.settings import SettingsError
 
 
 def data(pid: str) -> Entry:
@@ -304,7 +305,7 @@ def test_events_log_the_offset_an_append_took_and_the_partition_set_of_a_tlog_en
     ],
 )
 def test_bad_fault_specs_say_what_to_write(text: str, message: str) -> None:
-    with pytest.raises(FaultSpecError, match=message):
+    with pytest.raises(SettingsError, match=message):
         Faults.parse(text)
 
 
@@ -315,7 +316,7 @@ def test_bad_fault_specs_say_what_to_write(text: str, message: str) -> None:
      ("transfer:max_epoch=40000", "at most 32767")],
 )
 def test_bad_workloads_say_what_to_write(text: str, message: str) -> None:
-    with pytest.raises(WorkloadSpecError, match=message):
+    with pytest.raises(SettingsError, match=message):
         Workload.parse(text)
 
 
@@ -503,9 +504,9 @@ def test_pipelining_settings_are_checked() -> None:
         Constants(max_in_flight=2, produce_timeouts=True)
     with pytest.raises(ValueError):
         Constants(max_in_flight=6)
-    with pytest.raises(WorkloadSpecError, match="at most 5"):
+    with pytest.raises(SettingsError, match="at most 5"):
         Workload.parse("transfer:in_flight=6")
-    with pytest.raises(WorkloadSpecError, match="a batch needs a record"):
+    with pytest.raises(SettingsError, match="a batch needs a record"):
         Workload.parse("transfer:batches=3,records=2")
 
 
@@ -546,6 +547,6 @@ def test_a_kip360_client_bumps_its_epoch_after_aborting_and_a_retry_gets_the_sam
 def test_kip360_bumps_need_one_instance() -> None:
     with pytest.raises(ValueError, match="num_instances = 1"):
         Constants(client_bumps=True, num_instances=2)
-    with pytest.raises(WorkloadSpecError, match="instances=1"):
+    with pytest.raises(SettingsError, match="instances=1"):
         Workload.parse("transfer:bumps=true")
     assert Workload.parse("transfer:bumps=true,instances=1").bumps

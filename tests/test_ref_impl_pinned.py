@@ -26,9 +26,9 @@ from typing import Optional
 
 import pytest
 
-from ref_impl.sim.faults import Fault, Faults, Schedule
-from ref_impl.sim.run import simulate, write_trace
-from ref_impl.sim.workloads import Workload
+from ref_impl.kafka.sim.faults import Fault, Faults, Schedule
+from ref_impl.kafka.sim.run import simulate, write_trace
+from ref_impl.kafka.sim.workloads import Workload
 
 SCHEDULE = Schedule((Fault(5, "hang"), Fault(9, "retry", type="Produce"), Fault(14, "delay", 1, 10), Fault(20, "drop", 1),
                      Fault(25, "failover"), Fault(30, "restart", 1), Fault(33, "resume")))

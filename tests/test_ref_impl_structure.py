@@ -12,9 +12,9 @@ import pytest
 from ref_impl.kafka.actions import ACTIONS, APPLICATION, MESSAGE, SCHEDULER, Action
 from ref_impl.kafka.cluster import Cluster
 from ref_impl.kafka.messages import MESSAGE_TYPES
-from ref_impl.sim.faults import Faults
-from ref_impl.sim.scheduler import Simulation
-from ref_impl.sim.workloads import Workload
+from ref_impl.kafka.sim.faults import Faults
+from ref_impl.kafka.sim.scheduler import Simulation
+from ref_impl.kafka.sim.workloads import Workload
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "ref_impl"

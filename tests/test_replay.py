@@ -18,9 +18,9 @@ import pytest
 pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
-from ref_impl.sim.faults import Faults
-from ref_impl.sim.run import simulate, write_trace
-from ref_impl.sim.workloads import Workload
+from ref_impl.kafka.sim.faults import Faults
+from ref_impl.kafka.sim.run import simulate, write_trace
+from ref_impl.kafka.sim.workloads import Workload
 from spark_replay.adapters import FORMATS
 from spark_replay.replay import Report, run_replay
 from spark_replay.staging import ReplayInputError
@@ -258,8 +258,8 @@ ORACLE_RUNS = [
 def test_fates_index_and_lso_equal_the_reference_brokers(spark: Any, tmp_path: Path) -> None:
     from pyspark.sql import functions as F
 
-    from ref_impl.sim.run import trace_header
-    from ref_impl.sim.scheduler import Simulation
+    from ref_impl.kafka.sim.run import trace_header
+    from ref_impl.kafka.sim.scheduler import Simulation
     from spark_replay.checks import Derived
     from spark_replay.partition_pass import index_sweep
     from spark_replay.replay import load_tables

@@ -28,9 +28,9 @@ import pytest
 pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
-from ref_impl.sim.faults import Faults
-from ref_impl.sim.run import simulate, write_trace
-from ref_impl.sim.workloads import Workload
+from ref_impl.kafka.sim.faults import Faults
+from ref_impl.kafka.sim.run import simulate, write_trace
+from ref_impl.kafka.sim.workloads import Workload
 from spark_replay.cluster import LocalCluster, group_alive, spark_home, start_local_cluster
 
 pytestmark = [pytest.mark.spark, pytest.mark.spark_cluster]

@@ -351,9 +351,9 @@ RUNS = [
 
 def traces(tmp: Path) -> list[Path]:
     """The runs of RUNS, and a copy of the first with a lost write and a G1a planted."""
-    from ref_impl.sim.faults import Faults
-    from ref_impl.sim.run import simulate, write_trace
-    from ref_impl.sim.workloads import Workload
+    from ref_impl.kafka.sim.faults import Faults
+    from ref_impl.kafka.sim.run import simulate, write_trace
+    from ref_impl.kafka.sim.workloads import Workload
 
     paths = []
     for name, workload, faults, seed, bugs in RUNS:

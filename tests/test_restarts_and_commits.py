@@ -13,10 +13,10 @@ from ref_impl.kafka import leader
 from ref_impl.kafka.api import Consumer, IllegalStateError, KafkaError
 from ref_impl.kafka.cluster import Cluster
 from ref_impl.kafka.constants import Constants
-from ref_impl.sim.faults import Fault, Faults, Schedule
-from ref_impl.sim.run import simulate, write_trace
-from ref_impl.sim.scheduler import Simulation
-from ref_impl.sim.workloads import Workload
+from ref_impl.kafka.sim.faults import Fault, Faults, Schedule
+from ref_impl.kafka.sim.run import simulate, write_trace
+from ref_impl.kafka.sim.scheduler import Simulation
+from ref_impl.kafka.sim.workloads import Workload
 from trace_check.traces.reader import TraceError, read_trace
 from trace_check.traces.validation import check_trace
 

@@ -596,6 +596,8 @@ class MiniBroker:
                 chunk = conn.recv(n - len(data))
             except TimeoutError:
                 continue
+            except OSError:  # the client reset the connection (librdkafka does when it is torn down)
+                return None
             if not chunk:
                 return None
             data += chunk
@@ -613,12 +615,16 @@ class MiniBroker:
                     return
                 self.requests.append(request)
                 if request.name == "ApiVersions":
-                    conn.sendall(encode_response(request, api_versions_response(request)))
+                    answer = encode_response(request, api_versions_response(request))
                 elif request.name == "Metadata":
                     R = response_class(request)
                     broker = R.MetadataResponseBroker(node_id=1, host="127.0.0.1", port=self.port)
-                    conn.sendall(encode_response(request, R(brokers=[broker], cluster_id="c", controller_id=1, topics=[])))
+                    answer = encode_response(request, R(brokers=[broker], cluster_id="c", controller_id=1, topics=[]))
                 else:
+                    return
+                try:
+                    conn.sendall(answer)
+                except OSError:  # the client went away before the answer: its connection, not our error
                     return
 
     def close(self) -> None:

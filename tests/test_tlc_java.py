@@ -221,9 +221,9 @@ def test_a_windowed_check_gives_the_same_verdicts_with_and_without_the_class(tmp
     """Windows of 25 events over a faulty run and over the same run with one event altered: the
     events, the start states and the bases of their logs read by TLC from files, and the events
     and the whole start states written into the module."""
-    from ref_impl.sim.faults import Faults
-    from ref_impl.sim.run import simulate, write_trace
-    from ref_impl.sim.workloads import Workload
+    from ref_impl.kafka.sim.faults import Faults
+    from ref_impl.kafka.sim.run import simulate, write_trace
+    from ref_impl.kafka.sim.workloads import Workload
 
     head, events = simulate(Workload.parse("transfer:ids=2,aborts=true,resilient=true,txns=3"), Faults.parse("all"), 3, max_events=400)
     write_trace(tmp_path / "ok.jsonl", head, events)

@@ -8,9 +8,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from ref_impl.sim.faults import Faults
-from ref_impl.sim.run import simulate, write_trace
-from ref_impl.sim.workloads import Workload
+from ref_impl.kafka.sim.faults import Faults
+from ref_impl.kafka.sim.run import simulate, write_trace
+from ref_impl.kafka.sim.workloads import Workload
 from trace_check.traces.reader import TraceError, read_trace
 
 SCHEMA = json.loads((Path(__file__).resolve().parent.parent / "docs" / "trace-format.schema.json").read_text())

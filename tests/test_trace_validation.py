@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ref_impl.sim.faults import Fault, Faults, Schedule
-from ref_impl.sim.run import simulate, write_trace
-from ref_impl.sim.workloads import Workload
+from ref_impl.kafka.sim.faults import Fault, Faults, Schedule
+from ref_impl.kafka.sim.run import simulate, write_trace
+from ref_impl.kafka.sim.workloads import Workload
 from trace_check.cli import main as cli
 from trace_check.traces.module_text import CHUNK, module_text
 from trace_check.traces.reader import read_trace

@@ -18,9 +18,9 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from ref_impl.sim.faults import Fault, Faults, Schedule
-from ref_impl.sim.run import simulate, write_trace
-from ref_impl.sim.workloads import Workload
+from ref_impl.kafka.sim.faults import Fault, Faults, Schedule
+from ref_impl.kafka.sim.run import simulate, write_trace
+from ref_impl.kafka.sim.workloads import Workload
 from trace_check.traces import handoff, plugins
 from trace_check.traces.mutation import apply, mutations
 from trace_check.traces.protocol import SimulateOptions

@@ -1,4 +1,4 @@
-"""The simulator's applications (ref_impl.sim.workloads): what they do after an error."""
+"""The simulator's applications (ref_impl.kafka.sim.workloads): what they do after an error."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from typing import Any, ClassVar
 import pytest
 
 from ref_impl.kafka.api import ProducerFencedError, TransactionAbortedError
-from ref_impl.sim.workloads import Workload, WorkloadSpecError, transfer_app
+from ref_impl.kafka.sim.workloads import Workload, transfer_app
+from ref_impl.sim.settings import SettingsError
 
 
 class _Failing:
@@ -78,7 +79,7 @@ def test_resilient_is_a_workload_setting() -> None:
     assert Workload.parse("transfer:resilient=true").resilient
     assert Workload.parse("transfer:resilient=true").describe() == "transfer:resilient=true"
     assert not Workload.parse("transfer").resilient
-    with pytest.raises(WorkloadSpecError, match="resilient"):
+    with pytest.raises(SettingsError, match="resilient"):
         Workload.parse("transfer:resilent=true")
 
 
@@ -86,8 +87,8 @@ def test_a_resilient_run_goes_on_where_the_same_run_stopped() -> None:
     """Seed 1, all faults: the run whose applications stop at their first error ends after 82
     transactions; the resilient one begins 121: 40 for each of the 3 transactional.ids, and one
     that t2's first instance began before it hung (its second instance then began its own 40)."""
-    from ref_impl.sim.faults import Faults
-    from ref_impl.sim.run import simulate
+    from ref_impl.kafka.sim.faults import Faults
+    from ref_impl.kafka.sim.run import simulate
 
     begun = []
     for extra in ("", ",resilient=true"):

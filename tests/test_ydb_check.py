@@ -145,7 +145,7 @@ def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
     (["--workload", "transfer"], "--workload: unknown workload 'transfer'; use copy"),
     (["--workload", "copy:version=v27"], "--workload: version=v27: use v25 or v26"),
     (["--workload", "copy:producers=worker"], "--workload: producers=worker: use none or partition"),
-    (["--workload", "copy:rollback=yes"], "--workload: rollback=yes: use rollback=true or rollback=false"),
+    (["--workload", "copy:rollback=maybe"], "--workload: rollback=maybe: use rollback=true or rollback=false"),
     (["--faults", "hangs=1,crashes=2"], "--faults: unknown fault 'crashes'"),
     (["--bugs", "no_offset_chek"], "--bugs: unknown bug 'no_offset_chek'"),
 ])

@@ -2,29 +2,21 @@
 
 from __future__ import annotations
 
+from ref_impl.sim import settings
 from trace_check.traces import format as trace_format
-from trace_check.traces.protocol import Protocol, ProtocolInputError, SimulateOptions, Simulation
+from trace_check.traces.protocol import SimulateOptions, Simulation, declare
 
 from . import trace
 from .replay import engine_value, replay
 from .replay_state import spec_states
-from .sim import GENERATOR, Faults, SpecError, Workload, parse_bugs
+from .sim import GENERATOR, Faults, Workload, parse_bugs
 from .sim import Simulation as Run
 
 
 def simulate(o: SimulateOptions) -> Simulation:
-    try:
-        workload = Workload.parse(o.workload or "album")
-    except SpecError as e:
-        raise ProtocolInputError(f"--workload: {e}") from None
-    try:
-        faults = Faults.parse(o.faults)
-    except SpecError as e:
-        raise ProtocolInputError(f"--faults: {e}") from None
-    try:
-        bugs = parse_bugs(o.bugs)
-    except SpecError as e:
-        raise ProtocolInputError(f"--bugs: {e}") from None
+    workload = settings.option("--workload", Workload.parse, o.workload or "album")
+    faults = settings.option("--faults", Faults.parse, o.faults)
+    bugs = settings.option("--bugs", parse_bugs, o.bugs)
     events: list[dict[str, object]] = []
     run = Run(workload, faults, o.seed, events.append, bugs=bugs, max_events=o.max_events)
     run.run(o.progress)
@@ -44,21 +36,11 @@ def simulate(o: SimulateOptions) -> Simulation:
     return Simulation(head, events, summary)
 
 
-PROTOCOL = Protocol(
+# The trace semantics come from trace.py by name (trace_check/traces/protocol.py: FROM_TRACE_MODULE).
+PROTOCOL = declare(
+    trace,
     name="cone",
     title="C*One (Odnoklassniki's transaction coordinator over Cassandra: in-memory locks, logged batches, quorum heartbeats)",
-    spec_dir=trace.SPEC_DIR,
-    spec_modules=trace.SPEC_MODULES,
-    trace_module=trace.TRACE_MODULE,
-    registry=trace.SPEC_DIR / "models.toml",
-    columns=trace.COLUMNS,
-    constants=trace.CONSTANT_KINDS,
-    defaults=trace.DEFAULTS,
-    encoding=trace.ENCODING,
-    diagnoses=trace.DIAGNOSES,
-    check_constants=trace.check_constants,
-    check_event=trace.check_event,
-    spec_constants=trace.spec_constants,
     simulate=simulate,
     replay=replay,
     engine_value=engine_value,
@@ -66,7 +48,4 @@ PROTOCOL = Protocol(
     history=("action",),
     column_values="PostVal",
     spec_states=spec_states,
-    event_text=trace.event_text,
-    alter=trace.alter,
-    why_legal=trace.why_legal,
 )

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ref_impl.sim.replay_states import ReplayStates
 from trace_check.values.tla import Record
 from trace_check.values.tla import function_value as function
 
@@ -113,35 +114,24 @@ def state(e: Engine, txn_ids: list[tuple[str, int]], kept: _Kept) -> Record:
     )
 
 
-class SpecStates:
+class SpecStates(ReplayStates):
     """The C*One reference engine replaying one trace, a window of events at a time, and the Cone
     state it is in after each window (every variable but ``action``)."""
 
     def __init__(self, constants: dict[str, Any]) -> None:
-        self._replayer: _Replayer | None = _Replayer(constants)  # replay.replay's construction
+        self._replayer = _Replayer(constants)  # replay.replay's construction
         k = self._replayer.engine.k
         self._txn_ids = [(c, a) for c in k.clients for a in range(1, k.max_attempts + 1)]  # Cone's TxnIds
         self._kept = _Kept()
 
-    def advance(self, events: list[dict[str, Any]]) -> Record | None:
-        """Replay ``events`` (the next ones of the trace) and return the spec state after them
-        (every variable but action), or None if the engine cannot take one of them (then every
-        later call returns None too).
+    def take(self, ev: dict[str, Any]) -> bool:
+        """As ``replay.replay`` takes it (``_Replayer.step``)."""
+        ok = self._replayer.step(ev) is not None
+        self._replayer.emitted.clear()  # only the step's own event is looked at: no need to keep them all
+        return ok
 
-        An event is taken as ``replay.replay`` takes it (``_Replayer.step``)."""
-        r = self._replayer
-        if r is None:
-            return None
-        for ev in events:
-            try:
-                ok = r.step(ev) is not None
-            except Exception:  # noqa: BLE001 - an event the engine cannot take, however it fails on it
-                ok = False
-            r.emitted.clear()  # only the step's own event is looked at: no need to keep them all
-            if not ok:
-                self._replayer = None
-                return None
-        return state(r.engine, self._txn_ids, self._kept)
+    def state(self) -> Record:
+        return state(self._replayer.engine, self._txn_ids, self._kept)
 
 
 def spec_states(constants: dict[str, Any]) -> SpecStates:

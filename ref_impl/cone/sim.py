@@ -10,44 +10,22 @@ trace, byte for byte.
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable
 from typing import Any, ClassVar
 
 import attrs
 
+from ref_impl.sim import settings
+from ref_impl.sim.settings import SettingsError
+from ref_impl.sim.stepper import FAULT, NORMAL, Step, Stepper
+
 from .actions import enabled_steps
 from .constants import BUGS, Constants
 from .engine import Engine
 
 GENERATOR = "txconform ref_impl.cone 1"
-NORMAL, FAULT = 10, 1
-
-
-class SpecError(ValueError):
-    """A workload, fault or bug option that cannot be parsed; the message says what is expected."""
-
-
-def _settings(text: str, what: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        key, eq, value = part.partition("=")
-        if not eq and what == "faults":
-            value = "1"
-        if not eq and what == "workload":
-            raise SpecError(f"{key}: a workload setting needs a value, e.g. {key}=1")
-        out[key.strip()] = value.strip()
-    return out
-
-
-def _int(key: str, value: str, least: int, most: int) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise SpecError(f"{key}={value}: {key} needs a whole number") from None
-    if not least <= n <= most:
-        raise SpecError(f"{key}={value}: {key} must be between {least} and {most}")
-    return n
 
 
 @attrs.frozen
@@ -66,15 +44,17 @@ class Workload:
     def parse(cls, text: str) -> Workload:
         kind, _, rest = text.strip().partition(":")
         if kind != "album":
-            raise SpecError(f"unknown workload {kind!r}; use album, e.g. album:adders=2,retaggers=1,attempts=2")
+            raise SettingsError(f"unknown workload {kind!r}; use album, e.g. album:adders=2,retaggers=1,attempts=2")
         fields: dict[str, Any] = {}
-        for key, value in _settings(rest, "workload").items():
+        for key, value in settings.pairs(rest, bare="?").items():
             if key not in cls.KEYS:
-                raise SpecError(f"unknown workload setting {key!r}; use {', '.join(cls.KEYS)}")
-            fields[key] = _int(key, value, *cls.LIMITS[key])
+                raise settings.unknown("workload setting", key, cls.KEYS)
+            if value == "?":
+                raise SettingsError(f"{key}: a workload setting needs a value, e.g. {key}=1")
+            fields[key] = settings.whole(key, value, *cls.LIMITS[key])
         w = cls(**fields)
         if w.adders + w.retaggers == 0:
-            raise SpecError("the workload has no client: give adders=N or retaggers=N")
+            raise SettingsError("the workload has no client: give adders=N or retaggers=N")
         return w
 
     def describe(self) -> str:
@@ -97,16 +77,14 @@ class Faults:
 
     @classmethod
     def parse(cls, text: str) -> Faults:
-        text = text.strip()
-        if text in ("", "none"):
-            return cls()
-        if text == "all":
-            return cls(1, 1, 1, 1, 1)
+        preset = settings.fault_preset(text)
+        if preset:
+            return cls() if preset == "none" else cls(1, 1, 1, 1, 1)
         fields: dict[str, int] = {}
-        for key, value in _settings(text, "faults").items():
+        for key, value in settings.pairs(text, bare="1").items():
             if key not in cls.KEYS:
-                raise SpecError(f"unknown fault {key!r}; use none, all, or {', '.join(k + '=N' for k in cls.KEYS)}")
-            fields[key] = _int(key, value, 0, 9)
+                raise settings.unknown("fault", key, ("none", "all", *(k + "=N" for k in cls.KEYS)))
+            fields[key] = settings.whole(key, value, 0, 9)
         return cls(**fields)
 
     def describe(self) -> str:
@@ -115,11 +93,7 @@ class Faults:
 
 
 def parse_bugs(text: str) -> tuple[str, ...]:
-    bugs = tuple(b for b in text.split("+") if b)
-    for b in bugs:
-        if b not in BUGS:
-            raise SpecError(f"unknown bug {b!r}; the spec's Bugs are {', '.join(BUGS)}")
-    return bugs
+    return settings.bugs(text, BUGS)
 
 
 def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constants:
@@ -137,7 +111,7 @@ def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constan
     )
 
 
-class Simulation:
+class Simulation(Stepper):
     def __init__(
         self, w: Workload, f: Faults, seed: int, emit: Callable[[dict[str, Any]], None], bugs: tuple[str, ...] = (), max_events: int = 100_000
     ) -> None:
@@ -146,21 +120,15 @@ class Simulation:
         self.rng = random.Random(seed)
         self.max_events = max_events
 
-    def run(self, progress: Callable[[int], None] | None = None) -> int:
-        """Run until no step is enabled (every step is bounded) or max_events; the number of events."""
+    # --- the loop (ref_impl/sim/stepper.py) ---
+
+    def events(self) -> int:
+        return self.engine.events
+
+    def steps(self) -> list[Step]:
         e = self.engine
-        while e.events < self.max_events:
-            steps = enabled_steps(e)
-            if not steps:
-                break
-            weights = [FAULT if a.fault else NORMAL for a, _ in steps]
-            x = self.rng.randrange(sum(weights))
-            chosen = 0
-            while x >= weights[chosen]:
-                x -= weights[chosen]
-                chosen += 1
-            a, arg = steps[chosen]
-            a.apply(e, arg)
-            if progress:
-                progress(e.events)
-        return e.events
+        return [Step(a.name, FAULT if a.fault else NORMAL, functools.partial(self._take, a, arg)) for a, arg in enabled_steps(e)]
+
+    def _take(self, a: Any, arg: Any) -> bool:
+        a.apply(self.engine, arg)
+        return True

@@ -4,7 +4,7 @@ consumers' steps of ``NextWithConsumers`` (Fetch, OffsetCommit).
 An ``Action`` is a spec action: its name (also the trace event it emits), what it ranges over,
 its guard and its effect (the ``Cluster`` methods ``tc_end_txn_enabled`` and ``tc_end_txn`` for
 ``TcEndTxn``), which messages it takes, who takes the step, and how the simulator weighs it.
-The simulator (``ref_impl.sim.scheduler``) lists the enabled steps from this table, ``replay``
+The simulator (``ref_impl.kafka.sim.scheduler``) lists the enabled steps from this table, ``replay``
 finds each event's action in it, and the client library (``api``) takes its steps through it.
 
 The order of the table is the order in which the simulator lists a message's, a client's and a

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ref_impl.sim.faults import Faults, FaultSpecError
-from ref_impl.sim.run import simulate as simulate_run
-from ref_impl.sim.workloads import Workload, WorkloadSpecError
-from trace_check.traces.protocol import Protocol, ProtocolInputError, SimulateOptions, Simulation
+from ref_impl.kafka.sim.faults import Faults
+from ref_impl.kafka.sim.run import simulate as simulate_run
+from ref_impl.kafka.sim.workloads import Workload
+from ref_impl.sim import settings
+from trace_check.traces.protocol import SimulateOptions, Simulation, declare
 
 from . import trace
 from .constants import BUGS
@@ -18,15 +19,9 @@ from .serve.plugin import serve
 
 
 def simulate(o: SimulateOptions) -> Simulation:
-    try:
-        workload = Workload.parse(o.workload or "transfer")
-        faults = Faults.parse(o.faults)
-    except (FaultSpecError, WorkloadSpecError) as e:
-        raise ProtocolInputError(f"{'--faults' if isinstance(e, FaultSpecError) else '--workload'}: {e}") from None
-    bugs = tuple(b for b in o.bugs.split("+") if b)
-    for b in bugs:
-        if b not in BUGS:
-            raise ProtocolInputError(f"--bugs: unknown bug {b!r}; the bug zoo has {', '.join(BUGS)}")
+    workload = settings.option("--workload", Workload.parse, o.workload or "transfer")
+    faults = settings.option("--faults", Faults.parse, o.faults)
+    bugs = settings.option("--bugs", lambda text: settings.bugs(text, BUGS), o.bugs)
     head, events = simulate_run(workload, faults, o.seed, bugs=bugs, max_events=o.max_events, progress=o.progress)
     summary = (f"kafka {workload.version}, workload {workload.describe()}, faults {faults.describe()}, seed {o.seed}"
                f"{', bugs ' + '+'.join(bugs) if bugs else ''}")
@@ -42,13 +37,11 @@ def base_limits(state: Mapping[str, Any]) -> Mapping[str, Mapping[Any, int]]:
     return {"plog": {p: n for p, n in items if isinstance(n, int) and n >= 0}}
 
 
-PROTOCOL = Protocol(
+# The trace semantics come from trace.py by name (trace_check/traces/protocol.py: FROM_TRACE_MODULE).
+PROTOCOL = declare(
+    trace,
     name="kafka",
     title="Apache Kafka transactions (TV1 and TV2) and exactly-once consume-transform-produce",
-    spec_dir=trace.SPEC_DIR,
-    spec_modules=trace.SPEC_MODULES,
-    trace_module=trace.TRACE_MODULE,
-    records_module=trace.RECORDS_MODULE,
     logs=("tlog", "plog"),
     from_index=(("PartitionLSO", "plog", 1), ("LatestInstance", "tlog", 1)),
     log_bases={"tlog": ("TlogBase", "Tlogs"), "plog": ("PlogBase", "Plogs")},
@@ -57,21 +50,9 @@ PROTOCOL = Protocol(
     history=("action",),
     column_values="PostVal",
     spec_states=spec_states,
-    registry=trace.SPEC_DIR / "models.toml",
-    columns=trace.COLUMNS,
-    constants=trace.CONSTANT_KINDS,
-    defaults=trace.DEFAULTS,
-    encoding=trace.ENCODING,
-    diagnoses=trace.DIAGNOSES,
-    check_constants=trace.check_constants,
-    check_event=trace.check_event,
-    spec_constants=trace.spec_constants,
     simulate=simulate,
     replay=replay,
     engine_value=broker_value,
     engine_noun="the reference broker",
-    event_text=trace.event_text,
-    alter=trace.alter,
-    why_legal=trace.why_legal,
     serve=serve,
 )

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ref_impl.sim.replay_states import ReplayStates
 from trace_check.values.tla import Record
 from trace_check.values.tla import function_value as fn
 
@@ -74,13 +75,15 @@ def group(g: Group) -> Record:
                   groups=fn({name: fn(offsets) for name, offsets in g.groups.items()}))
 
 
-class SpecStates:
+class SpecStates(ReplayStates):
     """The broker replaying one trace, window by window. A log's entries are converted once and
     kept (a log only grows at its end or is cut back to a prefix: ``Protocol.logs``), so each
     state costs what changed since the last, plus the rest of the state."""
 
+    failures = (KeyError, TypeError, ValueError)  # an event the broker's step cannot read
+
     def __init__(self, constants: dict[str, Any]) -> None:
-        self.cluster: Cluster | None = Cluster(Constants.from_spec({**constants, "Bugs": []}), self._emitted)
+        self.cluster = Cluster(Constants.from_spec({**constants, "Bugs": []}), self._emitted)
         self.taken = 0
         self.last: dict[str, Any] | None = None
         self._plog: dict[Any, tuple[list[Any], list[Record]]] = {}
@@ -90,22 +93,10 @@ class SpecStates:
         self.taken += 1
         self.last = ev
 
-    def advance(self, events: list[dict[str, Any]]) -> Record | None:
-        """Replay ``events`` (the trace's next ones) and give the spec state after them, every
-        variable but ``action``; None once the broker cannot take an event, and from then on."""
-        c = self.cluster
-        if c is None:
-            return None
-        for ev in events:
-            before = self.taken
-            try:
-                ok = _step(c, ev)
-            except (KeyError, TypeError, ValueError):
-                ok = False
-            if not ok or self.taken != before + 1 or not _agrees(self.last, ev):  # as replay.replay
-                self.cluster = None
-                return None
-        return self._state(c)
+    def take(self, ev: dict[str, Any]) -> bool:
+        """As ``replay.replay`` takes it: one step that emits exactly this event."""
+        before = self.taken
+        return _step(self.cluster, ev) and self.taken == before + 1 and _agrees(self.last, ev)
 
     def _log(self, kept: dict[Any, tuple[list[Any], list[Record]]], key: Any, entries: list[Any],
              convert: Any) -> tuple[Record, ...]:
@@ -120,7 +111,8 @@ class SpecStates:
         done.extend(convert(e) for e in entries[same:])
         return tuple(done)
 
-    def _state(self, c: Cluster) -> Record:
+    def state(self) -> Record:
+        c = self.cluster
         plog = {p: self._log(self._plog, p, log.entries, entry) for p, log in c.plog.items()}
         tlog = {t: self._log(self._tlog, t, entries, tentry) for t, entries in c.tlog.items()}
         return Record(

@@ -1,3 +1,3 @@
-"""Deterministic simulation of the reference broker: a seeded scheduler picks, step by step, one
-enabled action of the cluster (a message delivered, an append, a fault), so the same seed and
-workload always give the same run and the same trace, byte for byte."""
+"""What every protocol's simulator shares: the settings of a run (``settings``) and the seeded
+choice of one enabled step at a time (``stepper``). Each protocol's own simulator is in its
+package: ``ref_impl/kafka/sim/``, ``ref_impl/ydb/sim.py``, ``ref_impl/cone/sim.py``."""

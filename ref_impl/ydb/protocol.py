@@ -2,29 +2,21 @@
 
 from __future__ import annotations
 
+from ref_impl.sim import settings
 from trace_check.traces import format as trace_format
-from trace_check.traces.protocol import Protocol, ProtocolInputError, SimulateOptions, Simulation
+from trace_check.traces.protocol import SimulateOptions, Simulation, declare
 
 from . import trace
 from .replay import engine_value, replay
 from .replay_state import spec_states
-from .sim import GENERATOR, Faults, SpecError, Workload, parse_bugs
+from .sim import GENERATOR, Faults, Workload, parse_bugs
 from .sim import Simulation as Run
 
 
 def simulate(o: SimulateOptions) -> Simulation:
-    try:
-        workload = Workload.parse(o.workload or "copy")
-    except SpecError as e:
-        raise ProtocolInputError(f"--workload: {e}") from None
-    try:
-        faults = Faults.parse(o.faults)
-    except SpecError as e:
-        raise ProtocolInputError(f"--faults: {e}") from None
-    try:
-        bugs = parse_bugs(o.bugs)
-    except SpecError as e:
-        raise ProtocolInputError(f"--bugs: {e}") from None
+    workload = settings.option("--workload", Workload.parse, o.workload or "copy")
+    faults = settings.option("--faults", Faults.parse, o.faults)
+    bugs = settings.option("--bugs", parse_bugs, o.bugs)
     events: list[dict[str, object]] = []
     run = Run(workload, faults, o.seed, events.append, bugs=bugs, max_events=o.max_events)
     run.run(o.progress)
@@ -35,30 +27,16 @@ def simulate(o: SimulateOptions) -> Simulation:
     return Simulation(head, events, summary)
 
 
-PROTOCOL = Protocol(
+# The trace semantics come from trace.py by name (trace_check/traces/protocol.py: FROM_TRACE_MODULE).
+PROTOCOL = declare(
+    trace,
     name="ydb",
     title="YDB Topics transactions (topic offsets, topic writes and a table row in one distributed transaction)",
-    spec_dir=trace.SPEC_DIR,
-    spec_modules=trace.SPEC_MODULES,
-    trace_module=trace.TRACE_MODULE,
-    registry=trace.SPEC_DIR / "models.toml",
-    columns=trace.COLUMNS,
-    constants=trace.CONSTANT_KINDS,
-    defaults=trace.DEFAULTS,
-    encoding=trace.ENCODING,
-    diagnoses=trace.DIAGNOSES,
-    check_constants=trace.check_constants,
-    check_event=trace.check_event,
-    spec_constants=trace.spec_constants,
     simulate=simulate,
     replay=replay,
     engine_value=engine_value,
     engine_noun="the reference engine",
     history=("action",),
     column_values="PostVal",
-    spec_action=trace.spec_action,
     spec_states=spec_states,
-    event_text=trace.event_text,
-    alter=trace.alter,
-    why_legal=trace.why_legal,
 )

@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
+from ref_impl.sim.replay_states import ReplayStates
 from trace_check.values.tla import Record
 from trace_check.values.tla import function_value as function
 
@@ -156,37 +157,27 @@ class _Owner:
         return (p, others[-1]) if others else None
 
 
-class SpecStates:
+class SpecStates(ReplayStates):
     """The reference engine replaying one trace, a window of events at a time, and the YdbTopics
     state it is in after each window (every variable but ``action``)."""
 
     def __init__(self, constants: dict[str, Any]) -> None:
         # replay.replay's construction, with the owner decided as the events come (_Owner)
-        self._replayer: _Replayer | None = _Replayer(constants, [])
+        self._replayer = _Replayer(constants, [])
         self._owner = _Owner(self._replayer.engine.k)
 
-    def advance(self, events: list[dict[str, Any]]) -> Record | None:
-        """Replay ``events`` (the next ones of the trace) and return the spec state after them
-        (every variable but action), or None if the engine cannot take one of them (then every
-        later call returns None too).
-
-        An event is taken as ``replay.replay`` takes it (``_Replayer.step``)."""
+    def take(self, ev: dict[str, Any]) -> bool:
+        """As ``replay.replay`` takes it (``_Replayer.step``), the partition's owner decided first."""
         r = self._replayer
-        if r is None:
-            return None
-        for ev in events:
-            try:
-                decided = self._owner.decide(ev)
-                if decided is not None:
-                    r.engine.owner[decided[0]] = decided[1]
-                ok = r.step(ev) is not None
-            except Exception:  # noqa: BLE001 - an event the engine cannot take, however it fails on it
-                ok = False
-            r.emitted.clear()  # only the step's own event is looked at: no need to keep them all
-            if not ok:
-                self._replayer = None
-                return None
-        return state(r.engine)
+        decided = self._owner.decide(ev)
+        if decided is not None:
+            r.engine.owner[decided[0]] = decided[1]
+        ok = r.step(ev) is not None
+        r.emitted.clear()  # only the step's own event is looked at: no need to keep them all
+        return ok
+
+    def state(self) -> Record:
+        return state(self._replayer.engine)
 
 
 def spec_states(constants: dict[str, Any]) -> SpecStates:

@@ -17,6 +17,10 @@ from typing import Any
 
 import attrs
 
+from ref_impl.sim import settings
+from ref_impl.sim.settings import SettingsError
+from ref_impl.sim.stepper import Step, Stepper
+
 from . import api
 from .actions import ACTION, ACTIONS, NORMAL, SCHEDULER, Action, arguments
 from .constants import BUGS, PRODUCERS, VERSIONS, Constants
@@ -24,30 +28,6 @@ from .engine import Engine
 from .state import GONE_STATES
 
 GENERATOR = "txconform ref_impl.ydb 1"
-
-
-class SpecError(ValueError):
-    """A workload, fault or bug option that cannot be parsed; the message says what is expected."""
-
-
-def _settings(text: str, what: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        key, eq, value = part.partition("=")
-        if not eq and what == "faults":
-            value = "1"
-        out[key.strip()] = value.strip()
-    return out
-
-
-def _int(key: str, value: str, least: int) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise SpecError(f"{key}={value}: {key} needs a whole number") from None
-    if n < least:
-        raise SpecError(f"{key}={value}: {key} must be at least {least}")
-    return n
 
 
 @attrs.frozen
@@ -73,25 +53,19 @@ class Workload:
         """``copy``, then optional ``:key=value,...`` (workers, src, dst, msgs, batch, txns, table, rollback, producers, version)."""
         kind, _, rest = text.strip().partition(":")
         if kind != "copy":
-            raise SpecError(f"unknown workload {kind!r}; use copy, e.g. copy:workers=2,src=1,dst=2,msgs=4,txns=6,table=true")
+            raise SettingsError(f"unknown workload {kind!r}; use copy, e.g. copy:workers=2,src=1,dst=2,msgs=4,txns=6,table=true")
         fields: dict[str, Any] = {}
-        for key, value in _settings(rest, "workload").items():
+        for key, value in settings.pairs(rest).items():
             if key == "version":
-                if value not in VERSIONS:
-                    raise SpecError(f"version={value}: use {' or '.join(VERSIONS)}")
-                fields[key] = value
+                fields[key] = settings.choice(key, value, VERSIONS)
             elif key == "producers":
-                if value not in PRODUCERS:
-                    raise SpecError(f"producers={value}: use {' or '.join(PRODUCERS)}")
-                fields[key] = value
+                fields[key] = settings.choice(key, value, PRODUCERS)
             elif key in ("table", "rollback"):
-                if value not in ("true", "false"):
-                    raise SpecError(f"{key}={value}: use {key}=true or {key}=false")
-                fields[key] = value == "true"
+                fields[key] = settings.flag(key, value)
             elif key in cls.KEYS:
-                fields[key] = _int(key, value, 0 if key in ("msgs", "txns") else 1)
+                fields[key] = settings.whole(key, value, 0 if key in ("msgs", "txns") else 1)
             else:
-                raise SpecError(f"unknown workload setting {key!r}; use {', '.join(cls.KEYS)}")
+                raise settings.unknown("workload setting", key, cls.KEYS)
         return cls(**fields)
 
     def describe(self) -> str:
@@ -118,16 +92,14 @@ class Faults:
     @classmethod
     def parse(cls, text: str) -> Faults:
         """``none``, ``all`` (one of each), or e.g. ``hangs=1,restarts=2,loss=1,locklosses,deadlines``."""
-        text = text.strip()
-        if text in ("", "none"):
-            return cls()
-        if text == "all":
-            return cls(1, 1, 1, 1, 1)
+        preset = settings.fault_preset(text)
+        if preset:
+            return cls() if preset == "none" else cls(1, 1, 1, 1, 1)
         fields: dict[str, int] = {}
-        for key, value in _settings(text, "faults").items():
+        for key, value in settings.pairs(text, bare="1").items():
             if key not in cls.KEYS:
-                raise SpecError(f"unknown fault {key!r}; use none, all, or {', '.join(k + '=N' for k in cls.KEYS)}")
-            fields[key] = _int(key, value, 0)
+                raise settings.unknown("fault", key, ("none", "all", *(k + "=N" for k in cls.KEYS)))
+            fields[key] = settings.whole(key, value, 0)
         return cls(**fields)
 
     def describe(self) -> str:
@@ -138,11 +110,7 @@ class Faults:
 
 
 def parse_bugs(text: str) -> tuple[str, ...]:
-    bugs = tuple(b for b in text.split("+") if b)
-    for b in bugs:
-        if b not in BUGS:
-            raise SpecError(f"unknown bug {b!r}; the spec's Bugs are {', '.join(BUGS)}")
-    return bugs
+    return settings.bugs(text, BUGS)
 
 
 def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constants:
@@ -167,13 +135,6 @@ def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constan
 
 
 @attrs.define
-class Step:
-    action: str
-    weight: int
-    run: Callable[[], bool]
-
-
-@attrs.define
 class AppRunner:
     worker: str
     gen: api.App
@@ -184,7 +145,7 @@ class AppRunner:
 SCHEDULED = tuple(a for a in ACTIONS if a.by == SCHEDULER)
 
 
-class Simulation:
+class Simulation(Stepper):
     def __init__(self, workload: Workload, faults: Faults, seed: int, emit: Callable[[dict[str, Any]], None],
                  bugs: tuple[str, ...] = (), max_events: int = 100_000, prune: bool = True) -> None:
         self.w, self.f, self.seed, self.bugs = workload, faults, seed, bugs
@@ -283,22 +244,11 @@ class Simulation:
             out += [self._step(a, arg) for arg in arguments(self.engine, a.over, txns) if a.enabled(self.engine, arg)]
         return out
 
-    def run(self, progress: Callable[[int], None] | None = None) -> int:
-        """Run to the end; returns the number of events."""
-        e = self.engine
-        while e.events < self.max_events:
-            for a in self.apps:
-                self._advance(a)
-            steps = self.steps()
-            if not steps:
-                break
-            x = self.rng.randrange(sum(s.weight for s in steps))
-            for s in steps:
-                x -= s.weight
-                if x < 0:
-                    break
-            if not s.run():
-                raise AssertionError(f"step {s.action} was listed as enabled but did not run")
-            if progress:
-                progress(e.events)
-        return e.events
+    # --- the loop (ref_impl/sim/stepper.py) ---
+
+    def events(self) -> int:
+        return self.engine.events
+
+    def before_round(self) -> None:
+        for a in self.apps:
+            self._advance(a)

@@ -20,6 +20,7 @@ variable ``l`` (the next event); it defines ``TraceInit``, ``TraceNext``, ``Trac
 
 from __future__ import annotations
 
+import types
 import typing
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -252,3 +253,37 @@ class Protocol:
     def spec(self) -> str:
         """The spec, as a trace header names it: ``kafka/KafkaTxn.tla``."""
         return f"{self.spec_dir.name}/{self.spec_modules[0]}"
+
+
+# What a protocol's trace module (``ref_impl/<protocol>/trace.py``) defines under these names, and
+# the field of ``Protocol`` each fills: a plug-in is declared from its trace module, not wired
+# field by field (``declare``).
+FROM_TRACE_MODULE = {
+    "spec_dir": "SPEC_DIR",
+    "spec_modules": "SPEC_MODULES",
+    "trace_module": "TRACE_MODULE",
+    "records_module": "RECORDS_MODULE",
+    "columns": "COLUMNS",
+    "constants": "CONSTANT_KINDS",
+    "defaults": "DEFAULTS",
+    "encoding": "ENCODING",
+    "diagnoses": "DIAGNOSES",
+    "check_constants": "check_constants",
+    "check_event": "check_event",
+    "spec_constants": "spec_constants",
+    "spec_action": "spec_action",
+    "event_text": "event_text",
+    "alter": "alter",
+    "why_legal": "why_legal",
+}
+
+
+def declare(trace: types.ModuleType, **fields: Any) -> Protocol:
+    """The plug-in whose trace semantics are the module ``trace``: every field of
+    ``FROM_TRACE_MODULE`` the module defines, the spec folder's ``models.toml`` as the registry
+    when there is one, and ``fields`` (the name, the title, the engine's callables) for the rest;
+    a field given in ``fields`` wins over the module's."""
+    found = {field: getattr(trace, name) for field, name in FROM_TRACE_MODULE.items() if hasattr(trace, name)}
+    if "spec_dir" in found and (found["spec_dir"] / "models.toml").exists():
+        found["registry"] = found["spec_dir"] / "models.toml"
+    return Protocol(**{**found, **fields})

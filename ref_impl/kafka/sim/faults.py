@@ -16,13 +16,13 @@ Kafka runs over TCP, so a second copy of a request only ever comes from the clie
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
 from ref_impl.kafka.constants import LATE_REQUEST_TYPES
-
-
-class FaultSpecError(ValueError):
-    pass
+from ref_impl.sim import settings
+from ref_impl.sim.settings import SettingsError
 
 
 @attrs.frozen
@@ -39,47 +39,31 @@ class Faults:
     append_fails: int = 0
     unclean: bool = False
 
+    FLAGS = ("timeouts", "txn-timeouts", "expiry", "unclean")
+    BUDGETS = ("loss", "retries", "hangs", "failovers", "restarts", "append-fails")
+
     @classmethod
     def parse(cls, text: str) -> Faults:
         """``none``, ``all``, or ``loss=1,late=EndTxn+Produce,retries=2,timeouts,hangs=1,failovers=1,restarts=1,txn-timeouts``."""
-        text = text.strip()
-        if text in ("", "none"):
-            return cls()
-        if text == "all":
-            return cls(loss=1, late=LATE_REQUEST_TYPES, retries=2, timeouts=True, hangs=1, failovers=1, restarts=1)
-        fields: dict[str, object] = {}
-        for part in text.split(","):
-            key, _, value = part.strip().partition("=")
-            try:
-                if key == "late":
-                    names = tuple(sorted(v for v in value.split("+") if v))
-                    bad = [n for n in names if n not in LATE_REQUEST_TYPES]
-                    if bad:
-                        raise FaultSpecError(f"late={bad[0]}: a late request is one of {'+'.join(LATE_REQUEST_TYPES)}")
-                    fields["late"] = names
-                elif key == "timeouts":
-                    fields["timeouts"] = value in ("", "1", "true", "yes")
-                elif key == "txn-timeouts":
-                    fields["txn_timeouts"] = value in ("", "1", "true", "yes")
-                elif key == "expiry":
-                    fields["expiry"] = value in ("", "1", "true", "yes")
-                elif key == "unclean":
-                    fields["unclean"] = value in ("", "1", "true", "yes")
-                elif key in ("loss", "retries", "hangs", "failovers", "restarts", "append-fails"):
-                    key = key.replace("-", "_")
-                    fields[key] = int(value)
-                    if fields[key] < 0:  # type: ignore[operator]
-                        raise ValueError
-                else:
-                    raise FaultSpecError(
-                        f"unknown fault {key!r}; use loss=N, late=Type+Type, retries=N, timeouts, hangs=N, failovers=N, "
-                        "restarts=N, txn-timeouts, expiry, append-fails=N, unclean"
-                    )
-            except ValueError as e:
-                if isinstance(e, FaultSpecError):
-                    raise
-                raise FaultSpecError(f"{part.strip()!r}: {key} needs a whole number >= 0") from None
-        return cls(**fields)  # type: ignore[arg-type]
+        preset = settings.fault_preset(text)
+        if preset:
+            return cls() if preset == "none" else cls(loss=1, late=LATE_REQUEST_TYPES, retries=2, timeouts=True, hangs=1, failovers=1, restarts=1)
+        fields: dict[str, Any] = {}
+        for key, value in settings.pairs(text).items():
+            if key == "late":
+                names = tuple(sorted(v for v in value.split("+") if v))
+                bad = [n for n in names if n not in LATE_REQUEST_TYPES]
+                if bad:
+                    raise SettingsError(f"late={bad[0]}: a late request is one of {'+'.join(LATE_REQUEST_TYPES)}")
+                fields["late"] = names
+            elif key in cls.FLAGS:
+                fields[key.replace("-", "_")] = settings.flag(key, value)
+            elif key in cls.BUDGETS:
+                fields[key.replace("-", "_")] = settings.whole(key, value, 0)
+            else:
+                raise settings.unknown("fault", key, ("loss=N", "late=Type+Type", "retries=N", "timeouts", "hangs=N", "failovers=N",
+                                                      "restarts=N", "txn-timeouts", "expiry", "append-fails=N", "unclean"))
+        return cls(**fields)
 
     def describe(self) -> str:
         parts = []

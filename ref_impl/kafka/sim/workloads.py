@@ -26,10 +26,8 @@ import attrs
 from ref_impl.kafka.api import Consumer, Future, KafkaError, Producer, TransactionAbortedError
 from ref_impl.kafka.cluster import Cluster
 from ref_impl.kafka.constants import VERSIONS
-
-
-class WorkloadSpecError(ValueError):
-    pass
+from ref_impl.sim import settings
+from ref_impl.sim.settings import SettingsError
 
 
 @attrs.frozen
@@ -60,38 +58,27 @@ class Workload:
         txns, records, aborts, input, version, max_epoch, batches, in_flight, bumps, resilient)."""
         kind, _, rest = text.strip().partition(":")
         if kind not in ("transfer", "ctp"):
-            raise WorkloadSpecError(f"unknown workload {kind!r}; use transfer or ctp, e.g. transfer:txns=3,version=TV1")
+            raise SettingsError(f"unknown workload {kind!r}; use transfer or ctp, e.g. transfer:txns=3,version=TV1")
         fields: dict[str, Any] = {"kind": kind}
-        for part in filter(None, (p.strip() for p in rest.split(","))):
-            key, _, value = part.partition("=")
+        for key, value in settings.pairs(rest).items():
             if key == "version":
-                if value not in VERSIONS:
-                    raise WorkloadSpecError(f"version={value}: use TV1, TV1V (TV1 with verification) or TV2")
-                fields[key] = value
+                fields[key] = settings.choice(key, value, VERSIONS, "TV1, TV1V (TV1 with verification) or TV2")
             elif key in ("aborts", "bumps", "resilient"):
-                fields[key] = value in ("", "1", "true", "yes")
-            elif key in ("ids", "instances", "partitions", "txns", "records", "input", "max_epoch", "batches", "in_flight"):
-                try:
-                    fields[key] = int(value)
-                except ValueError:
-                    raise WorkloadSpecError(f"{part!r}: {key} needs a whole number") from None
-                low = {"input": 0, "max_epoch": 2}.get(key, 1)
-                if fields[key] < low:
-                    raise WorkloadSpecError(f"{part!r}: {key} must be at least {low}")
-                if key == "max_epoch" and fields[key] > 32767:
-                    raise WorkloadSpecError(f"{part!r}: max_epoch is at most 32767 (Short.MaxValue)")
-                if key == "in_flight" and fields[key] > 5:
-                    raise WorkloadSpecError(f"{part!r}: in_flight is at most 5 (max.in.flight.requests.per.connection with idempotence)")
+                fields[key] = settings.flag(key, value)
+            elif key == "max_epoch":
+                fields[key] = settings.whole(key, value, 2, 32767, "Short.MaxValue")
+            elif key == "in_flight":
+                fields[key] = settings.whole(key, value, 1, 5, "max.in.flight.requests.per.connection with idempotence")
+            elif key in ("ids", "instances", "partitions", "txns", "records", "input", "batches"):
+                fields[key] = settings.whole(key, value, 0 if key == "input" else 1)
             else:
-                raise WorkloadSpecError(
-                    f"unknown workload setting {key!r}; use ids, instances, partitions, txns, records, aborts, input, "
-                    "version, max_epoch, batches, in_flight, bumps, resilient"
-                )
+                raise settings.unknown("workload setting", key, ("ids", "instances", "partitions", "txns", "records", "aborts", "input",
+                                                                 "version", "max_epoch", "batches", "in_flight", "bumps", "resilient"))
         w = cls(**fields)
         if w.bumps and w.instances != 1:
-            raise WorkloadSpecError("bumps: KIP-360 clients are checked with one instance per transactional.id; add instances=1")
+            raise SettingsError("bumps: KIP-360 clients are checked with one instance per transactional.id; add instances=1")
         if w.kind == "transfer" and w.batches > w.records:
-            raise WorkloadSpecError(f"batches={w.batches}: a batch needs a record; use records={w.batches} or more")
+            raise SettingsError(f"batches={w.batches}: a batch needs a record; use records={w.batches} or more")
         return w
 
     def describe(self) -> str:

@@ -36,6 +36,7 @@ from ref_impl.kafka.api import Consumer, KafkaError, Producer
 from ref_impl.kafka.cluster import Cluster
 from ref_impl.kafka.constants import Constants
 from ref_impl.kafka.messages import Msg
+from ref_impl.sim.stepper import Step, Stepper
 
 from .faults import Fault, Faults, Schedule
 from .workloads import App, Workload, make_app
@@ -109,17 +110,6 @@ REREAD = 64
 
 
 @attrs.define
-class Step:
-    """One enabled step: the spec action, how likely the scheduler is to pick it, the call, and
-    whether it is a fault (a scheduled run takes its faults from the schedule only)."""
-
-    action: str
-    weight: int
-    run: Callable[[], bool]
-    fault: bool = False
-
-
-@attrs.define
 class AppRunner:
     inst: tuple[str, int]
     gen: App | None = None
@@ -127,7 +117,7 @@ class AppRunner:
     finished: bool = False
 
 
-class Simulation:
+class Simulation(Stepper):
     def __init__(
         self,
         workload: Workload,
@@ -275,30 +265,27 @@ class Simulation:
         self.reads[p] = len(self.cluster.plog[p])
         return True
 
-    def run(self, progress: Callable[[int], None] | None = None) -> int:
-        """Run to the end; returns the number of events."""
-        c = self.cluster
-        while c.events < self.max_events:
+    # --- the loop (ref_impl/sim/stepper.py) ---
+
+    def events(self) -> int:
+        return self.cluster.events
+
+    def before_round(self) -> None:
+        self._advance_apps()
+        if self.schedule is not None:
+            self._apply_due_faults()
             self._advance_apps()
-            if self.schedule is not None:
-                self._apply_due_faults()
-                self._advance_apps()
-            steps = self.steps()
-            if not steps and self.held:
-                self.held.clear()  # only delayed messages are left: deliver them now
-                steps = self.steps()
-            if not steps:
-                break
-            total = sum(s.weight for s in steps)
-            x = self.rng.randrange(total)
-            for s in steps:
-                x -= s.weight
-                if x < 0:
-                    break
-            if not s.run():
-                raise AssertionError(f"step {s.action} was listed as enabled but did not run")
-            if progress:
-                progress(c.events)
+
+    def when_stuck(self) -> list[Step]:
+        if not self.held:
+            return []
+        self.held.clear()  # only delayed messages are left: deliver them now
+        return self.steps()
+
+    def run(self, progress: Callable[[int], None] | None = None) -> int:
+        """Run to the end, then read every partition at both isolation levels; the number of events."""
+        super().run(progress)
+        c = self.cluster
         for p in c.parts:
             run(c, "Fetch", (p, "read_committed", 0))
             run(c, "Fetch", (p, "read_uncommitted", 0))
