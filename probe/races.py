@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from probe.wire import Connection, WireError
+from probe.wire import Connection, RawRequestError
 from trace_check.errors import TxconformError
 
 TOPIC = "txconform-race-19690"
@@ -90,7 +90,7 @@ def _open_transaction(c: Connection, txid: str, lanes: int) -> tuple[int, int]:
                 break
         time.sleep(0.1)
     if err != 0:
-        raise WireError(f"InitProducerId for {txid}: {_name(err)}")
+        raise RawRequestError(f"InitProducerId for {txid}: {_name(err)}")
     T = AddPartitionsToTxnRequest.AddPartitionsToTxnTopic
     r = c.call(
         AddPartitionsToTxnRequest(
@@ -103,10 +103,10 @@ def _open_transaction(c: Connection, txid: str, lanes: int) -> tuple[int, int]:
     )
     errs = [p.partition_error_code for t in r.results_by_topic_v3_and_below for p in t.results_by_partition]
     if any(errs):
-        raise WireError(f"AddPartitionsToTxn for {txid}: {[_name(e) for e in errs]}")
+        raise RawRequestError(f"AddPartitionsToTxn for {txid}: {[_name(e) for e in errs]}")
     first = _produce(c, txid, {a: _batch(pid, epoch, 0, b"first") for a in range(lanes)})
     if any(first.values()):
-        raise WireError(f"the first Produce of {txid}: { {p: _name(e) for p, e in first.items()} }")
+        raise RawRequestError(f"the first Produce of {txid}: { {p: _name(e) for p, e in first.items()} }")
     return pid, epoch
 
 
@@ -132,7 +132,7 @@ def trial(host: str, port: int, n: int, lanes: int) -> dict[str, Any]:
                         continue
                     errors[j] = errs.get(j)
                     break
-            except WireError as e:
+            except RawRequestError as e:
                 errors[j] = str(e)
             finally:
                 if cc is not c:

@@ -30,7 +30,7 @@ MAX_FETCH_VERSION = 12  # the last version that names topics by name (13 uses to
 READ_COMMITTED, READ_UNCOMMITTED = 1, 0
 
 
-class WireError(TargetError):
+class RawRequestError(TargetError):
     """The broker answered something the probe cannot use, or not in time."""
 
 
@@ -91,13 +91,13 @@ def read_batches(data: bytes) -> list[FetchedBatch]:
         if batch is None:
             break
         if not isinstance(batch, DefaultRecordBatch):
-            raise WireError(f"the broker served a message set of magic {getattr(batch, 'magic', '?')}: the probe reads record batch v2 only")
+            raise RawRequestError(f"the broker served a message set of magic {getattr(batch, 'magic', '?')}: the probe reads record batch v2 only")
         try:
             crc_valid = bool(batch.validate_crc())  # kafka-python iterates a batch only after this
             row, recs = batch_row(batch, 0, check_crc=False)
             row["crc_valid"] = crc_valid
         except Exception as e:  # segments._Corrupt: what is wrong with the batch
-            raise WireError(f"the broker served a corrupt batch at offset {batch.base_offset}: {e}") from None
+            raise RawRequestError(f"the broker served a corrupt batch at offset {batch.base_offset}: {e}") from None
         data_records = [] if row["is_control"] else [(r.offset, _text(r.key), _text(r.value)) for r in recs]
         out.append(FetchedBatch(row, data_records))
     return out
@@ -112,12 +112,12 @@ class Connection:
         try:
             self.sock = socket.create_connection((host, port), timeout)
         except OSError as e:
-            raise WireError(f"cannot connect to {self.address}: {e}") from None
+            raise RawRequestError(f"cannot connect to {self.address}: {e}") from None
         self.proto = KafkaProtocol(client_id="txconform-probe")
         versions = self.call(ApiVersionsRequest(version=0))
         fetch = [k for k in versions.api_keys if k.api_key == FETCH_KEY]
         if not fetch or fetch[0].max_version < 4:
-            raise WireError(f"{self.address} does not serve Fetch v4+ (read_committed): ApiVersions says {fetch}")
+            raise RawRequestError(f"{self.address} does not serve Fetch v4+ (read_committed): ApiVersions says {fetch}")
         self.fetch_version = min(fetch[0].max_version, MAX_FETCH_VERSION)
 
     def call(self, request: Any) -> Any:
@@ -129,13 +129,13 @@ class Connection:
             while time.monotonic() < deadline:
                 data = self.sock.recv(1 << 20)
                 if not data:
-                    raise WireError(f"{self.address} closed the connection")
+                    raise RawRequestError(f"{self.address} closed the connection")
                 responses = self.proto.receive_bytes(data)
                 if responses:
                     return responses[0][1]
         except OSError as e:
-            raise WireError(f"{self.address}: {e}") from None
-        raise WireError(f"{self.address} did not answer within {self.timeout:.0f} s")
+            raise RawRequestError(f"{self.address}: {e}") from None
+        raise RawRequestError(f"{self.address} did not answer within {self.timeout:.0f} s")
 
     def fetch(self, topic: str, partition: int, offset: int, isolation: int, max_wait_ms: int = 100) -> Fetched:
         Topic = FetchRequest.FetchTopic

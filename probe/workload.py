@@ -43,7 +43,7 @@ from typing import Any
 from probe.clients import ADMIN_SECONDS, CALL_SECONDS, KpProducer, TxnProducer, client_logger
 from probe.history import Recorder
 from probe.targets import Target, TargetError
-from probe.wire import READ_COMMITTED, READ_UNCOMMITTED, Connection, Fetched, WireError
+from probe.wire import READ_COMMITTED, READ_UNCOMMITTED, Connection, Fetched, RawRequestError
 
 FETCH_INTERVAL = 0.2
 PACE = 0.15  # between a producer's transactions, so that the observer's fetches fall between them
@@ -528,7 +528,7 @@ class Run:
                 for topic, p in position:
                     try:
                         f = self._connection(topic, p, conns).fetch(topic, p, position[(topic, p)], READ_COMMITTED, max_wait_ms=50)
-                    except WireError as e:
+                    except RawRequestError as e:
                         lost += 1
                         if lost > 1000 or not self.faults:
                             raise
@@ -547,7 +547,7 @@ class Run:
                     elif f.error_code != 0 and self.faults:
                         self._relearn(topic, admin)
                 self.stop.wait(FETCH_INTERVAL)
-        except WireError as e:
+        except RawRequestError as e:
             self.errors.append(f"observer: {e}")
             self.rec.add("note", what="observer-failed", error=str(e))
         finally:
@@ -568,7 +568,7 @@ class Run:
                     if f.error_code != 0 or not f.batches or f.next_offset() >= end:
                         break
                     offset = f.next_offset()
-        except WireError as e:
+        except RawRequestError as e:
             self.errors.append(f"{process}: {e}")
             self.rec.add("note", what=f"{process}-failed", error=str(e))
         finally:

@@ -20,7 +20,7 @@ from trace_check.traces.validation import check_trace_file
 from trace_check.traces.verdicts import Status
 from trace_check.values.tla import FnMap, Record
 from trace_check.values.tla import function_value as function
-from trace_check.values.tlc import parse_value
+from trace_check.values.tlc_print import parse_value
 
 
 def simulated(tmp_path: Path, workload: str, faults: str, seed: int) -> Trace:

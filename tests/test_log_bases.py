@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from ref_impl.kafka.protocol import base_limits
 from trace_check.traces import handoff, plugins
 from trace_check.values.tla import Record, format_value
-from trace_check.values.tlc import parse_value
+from trace_check.values.tlc_print import parse_value
 
 KAFKA = plugins.get("kafka")
 

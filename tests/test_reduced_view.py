@@ -27,7 +27,7 @@ from shared_runs import SharedTlcRuns
 from trace_check.engines import tlc, tlc_tools, tlc_workdir
 from trace_check.engines.runner import run_task
 from trace_check.models.registry import Model, load_registry
-from trace_check.values.tlc import parse_state
+from trace_check.values.tlc_print import parse_state
 
 REGISTRY = load_registry(Path(__file__).resolve().parents[1] / "specs" / "kafka" / "models.toml")
 # The safety models: the reductions are sound for invariants. Models with temporal properties run

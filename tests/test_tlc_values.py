@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trace_check.values.tla import FnMap, Record, format_value
-from trace_check.values.tlc import TlcValueError, parse_state, parse_value
+from trace_check.values.tlc_print import TlcValueError, parse_state, parse_value
 
 # State 1 of an invariant violation, copied verbatim from `java tlc2.TLC -tool` (TLC 2.15) on a
 # spec with CONSTANTS w1, w2 (model values) and:
@@ -400,7 +400,7 @@ def test_a_string_of_megabytes_is_read_without_keeping_a_trace_of_each_character
 
 
 def _recursive(text: str) -> object:
-    from trace_check.values.tlc import _Parser
+    from trace_check.values.tlc_print import _Parser
 
     parser = _Parser(text)
     value = parser.top_value()
@@ -413,7 +413,7 @@ def _recursive(text: str) -> object:
 def test_the_one_pass_parse_reads_what_the_recursive_parser_reads(value: object, spaces: list[str]) -> None:
     """parse_value reads well-formed text in one pass (_fast_value) and hands whatever else it
     meets to the recursive parser: where the fast one answers, the answers agree."""
-    from trace_check.values.tlc import _fast_value, _NotFast
+    from trace_check.values.tlc_print import _fast_value, _NotFast
 
     counter = iter(range(10**9))
     text = format_value(value)
@@ -430,7 +430,7 @@ def test_the_one_pass_parse_reads_what_the_recursive_parser_reads(value: object,
                                   '(1 :> 2 @@ 3)', "/\\ x = 1", "[" * 150 + "]" * 150,
                                   "<<1, ~2>>", "<<1>> ~", '<<"a>>'])
 def test_what_the_one_pass_parse_does_not_take_goes_to_the_recursive_parser(text: str) -> None:
-    from trace_check.values.tlc import TlcValueError, _fast_value, _NotFast
+    from trace_check.values.tlc_print import TlcValueError, _fast_value, _NotFast
 
     with pytest.raises(_NotFast):
         _fast_value(text)
@@ -445,7 +445,7 @@ def test_what_the_one_pass_parse_does_not_take_goes_to_the_recursive_parser(text
 
 def test_the_one_pass_parse_takes_a_hand_off_state() -> None:
     """The text of a window's hand-off: records, sets, sequences and functions of strings and numbers."""
-    from trace_check.values.tlc import _fast_value
+    from trace_check.values.tlc_print import _fast_value
 
     text = ('[net |-> {[type |-> "Produce", tid |-> "t13", epoch |-> 14, gtx |-> <<"t13", 1, 15>>, ok |-> TRUE]}, '
             'plog |-> <<<<[kind |-> "data", seq |-> -1]>>, << >>>>, pst |-> (1 :> ("t1" :> [e |-> 0]) @@ 2 :> ("t1" :> [e |-> 1])), '

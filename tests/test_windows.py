@@ -28,7 +28,7 @@ from trace_check.traces.reader import Trace, TraceError, read_trace, read_window
 from trace_check.traces.validation import check_trace, check_trace_file
 from trace_check.traces.verdicts import Status, Verdict
 from trace_check.values.tla import FnMap, Record, format_value
-from trace_check.values.tlc import parse_value
+from trace_check.values.tlc_print import parse_value
 
 pytestmark = pytest.mark.tlc
 

@@ -18,7 +18,7 @@ from trace_check.traces.reader import read_trace
 from trace_check.traces.validation import check_trace_file
 from trace_check.traces.verdicts import Status
 from trace_check.values.tla import Record
-from trace_check.values.tlc import parse_value
+from trace_check.values.tlc_print import parse_value
 
 WINDOWS = 3  # windows per trace: two hand-offs to compare
 

@@ -26,7 +26,7 @@ from trace_check.models.result import (
     ProgressCallback,
     Step,
 )
-from trace_check.values.tlc import TlcValueError, parse_state
+from trace_check.values.tlc_print import TlcValueError, parse_state
 
 # tlc2.output.EC codes this module reads.
 MSG_TLC_MODE = 2187

@@ -39,7 +39,7 @@ import attrs
 
 from trace_check.traces.protocol import Protocol
 from trace_check.values.tla import format_log, format_value, function_value
-from trace_check.values.tlc import TlcValueError, parse_value
+from trace_check.values.tlc_print import TlcValueError, parse_value
 
 MARK = "txconform-handoff "
 TRACE_VARIABLE = "l"  # the trace spec's own variable: the index of the next event

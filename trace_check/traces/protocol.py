@@ -154,7 +154,7 @@ class StateReplay(typing.Protocol):
     def advance(self, events: list[Event]) -> Mapping[str, Any] | None:
         """Take the trace's next ``events``; the spec state after them, every variable but the
         trace's cursor and ``Protocol.history``, as ``trace_check.values.tla`` values (what
-        ``trace_check.values.tlc.parse_value`` gives for the state TLC prints); None once the
+        ``trace_check.values.tlc_print.parse_value`` gives for the state TLC prints); None once the
         engine cannot take an event (and from then on)."""
         ...
 

@@ -27,7 +27,7 @@ from trace_check.traces.protocol import Protocol, StateReplay
 from trace_check.traces.reader import Trace
 from trace_check.traces.verdicts import Status, Verdict
 from trace_check.values.tla import Record, format_log, format_value
-from trace_check.values.tlc import TlcValueError, parse_value
+from trace_check.values.tlc_print import TlcValueError, parse_value
 
 
 def _marked_last(windows: Iterator[Trace]) -> Iterator[tuple[Trace, bool]]:

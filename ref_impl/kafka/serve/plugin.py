@@ -7,16 +7,13 @@ whenever the plug-in checks or simulates a trace.
 
 from __future__ import annotations
 
-from trace_check.traces.protocol import ProtocolInputError, ServeOptions, Server
+from trace_check.traces.protocol import ServeOptions, Server
 
 
 def serve(o: ServeOptions) -> Server:
     """A bound, not yet serving broker (``txconform serve``, the pytest fixture)."""
-    from .run import Options, Running, ServeOptionError
+    from .run import Options, Running
 
     bugs = tuple(b for b in o.bugs.split("+") if b)
-    try:
-        return Running(Options(port=o.port, host=o.host, version=o.version or "TV1V", partitions=o.partitions, bugs=bugs,
-                               faults=o.faults, trace=o.trace, auto_create=o.auto_create))
-    except ServeOptionError as e:
-        raise ProtocolInputError(str(e)) from None
+    return Running(Options(port=o.port, host=o.host, version=o.version or "TV1V", partitions=o.partitions, bugs=bugs,
+                           faults=o.faults, trace=o.trace, auto_create=o.auto_create))

@@ -10,16 +10,15 @@ from pathlib import Path
 
 import attrs
 
+from ref_impl.sim import settings
+from trace_check.traces.protocol import ProtocolInputError
+
 from ..constants import BUGS, VERSIONS
 from .broker import ServeBroker
 from .server import FrameServer
 from .session import Faults, Session
 
 JOIN_TIMEOUT_S = 10.0
-
-
-class ServeOptionError(ValueError):
-    """A bad option: the message is one line naming it and what is expected."""
 
 
 @attrs.frozen
@@ -35,18 +34,13 @@ class Options:
 
     def check(self) -> Faults:
         if self.version not in VERSIONS:
-            raise ServeOptionError(f"--version: {self.version!r} is not one of {', '.join(VERSIONS)}")
-        for b in self.bugs:
-            if b not in BUGS:
-                raise ServeOptionError(f"--bugs: unknown bug {b!r}; the bug zoo has {', '.join(BUGS)}")
+            raise ProtocolInputError(f"--version: {self.version!r} is not one of {', '.join(VERSIONS)}")
+        settings.option("--bugs", lambda text: settings.bugs(text, BUGS), "+".join(self.bugs))
         if not 1 <= self.partitions <= 10_000:
-            raise ServeOptionError(f"--partitions: {self.partitions} is not a partition count from 1 to 10000")
+            raise ProtocolInputError(f"--partitions: {self.partitions} is not a partition count from 1 to 10000")
         if not 0 <= self.port <= 65535:
-            raise ServeOptionError(f"--port: {self.port} is not a TCP port (0 takes a free one)")
-        try:
-            return Faults.parse(self.faults)
-        except ValueError as e:
-            raise ServeOptionError(f"--faults: {e}") from None
+            raise ProtocolInputError(f"--port: {self.port} is not a TCP port (0 takes a free one)")
+        return settings.option("--faults", Faults.parse, self.faults)
 
 
 class Running:

@@ -28,6 +28,7 @@ from typing import Any
 
 import attrs
 
+from ref_impl.sim.settings import SettingsError
 from trace_check.traces import format as trace_format
 
 from .. import trace as kafka_trace
@@ -41,10 +42,6 @@ GENERATOR = "txconform serve 1"
 MAX_FETCH_WAIT_S = 0.5
 FAULT_KINDS = ("drop", "delay", "failover", "restart")
 _FAULT = re.compile(r"^(drop|delay|failover|restart)@([A-Za-z]+):([0-9]+)(?::([0-9]+))?$")
-
-
-class FaultSpecError(ValueError):
-    """A --faults switch that does not parse: the message says which and what is expected."""
 
 
 @attrs.frozen
@@ -68,13 +65,13 @@ class Faults:
         for part in (p.strip() for p in text.split(",") if p.strip()):
             m = _FAULT.match(part)
             if m is None:
-                raise FaultSpecError(f"{part!r} is not KIND@REQUEST:N (KIND one of {', '.join(FAULT_KINDS)}; "
+                raise SettingsError(f"{part!r} is not KIND@REQUEST:N (KIND one of {', '.join(FAULT_KINDS)}; "
                                      "delay takes :MS after N), e.g. drop@EndTxn:1 or delay@Produce:2:300")
             kind, request, n, ms = m.group(1), m.group(2), int(m.group(3)), m.group(4)
             if n < 1:
-                raise FaultSpecError(f"{part!r}: N counts requests from 1")
+                raise SettingsError(f"{part!r}: N counts requests from 1")
             if (kind == "delay") != (ms is not None):
-                raise FaultSpecError(f"{part!r}: delay, and only delay, takes a time in milliseconds (delay@Produce:2:300)")
+                raise SettingsError(f"{part!r}: delay, and only delay, takes a time in milliseconds (delay@Produce:2:300)")
             out.append(Fault(kind, request, n, int(ms or 0)))
         return cls(tuple(out))
 
