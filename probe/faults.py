@@ -26,8 +26,9 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
+
+import attrs
 
 from trace_check.errors import TxconformError
 
@@ -39,7 +40,7 @@ START_SECONDS = 60.0
 RESTART_SECONDS = 60.0
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class Fault:
     action: str  # kill | pause
     role: str  # coordinator | leader

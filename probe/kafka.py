@@ -22,8 +22,9 @@ import shutil
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import attrs
 
 from probe import maven
 from probe.targets import LOCAL, Target, TargetError, free_port, stop_process, wait_ready
@@ -71,7 +72,7 @@ def broker_jars(version: str) -> Path:
         raise TargetError(f"--target kafka:{version}: {e}") from None
 
 
-@dataclass
+@attrs.define
 class Node:
     node_id: int
     port: int
@@ -79,14 +80,14 @@ class Node:
     data: Path
     log: Path
     process: subprocess.Popen[bytes] | None = None
-    command: list[str] = field(default_factory=list)  # how it was started, to start it again after a kill
+    command: list[str] = attrs.field(factory=list)  # how it was started, to start it again after a kill
 
 
-@dataclass
+@attrs.define
 class KafkaCluster(Target):
     """One or more KRaft nodes of one version, started here."""
 
-    nodes: list[Node] = field(default_factory=list)
+    nodes: list[Node] = attrs.field(factory=list)
     lib: Path | None = None
     transaction_version: int | None = None
     scratch: Path | None = None  # the nodes' data folders, removed at stop unless kept

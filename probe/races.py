@@ -24,8 +24,9 @@ import collections
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
+
+import attrs
 
 from probe.wire import Connection, RawRequestError
 from trace_check.errors import TxconformError
@@ -35,7 +36,7 @@ NAMES = {0: "NONE", 47: "INVALID_PRODUCER_EPOCH", 48: "INVALID_TXN_STATE", 90: "
 TRIAL_SECONDS = 10.0
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class Race:
     name: str
     ticket: str

@@ -24,9 +24,10 @@ import socket
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
+
+import attrs
 
 from trace_check.errors import TxconformError
 
@@ -40,7 +41,7 @@ class TargetError(TxconformError):
     """A target that did not start, or an address the probe will not use."""
 
 
-@dataclass
+@attrs.define
 class Target:
     """A broker the probe talks to: its bootstrap address once started, what it is, its process."""
 
@@ -51,7 +52,7 @@ class Target:
     process: subprocess.Popen[bytes] | None = None
     local_only: bool = True  # brokers it advertises must be on 127.0.0.1
     replication: int = 1  # the replication factor of the probe's topics
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = attrs.field(factory=list)
 
     @property
     def pid(self) -> int | None:

@@ -3,7 +3,7 @@
 Most replay checks look at one partition's log in offset order: P1 (sequences), P2 (producer
 epochs), P3 (coordinator epochs), P5's open runs, P6 (the aborted-transaction index) and C1
 (read_committed fetches, which merge the partition's log with the fetches of it). Done as Spark
-windows and joins (``--plan windows``, spark_replay/checks.py), each check pays its own shuffle
+windows and joins (``--plan windows``, spark_replay/checks/log.py), each check pays its own shuffle
 and sort, and a sort of every entry costs far more than the data's scan. Here the entries, the
 read_committed reads and the .txnindex rows of each (trace, topic, partition) go through one
 shuffle together (``groupBy(...).applyInPandas``), and one function computes everything those

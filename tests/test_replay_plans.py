@@ -1,6 +1,6 @@
 """The two plans of the partition checks agree: the partition pass (one shuffle, each partition's log
 in pandas: spark_replay/partition_pass.py) against Spark windows and joins per check
-(``--plan windows``, spark_replay/checks.py), on random staged tables that break every rule those
+(``--plan windows``, spark_replay/checks/), on random staged tables that break every rule those
 checks know in many ways at once: sequence gaps, duplicates and wrap-around, stale epochs, markers
 of a lower epoch than their data, coordinator epochs going back, producers without idempotence,
 partitions without events, open transactions, wrong .txnindex entries, read_committed fetches of
