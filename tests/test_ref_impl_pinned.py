@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Optional
 
 import pytest
 
@@ -53,7 +52,7 @@ PINNED = [
 ]
 
 
-def events_sha256(tmp: Path, workload: str, faults: str, seed: int, schedule: Optional[Schedule]) -> str:
+def events_sha256(tmp: Path, workload: str, faults: str, seed: int, schedule: Schedule | None) -> str:
     head, events = simulate(Workload.parse(workload), Faults.parse(faults), seed, schedule=schedule)
     path = tmp / "run.jsonl"
     write_trace(path, head, events)
@@ -62,6 +61,6 @@ def events_sha256(tmp: Path, workload: str, faults: str, seed: int, schedule: Op
 
 
 @pytest.mark.parametrize("workload,faults,seed,schedule,sha", PINNED)
-def test_runs_are_pinned(tmp_path: Path, workload: str, faults: str, seed: int, schedule: Optional[Schedule],
+def test_runs_are_pinned(tmp_path: Path, workload: str, faults: str, seed: int, schedule: Schedule | None,
                          sha: str) -> None:
     assert events_sha256(tmp_path, workload, faults, seed, schedule) == sha

@@ -69,7 +69,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str]:
         path.append(n)
         for m in sorted(graph.get(n, ())):
             if state.get(m) == 1:
-                return path[path.index(m):] + [m]
+                return [*path[path.index(m):], m]
             if m not in state and (cycle := visit(m)):
                 return cycle
         path.pop()

@@ -16,17 +16,17 @@ import struct
 import threading
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 
 pytest.importorskip("confluent_kafka")
 pytest.importorskip("kafka")
 
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition  # noqa: E402
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
-from ref_impl.kafka.serve.run import Options, start  # noqa: E402
-from trace_check.testing import txconform_check  # noqa: E402
+from ref_impl.kafka.serve.run import Options, start
+from trace_check.testing import txconform_check
 
 pytestmark = pytest.mark.probe
 
@@ -40,7 +40,7 @@ def producer(bootstrap: str, txn_id: str, **extra: Any) -> Producer:
     return Producer(conf)
 
 
-def consumer(bootstrap: str, isolation: str = "read_committed", group: Optional[str] = None) -> Consumer:
+def consumer(bootstrap: str, isolation: str = "read_committed", group: str | None = None) -> Consumer:
     return Consumer({"bootstrap.servers": bootstrap, "group.id": group or f"reader-{isolation}-{time.monotonic_ns()}",
                      "isolation.level": isolation, "auto.offset.reset": "earliest", "enable.auto.commit": False,
                      "fetch.wait.max.ms": 100})
@@ -276,15 +276,14 @@ def test_garbage_truncated_and_oversized_frames_close_the_connection_and_the_bro
 def test_an_unsupported_api_gets_unsupported_version_and_a_bad_version_is_told(tmp_path: Path) -> None:
     from kafka.protocol.metadata import ApiVersionsRequest
 
-    with start(Options()) as running:
-        with socket.create_connection(("127.0.0.1", running.port), timeout=5) as s:
-            req = ApiVersionsRequest[0](client_software_name="x", client_software_version="1")
-            req.with_header(correlation_id=11, client_id="t")
-            s.sendall(req.encode(header=True, framed=True))
-            size = struct.unpack(">i", _recv(s, 4))[0]
-            body = _recv(s, size)
-            assert struct.unpack(">i", body[:4])[0] == 11
-            assert struct.unpack(">h", body[4:6])[0] == 0
+    with start(Options()) as running, socket.create_connection(("127.0.0.1", running.port), timeout=5) as s:
+        req = ApiVersionsRequest[0](client_software_name="x", client_software_version="1")
+        req.with_header(correlation_id=11, client_id="t")
+        s.sendall(req.encode(header=True, framed=True))
+        size = struct.unpack(">i", _recv(s, 4))[0]
+        body = _recv(s, size)
+        assert struct.unpack(">i", body[:4])[0] == 11
+        assert struct.unpack(">h", body[4:6])[0] == 0
 
 
 def _recv(s: socket.socket, n: int) -> bytes:
