@@ -7,9 +7,10 @@ the checks are the replay's (``spark_replay.adapters.probe`` reads ``probe.jsonl
 from __future__ import annotations
 
 import platform
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import attrs
 
 from probe import targets
 from probe.history import FILE, Recorder
@@ -17,7 +18,7 @@ from probe.targets import Target
 from probe.workload import Plan, Run
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class TargetSpec:
     """What to run against: ``name`` (mock, tansu, kafka) with, for kafka, its version (None: the
     default), transaction version (None: the broker's default), node count and whether its data
@@ -47,12 +48,12 @@ def start_target(spec: TargetSpec, workdir: Path) -> Target:
     return targets.start(spec.name, workdir, spec.bootstrap)
 
 
-@dataclass
+@attrs.define
 class Recorded:
     directory: Path
     target: str
     target_version: str
-    errors: list[str] = field(default_factory=list)
+    errors: list[str] = attrs.field(factory=list)
     topic_left: str | None = None  # why the probe's topic could not be deleted, if it could not
 
 

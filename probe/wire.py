@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import socket
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
+import attrs
 from kafka.protocol.consumer.fetch import FetchRequest
 from kafka.protocol.metadata import ApiVersionsRequest
 from kafka.protocol.parser import KafkaProtocol
@@ -34,13 +34,13 @@ class RawRequestError(TargetError):
     """The broker answered something the probe cannot use, or not in time."""
 
 
-@dataclass
+@attrs.define
 class FetchedBatch:
     row: dict[str, Any]  # the entries columns (segments.Batch fields)
     records: list[tuple[int, str | None, str | None]]  # (offset, key, value) of data records
 
 
-@dataclass
+@attrs.define
 class Fetched:
     """One Fetch response for one partition."""
 
@@ -49,7 +49,7 @@ class Fetched:
     high_watermark: int
     lso: int | None
     aborted: list[tuple[int, int]]  # (producer id, first offset), read_committed only
-    batches: list[FetchedBatch] = field(default_factory=list)
+    batches: list[FetchedBatch] = attrs.field(factory=list)
     empty_response: bool = False  # the broker answered without the partition
 
     def delivered(self) -> list[tuple[int, str | None, str | None]]:

@@ -36,9 +36,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import attrs
 
 from probe.clients import ADMIN_SECONDS, CALL_SECONDS, KpProducer, TxnProducer, client_logger
 from probe.history import Recorder
@@ -52,13 +53,13 @@ DRAIN_SECONDS = 10.0
 GROUP_SECONDS = 30.0  # how long the consume-transform-produce member waits for its group to form
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class Txn:
     records: tuple[tuple[int, int], ...]  # (partition, how many records)
     commit: bool
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class Plan:
     seed: int
     topic: str

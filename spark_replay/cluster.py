@@ -30,9 +30,10 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import attrs
 
 HOST = "127.0.0.1"
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
@@ -105,7 +106,7 @@ def group_alive(pgid: int) -> bool:
     return True
 
 
-@dataclass
+@attrs.define
 class LocalCluster:
     """A running master and worker (see the module's docstring); ``stop()`` ends both."""
 
@@ -116,8 +117,8 @@ class LocalCluster:
     work: Path
     master: subprocess.Popen[bytes]
     worker: subprocess.Popen[bytes]
-    _tmp: Path | None = None
-    _stopped: bool = field(default=False, repr=False)
+    tmp: Path | None = None  # a folder of ours to remove at stop
+    _stopped: bool = attrs.field(default=False, repr=False, init=False)
 
     @property
     def pids(self) -> list[int]:
@@ -142,8 +143,8 @@ class LocalCluster:
     def cleanup(self) -> None:
         """Stop, then remove the temporary work directory (the logs stay)."""
         self.stop()
-        if self._tmp is not None:
-            shutil.rmtree(self._tmp, ignore_errors=True)
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
 
     def __enter__(self) -> LocalCluster:
         return self
@@ -242,7 +243,7 @@ def start_local_cluster(
         for proc in reversed(started):
             stop_process(proc)
         raise
-    return LocalCluster(url, master_ui, f"http://{HOST}:{worker_ui}", logs, work, master, worker, _tmp=tmp)
+    return LocalCluster(url, master_ui, f"http://{HOST}:{worker_ui}", logs, work, master, worker, tmp=tmp)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -46,10 +46,10 @@ to the producer's next marker on that partition), so each plant is one violation
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import attrs
 import numpy as np
 import pyarrow as pa
 
@@ -81,7 +81,7 @@ COMMIT, ABORT = 1, 2  # a marker's control (0: a data batch)
 Key = tuple[str | None, str | None, int | None, int | None, int | None, int | None]
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class Plant:
     check: str
     kind: str
@@ -89,7 +89,7 @@ class Plant:
     what: str
 
 
-@dataclass
+@attrs.define
 class Generated:
     root: Path
     rows: dict[str, int]

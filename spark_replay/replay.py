@@ -13,9 +13,10 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import attrs
 
 from spark_replay.staging import InputFormat, ReplayInputError, Stager
 from spark_replay.tables import TABLES
@@ -24,7 +25,7 @@ EXAMPLES = 32
 CONTEXT = 3
 
 
-@dataclass
+@attrs.define
 class CheckOutcome:
     id: str
     name: str
@@ -34,15 +35,15 @@ class CheckOutcome:
     violations: int = 0
     entities: int = 0
     entities_what: str = ""
-    by_kind: dict[str, int] = field(default_factory=dict)
+    by_kind: dict[str, int] = attrs.field(factory=dict)
     first: dict[str, Any] | None = None
-    neighbours: list[dict[str, Any]] = field(default_factory=list)
-    txn_records: list[dict[str, Any]] = field(default_factory=list)
-    examples: list[dict[str, Any]] = field(default_factory=list)
+    neighbours: list[dict[str, Any]] = attrs.field(factory=list)
+    txn_records: list[dict[str, Any]] = attrs.field(factory=list)
+    examples: list[dict[str, Any]] = attrs.field(factory=list)
     note: str = ""
 
 
-@dataclass
+@attrs.define
 class Report:
     inputs: list[str]
     formats: dict[str, list[str]]
@@ -66,7 +67,7 @@ class Report:
             "rows": self.rows,
             "verdict": "violated" if self.violated else "clean",
             "seconds": round(self.seconds, 1),
-            "checks": [o.__dict__ for o in self.outcomes],
+            "checks": [attrs.asdict(o) for o in self.outcomes],
         }
 
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import attrs
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -32,7 +32,7 @@ class ReplayInputError(TxconformError, ValueError):
     """Input the replay cannot read: the message names the file, line or field, and the fix."""
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class InputFormat:
     name: str
     description: str

@@ -52,9 +52,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
+
+import attrs
 
 from spark_replay.adapters.kafka_common import (
     CONSUMER_OFFSETS_TOPIC,
@@ -123,7 +124,7 @@ class _Fail(Exception):
         self.fix = fix
 
 
-@dataclass
+@attrs.define
 class _Batch:
     line: int
     base_offset: int | None
@@ -144,7 +145,7 @@ class _Batch:
     position: int | None = None  # the segment position, for the record lines of Kafka 0.11 to 2.1
 
 
-@dataclass
+@attrs.define
 class _Section:
     """One ``Dumping PATH`` of the dump."""
 
