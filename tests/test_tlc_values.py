@@ -3,7 +3,6 @@ r"""Tests for trace_check.tlc_values: parsing values and states as TLC 2.15 prin
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 from hypothesis import given, settings
@@ -250,16 +249,18 @@ def test_huge_interval_is_refused() -> None:
 # --- performance ---------------------------------------------------------------------------------
 
 
-def test_large_flat_collections_are_fast() -> None:
+def test_large_flat_collections_parse_whole() -> None:
+    """10,000 elements in one set, sequence and function: parsed whole, without running into
+    Python's recursion limit (a parser that recursed per element would). How fast is a benchmark's
+    question (scripts/bench_traces.py), not a unit test's: a wall-clock bound failed under load."""
     n = 10_000
     ints = "{" + ", ".join(str(i) for i in range(n)) + "}"
     records = "<< " + ",\n   ".join(f'[id |-> {i}, tag |-> "t{i}"]' for i in range(n)) + " >>"
     fn = "(" + " @@ ".join(f'"k{i}" :> {i}' for i in range(n)) + ")"
-    start = time.perf_counter()
     assert parse_value(ints) == frozenset(range(n))
-    assert len(parse_value(records)) == n
-    assert len(parse_value(fn)) == n
-    assert time.perf_counter() - start < 2.0  # about 0.2 s in practice for all three
+    parsed = parse_value(records)
+    assert len(parsed) == n and parsed[-1] == Record({"id": n - 1, "tag": f"t{n - 1}"})
+    assert parse_value(fn) == FnMap({f"k{i}": i for i in range(n)})
 
 
 # --- states --------------------------------------------------------------------------------------
