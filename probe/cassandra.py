@@ -137,6 +137,15 @@ class Node:
     log: Path  # the node's system.log (logback), the JVM's own output beside it in stdout.log
     process: subprocess.Popen[bytes] | None = None
     started_s: float = 0.0  # seconds from its start to its native port answering
+    command: list[str] = attrs.field(factory=list)  # how it was started, to start it again with its data
+
+    def launch(self, native_port: int, seconds: float) -> None:
+        """Start the node's process (again) and wait until its native port answers."""
+        t0 = time.monotonic()
+        with open(self.home / "logs" / "stdout.log", "ab") as out:  # the JVM's own output: a bad flag, a heap too small
+            self.process = subprocess.Popen(self.command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        wait_native(self, native_port, seconds)
+        self.started_s = time.monotonic() - t0
 
 
 @attrs.define
@@ -172,6 +181,12 @@ class CassandraCluster:
     def stop_node(self, node: Node) -> None:
         if node.process is not None:
             stop_process(node.process, STOP_SECONDS)
+
+    def restart(self, node: Node, seconds: float = READY_SECONDS) -> None:
+        """Start a stopped node again, with its data; back once its native port answers."""
+        if node.process is not None and node.process.poll() is None:
+            return
+        node.launch(self.native_port, seconds)
 
     def stop(self) -> None:
         """Every node stopped by its own process id, the cluster's folder removed; idempotent."""
@@ -375,13 +390,8 @@ def start_cassandra(workdir: Path, version: str | None = None, nodes: int = 1, r
             node = Node(k, host, home, home / "logs" / "system.log")
             cluster.nodes.append(node)
             prepare(node, hosts[0], storage_port, native_port)
-            t0 = time.monotonic()
-            with open(home / "logs" / "stdout.log", "wb") as out:  # the JVM's own output: a bad flag, a heap too small
-                node.process = subprocess.Popen(
-                    command(java, lib, node), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-                )
-            wait_native(node, native_port, ready_seconds)
-            node.started_s = time.monotonic() - t0
+            node.command = command(java, lib, node)
+            node.launch(native_port, ready_seconds)
     except BaseException:
         for n in reversed(cluster.nodes):
             cluster.stop_node(n)

@@ -9,9 +9,11 @@ With a real node (mark ``probe``; skipped without Java 17, Maven or cassandra-dr
 127.0.0.1 (about 20-45 s to start on 2 slow cores), on which last-write-wins by timestamp holds as
 the engine's rule says (a lower timestamp written later loses), and a LOGGED batch at QUORUM
 ``USING TIMESTAMP`` applies whole, index rows included. The same tests on three nodes (127.0.0.1 to
-127.0.0.3, RF=3, one node stopped by its pid at the end) run only with
-``TXCONFORM_CASSANDRA_CLUSTER_TESTS=1`` (about 2 minutes more, 2 GiB of memory). At most one cluster
-is up at a time; every node is stopped by its process id and its folder removed.
+127.0.0.3, RF=3, one node stopped by its pid at the end and started again) run only with
+``TXCONFORM_CASSANDRA_CLUSTER_TESTS=1`` (about 4 minutes more, 2.2 GiB of memory). The clusters come
+from probe/testing.py's ``txconform_cassandra_cluster``: at most one is up at a time, the module
+runs on one xdist worker (tests/conftest.py CASSANDRA_MODULES), and every node is stopped by its
+process id and its folder removed when the session ends.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from __future__ import annotations
 import os
 import random
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -167,27 +170,19 @@ CLUSTER_TESTS = os.environ.get("TXCONFORM_CASSANDRA_CLUSTER_TESTS") == "1"
 
 
 @pytest.fixture(scope="module", params=[1, 3] if CLUSTER_TESTS else [1], ids=lambda n: f"{n}node")
-def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[cassandra.CassandraCluster, object]]:
-    """A cluster of ``param`` nodes with the C*One schema, stopped by its pids at the end."""
+def store(request: pytest.FixtureRequest, txconform_cassandra_cluster: Callable[..., Any]) -> Iterator[tuple[cassandra.CassandraCluster, object]]:
+    """The session's cluster of ``param`` nodes (probe/testing.py), with the C*One schema in a
+    keyspace of this module's own."""
     pytest.importorskip("cassandra")
-    why = cassandra.environment_problem()
-    if why:
-        pytest.skip(why)
     from ref_impl.cone.cassandra_store import CassandraStore
 
-    workdir = tmp_path_factory.mktemp(f"cassandra-{request.param}")
-    cluster = cassandra.start_cassandra(workdir, nodes=request.param)
-    pids = cluster.pids
+    cluster = txconform_cassandra_cluster(nodes=request.param)
+    s = CassandraStore.connect(cluster.contact_points, cluster.native_port, keyspace=f"cone_test_{request.param}")
     try:
-        s = CassandraStore.connect(cluster.contact_points, cluster.native_port)
-        try:
-            s.create_schema(request.param)
-            yield cluster, s
-        finally:
-            s.close()
+        s.create_schema(request.param)
+        yield cluster, s
     finally:
-        cluster.stop()
-        assert not any(alive(p) for p in pids) and not cluster.scratch.exists()
+        s.close()
 
 
 @pytest.mark.probe
@@ -272,7 +267,8 @@ def test_an_engine_run_with_its_storage_in_cassandra_is_checked(
 
 @pytest.mark.probe
 def test_quorum_holds_with_one_node_stopped(store: tuple[cassandra.CassandraCluster, object]) -> None:
-    """Three nodes only: node 3 stopped by its pid, QUORUM reads and writes still answer (two of three)."""
+    """Three nodes only: node 3 stopped by its pid, QUORUM reads and writes still answer (two of
+    three); then node 3 started again with its data."""
     from ref_impl.cone.cassandra_store import CassandraStore
 
     cluster, s = store
@@ -286,3 +282,5 @@ def test_quorum_holds_with_one_node_stopped(store: tuple[cassandra.CassandraClus
     assert not alive(pid)
     s.commit(("c9", 1), 1, 40, frozenset({(row("q"), 5, False)}))
     assert s.read(row("q")) == (5, 40, False, ("c9", 1))
+    cluster.restart(node)  # with its data, for the session's next user
+    assert node.process is not None and node.process.pid != pid
