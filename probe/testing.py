@@ -23,6 +23,8 @@ test that asks for a broker where they are missing is skipped with the reason. T
 from __future__ import annotations
 
 import contextlib
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -40,6 +42,28 @@ def alive(pid: int) -> bool:
             return f.read().split(")")[-1].split()[0] != "Z"
     except OSError:
         return False
+
+
+@contextlib.contextmanager
+def holding(*args: str) -> Iterator[subprocess.Popen[str]]:
+    """``txconform probe ARGS --hold`` in a process (and session) of its own, its output in pipes,
+    for a test that stops it with SIGINT; killed and its pipes closed whatever happens."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "trace_check.cli", "probe", *args, "--hold"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
 
 
 def prefetch(versions: tuple[str, ...], java_client: bool = False) -> threading.Thread:

@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import os
 import random
+import signal
+import socket
 import stat
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -29,7 +32,7 @@ import pytest
 
 from probe import cassandra, maven
 from probe.cassandra import CassandraError, Node
-from probe.testing import alive
+from probe.testing import alive, holding
 from ref_impl.cone.engine import Cell, beats, ix, row, winner
 from trace_check.cli.main import main
 
@@ -167,6 +170,31 @@ def test_the_engines_cell_rule_is_cassandras() -> None:
 # --- on real nodes ----------------------------------------------------------------------------------
 
 CLUSTER_TESTS = os.environ.get("TXCONFORM_CASSANDRA_CLUSTER_TESTS") == "1"
+
+
+@pytest.mark.probe
+def test_hold_keeps_a_node_until_interrupted_and_stops_it(tmp_path: Path) -> None:
+    """``txconform probe --target cassandra --hold``: the contact point and native port on the first
+    line once the node answers; SIGINT stops the node by its pid and removes its folder. A node of
+    its own (about 45 s), so with TXCONFORM_CASSANDRA_CLUSTER_TESTS=1 only; before the tests that
+    share the session's cluster, so that one node is up at a time."""
+    if not CLUSTER_TESTS:
+        pytest.skip("starts a node of its own: TXCONFORM_CASSANDRA_CLUSTER_TESTS=1")
+    why = cassandra.environment_problem()
+    if why:
+        pytest.skip(why)
+    held = tmp_path / "held"
+    with holding("--target", "cassandra", "--out", str(held)) as proc:
+        assert proc.stdout is not None
+        first = proc.stdout.readline().split()  # once the node answers
+        assert len(first) == 2 and first[0] == "127.0.0.1", (first, proc.stderr.read() if proc.poll() is not None and proc.stderr else "")
+        with socket.create_connection(("127.0.0.1", int(first[1])), timeout=5):
+            pass
+        java = [int(p) for p in subprocess.run(["pgrep", "-f", f"{held}.*CassandraDaemon"], capture_output=True, text=True).stdout.split()]
+        assert len(java) == 1 and alive(java[0])
+        os.kill(proc.pid, signal.SIGINT)
+        assert proc.wait(60) == 0
+        assert not alive(java[0]) and not list(held.glob("txconform-cassandra-*"))
 
 
 @pytest.fixture(scope="module", params=[1, 3] if CLUSTER_TESTS else [1], ids=lambda n: f"{n}node")
