@@ -35,7 +35,11 @@ def add_parsers(sub: Any) -> None:
         default="mock",
         metavar="NAME",
         help="the broker the probe starts and stops: mock, tansu, kafka (Apache Kafka, the newest version tested) or kafka:VERSION "
-        "(any 4.x Maven Central serves, e.g. kafka:4.1.0) (default mock)",
+        "(any 4.x Maven Central serves, e.g. kafka:4.1.0) (default mock); cassandra[:VERSION] (Apache Cassandra 5.0.x, for C*One: "
+        "with --hold only)",
+    )
+    p.add_argument(
+        "--nodes", type=int, choices=(1, 3), default=1, metavar="N", help="cassandra: nodes on 127.0.0.1 (and 127.0.0.2, 127.0.0.3), 1 or 3 (default 1)"
     )
     p.add_argument(
         "--transaction-version",
@@ -121,7 +125,10 @@ def target_spec(args: argparse.Namespace) -> Any:
         return TargetSpec(bootstrap=parse_bootstrap(args.bootstrap))
     name, version = parse_target(args.target)
     if name not in ("mock", "tansu", "kafka"):
-        raise TxconformError(f"--target {args.target}: no such target; the targets are mock, tansu and kafka[:VERSION], or give --bootstrap HOST:PORT")
+        raise TxconformError(
+            f"--target {args.target}: no such target; the targets are mock, tansu, kafka[:VERSION] and cassandra[:VERSION] (with --hold), "
+            "or give --bootstrap HOST:PORT"
+        )
     if name != "kafka":
         kafka_only = (
             ("--transaction-version", args.transaction_version),
@@ -136,6 +143,24 @@ def target_spec(args: argparse.Namespace) -> Any:
     if args.faults and args.brokers != 3:
         raise TxconformError("--faults needs --brokers 3: a fault takes one node away, and the other two keep the cluster up")
     return TargetSpec(name, version, args.transaction_version, args.brokers, args.keep_data)
+
+
+def _held(stop: Any, exited: Any) -> None:
+    """Wait until ``stop`` (a threading.Event: SIGTERM) is set or Ctrl-C; a one-line error if
+    ``exited()`` says a held process ended meanwhile."""
+    try:
+        while not stop.wait(1.0):
+            why = exited()
+            if why:
+                raise TxconformError(why)
+    except KeyboardInterrupt:
+        pass
+
+
+def _exited(target: Any) -> str | None:
+    if target.process is not None and target.process.poll() is not None:
+        return f"{target.name} exited with code {target.process.returncode} while held; its log: {target.log}"
+    return None
 
 
 def _hold(spec: Any, directory: Path | None, out: Console, err: Console) -> int:
@@ -155,12 +180,7 @@ def _hold(spec: Any, directory: Path | None, out: Console, err: Console) -> int:
     try:
         out.print(target.bootstrap, markup=False, soft_wrap=True)
         err.print(f"probe: {target.version} at {target.bootstrap}, pid {target.pid}; its log: {target.log}; interrupt (Ctrl-C) to stop it", markup=False)
-        try:
-            while not stop.wait(1.0):
-                if target.process is not None and target.process.poll() is not None:
-                    raise TxconformError(f"{target.name} exited with code {target.process.returncode} while held; its log: {target.log}")
-        except KeyboardInterrupt:
-            pass
+        _held(stop, lambda: _exited(target))
     finally:
         target.stop()
         signal.signal(signal.SIGTERM, previous)
@@ -220,7 +240,44 @@ def _command(args: argparse.Namespace, scenarios: tuple[str, ...]) -> str:
     return shlex.join(words)
 
 
+def _hold_cassandra(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """``--target cassandra --hold``: Cassandra nodes up until interrupted (probe.cassandra); the
+    contact points and native port on stdout, first line."""
+    import signal
+    import threading
+
+    from probe.cassandra import CassandraError, hold_message, parse_target, start_cassandra
+
+    version = parse_target(args.target)
+    if not args.hold:
+        raise TxconformError(f"--target {args.target} runs with --hold only: the probe's workload is Kafka's; C*One runs over it from Python (docs/cone.md)")
+    if args.bootstrap or args.brokers != 1 or args.transaction_version is not None or args.faults or args.race or args.keep_data:
+        raise TxconformError(f"--target {args.target}: of the target options only --nodes and --out apply")
+    directory = args.out or Path(tempfile.mkdtemp(prefix="txconform-hold-cassandra-"))
+    err.print(f"probe: starting Apache Cassandra {version}, {args.nodes} node{'s' if args.nodes > 1 else ''}", markup=False)
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        cluster = start_cassandra(directory, version, args.nodes)
+    except CassandraError:
+        signal.signal(signal.SIGTERM, previous)
+        raise
+    try:
+        out.print(f"{','.join(cluster.contact_points)} {cluster.native_port}", markup=False, soft_wrap=True)
+        err.print(f"probe: {hold_message(cluster)}; logs under {cluster.scratch}", markup=False)
+        _held(stop, cluster.exited_why)
+    finally:
+        cluster.stop()
+        signal.signal(signal.SIGTERM, previous)
+    err.print(f"probe: {cluster.label} stopped", markup=False)
+    return 0
+
+
 def cmd_probe(args: argparse.Namespace, out: Console, err: Console) -> int:
+    if args.target.partition(":")[0] == "cassandra":
+        return _hold_cassandra(args, out, err)
+    if args.nodes != 1:
+        raise TxconformError("--nodes is for --target cassandra only; Kafka's is --brokers")
     try:
         import confluent_kafka  # noqa: F401
         import kafka  # noqa: F401

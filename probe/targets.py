@@ -70,15 +70,15 @@ class Target:
         self.stop()
 
 
-def stop_process(p: subprocess.Popen[bytes]) -> None:
-    """SIGTERM to ``p`` by its own id, SIGKILL after STOP_SECONDS; its pipes closed; idempotent."""
+def stop_process(p: subprocess.Popen[bytes], seconds: float = STOP_SECONDS) -> None:
+    """SIGTERM to ``p`` by its own id, SIGKILL after ``seconds``; its pipes closed; idempotent."""
     if p.poll() is None:
         try:
             os.kill(p.pid, signal.SIGTERM)
-            p.wait(STOP_SECONDS)
+            p.wait(seconds)
         except subprocess.TimeoutExpired:
             os.kill(p.pid, signal.SIGKILL)
-            p.wait(STOP_SECONDS)
+            p.wait(seconds)
         except ProcessLookupError:
             pass
     for stream in (p.stdin, p.stdout):

@@ -1,4 +1,4 @@
-"""A pytest plug-in: real Apache Kafka brokers for your own tests, started once per test session.
+"""A pytest plug-in: real Apache Kafka brokers (and Apache Cassandra nodes) for your own tests, started once per test session.
 
 Enable it in a conftest.py with ``pytest_plugins = ["probe.testing"]``; then
 
@@ -12,6 +12,9 @@ For other versions or transaction versions, ask the factory; each distinct one i
     def test_tv1(txconform_kafka_cluster):
         cluster = txconform_kafka_cluster(version="4.1.0", transaction_version=1)
 
+``txconform_cassandra`` (one node) and ``txconform_cassandra_cluster(nodes=3)`` give Apache
+Cassandra 5.0 the same way (probe.cassandra; ``txconform probe --target cassandra --hold``).
+
 It needs Java 17+ and Maven (the jars are resolved into ~/.cache/txconform once per version); a
 test that asks for a broker where they are missing is skipped with the reason. This is what
 ``txconform probe --target kafka --hold`` gives on the command line.
@@ -20,6 +23,8 @@ test that asks for a broker where they are missing is skipped with the reason. T
 from __future__ import annotations
 
 import contextlib
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -37,6 +42,28 @@ def alive(pid: int) -> bool:
             return f.read().split(")")[-1].split()[0] != "Z"
     except OSError:
         return False
+
+
+@contextlib.contextmanager
+def holding(*args: str) -> Iterator[subprocess.Popen[str]]:
+    """``txconform probe ARGS --hold`` in a process (and session) of its own, its output in pipes,
+    for a test that stops it with SIGINT; killed and its pipes closed whatever happens."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "trace_check.cli", "probe", *args, "--hold"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
 
 
 def prefetch(versions: tuple[str, ...], java_client: bool = False) -> threading.Thread:
@@ -93,3 +120,38 @@ def txconform_kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterato
 def txconform_kafka(txconform_kafka_cluster: Factory) -> Any:
     """One node of the default version, its default transaction version (2 on Kafka 4.x)."""
     return txconform_kafka_cluster()
+
+
+@pytest.fixture(scope="session")
+def txconform_cassandra_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Factory]:
+    """``factory(nodes=1, version=None)``: a running probe.cassandra.CassandraCluster (1 or 3 nodes on
+    127.0.0.1 to 127.0.0.3), started on first request and shared after. At most one is up: asking
+    for another size or version stops the one running first (a node takes ~700 MiB here). Skips
+    the test without Java 17 or Maven; every node stopped by its pid at the end of the session."""
+    from probe.cassandra import DEFAULT_VERSION, environment_problem, start_cassandra
+
+    running: dict[tuple[str, int], Any] = {}
+
+    def factory(nodes: int = 1, version: str | None = None) -> Any:
+        why = environment_problem()
+        if why:
+            pytest.skip(why)
+        key = (version or DEFAULT_VERSION, nodes)
+        if key not in running:
+            for cluster in running.values():
+                cluster.stop()
+            running.clear()
+            running[key] = start_cassandra(tmp_path_factory.mktemp(f"cassandra-{key[0]}-{nodes}"), key[0], nodes)
+        return running[key]
+
+    try:
+        yield factory
+    finally:
+        for cluster in running.values():
+            cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def txconform_cassandra(txconform_cassandra_cluster: Factory) -> Any:
+    """One Cassandra node of the default version on 127.0.0.1 (``.contact_points``, ``.native_port``)."""
+    return txconform_cassandra_cluster()

@@ -71,10 +71,16 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any | None:
                 return "shared TLC runs"
             if nodeid.partition("::")[0] in LOCAL_SPARK_MODULES:
                 return "local Spark session"
+            if nodeid.partition("::")[0] in CASSANDRA_MODULES:
+                return "Cassandra cluster"
             return nodeid
 
     return SharedTlcScheduling(config, log)
 
+
+# The modules whose tests share the session's real Cassandra (probe/testing.py
+# txconform_cassandra_cluster): one worker, so that one cluster is up, not one per worker.
+CASSANDRA_MODULES = {"tests/test_cassandra_target.py"}
 
 # The modules whose tests use the session's local Spark (``local_spark``): one JVM for all of them.
 LOCAL_SPARK_MODULES = {

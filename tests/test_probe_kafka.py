@@ -17,7 +17,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,7 @@ from probe import maven
 from probe.findings import zombie_findings
 from probe.kafka import environment_problem, parse_target
 from probe.targets import TargetError
-from probe.testing import alive
+from probe.testing import alive, holding
 from trace_check.cli.main import main
 
 # --- without a broker -----------------------------------------------------------------------------
@@ -222,14 +221,7 @@ def test_hold_keeps_a_broker_until_interrupted_and_stops_it(tmp_path: Path) -> N
         pytest.skip(str(environment_problem()))
     from confluent_kafka.admin import AdminClient
 
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "trace_check.cli", "probe", "--target", "kafka", "--hold", "--out", str(tmp_path / "held")],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
+    with holding("--target", "kafka", "--out", str(tmp_path / "held")) as proc:
         assert proc.stdout is not None
         bootstrap = proc.stdout.readline().strip()  # the first line, once the broker answers
         assert bootstrap.startswith("127.0.0.1:"), (bootstrap, proc.stderr.read() if proc.poll() is not None and proc.stderr else "")
@@ -244,13 +236,6 @@ def test_hold_keeps_a_broker_until_interrupted_and_stops_it(tmp_path: Path) -> N
             time.sleep(0.1)
         assert not alive(java[0])
         assert (tmp_path / "held" / "target.log").is_file() and not list((tmp_path / "held").glob("txconform-kafka-*"))
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
 
 
 @pytest.mark.probe

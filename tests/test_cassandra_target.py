@@ -1,0 +1,314 @@
+"""Apache Cassandra as a target for C*One (probe/cassandra.py) and the coordinator's storage steps
+over it (ref_impl/cone/cassandra_store.py): issue 54's first slice.
+
+Without a node (always run, no JVM started): the cassandra.yaml and command line a node gets, the
+target's names and versions, and the one-line errors for a missing or wrong Java, a missing Maven,
+a version Maven Central does not serve and a node that does not start.
+
+With a real node (mark ``probe``; skipped without Java 17, Maven or cassandra-driver): one node on
+127.0.0.1 (about 20-45 s to start on 2 slow cores), on which last-write-wins by timestamp holds as
+the engine's rule says (a lower timestamp written later loses), and a LOGGED batch at QUORUM
+``USING TIMESTAMP`` applies whole, index rows included. The same tests on three nodes (127.0.0.1 to
+127.0.0.3, RF=3, one node stopped by its pid at the end and started again) run only with
+``TXCONFORM_CASSANDRA_CLUSTER_TESTS=1`` (about 4 minutes more, 2.2 GiB of memory). The clusters come
+from probe/testing.py's ``txconform_cassandra_cluster``: at most one is up at a time, the module
+runs on one xdist worker (tests/conftest.py CASSANDRA_MODULES), and every node is stopped by its
+process id and its folder removed when the session ends.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import socket
+import stat
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from probe import cassandra, maven
+from probe.cassandra import CassandraError, Node
+from probe.testing import alive, holding
+from ref_impl.cone.engine import Cell, beats, ix, row, winner
+from trace_check.cli.main import main
+
+# --- without a node ---------------------------------------------------------------------------------
+
+
+def _fake_java(directory: Path, version: str, run: str = 'echo "Error: Could not create the Java Virtual Machine." >&2; exit 1') -> Path:
+    """A ``java`` that reports ``version`` and, asked to run anything, does ``run``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "java"
+    path.write_text(f'#!/bin/sh\nif [ "$1" = -version ]; then echo \'openjdk version "{version}" 2025-01-01\' >&2; exit 0; fi\n{run}\n')
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+def test_a_node_gets_a_minimal_yaml_on_its_own_address(tmp_path: Path) -> None:
+    node = Node(2, "127.0.0.2", tmp_path / "node-2", tmp_path / "node-2" / "logs" / "system.log")
+    text = cassandra.cassandra_yaml(node, "127.0.0.1", 7123, 9142)
+    for line in (
+        "listen_address: 127.0.0.2",
+        "rpc_address: 127.0.0.2",
+        "storage_port: 7123",
+        "native_transport_port: 9142",
+        '      - seeds: "127.0.0.1:7123"',
+        f"commitlog_directory: {tmp_path / 'node-2' / 'commitlog'}",
+        "endpoint_snitch: SimpleSnitch",
+    ):
+        assert line in text.splitlines(), line
+    cassandra.prepare(node, "127.0.0.1", 7123, 9142)
+    assert (node.home / "cassandra.yaml").read_text() == text
+    assert f"<file>{node.log}</file>" in (node.home / "logback.xml").read_text()
+
+
+def test_a_node_starts_with_a_bounded_heap_and_java_17s_flags(tmp_path: Path) -> None:
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "jamm-0.4.0.jar").write_bytes(b"")
+    node = Node(1, "127.0.0.1", tmp_path / "node-1", tmp_path / "node-1" / "logs" / "system.log")
+    cmd = cassandra.command(Path("/usr/bin/java"), lib, node)
+    assert cmd[0] == "/usr/bin/java" and cmd[-1] == "org.apache.cassandra.service.CassandraDaemon"
+    assert "-Xmx512m" in cmd and "-XX:MaxDirectMemorySize=256m" in cmd
+    assert f"-javaagent:{lib / 'jamm-0.4.0.jar'}" in cmd
+    assert f"-Dcassandra.config=file://{node.home / 'cassandra.yaml'}" in cmd and "-Dcassandra.ring_delay_ms=1000" in cmd
+    assert cmd[cmd.index("-cp") + 1] == f"{lib}/*"
+    assert "java.base/sun.nio.ch=ALL-UNNAMED" in cmd
+
+
+def test_target_names_and_versions() -> None:
+    assert cassandra.parse_target("cassandra") == cassandra.DEFAULT_VERSION
+    assert cassandra.parse_target("cassandra:5.0.3") == "5.0.3"
+    with pytest.raises(CassandraError, match=r"runs Cassandra 5\.0\.x"):
+        cassandra.parse_target("cassandra:4.1.0")
+    with pytest.raises(CassandraError, match=r"MAJOR\.MINOR\.PATCH"):
+        cassandra.parse_target("cassandra:latest")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--target", "cassandra"], "runs with --hold only"),
+        (["--target", "cassandra:4.1.0", "--hold"], "runs Cassandra 5.0.x"),
+        (["--target", "cassandra", "--hold", "--brokers", "3"], "only --nodes and --out apply"),
+        (["--target", "kafka", "--nodes", "3"], "--nodes is for --target cassandra only"),
+    ],
+)
+def test_bad_cassandra_arguments_are_one_line_and_exit_2(argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["probe", *argv, "--out", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("txconform: error: ") and message in err[0], err
+
+
+def test_without_java_or_maven_the_error_names_the_fix(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.delenv(cassandra.JAVA_HOME_VARIABLE, raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(CassandraError, match=r"java not found: .*Java 17 .*openjdk-17"):
+        cassandra.java17()
+    _fake_java(tmp_path / "bin17", "17.0.15")
+    monkeypatch.setenv("PATH", str(tmp_path / "bin17"))  # a Java 17, no mvn
+    problem = cassandra.environment_problem()
+    assert problem is not None and "mvn not found" in problem and "Cassandra" in problem and "apt-get install maven" in problem
+
+
+def test_java_25_is_refused_and_a_17_found_beside_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    java25 = _fake_java(tmp_path / "jdk25" / "bin", "25.0.1")
+    monkeypatch.setenv("JAVA_HOME", str(java25.parent.parent))
+    monkeypatch.delenv(cassandra.JAVA_HOME_VARIABLE, raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(CassandraError) as e:
+        cassandra.java17()
+    text = str(e.value)
+    assert "is Java 25" in text and "Cassandra 5.0 runs on Java 17" in text and cassandra.JAVA_HOME_VARIABLE in text and "\n" not in text
+    java17 = _fake_java(tmp_path / "jdk17" / "bin", "17.0.15")
+    monkeypatch.setenv(cassandra.JAVA_HOME_VARIABLE, str(java17.parent.parent))
+    assert cassandra.java17() == java17
+
+
+def test_an_unserved_version_is_one_line_naming_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Maven's answer for a version Central does not have, from a fake ``mvn`` (no network, no JVM)."""
+    bin_dir = tmp_path / "bin"
+    _fake_java(bin_dir, "17.0.15")
+    mvn = bin_dir / "mvn"
+    mvn.write_text("#!/bin/sh\necho '[ERROR] Failed: Could not find artifact org.apache.cassandra:cassandra-all:jar:5.0.99 in central'\nexit 1\n")
+    mvn.chmod(mvn.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("TXCONFORM_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(CassandraError) as e:
+        cassandra.node_jars("5.0.99")
+    text = str(e.value)
+    assert "cassandra-all:jar:5.0.99" in text and "Maven Central serves Cassandra 5.0.0 to 5.0.9" in text and "\n" not in text, text
+    assert not any((tmp_path / "cache").glob("cassandra-5.0.99-*/lib"))
+
+
+def test_a_node_that_does_not_start_is_one_line_with_its_log(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    java = _fake_java(tmp_path / "bin", "17.0.15")
+    monkeypatch.setattr(cassandra, "java17", lambda: java)
+    monkeypatch.setattr(cassandra, "node_jars", lambda version: tmp_path / "lib")
+    with pytest.raises(CassandraError) as e:
+        cassandra.start_cassandra(tmp_path / "work", ready_seconds=20)
+    text = str(e.value)
+    log = tmp_path / "work" / "cassandra-node-1.log"
+    assert "node 1 (127.0.0.1) exited with code 1 before it was ready" in text and "Could not create the Java Virtual Machine" in text, text
+    assert f"its log: {log}" in text and "Could not create the Java Virtual Machine" in log.read_text() and "\n" not in text
+    assert not list((tmp_path / "work").glob("txconform-cassandra-*"))  # the nodes' folder went with them
+
+
+def test_the_engines_cell_rule_is_cassandras() -> None:
+    """Cells.resolveRegular as the engine has it (the real-cluster tests check Cassandra agrees)."""
+    assert beats((1, 5, False, ("c", 1)), (9, 4, False, ("d", 1)))  # higher timestamp
+    assert beats((0, 5, True, ("c", 1)), (9, 5, False, ("d", 1)))  # a tombstone at a tie
+    assert beats((7, 5, False, ("c", 1)), (3, 5, False, ("d", 1)))  # the greater value at a tie
+
+
+# --- on real nodes ----------------------------------------------------------------------------------
+
+CLUSTER_TESTS = os.environ.get("TXCONFORM_CASSANDRA_CLUSTER_TESTS") == "1"
+
+
+@pytest.mark.probe
+def test_hold_keeps_a_node_until_interrupted_and_stops_it(tmp_path: Path) -> None:
+    """``txconform probe --target cassandra --hold``: the contact point and native port on the first
+    line once the node answers; SIGINT stops the node by its pid and removes its folder. A node of
+    its own (about 45 s), so with TXCONFORM_CASSANDRA_CLUSTER_TESTS=1 only; before the tests that
+    share the session's cluster, so that one node is up at a time."""
+    if not CLUSTER_TESTS:
+        pytest.skip("starts a node of its own: TXCONFORM_CASSANDRA_CLUSTER_TESTS=1")
+    why = cassandra.environment_problem()
+    if why:
+        pytest.skip(why)
+    held = tmp_path / "held"
+    with holding("--target", "cassandra", "--out", str(held)) as proc:
+        assert proc.stdout is not None
+        first = proc.stdout.readline().split()  # once the node answers
+        assert len(first) == 2 and first[0] == "127.0.0.1", (first, proc.stderr.read() if proc.poll() is not None and proc.stderr else "")
+        with socket.create_connection(("127.0.0.1", int(first[1])), timeout=5):
+            pass
+        java = [int(p) for p in subprocess.run(["pgrep", "-f", f"{held}.*CassandraDaemon"], capture_output=True, text=True).stdout.split()]
+        assert len(java) == 1 and alive(java[0])
+        os.kill(proc.pid, signal.SIGINT)
+        assert proc.wait(60) == 0
+        assert not alive(java[0]) and not list(held.glob("txconform-cassandra-*"))
+
+
+@pytest.fixture(scope="module", params=[1, 3] if CLUSTER_TESTS else [1], ids=lambda n: f"{n}node")
+def store(request: pytest.FixtureRequest, txconform_cassandra_cluster: Callable[..., Any]) -> Iterator[tuple[cassandra.CassandraCluster, object]]:
+    """The session's cluster of ``param`` nodes (probe/testing.py), with the C*One schema in a
+    keyspace of this module's own."""
+    pytest.importorskip("cassandra")
+    from ref_impl.cone.cassandra_store import CassandraStore
+
+    cluster = txconform_cassandra_cluster(nodes=request.param)
+    s = CassandraStore.connect(cluster.contact_points, cluster.native_port, keyspace=f"cone_test_{request.param}")
+    try:
+        s.create_schema(request.param)
+        yield cluster, s
+    finally:
+        s.close()
+
+
+@pytest.mark.probe
+def test_last_write_wins_by_timestamp_not_by_arrival(store: tuple[cassandra.CassandraCluster, object]) -> None:
+    from ref_impl.cone.cassandra_store import CassandraStore
+
+    s = store[1]
+    assert isinstance(s, CassandraStore)
+    assert s.read(row("a")) == (1, 0, False, ("init", 0))  # Cone.tla InitData, at timestamp 0
+    key = row("lww")
+    s.commit(("c1", 1), 1, 20, frozenset({(key, 2, False)}))
+    s.commit(("c2", 1), 2, 10, frozenset({(key, 9, False)}))  # later, with a lower timestamp: it loses
+    assert s.read(key) == (2, 20, False, ("c1", 1))
+    s.commit(("c3", 1), 1, 21, frozenset({(key, 3, False)}))
+    assert s.read(key) == (3, 21, False, ("c3", 1))
+    # Random writes to one key, at most 12: what Cassandra returns is the engine's winner among the live cells.
+    rng = random.Random(54)
+    cells: set[Cell] = set()
+    key = row("random")
+    for k in range(12):
+        cell: Cell = (rng.randrange(1, 50), rng.randrange(100, 110), False, (f"r{k}", 1))
+        s.commit(cell[3], 1, cell[1], frozenset({(key, cell[0], False)}))
+        cells.add(cell)
+        got = s.read(key)
+        best = winner(cells)
+        assert got[:2] == best[:2], (k, got, best)
+    assert s.top_timestamp() >= max(c[1] for c in cells)
+
+
+@pytest.mark.probe
+def test_a_logged_batch_applies_whole_with_its_index_rows(store: tuple[cassandra.CassandraCluster, object]) -> None:
+    """CoCommit of a retag: the photo row, the new index row and the old index row's tombstone in
+    one LOGGED batch at timestamp 30: every row of it reads back at QUORUM with that timestamp."""
+    from ref_impl.cone.cassandra_store import CassandraStore
+
+    s = store[1]
+    assert isinstance(s, CassandraStore)
+    assert s.read(ix(0, "p0")) == (1, 0, False, ("init", 0))
+    t = ("retag", 1)
+    muts = frozenset({(row("p0"), 1, False), (ix(0, "p0"), 0, True), (ix(1, "p0"), 1, False)})
+    s.commit(t, 2, 30, muts)
+    assert s.read(row("p0")) == (1, 30, False, t)
+    assert s.read(ix(1, "p0")) == (1, 30, False, t)
+    assert s.read(ix(0, "p0"))[2]  # deleted: reads as no cell
+    assert s.committed()["retag/1"] == 30
+    # An add: album counter, photo row and its index row, at 31 (the coordinator's clock + 1).
+    t = ("c1", 1)
+    s.commit(t, 1, 31, frozenset({(row("a"), 2, False), (row("c1"), 1, False), (ix(1, "c1"), 1, False)}))
+    assert {s.read(k) for k in (row("a"), row("c1"), ix(1, "c1"))} == {(2, 31, False, t), (1, 31, False, t)}
+    assert s.top_timestamp() >= 31
+
+
+def test_the_store_needs_the_driver_only_when_it_connects() -> None:
+    import ref_impl.cone.cassandra_store as store_module
+
+    assert "cassandra" not in store_module.__dict__  # the driver is imported by connect(), not by the module
+    assert maven.VERSION.fullmatch(cassandra.DEFAULT_VERSION)
+
+
+@pytest.mark.probe
+def test_an_engine_run_with_its_storage_in_cassandra_is_checked(
+    store: tuple[cassandra.CassandraCluster, object], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The reference engine's album workload (two adders, one retagger, fault-free), every commit
+    a real LOGGED batch and every read also made at QUORUM: Cassandra answers what the spec's read
+    did, and ``txconform check`` accepts the trace (TLC)."""
+    from ref_impl.cone import over_cassandra
+    from ref_impl.cone.cassandra_store import CassandraStore
+
+    cluster, s = store
+    assert isinstance(s, CassandraStore)
+    for seed in (0, 4):  # the seeds whose runs commit twice (of 0-9, fault-free)
+        fresh = CassandraStore(s.session, None, f"cone_run_{len(cluster.nodes)}_{seed}")  # the engine starts from Cone.tla's InitData
+        fresh.create_schema(len(cluster.nodes))
+        result = over_cassandra.run(fresh, tmp_path / f"cone-cassandra-{seed}.jsonl", "album:adders=2,retaggers=1", seed=seed)
+        assert result.commits == 2 and len(result.reads) >= 6, result
+        assert result.disagreements == (), result.disagreements
+        capsys.readouterr()
+        assert main(["check", str(result.path)]) == 0, capsys.readouterr()
+        assert "accepted" in capsys.readouterr().out
+
+
+@pytest.mark.probe
+def test_quorum_holds_with_one_node_stopped(store: tuple[cassandra.CassandraCluster, object]) -> None:
+    """Three nodes only: node 3 stopped by its pid, QUORUM reads and writes still answer (two of
+    three); then node 3 started again with its data."""
+    from ref_impl.cone.cassandra_store import CassandraStore
+
+    cluster, s = store
+    assert isinstance(s, CassandraStore)
+    if len(cluster.nodes) < 3:
+        pytest.skip("needs three nodes: TXCONFORM_CASSANDRA_CLUSTER_TESTS=1")
+    node = cluster.nodes[2]
+    assert node.process is not None
+    pid = node.process.pid
+    cluster.stop_node(node)
+    assert not alive(pid)
+    s.commit(("c9", 1), 1, 40, frozenset({(row("q"), 5, False)}))
+    assert s.read(row("q")) == (5, 40, False, ("c9", 1))
+    cluster.restart(node)  # with its data, for the session's next user
+    assert node.process is not None and node.process.pid != pid
