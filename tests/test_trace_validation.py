@@ -165,7 +165,7 @@ def test_cli_reports_bad_traces_and_arguments_in_one_line(tmp_path: Path, capsys
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "bad.jsonl:1: header" in err
     assert cli.main(["simulate", "--faults", "loss=x", "--out", str(tmp_path / "x.jsonl")]) == 2
-    assert "--faults: 'loss=x': loss needs a whole number" in capsys.readouterr().err
+    assert "--faults: loss=x: loss needs a whole number" in capsys.readouterr().err
     assert cli.main(["simulate", "--bugs", "no_fencing", "--out", str(tmp_path / "x.jsonl")]) == 2
     assert "unknown bug" in capsys.readouterr().err
 
