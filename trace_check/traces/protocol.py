@@ -205,6 +205,7 @@ class Protocol:
     why_legal: Callable[[str, Event, int, int], str | None] = lambda op, event, index, length: None
     # Serving real clients (``txconform serve``): a bound server (ProtocolInputError for bad options).
     serve: Callable[[ServeOptions], Server] | None = None
+    serve_port: int = 0  # the port ``txconform serve`` listens on unless told (0: a free one)
     # Logs: variables that are functions to sequences which the spec changes only by appending at
     # the end or by cutting back to a prefix (a test of the plug-in checks the spec's text for it;
     # for Kafka, LogsGrowOrAreCut in MCKafkaTxnForms model-checks it too). A window that starts
