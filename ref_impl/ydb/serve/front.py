@@ -206,12 +206,6 @@ class Front:
 
     def begin(self, sid: str) -> str:
         txs = self.session(sid)
-        if any(self.txs[t].state == "open" for t in txs):
-            # ydb-platform/ydb kqp_session_actor.cpp: one transaction at a time in the query service's session
-            for t in sorted(txs):
-                if self.txs[t].state == "open":
-                    self._end_in_engine(self.txs[t])
-                    self.txs[t].state = "rolled_back"
         tid = self.new_id("tx")
         self.txs[tid] = Tx(tid, sid)
         txs.add(tid)
@@ -365,8 +359,8 @@ class Front:
         _, wire_partition, ranges = topics[0]
         p = wire_partition + 1
         ranges = sorted(ranges)
-        # ydb-platform/ydb kqp_topic.cpp (TTopicPartitionOperations::AddOperation): ranges must not intersect;
-        # at the commit they must form one interval (else ABORTED "incorrect offset ranges in the tx")
+        # ydb-platform/ydb ydb/core/kqp/topics/kqp_topics.cpp, TConsumerOperations::AddOperationImpl: ranges of a
+        # consumer's partition must not intersect ("offset ranges intersect"); the engine's ReadBatch is one interval
         if not ranges or any(x[1] != y[0] for x, y in itertools.pairwise(ranges)) or any(s >= t for s, t in ranges):
             raise self.refuse("BAD_REQUEST", f"offset ranges {ranges} are not one interval")
         b, e = ranges[0][0], ranges[-1][1]

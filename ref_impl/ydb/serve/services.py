@@ -381,7 +381,12 @@ class Topic(ydb_topic_v1_pb2_grpc.TopicServiceServicer):  # type: ignore[misc]
                 if not wr.HasField("tx"):
                     raise front.refuse("UNSUPPORTED", "a write outside a transaction: the engine's writes are transactional "
                                        "(use topic_client.tx_writer(tx, path))")
-                if wr.codec not in (0, RAW):
+                # ydb-platform/ydb ydb/services/persqueue_v1/actors/write_session_topic_api_actor.cpp, HandleWrite:
+                # a write with no messages or with codec 0 is a protocol error (BAD_REQUEST); acks of writes in a
+                # transaction are written_in_tx, with no offset (write_session_actor.cpp)
+                if not wr.messages or wr.codec == 0:
+                    raise front.refuse("BAD_REQUEST", "bad write request: no messages, or codec unspecified (id 0)")
+                if wr.codec != RAW:
                     raise front.refuse("UNSUPPORTED", f"codec {wr.codec}: this server takes raw data only")
                 acks = []
                 for m in wr.messages:
