@@ -8,6 +8,7 @@ and each test body runs in a thread joined with a deadline, so that nothing can 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -24,6 +25,8 @@ import pytest
 ydb = pytest.importorskip("ydb")
 
 from ref_impl.ydb.serve.run import Options, Running  # noqa: E402
+from trace_check.testing import txconform_check  # noqa: E402
+from trace_check.traces.verdicts import verdict_lines  # noqa: E402
 
 T = 5.0  # every SDK wait
 DEADLINE_S = 30.0  # a whole test body
@@ -65,12 +68,20 @@ def sdk(server: Running | Any, endpoint: str | None = None) -> Iterator[Any]:
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[Running]:
+def server(request: Any, tmp_path: Path) -> Iterator[Running]:
+    """A server on a free port; in the ``checked`` run of a test (marked tlc), its session's trace must be accepted."""
     running = Running(Options(port=0, trace=tmp_path / "session.jsonl")).start()
     try:
         yield running
     finally:
-        running.stop()
+        path = running.stop()
+    if request.node.get_closest_marker("tlc") and path is not None:
+        v = txconform_check(path)
+        assert v.ok, "\n".join(verdict_lines(v, path))
+
+
+# Each session test runs twice: fast (make quick), and with its session's trace checked by TLC.
+CHECKED = pytest.mark.parametrize("checked", ["fast", pytest.param("checked", marks=pytest.mark.tlc)])
 
 
 def copy(driver: Any, reader: Any, tx: Any, write: int | None = None) -> list[bytes]:
@@ -132,7 +143,8 @@ def test_the_sdk_connects_runs_select_1_and_hears_what_else_is_not_served(server
     assert server.front.events == []  # none of it is a step of the engine
 
 
-def test_a_committed_copy_publishes_its_writes_and_commits_the_read_offsets(server: Running) -> None:
+@CHECKED
+def test_a_committed_copy_publishes_its_writes_and_commits_the_read_offsets(server: Running, checked: str) -> None:
     first, later, b = copy_session(server)
     assert first == [b"A/1/0", b"A/1/1"]
     # the rolled-back batch is read again from the committed offset, and published once
@@ -156,7 +168,8 @@ def _read_a_after(server: Running) -> bytes:
         driver.stop(timeout=T)
 
 
-def test_what_the_engine_cannot_express_is_refused_with_a_clear_status(server: Running) -> None:
+@CHECKED
+def test_what_the_engine_cannot_express_is_refused_with_a_clear_status(server: Running, checked: str) -> None:
     def body() -> None:
         with sdk(server) as driver, ydb.QuerySessionPool(driver) as pool:
             # a write outside a transaction
@@ -180,15 +193,97 @@ def test_what_the_engine_cannot_express_is_refused_with_a_clear_status(server: R
     assert [ev["action"] for ev in server.front.events][-2:] == ["RollbackTx", "PqLockLost"]
 
 
+@CHECKED
+def test_the_asyncio_sdk_commits_and_rolls_back_the_same_way(server: Running, checked: str) -> None:
+    import asyncio
+
+    import ydb.aio
+
+    async def session() -> list[list[bytes]]:
+        async with ydb.aio.Driver(endpoint=f"grpc://{server.bootstrap}", database="/local") as driver:
+            await driver.wait(timeout=T, fail_fast=True)
+            await driver.topic_client.create_topic("A", consumers=["c"])
+            await driver.topic_client.create_topic("B", consumers=["check"])
+            async with ydb.aio.QuerySessionPool(driver) as pool, driver.topic_client.reader("A", consumer="c") as reader:
+                async def copy_async(tx: Any, rollback: bool = False) -> list[bytes]:
+                    batch = await asyncio.wait_for(reader.receive_batch_with_tx(tx, max_messages=2), T)
+                    writer = driver.topic_client.tx_writer(tx, "B")
+                    for m in batch.messages:
+                        await asyncio.wait_for(writer.write(ydb.TopicWriterMessage(m.data)), T)
+                    if rollback:
+                        await tx.rollback()
+                    return [m.data for m in batch.messages]
+
+                return [await pool.retry_tx_async(copy_async, retry_settings=RETRY),
+                        await pool.retry_tx_async(lambda tx: copy_async(tx, rollback=True), retry_settings=RETRY),
+                        await pool.retry_tx_async(copy_async, retry_settings=RETRY)]
+
+    reads = bounded(lambda: asyncio.run(asyncio.wait_for(session(), DEADLINE_S)))
+    assert reads == [[b"A/1/0", b"A/1/1"], [b"A/1/2", b"A/1/3"], [b"A/1/2", b"A/1/3"]]
+    e = server.front.engine
+    assert e.committed[1] == 4 and [e.told[t] for t in (1, 2, 3)] == ["COMMITTED", "ABORTED", "COMMITTED"]
+
+
+@CHECKED
+def test_a_client_gone_mid_transaction_has_it_rolled_back_and_the_server_serves_on(server: Running, checked: str) -> None:
+    def gone() -> None:
+        driver = ydb.Driver(endpoint=f"grpc://{server.bootstrap}", database="/local")
+        driver.wait(timeout=T, fail_fast=True)
+        driver.topic_client.create_topic("A", consumers=["c"])
+        driver.topic_client.create_topic("B", consumers=["check"])
+        session = ydb.QuerySession(driver).create()
+        tx = session.transaction().begin()
+        reader = driver.topic_client.reader("A", consumer="c")
+        copy(driver, reader, tx)
+        driver.stop(timeout=T)  # no commit, no rollback, no DeleteSession: the attach stream just ends
+        with contextlib.suppress(Exception):
+            reader.close(timeout=T)  # or it would reconnect, to whatever listens on that port next
+
+    bounded(gone)
+    e = server.front.engine
+    for _ in range(50):  # the server sees the attach stream end a little later
+        if e.told[1] != "none":
+            break
+        threading.Event().wait(0.1)
+    assert e.told[1] == "ABORTED" and e.committed[1] == 0
+
+    def again() -> list[bytes]:
+        driver = ydb.Driver(endpoint=f"grpc://{server.bootstrap}", database="/local")
+        try:
+            driver.wait(timeout=T, fail_fast=True)
+            with ydb.QuerySessionPool(driver) as pool, driver.topic_client.reader("A", consumer="c") as reader:
+                return pool.retry_tx_sync(lambda tx: copy(driver, reader, tx), retry_settings=RETRY)  # type: ignore[no-any-return]
+        finally:
+            driver.stop(timeout=T)
+
+    assert bounded(again) == [b"A/1/0", b"A/1/1"]
+    assert server.front.engine.committed[1] == 2
+
+
+def test_malformed_requests_get_a_grpc_error_and_the_server_serves_on(server: Running) -> None:
+    import grpc
+
+    with grpc.insecure_channel(server.bootstrap) as channel:
+        call = channel.unary_unary("/Ydb.Query.V1.QueryService/CreateSession")
+        with pytest.raises(grpc.RpcError) as bad:
+            call(b"\xff\xff\xff not a protobuf", timeout=T)
+        assert bad.value.code() in (grpc.StatusCode.INTERNAL, grpc.StatusCode.INVALID_ARGUMENT)  # type: ignore[attr-defined]
+        stream = channel.stream_stream("/Ydb.Topic.V1.TopicService/StreamWrite")
+        with pytest.raises(grpc.RpcError):
+            list(stream(iter([b"\x0a\x05garbage"]), timeout=T))
+
+    def select_1() -> Any:
+        with sdk(server) as driver, ydb.QuerySessionPool(driver) as pool:
+            return pool.execute_with_retries("select 1", retry_settings=RETRY)[0].rows[0]["column0"]
+
+    assert bounded(select_1) == 1
+
+
 @pytest.mark.tlc
-def test_the_sessions_trace_is_accepted_by_txconform_check(tmp_path: Path) -> None:
-    trace = tmp_path / "session.jsonl"
-    with Running(Options(port=0, trace=trace)) as server:
-        copy_session(server)
-    r = subprocess.run([sys.executable, "-m", "trace_check.cli.main", "check", str(trace)], capture_output=True, text=True,
-                       timeout=120, cwd=ROOT)
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert "accepted" in r.stdout and "invariants hold" in r.stdout
+@pytest.mark.txconform_serve(protocol="ydb")
+def test_the_txconform_broker_fixture_serves_ydb_and_checks_the_session(txconform_broker: Any) -> None:
+    first, _, b = copy_session(txconform_broker)
+    assert first == [b"A/1/0", b"A/1/1"] and len(b) == 4  # the fixture checks the trace at teardown
 
 
 @pytest.mark.tlc

@@ -144,7 +144,11 @@ def drain(out: queue.Queue[Any], context: grpc.ServicerContext, stopping: thread
         try:
             item = out.get(timeout=POLL_S)
         except queue.Empty:
-            if stopping.is_set() or not context.is_active():
+            if stopping.is_set() and context.is_active():
+                # as a YDB node going down: UNAVAILABLE, which the SDK retries (a stream that just
+                # ends with OK is not what it expects: its reader fails with a TypeError)
+                context.abort(grpc.StatusCode.UNAVAILABLE, "txconform serve is stopping")
+            if not context.is_active():
                 return
             continue
         if item is None:
