@@ -183,14 +183,29 @@ def test_what_the_engine_cannot_express_is_refused_with_a_clear_status(server: R
             with pytest.raises(ydb.PreconditionFailed, match="writes the batch it read"):
                 pool.retry_tx_sync(write_only, retry_settings=RETRY)
             # a transaction that reads and writes only half of its batch: refused at the commit, rolled back
-            with driver.topic_client.reader("A", consumer="c") as reader, pytest.raises(ydb.BadRequest, match="wrote 1 of its 2"):
-                pool.retry_tx_sync(lambda tx: copy(driver, reader, tx, write=1), retry_settings=RETRY)
+            with driver.topic_client.reader("A", consumer="c") as reader:
+                with pytest.raises(ydb.BadRequest, match="wrote 1 of its 2"):
+                    pool.retry_tx_sync(lambda tx: copy(driver, reader, tx, write=1), retry_settings=RETRY)
+                # a transaction that only reads (the SDK's own reader tests commit these): the same
+                with pytest.raises(ydb.BadRequest, match="wrote 0 of its 2"):
+                    pool.retry_tx_sync(lambda tx: copy(driver, reader, tx, write=0), retry_settings=RETRY)
+
+                # part of a batch, then a write: the transaction was bound to the whole batch at its write, so
+                # UpdateOffsetsInTransaction is refused; the SDK reports only that the update failed
+                def part(tx: Any) -> None:
+                    batch = reader.receive_batch_with_tx(tx, max_messages=1, timeout=T)
+                    driver.topic_client.tx_writer(tx, "B").write(ydb.TopicWriterMessage(batch.messages[0].data), timeout=T)
+
+                with pytest.raises(ydb.issues.ClientInternalError):
+                    pool.retry_tx_sync(part, retry_settings=RETRY)
             assert read_all(driver, "B", "check", wait=0.5) == []
 
     bounded(body)
     assert server.front.engine.committed[1] == 0
-    # the refused commit rolled the engine's transaction back; tablet B then drops its writes
-    assert [ev["action"] for ev in server.front.events][-2:] == ["RollbackTx", "PqLockLost"]
+    assert any("bound to the read [0, 2)" in r for r in server.front.refusals)
+    # each refused transaction was rolled back in the engine; tablet B then drops its writes
+    acts = [ev["action"] for ev in server.front.events]
+    assert acts.count("ReadBatch") == acts.count("RollbackTx") == 3 and "KqpResult" not in acts
 
 
 @CHECKED
