@@ -44,6 +44,9 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--faults", default="", metavar="F",
                    help="fault switches KIND@REQUEST:N, comma-separated: drop@EndTxn:1 (the answer is lost, the connection "
                    "closed), delay@Produce:2:300 (held 300 ms), failover@EndTxn:2, restart@Produce:3")
+    p.add_argument("--workload", default="", metavar="W",
+                   help="ydb: the served engine's shape, copy:msgs=N,batch=N,txns=N (the messages of topic A, the most "
+                   "a read batch holds, the transactions in all; default copy:msgs=8,batch=2,txns=16); kafka takes none")
     p.add_argument("--trace", type=Path, metavar="FILE", help="write the session's trace here when the server stops")
     p.set_defaults(func=cmd_serve)
 
@@ -54,7 +57,7 @@ def cmd_serve(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise TxconformError(f"--protocol {args.protocol}: this protocol's plug-in serves no clients; kafka and ydb do")
     port = plugin.serve_port if args.port is None else args.port
     options = ServeOptions(port=port, version=args.version, partitions=args.partitions, bugs=args.bugs,
-                           faults=args.faults, trace=args.trace, auto_create=args.auto_create)
+                           faults=args.faults, trace=args.trace, auto_create=args.auto_create, workload=args.workload)
     try:
         server = plugin.serve(options)
     except ProtocolInputError as e:

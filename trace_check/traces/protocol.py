@@ -132,6 +132,7 @@ class ServeOptions:
     faults: str = ""
     trace: Path | None = None
     auto_create: bool = True
+    workload: str = ""  # the shape of the served engine, in the plug-in's workload language (ydb: copy:msgs=8,...)
 
 
 class Server(typing.Protocol):

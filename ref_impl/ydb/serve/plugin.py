@@ -7,9 +7,36 @@ trace.
 
 from __future__ import annotations
 
+import attrs
+
+from ref_impl.sim import settings
+from ref_impl.sim.settings import SettingsError
 from trace_check.traces.protocol import ProtocolInputError, ServeOptions, Server
 
 PORT = 2136  # YDB's gRPC port
+SERVED_KEYS = ("msgs", "batch", "txns")
+
+
+@attrs.frozen
+class Shape:
+    """The served engine's constants a ``--workload`` may set (the rest is one worker, one
+    partition of A and of B): ``copy:msgs=8,batch=2,txns=16`` is the default."""
+
+    msgs: int = 8  # MsgsPerSrc
+    batch: int = 2  # BatchMax
+    txns: int = 16  # MaxTxns
+
+    @classmethod
+    def parse(cls, text: str) -> Shape:
+        kind, _, rest = text.strip().partition(":")
+        if kind not in ("", "copy"):
+            raise SettingsError(f"unknown workload {kind!r}; the served engine runs copy, e.g. copy:msgs=8,batch=2,txns=16")
+        fields: dict[str, int] = {}
+        for key, value in settings.pairs(rest).items():
+            if key not in SERVED_KEYS:
+                raise settings.unknown("workload setting of the served engine", key, SERVED_KEYS, "{}=N")
+            fields[key] = settings.whole(key, value, 1, 10_000)
+        return cls(**fields)
 
 
 def serve(o: ServeOptions) -> Server:
@@ -24,6 +51,8 @@ def serve(o: ServeOptions) -> Server:
     except ImportError as e:
         raise ProtocolInputError(f"txconform serve --protocol ydb needs grpcio and the ydb SDK: pip install 'txconform[ydb]' ({e})") from None
     try:
-        return Running(Options(port=o.port, host=o.host, version=o.version or "v26", trace=o.trace))
+        shape = settings.option("--workload", Shape.parse, o.workload)
+        return Running(Options(port=o.port, host=o.host, version=o.version or "v26", messages=shape.msgs, batch=shape.batch,
+                               txns=shape.txns, trace=o.trace))
     except ServeOptionError as e:
         raise ProtocolInputError(str(e)) from None
