@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import threading
+import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -48,7 +49,9 @@ def bounded(body: Callable[[], Any], seconds: float = DEADLINE_S) -> Any:
     t.start()
     t.join(seconds)
     if t.is_alive():
-        pytest.fail(f"the SDK did not finish within {seconds} s", pytrace=False)
+        frames = sys._current_frames().get(t.ident or 0)
+        where = "".join(traceback.format_stack(frames)[-8:]) if frames else ""
+        pytest.fail(f"the SDK did not finish within {seconds} s; it was at:\n{where}", pytrace=False)
     if "error" in result:
         raise result["error"]
     return result.get("value")
@@ -84,13 +87,15 @@ def server(request: Any, tmp_path: Path) -> Iterator[Running]:
 CHECKED = pytest.mark.parametrize("checked", ["fast", pytest.param("checked", marks=pytest.mark.tlc)])
 
 
-def copy(driver: Any, reader: Any, tx: Any, write: int | None = None, most: int | None = 2) -> list[bytes]:
+def copy(driver: Any, reader: Any, tx: Any, write: int | None = None, most: int | None = 2, writers: list[Any] | None = None) -> list[bytes]:
     """The engine's transaction: read a batch of A in ``tx``, write its messages (or the first ``write``) to B."""
     batch = reader.receive_batch_with_tx(tx, max_messages=most, timeout=T)
     data = [m.data for m in batch.messages]
     if write == 0:
         return data  # no writer at all: a transaction that only reads
     writer = driver.topic_client.tx_writer(tx, "B")
+    if writers is not None:
+        writers.append(writer)
     for d in data[:write]:
         writer.write(ydb.TopicWriterMessage(d), timeout=T)
     return data
@@ -242,8 +247,11 @@ def test_a_client_gone_mid_transaction_has_it_rolled_back_and_the_server_serves_
         session = ydb.QuerySession(driver).create()
         tx = session.transaction().begin()
         reader = driver.topic_client.reader("A", consumer="c")
-        copy(driver, reader, tx)
-        # the reader goes first, or it would reconnect to whatever listens on that port next (a later test's server)
+        writers: list[Any] = []
+        copy(driver, reader, tx, writers=writers)
+        # the reader and the writer go first: left open under a stopped driver, the SDK's topic objects kept its
+        # shared event loop busy, and later SDK calls in the process hung (seen under make quick's load)
+        writers[0].close(flush=False, timeout=T)
         reader.close(timeout=T)
         driver.stop(timeout=T)  # no commit, no rollback, no DeleteSession: the attach stream just ends
 
