@@ -29,6 +29,6 @@ fi
 if [ ! -x .venv/bin/python ]; then
     "$python" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test,spark,probe,cassandra]' 2> >(grep -v "^WARNING: Location" >&2)
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test,spark,probe,cassandra,ydb]' 2> >(grep -v "^WARNING: Location" >&2)
 touch .venv/.txconform-installed
 echo "setup: .venv ready (Java $java_version, $(.venv/bin/python --version))"

@@ -55,4 +55,5 @@ PROTOCOL = declare(
     engine_value=broker_value,
     engine_noun="the reference broker",
     serve=serve,
+    serve_port=9092,
 )

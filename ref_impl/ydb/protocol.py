@@ -9,6 +9,7 @@ from trace_check.traces.protocol import SimulateOptions, Simulation, declare
 from . import trace
 from .replay import engine_value, replay
 from .replay_state import spec_states
+from .serve.plugin import PORT, serve
 from .sim import GENERATOR, Faults, Workload, parse_bugs
 from .sim import Simulation as Run
 
@@ -39,4 +40,6 @@ PROTOCOL = declare(
     history=("action",),
     column_values="PostVal",
     spec_states=spec_states,
+    serve=serve,
+    serve_port=PORT,
 )

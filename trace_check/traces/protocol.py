@@ -132,6 +132,7 @@ class ServeOptions:
     faults: str = ""
     trace: Path | None = None
     auto_create: bool = True
+    workload: str = ""  # the shape of the served engine, in the plug-in's workload language (ydb: copy:msgs=8,...)
 
 
 class Server(typing.Protocol):
@@ -205,6 +206,7 @@ class Protocol:
     why_legal: Callable[[str, Event, int, int], str | None] = lambda op, event, index, length: None
     # Serving real clients (``txconform serve``): a bound server (ProtocolInputError for bad options).
     serve: Callable[[ServeOptions], Server] | None = None
+    serve_port: int = 0  # the port ``txconform serve`` listens on unless told (0: a free one)
     # Logs: variables that are functions to sequences which the spec changes only by appending at
     # the end or by cutting back to a prefix (a test of the plug-in checks the spec's text for it;
     # for Kafka, LogsGrowOrAreCut in MCKafkaTxnForms model-checks it too). A window that starts

@@ -1,0 +1,1 @@
+"""``txconform serve --protocol ydb``: the YDB reference engine behind YDB's gRPC API (docs/serve-ydb.md)."""

@@ -1,0 +1,468 @@
+"""The reference engine with open clients: what the YDB SDK's requests do to ``ref_impl/ydb``.
+
+No gRPC here (``services`` decodes and encodes the wire); every method runs under the caller's
+lock and either changes the engine by steps of its table of actions (``actions``), each emitting
+one trace event, or raises ``FrontError`` with the YDB status and a message saying why, and then
+has changed nothing the trace records.
+
+The engine's model is consume-transform-produce: a transaction reads a batch ``[b, e)`` of a
+partition of topic A as consumer ``c`` (the spec's ``ReadBatch``), writes the batch's messages to
+topic B (``TxWrite``, one per message, in order), and commits (``Flush``, ``CommitTx``, then the
+tablets' steps until ``KqpResult``). The SDK says these things in another order and on other
+streams, so the front binds them together:
+
+- the read: the SDK's reader gets batches on its StreamRead (the server sends them, at most
+  BatchMax messages each) and says which it read in a transaction only at the commit, by
+  ``UpdateOffsetsInTransaction`` (ydb-python-sdk ``ydb/_topic_reader/topic_reader_asyncio.py``,
+  ``ReaderReconnector._commit_batches_with_tx``, a BEFORE_COMMIT callback of the transaction);
+- the writes: its transactional writer sends them on StreamWrite with the transaction's identity,
+  and waits for the first one's ack before the application goes on (``TxWriterAsyncIO.write``:
+  the first write is ``write_with_ack``, ``ydb/_topic_writer/topic_writer_asyncio.py``).
+
+So a transaction becomes the engine's at its first write (the read is then the oldest batch the
+worker's reader was sent and no transaction took; ``ReadBatch`` with it, then ``TxWrite``), or at
+``UpdateOffsetsInTransaction`` if that comes first (``ReadBatch`` with exactly the range it names).
+``UpdateOffsetsInTransaction`` after writes must name the range the transaction was bound to. The
+commit needs both: a transaction that wrote but read nothing in the transaction, or read but did
+not write its batch, is outside the model, and the front says so instead of committing it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from ..actions import ACTION, ACTIONS, SCHEDULER, arguments
+from ..constants import Constants
+from ..engine import Engine
+from ..state import CONSUMER
+
+SOURCE, TARGET = "A", "B"
+DATABASE = "/local"
+
+
+class FrontError(Exception):
+    """A request the front refuses: ``status`` is the YDB status name (StatusIds), the message one line."""
+
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@attrs.define
+class Topic:
+    name: str
+    partitions: int
+    consumers: list[str]
+
+
+@attrs.define
+class Tx:
+    """A transaction of a query session (BeginTransaction); the engine's once bound (``engine_tx``)."""
+
+    id: str
+    session: str
+    state: str = "open"  # open, committed, rolled_back, aborted
+    engine_tx: int = 0
+    worker: str = ""
+    partition: int = 0  # of A: the read's
+    b: int = 0
+    e: int = 0
+    offsets_named: bool = False  # UpdateOffsetsInTransaction named the read range
+    data: list[tuple[int, bytes, str, int]] = attrs.field(factory=list)  # (partition of B, data, producer, seq_no)
+
+
+@attrs.define
+class Stored:
+    """A message of topic B's log, as readers get it."""
+
+    data: bytes
+    producer: str
+    seq_no: int
+
+
+@attrs.define
+class ReaderStream:
+    """One StreamRead: consumer c's reader of A (a worker's), or a reader of B (outside the spec: it only looks)."""
+
+    id: int
+    topic: str
+    consumer: str
+    worker: str = ""
+    budget: int = 0  # bytes the client is ready for (ReadRequest)
+    sessions: dict[int, int] = attrs.field(factory=dict)  # partition session id -> partition (1-based)
+    started: set[int] = attrs.field(factory=set)  # sessions the client confirmed
+    next_offset: dict[int, int] = attrs.field(factory=dict)  # partition -> next offset to send
+    delivered: list[tuple[int, int, int]] = attrs.field(factory=list)  # (partition, b, e) sent, not yet taken by a transaction
+    closed: bool = False
+
+
+def normalize(path: str) -> str:
+    """A topic path as the engine names it: ``/local/A`` and ``A`` are both ``A``."""
+    p = path.strip()
+    if p.startswith(DATABASE + "/"):
+        p = p[len(DATABASE) + 1:]
+    return p.strip("/")
+
+
+def source_data(p: int, o: int) -> bytes:
+    """The data of message ``o`` of partition ``p`` of A (the spec's Init holds MsgsPerSrc of each)."""
+    return f"A/{p}/{o}".encode()
+
+
+class Front:
+    """The engine, the scheme (topics A and B once created), the query sessions and their
+    transactions, and the topic streams."""
+
+    def __init__(self, k: Constants) -> None:
+        if k.num_dst != 1:
+            raise ValueError("the served engine has one partition of topic B (NumDst = 1): a writer session writes one partition")
+        self.k = k
+        self.events: list[dict[str, Any]] = []
+        self.engine = Engine(k, emit=self.events.append)
+        self.topics: dict[str, Topic] = {}
+        self.dropped: set[str] = set()
+        self.sessions: dict[str, set[str]] = {}  # query session -> its transactions
+        self.txs: dict[str, Tx] = {}
+        self.by_engine_tx: dict[int, Tx] = {}
+        self.readers: dict[int, ReaderStream] = {}
+        self.b_log: dict[int, list[Stored]] = {d: [] for d in k.dst_parts}
+        self._ids = itertools.count(1)
+        self._seen = 0  # events looked at for B's commits
+        self.refusals: list[str] = []
+        self.on_change: Callable[[], None] = lambda: None  # readers may have something to send
+
+    # --- ids and errors ---
+
+    def new_id(self, prefix: str) -> str:
+        return f"{prefix}-{next(self._ids)}"
+
+    def refuse(self, status: str, message: str) -> FrontError:
+        self.refusals.append(message)
+        return FrontError(status, message)
+
+    # --- the scheme (Ydb.Topic.V1 CreateTopic, DescribeTopic, DropTopic) ---
+
+    def _shape(self, name: str) -> int:
+        if name == SOURCE:
+            return self.k.num_src
+        if name == TARGET:
+            return self.k.num_dst
+        raise self.refuse("SCHEME_ERROR", f"topic {name!r}: the reference engine has two topics, {SOURCE!r} (read by consumer "
+                          f"{CONSUMER!r}, {self.k.num_src} partition(s), {self.k.msgs_per_src} messages each) and {TARGET!r} "
+                          f"(written in transactions, {self.k.num_dst} partition(s))")
+
+    def create_topic(self, path: str, partitions: int, consumers: list[str]) -> None:
+        name = normalize(path)
+        want = self._shape(name)
+        if name in self.topics:
+            raise self.refuse("ALREADY_EXISTS", f"topic {name!r} exists")
+        if name in self.dropped:
+            raise self.refuse("SCHEME_ERROR", f"topic {name!r} was dropped in this session: the engine's topics exist once "
+                              "a session (start a new server for a new topic)")
+        if partitions not in (0, want):
+            raise self.refuse("BAD_REQUEST", f"topic {name!r} has {want} partition(s) in this engine's constants, not {partitions}")
+        if name == SOURCE and CONSUMER not in consumers:
+            raise self.refuse("BAD_REQUEST", f"topic {SOURCE!r} needs consumer {CONSUMER!r}: it is the consumer whose offsets "
+                              "the engine's transactions commit")
+        self.topics[name] = Topic(name, want, list(consumers))
+
+    def topic(self, path: str) -> Topic:
+        name = normalize(path)
+        if name not in self.topics:
+            raise self.refuse("SCHEME_ERROR", f"path {path!r}: no such topic (create {SOURCE!r} and {TARGET!r} first)")
+        return self.topics[name]
+
+    def drop_topic(self, path: str) -> None:
+        t = self.topic(path)
+        if any(not r.closed and r.topic == t.name for r in self.readers.values()):
+            raise self.refuse("PRECONDITION_FAILED", f"topic {t.name!r} has readers")
+        del self.topics[t.name]
+        self.dropped.add(t.name)
+
+    # --- query sessions and transactions (Ydb.Query.V1) ---
+
+    def create_session(self) -> str:
+        sid = self.new_id("session")
+        self.sessions[sid] = set()
+        return sid
+
+    def session(self, sid: str) -> set[str]:
+        if sid not in self.sessions:
+            raise self.refuse("BAD_SESSION", f"session {sid!r} does not exist or was deleted")
+        return self.sessions[sid]
+
+    def delete_session(self, sid: str) -> None:
+        """The session ends: YDB rolls back its open transactions (they lose their locks)."""
+        txs = self.sessions.pop(sid, set())
+        for tid in sorted(txs):
+            tx = self.txs[tid]
+            if tx.state == "open":
+                self._end_in_engine(tx)
+                tx.state = "rolled_back"
+
+    def begin(self, sid: str) -> str:
+        txs = self.session(sid)
+        tid = self.new_id("tx")
+        self.txs[tid] = Tx(tid, sid)
+        txs.add(tid)
+        return tid
+
+    def tx(self, tid: str, sid: str = "") -> Tx:
+        tx = self.txs.get(tid)
+        if tx is None or (sid and tx.session != sid):
+            raise self.refuse("NOT_FOUND", f"transaction {tid!r} not found in session {sid!r}")
+        if tx.state != "open":
+            raise self.refuse("NOT_FOUND", f"transaction {tid!r} is {tx.state.replace('_', ' ')}")
+        return tx
+
+    def commit(self, tid: str, sid: str) -> None:
+        """COMMITTED, or FrontError(ABORTED) when the engine aborts it, or a refusal (the transaction
+        is then rolled back in the engine)."""
+        tx = self.tx(tid, sid)
+        if not tx.engine_tx:
+            if tx.data:
+                raise self.refuse("BAD_REQUEST", "internal: writes without a bound transaction")
+            tx.state = "committed"  # nothing of it reached the engine: an empty transaction
+            return
+        e, w = self.engine, tx.worker
+        c = e.cl[w]
+        problem = ""
+        if not tx.offsets_named:
+            problem = (f"transaction {tid} wrote to {TARGET!r} but read nothing of {SOURCE!r} in the transaction "
+                       "(no UpdateOffsetsInTransaction): the engine's transaction reads a batch and writes it")
+        elif c.sent != c.e - c.b:
+            problem = (f"transaction {tid} read [{c.b}, {c.e}) of {SOURCE!r} partition {c.src - 1} and wrote {c.sent} of its "
+                       f"{c.e - c.b} message(s) to {TARGET!r}: the engine's transaction writes every message it read")
+        if problem:
+            self._end_in_engine(tx)
+            tx.state = "aborted"
+            raise self.refuse("BAD_REQUEST", problem + "; it was rolled back")
+        if c.phase == "open":
+            self._step("Flush", w)
+        self._step("CommitTx", w)
+        self.settle()
+        told = e.told[tx.engine_tx]
+        tx.state = "committed" if told == "COMMITTED" else "aborted"
+        if told != "COMMITTED":
+            raise FrontError("ABORTED", f"transaction {tid} was aborted by the participants (engine transaction {tx.engine_tx})")
+
+    def rollback(self, tid: str, sid: str) -> None:
+        tx = self.tx(tid, sid)
+        self._end_in_engine(tx)
+        tx.state = "rolled_back"
+
+    def _end_in_engine(self, tx: Tx) -> None:
+        if not tx.engine_tx:
+            return
+        c = self.engine.cl[tx.worker]
+        if c.tx == tx.engine_tx and c.phase in ("open", "flushed"):
+            self._step("RollbackTx", tx.worker)
+            self.settle()
+
+    # --- the engine's steps ---
+
+    def _step(self, name: str, arg: Any) -> None:
+        if not ACTION[name].run(self.engine, arg):
+            raise self.refuse("INTERNAL_ERROR", f"internal: the engine's {name} is not enabled for {arg!r}")
+        self._after()
+
+    def settle(self) -> None:
+        """Take the engine's own steps (tablets, coordinator, KQP, deliveries; never a fault:
+        their budgets are 0) until none is enabled."""
+        scheduled = [a for a in ACTIONS if a.by == SCHEDULER and not a.fault]
+        progress = True
+        while progress:
+            progress = False
+            for a in scheduled:
+                for arg in arguments(self.engine, a.over):
+                    if a.run(self.engine, arg):
+                        self._after()
+                        progress = True
+                        break
+                if progress:
+                    break
+
+    def _after(self) -> None:
+        """B's log grows at PartitionCommit of tablet B: its readers get the transaction's data."""
+        for ev in self.events[self._seen:]:
+            if ev["action"] == "PartitionCommit" and ev.get("tablet") == TARGET:
+                tx = self.by_engine_tx[ev["txn_id"]]
+                d = ev["partition"]
+                self.b_log[d].extend(Stored(data, producer, seq) for dd, data, producer, seq in tx.data if dd == d)
+                assert len(self.b_log[d]) == len(self.engine.target[d]), "B's stored data follows the engine's log"
+        if len(self.events) > self._seen:
+            self._seen = len(self.events)
+            self.on_change()
+
+    # --- binding a transaction to the engine's ReadBatch ---
+
+    def _bind(self, tx: Tx, w: str, p: int, e: int) -> None:
+        eng = self.engine
+        if eng.next_tx > self.k.max_txns:
+            raise self.refuse("OVERLOADED", f"the engine's {self.k.max_txns} transactions (MaxTxns) are used up: "
+                              "start the server with more")
+        c = eng.cl[w]
+        if c.phase != "idle":
+            raise self.refuse("PRECONDITION_FAILED", f"worker {w} (the reader) is in another transaction ({c.tx}) of the engine")
+        self._step("ReadBatch", (w, p, e))
+        tx.engine_tx, tx.worker, tx.partition = eng.cl[w].tx, w, p
+        tx.b, tx.e = eng.cl[w].b, eng.cl[w].e
+        self.by_engine_tx[tx.engine_tx] = tx
+
+    def _worker_reader(self, w: str) -> ReaderStream | None:
+        return next((r for r in self.readers.values() if not r.closed and r.worker == w), None)
+
+    def write(self, tid: str, sid: str, path: str, data: bytes, producer: str, seq_no: int) -> None:
+        """A write of the transactional writer: ``TxWrite`` (binding the transaction first), then
+        the tablet's ``PqWrite``; the ack is "written in transaction"."""
+        tx = self.tx(tid, sid)
+        if normalize(path) != TARGET:
+            raise self.refuse("BAD_REQUEST", f"the engine's transactions write topic {TARGET!r}, not {normalize(path)!r}")
+        if not tx.engine_tx:
+            cands = [(w, r) for w in self.k.workers if (r := self._worker_reader(w)) is not None and r.delivered
+                     and self.engine.cl[w].phase == "idle"]
+            if len(cands) != 1:
+                raise self.refuse("PRECONDITION_FAILED", "a transaction of the engine writes the batch it read: read a batch of "
+                                  f"{SOURCE!r} with receive_batch_with_tx(tx, ...) before writing"
+                                  + (" (several readers could have read it)" if cands else ""))
+            w, r = cands[0]
+            p, b, e = r.delivered[0]
+            if b != self.engine.read_begin(w, p):
+                raise self.refuse("PRECONDITION_FAILED", f"the batch [{b}, {e}) sent to the reader does not start where the "
+                                  f"engine's reader reads ({self.engine.read_begin(w, p)})")
+            self._bind(tx, w, p, e)
+            r.delivered.pop(0)
+        w = tx.worker
+        if not ACTION["TxWrite"].enabled(self.engine, w):
+            c = self.engine.cl[w]
+            raise self.refuse("BAD_REQUEST", f"transaction {tid} read {c.e - c.b} message(s) and writes them: a write "
+                              "beyond them is outside the engine's model")
+        d = self.engine.k.dest(self.engine.cl[w].src, self.engine.cl[w].b + self.engine.cl[w].sent)
+        tx.data.append((d, data, producer, seq_no))
+        self._step("TxWrite", w)
+        self.settle()
+        if not self.engine.wacked[tx.engine_tx] or len(self.engine.wacked[tx.engine_tx]) < self.engine.cl[w].sent:
+            raise self.refuse("INTERNAL_ERROR", f"transaction {tid}: the write was not acknowledged by tablet {TARGET}")
+
+    def update_offsets(self, tid: str, sid: str, consumer: str, topics: list[tuple[str, int, list[tuple[int, int]]]]) -> None:
+        """UpdateOffsetsInTransaction: the read range joins the transaction (the spec folds it into ReadBatch)."""
+        tx = self.tx(tid, sid)
+        if consumer != CONSUMER:
+            raise self.refuse("BAD_REQUEST", f"consumer {consumer!r}: the engine's transactions commit consumer {CONSUMER!r}'s offsets")
+        if len(topics) != 1 or normalize(topics[0][0]) != SOURCE:
+            raise self.refuse("BAD_REQUEST", f"the engine's transaction reads one partition of topic {SOURCE!r}, not "
+                              f"{[normalize(t[0]) for t in topics]}")
+        _, wire_partition, ranges = topics[0]
+        p = wire_partition + 1
+        ranges = sorted(ranges)
+        # ydb-platform/ydb ydb/core/kqp/topics/kqp_topics.cpp, TConsumerOperations::AddOperationImpl: ranges of a
+        # consumer's partition must not intersect ("offset ranges intersect"); the engine's ReadBatch is one interval
+        if not ranges or any(x[1] != y[0] for x, y in itertools.pairwise(ranges)) or any(s >= t for s, t in ranges):
+            raise self.refuse("BAD_REQUEST", f"offset ranges {ranges} are not one interval")
+        b, e = ranges[0][0], ranges[-1][1]
+        if tx.engine_tx:
+            if (p, b, e) != (tx.partition, tx.b, tx.e) or tx.offsets_named:
+                raise self.refuse("BAD_REQUEST", f"the transaction was bound to the read [{tx.b}, {tx.e}) of partition "
+                                  f"{tx.partition - 1} at its first write, not [{b}, {e}) of partition {wire_partition}: "
+                                  "read one whole batch a transaction (receive_batch_with_tx with max_messages of at least "
+                                  f"BatchMax = {self.k.batch_max})")
+            tx.offsets_named = True
+            return
+        if p not in self.k.src_parts:
+            raise self.refuse("BAD_REQUEST", f"partition {wire_partition} of {SOURCE!r} does not exist")
+        w = self.engine.owner[p]
+        begin = self.engine.read_begin(w, p)
+        if b != begin or not ACTION["ReadBatch"].enabled(self.engine, (w, p, e)):
+            raise self.refuse("BAD_REQUEST", f"the read [{b}, {e}) of partition {wire_partition} is not the engine's next read "
+                              f"there: from {begin}, at most {self.k.batch_max} messages (BatchMax)")
+        self._bind(tx, w, p, e)
+        tx.offsets_named = True
+        r = self._worker_reader(w)
+        if r is not None:  # the batches sent up to e are taken
+            rest = []
+            for (q, x, y) in r.delivered:
+                if q != p or y <= e:
+                    if q != p:
+                        rest.append((q, x, y))
+                    continue
+                rest.append((q, max(x, e), y))
+            r.delivered = rest
+
+    # --- topic readers (StreamRead) ---
+
+    def open_reader(self, consumer: str, paths: list[str]) -> ReaderStream:
+        names = [normalize(p) for p in paths]
+        if len(names) != 1:
+            raise self.refuse("BAD_REQUEST", f"a reader reads one topic here, not {names}")
+        t = self.topic(names[0])
+        if consumer not in t.consumers:
+            raise self.refuse("SCHEME_ERROR", f"topic {t.name!r} has no consumer {consumer!r} (it has {t.consumers})")
+        r = ReaderStream(next(self._ids), t.name, consumer)
+        if t.name == SOURCE:
+            if consumer != CONSUMER:
+                raise self.refuse("BAD_REQUEST", f"topic {SOURCE!r} is read by consumer {CONSUMER!r} in this engine")
+            free = [w for w in self.k.workers if self._worker_reader(w) is None]
+            if not free:
+                # the newest reader of a worker replaces the old one (the SDK reconnects after a rollback)
+                w = min(self.k.workers, key=lambda w: self._worker_reader(w).id)  # type: ignore[union-attr]
+                old = self._worker_reader(w)
+                assert old is not None
+                self.close_reader(old)
+                free = [w]
+            r.worker = free[0]
+            parts = [p for p in self.k.src_parts if self.engine.owner[p] == r.worker]
+        else:
+            parts = list(self.k.dst_parts)
+        for p in parts:
+            r.sessions[next(self._ids)] = p
+        self.readers[r.id] = r
+        return r
+
+    def committed_offset(self, r: ReaderStream, p: int) -> int:
+        return self.engine.committed[p] if r.topic == SOURCE else 0
+
+    def end_offset(self, r: ReaderStream, p: int) -> int:
+        return self.k.msgs_per_src if r.topic == SOURCE else len(self.b_log[p])
+
+    def start_session(self, r: ReaderStream, psid: int, read_offset: int | None) -> None:
+        if psid not in r.sessions:
+            raise self.refuse("BAD_REQUEST", f"unknown partition session {psid}")
+        p = r.sessions[psid]
+        start = self.engine.read_begin(r.worker, p) if r.topic == SOURCE else 0
+        if read_offset is not None and read_offset != start:
+            raise self.refuse("BAD_REQUEST", f"read_offset {read_offset}: the engine's reader reads partition {p - 1} from {start}")
+        r.started.add(psid)
+        r.next_offset[p] = start
+
+    def take_batches(self, r: ReaderStream) -> list[tuple[int, int, list[tuple[int, bytes, Stored | None]]]]:
+        """What the reader is sent now: (session, partition, [(offset, data, stored)]), a batch of at most BatchMax a partition of A."""
+        out: list[tuple[int, int, list[tuple[int, bytes, Stored | None]]]] = []
+        if r.closed:
+            return out
+        for psid in sorted(r.started):
+            p = r.sessions[psid]
+            x, end = r.next_offset[p], self.end_offset(r, p)
+            if x >= end or r.budget <= 0:
+                continue
+            y = min(end, x + self.k.batch_max) if r.topic == SOURCE else end
+            msgs: list[tuple[int, bytes, Stored | None]] = []
+            for o in range(x, y):
+                if r.topic == SOURCE:
+                    msgs.append((o, source_data(p, o), None))
+                else:
+                    s = self.b_log[p][o]
+                    msgs.append((o, s.data, s))
+            r.budget -= sum(len(m[1]) for m in msgs)
+            r.next_offset[p] = y
+            if r.topic == SOURCE:
+                r.delivered.append((p, x, y))
+            out.append((psid, p, msgs))
+        return out
+
+    def close_reader(self, r: ReaderStream) -> None:
+        r.closed = True
+        r.delivered.clear()

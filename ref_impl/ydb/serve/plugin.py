@@ -1,0 +1,58 @@
+"""The YDB plug-in's entry point of txconform serve.
+
+``serve`` is the plug-in's ``Protocol.serve``. grpcio and the ``ydb`` SDK's generated messages (the
+``ydb`` extra) load only when a session is served, not whenever the plug-in checks or simulates a
+trace.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ref_impl.sim import settings
+from ref_impl.sim.settings import SettingsError
+from trace_check.traces.protocol import ProtocolInputError, ServeOptions, Server
+
+PORT = 2136  # YDB's gRPC port
+SERVED_KEYS = ("msgs", "batch", "txns")
+
+
+@attrs.frozen
+class Shape:
+    """The served engine's constants a ``--workload`` may set (the rest is one worker, one
+    partition of A and of B): ``copy:msgs=8,batch=2,txns=16`` is the default."""
+
+    msgs: int = 8  # MsgsPerSrc
+    batch: int = 2  # BatchMax
+    txns: int = 16  # MaxTxns
+
+    @classmethod
+    def parse(cls, text: str) -> Shape:
+        kind, _, rest = text.strip().partition(":")
+        if kind not in ("", "copy"):
+            raise SettingsError(f"unknown workload {kind!r}; the served engine runs copy, e.g. copy:msgs=8,batch=2,txns=16")
+        fields: dict[str, int] = {}
+        for key, value in settings.pairs(rest).items():
+            if key not in SERVED_KEYS:
+                raise settings.unknown("workload setting of the served engine", key, SERVED_KEYS, "{}=N")
+            fields[key] = settings.whole(key, value, 1, 10_000)
+        return cls(**fields)
+
+
+def serve(o: ServeOptions) -> Server:
+    """A bound, not yet serving YDB server (``txconform serve --protocol ydb``)."""
+    if o.bugs or o.faults:
+        raise ProtocolInputError("--bugs and --faults: the YDB server has no fault switches or bugs yet; serve without them")
+    if o.partitions != 1:
+        raise ProtocolInputError(f"--partitions {o.partitions}: the YDB server's topics have the shape of the engine's "
+                                 "constants (A: 1 partition, B: 1 partition)")
+    try:
+        from .run import Options, Running, ServeOptionError
+    except ImportError as e:
+        raise ProtocolInputError(f"txconform serve --protocol ydb needs grpcio and the ydb SDK: pip install 'txconform[ydb]' ({e})") from None
+    try:
+        shape = settings.option("--workload", Shape.parse, o.workload)
+        return Running(Options(port=o.port, host=o.host, version=o.version or "v26", messages=shape.msgs, batch=shape.batch,
+                               txns=shape.txns, trace=o.trace))
+    except ServeOptionError as e:
+        raise ProtocolInputError(str(e)) from None

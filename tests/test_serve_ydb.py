@@ -1,0 +1,371 @@
+"""``txconform serve --protocol ydb``: the real ``ydb`` SDK (sync) runs topic transactions against
+the YDB reference engine behind YDB's gRPC API (ref_impl/ydb/serve), and each session's trace is a
+behaviour of the spec.
+
+Every test starts its own server on a free loopback port and stops it; every SDK call has a timeout,
+and each test body runs in a thread joined with a deadline, so that nothing can hang.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ydb = pytest.importorskip("ydb")
+
+from ref_impl.ydb.serve.run import Options, Running  # noqa: E402
+from trace_check.testing import txconform_check  # noqa: E402
+from trace_check.traces.verdicts import verdict_lines  # noqa: E402
+
+T = 5.0  # every SDK wait
+DEADLINE_S = 30.0  # a whole test body
+RETRY = ydb.RetrySettings(max_retries=0)  # a refusal surfaces at once, not after backoff
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def bounded(body: Callable[[], Any], seconds: float = DEADLINE_S) -> Any:
+    """Run ``body`` in a thread; fail the test if it does not end in time (the server's stop then frees it)."""
+    result: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            result["value"] = body()
+        except BaseException as e:  # noqa: BLE001 - handed to the test's thread
+            result["error"] = e
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(seconds)
+    if t.is_alive():
+        frames = sys._current_frames().get(t.ident or 0)
+        where = "".join(traceback.format_stack(frames)[-8:]) if frames else ""
+        pytest.fail(f"the SDK did not finish within {seconds} s; it was at:\n{where}", pytrace=False)
+    if "error" in result:
+        raise result["error"]
+    return result.get("value")
+
+
+@contextmanager
+def sdk(server: Running | Any, endpoint: str | None = None) -> Iterator[Any]:
+    """A connected driver with topics A (consumer c) and B (consumer check) created."""
+    driver = ydb.Driver(endpoint=endpoint or f"grpc://{server.bootstrap}", database="/local")
+    try:
+        driver.wait(timeout=T, fail_fast=True)
+        driver.topic_client.create_topic("A", consumers=["c"])
+        driver.topic_client.create_topic("/local/B", consumers=["check"])
+        yield driver
+    finally:
+        driver.stop(timeout=T)
+
+
+@pytest.fixture
+def server(request: Any, tmp_path: Path) -> Iterator[Running]:
+    """A server on a free port; in the ``checked`` run of a test (marked tlc), its session's trace must be accepted."""
+    running = Running(Options(port=0, trace=tmp_path / "session.jsonl")).start()
+    try:
+        yield running
+    finally:
+        path = running.stop()
+    if request.node.get_closest_marker("tlc") and path is not None:
+        v = txconform_check(path)
+        assert v.ok, "\n".join(verdict_lines(v, path))
+
+
+# Each session test runs twice: fast (make quick), and with its session's trace checked by TLC.
+CHECKED = pytest.mark.parametrize("checked", ["fast", pytest.param("checked", marks=pytest.mark.tlc)])
+
+
+def copy(driver: Any, reader: Any, tx: Any, write: int | None = None, most: int | None = 2, writers: list[Any] | None = None) -> list[bytes]:
+    """The engine's transaction: read a batch of A in ``tx``, write its messages (or the first ``write``) to B."""
+    batch = reader.receive_batch_with_tx(tx, max_messages=most, timeout=T)
+    data = [m.data for m in batch.messages]
+    if write == 0:
+        return data  # no writer at all: a transaction that only reads
+    writer = driver.topic_client.tx_writer(tx, "B")
+    if writers is not None:
+        writers.append(writer)
+    for d in data[:write]:
+        writer.write(ydb.TopicWriterMessage(d), timeout=T)
+    return data
+
+
+def read_all(driver: Any, topic: str, consumer: str, most: int = 10, wait: float = 1.0) -> list[bytes]:
+    out = []
+    with driver.topic_client.reader(topic, consumer=consumer) as r:
+        for _ in range(most):
+            try:
+                out.append(r.receive_message(timeout=wait).data)
+            except TimeoutError:
+                break
+    return out
+
+
+def copy_session(server: Running | Any, endpoint: str | None = None) -> tuple[list[bytes], list[bytes], list[bytes]]:
+    """Commit a copy, roll one back, commit again: what each read, then what B holds."""
+
+    def body() -> tuple[list[bytes], list[bytes], list[bytes]]:
+        got: dict[str, list[bytes]] = {}
+        with sdk(server, endpoint) as driver, ydb.QuerySessionPool(driver) as pool, \
+                driver.topic_client.reader("A", consumer="c") as reader:
+            pool.retry_tx_sync(lambda tx: got.setdefault("first", copy(driver, reader, tx)), retry_settings=RETRY)
+
+            def rolled_back(tx: Any) -> None:
+                got["rolled"] = copy(driver, reader, tx)
+                tx.rollback()
+
+            pool.retry_tx_sync(rolled_back, retry_settings=RETRY)
+            pool.retry_tx_sync(lambda tx: got.setdefault("again", copy(driver, reader, tx)), retry_settings=RETRY)
+            return got["first"], got["rolled"] + got["again"], read_all(driver, "B", "check")
+
+    return bounded(body)  # type: ignore[no-any-return]
+
+
+def test_the_sdk_connects_runs_select_1_and_hears_what_else_is_not_served(server: Running) -> None:
+    def body() -> None:
+        with sdk(server) as driver, ydb.QuerySessionPool(driver) as pool:
+            rows = pool.execute_with_retries("select 1", retry_settings=RETRY)
+            assert rows[0].rows[0]["column0"] == 1
+            with pytest.raises(ydb.BadRequest, match="runs only select 1"):
+                pool.execute_with_retries("SELECT * FROM t", retry_settings=RETRY)
+            d = driver.topic_client.describe_topic("A")
+            assert [p.partition_id for p in d.partitions] == [0] and [c.name for c in d.consumers] == ["c"]
+            with pytest.raises(ydb.SchemeError, match="two topics"):
+                driver.topic_client.create_topic("C")
+            with pytest.raises(ydb.AlreadyExists):
+                driver.topic_client.create_topic("A", consumers=["c"])
+
+    bounded(body)
+    assert server.front.events == []  # none of it is a step of the engine
+
+
+@CHECKED
+def test_a_committed_copy_publishes_its_writes_and_commits_the_read_offsets(server: Running, checked: str) -> None:
+    first, later, b = copy_session(server)
+    assert first == [b"A/1/0", b"A/1/1"]
+    # the rolled-back batch is read again from the committed offset, and published once
+    assert later == [b"A/1/2", b"A/1/3", b"A/1/2", b"A/1/3"]
+    assert b == [b"A/1/0", b"A/1/1", b"A/1/2", b"A/1/3"]
+    # consumer c's committed offset is 4: a new reader of A starts there
+    assert bounded(lambda: _read_a_after(server)) == b"A/1/4"
+    e = server.front.engine
+    assert e.committed[1] == 4 and [e.told[t] for t in (1, 2, 3)] == ["COMMITTED", "ABORTED", "COMMITTED"]
+    assert [ev["action"] for ev in server.front.events if ev["action"] in ("ReadBatch", "RollbackTx", "KqpResult")] == [
+        "ReadBatch", "KqpResult", "ReadBatch", "RollbackTx", "ReadBatch", "KqpResult"]
+
+
+def _read_a_after(server: Running) -> bytes:
+    driver = ydb.Driver(endpoint=f"grpc://{server.bootstrap}", database="/local")
+    try:
+        driver.wait(timeout=T, fail_fast=True)
+        with driver.topic_client.reader("A", consumer="c") as r:
+            return r.receive_message(timeout=T).data  # type: ignore[no-any-return]
+    finally:
+        driver.stop(timeout=T)
+
+
+@CHECKED
+def test_what_the_engine_cannot_express_is_refused_with_a_clear_status(server: Running, checked: str) -> None:
+    def body() -> None:
+        with sdk(server) as driver, ydb.QuerySessionPool(driver) as pool:
+            # a write outside a transaction
+            with pytest.raises(ydb.Unsupported, match="outside a transaction"), driver.topic_client.writer("B", producer_id="p") as w:
+                w.write_with_ack(ydb.TopicWriterMessage(b"x"), timeout=T)
+
+            # a transaction that writes without having read
+            def write_only(tx: Any) -> None:
+                driver.topic_client.tx_writer(tx, "B").write(ydb.TopicWriterMessage(b"x"), timeout=T)
+
+            with pytest.raises(ydb.PreconditionFailed, match="writes the batch it read"):
+                pool.retry_tx_sync(write_only, retry_settings=RETRY)
+            # a transaction that reads and writes only half of its batch: refused at the commit, rolled back
+            with driver.topic_client.reader("A", consumer="c") as reader:
+                with pytest.raises(ydb.BadRequest, match="wrote 1 of its 2"):
+                    pool.retry_tx_sync(lambda tx: copy(driver, reader, tx, write=1), retry_settings=RETRY)
+                # a transaction that only reads (the SDK's own reader tests commit these): the same
+                with pytest.raises(ydb.BadRequest, match="wrote 0 of its 2"):
+                    pool.retry_tx_sync(lambda tx: copy(driver, reader, tx, write=0), retry_settings=RETRY)
+
+            assert read_all(driver, "B", "check", wait=0.5) == []
+
+    bounded(body)
+    assert server.front.engine.committed[1] == 0
+    # each refused transaction was rolled back in the engine; tablet B then drops its writes
+    acts = [ev["action"] for ev in server.front.events]
+    assert acts.count("ReadBatch") == acts.count("RollbackTx") == 2 and "KqpResult" not in acts
+
+
+@CHECKED
+def test_the_asyncio_sdk_commits_and_rolls_back_the_same_way(server: Running, checked: str) -> None:
+    import asyncio
+
+    import ydb.aio
+
+    async def session() -> list[list[bytes]]:
+        async with ydb.aio.Driver(endpoint=f"grpc://{server.bootstrap}", database="/local") as driver:
+            await driver.wait(timeout=T, fail_fast=True)
+            await driver.topic_client.create_topic("A", consumers=["c"])
+            await driver.topic_client.create_topic("B", consumers=["check"])
+            async with ydb.aio.QuerySessionPool(driver) as pool, driver.topic_client.reader("A", consumer="c") as reader:
+                async def copy_async(tx: Any, rollback: bool = False) -> list[bytes]:
+                    batch = await asyncio.wait_for(reader.receive_batch_with_tx(tx, max_messages=2), T)
+                    writer = driver.topic_client.tx_writer(tx, "B")
+                    for m in batch.messages:
+                        await asyncio.wait_for(writer.write(ydb.TopicWriterMessage(m.data)), T)
+                    if rollback:
+                        await tx.rollback()
+                    return [m.data for m in batch.messages]
+
+                return [await pool.retry_tx_async(copy_async, retry_settings=RETRY),
+                        await pool.retry_tx_async(lambda tx: copy_async(tx, rollback=True), retry_settings=RETRY),
+                        await pool.retry_tx_async(copy_async, retry_settings=RETRY)]
+
+    reads = bounded(lambda: asyncio.run(asyncio.wait_for(session(), DEADLINE_S)))
+    assert reads == [[b"A/1/0", b"A/1/1"], [b"A/1/2", b"A/1/3"], [b"A/1/2", b"A/1/3"]]
+    e = server.front.engine
+    assert e.committed[1] == 4 and [e.told[t] for t in (1, 2, 3)] == ["COMMITTED", "ABORTED", "COMMITTED"]
+
+
+@CHECKED
+def test_a_client_gone_mid_transaction_has_it_rolled_back_and_the_server_serves_on(server: Running, checked: str) -> None:
+    def gone() -> None:
+        driver = ydb.Driver(endpoint=f"grpc://{server.bootstrap}", database="/local")
+        driver.wait(timeout=T, fail_fast=True)
+        driver.topic_client.create_topic("A", consumers=["c"])
+        driver.topic_client.create_topic("B", consumers=["check"])
+        session = ydb.QuerySession(driver).create()
+        tx = session.transaction().begin()
+        reader = driver.topic_client.reader("A", consumer="c")
+        writers: list[Any] = []
+        copy(driver, reader, tx, writers=writers)
+        # the reader and the writer go first: left open under a stopped driver, the SDK's topic objects kept its
+        # shared event loop busy, and later SDK calls in the process hung (seen under make quick's load)
+        writers[0].close(flush=False, timeout=T)
+        reader.close(timeout=T)
+        driver.stop(timeout=T)  # no commit, no rollback, no DeleteSession: the attach stream just ends
+
+    bounded(gone)
+    e = server.front.engine
+    for _ in range(50):  # the server sees the attach stream end a little later
+        if e.told[1] != "none":
+            break
+        threading.Event().wait(0.1)
+    assert e.told[1] == "ABORTED" and e.committed[1] == 0
+
+    def again() -> list[bytes]:
+        driver = ydb.Driver(endpoint=f"grpc://{server.bootstrap}", database="/local")
+        try:
+            driver.wait(timeout=T, fail_fast=True)
+            with ydb.QuerySessionPool(driver) as pool, driver.topic_client.reader("A", consumer="c") as reader:
+                return pool.retry_tx_sync(lambda tx: copy(driver, reader, tx), retry_settings=RETRY)  # type: ignore[no-any-return]
+        finally:
+            driver.stop(timeout=T)
+
+    assert bounded(again) == [b"A/1/0", b"A/1/1"]
+    assert server.front.engine.committed[1] == 2
+
+
+def test_malformed_requests_get_a_grpc_error_and_the_server_serves_on(server: Running) -> None:
+    import grpc
+
+    with grpc.insecure_channel(server.bootstrap) as channel:
+        call = channel.unary_unary("/Ydb.Query.V1.QueryService/CreateSession")
+        with pytest.raises(grpc.RpcError) as bad:
+            call(b"\xff\xff\xff not a protobuf", timeout=T)
+        assert bad.value.code() in (grpc.StatusCode.INTERNAL, grpc.StatusCode.INVALID_ARGUMENT)  # type: ignore[attr-defined]
+        stream = channel.stream_stream("/Ydb.Topic.V1.TopicService/StreamWrite")
+        with pytest.raises(grpc.RpcError):
+            list(stream(iter([b"\x0a\x05garbage"]), timeout=T))
+
+    def select_1() -> Any:
+        with sdk(server) as driver, ydb.QuerySessionPool(driver) as pool:
+            return pool.execute_with_retries("select 1", retry_settings=RETRY)[0].rows[0]["column0"]
+
+    assert bounded(select_1) == 1
+
+
+@pytest.mark.tlc
+@pytest.mark.txconform_serve(protocol="ydb")
+def test_the_txconform_broker_fixture_serves_ydb_and_checks_the_session(txconform_broker: Any) -> None:
+    first, _, b = copy_session(txconform_broker)
+    assert first == [b"A/1/0", b"A/1/1"] and len(b) == 4  # the fixture checks the trace at teardown
+
+
+@pytest.mark.tlc
+def test_the_cli_serves_ydb_until_sigterm_and_its_trace_is_accepted(tmp_path: Path) -> None:
+    trace = tmp_path / "cli.jsonl"
+    proc = subprocess.Popen([sys.executable, "-m", "trace_check.cli.main", "serve", "--protocol", "ydb", "--port", "0",
+                             "--trace", str(trace)], stdout=subprocess.PIPE, text=True, cwd=ROOT,
+                            env={**os.environ, "GRPC_VERBOSITY": "NONE"})
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        m = re.search(r"grpc://127\.0\.0\.1:(\d+)", line)
+        assert m, line
+        _, _, b = copy_session(None, m.group(0))
+        assert b == [b"A/1/0", b"A/1/1", b"A/1/2", b"A/1/3"]
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
+    assert proc.returncode == 0 and "trace written" in out
+    r = subprocess.run([sys.executable, "-m", "trace_check.cli.main", "check", str(trace)], capture_output=True, text=True,
+                       timeout=120, cwd=ROOT)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_bad_options_are_one_line_errors() -> None:
+    r = subprocess.run([sys.executable, "-m", "trace_check.cli.main", "serve", "--protocol", "ydb", "--version", "v9"],
+                       capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines() == ["txconform: error: --version: 'v9' is not one of v25, v26 (the spec's Version)"]
+
+
+@pytest.mark.parametrize(("workload", "message"), [
+    ("copy:msgs=x", "--workload: msgs=x: msgs needs a whole number"),
+    ("copy:workers=2", "--workload: unknown workload setting of the served engine 'workers'; use msgs=N, batch=N, txns=N"),
+    ("transfer", "--workload: unknown workload 'transfer'"),
+])
+def test_bad_workloads_are_one_line_errors(workload: str, message: str) -> None:
+    from ref_impl.ydb.serve.plugin import serve
+    from trace_check.traces.protocol import ProtocolInputError, ServeOptions
+
+    with pytest.raises(ProtocolInputError) as e:
+        serve(ServeOptions(workload=workload))
+    assert str(e.value).startswith(message) and "\n" not in str(e.value)
+
+
+def test_the_workload_sets_the_served_engines_shape(tmp_path: Path) -> None:
+    from ref_impl.ydb.serve.plugin import serve
+    from trace_check.traces.protocol import ServeOptions
+
+    running = serve(ServeOptions(workload="copy:msgs=3,batch=3,txns=2", trace=tmp_path / "s.jsonl")).start()
+
+    def body() -> tuple[list[bytes], list[bytes]]:
+        with sdk(running) as driver, ydb.QuerySessionPool(driver) as pool, \
+                driver.topic_client.reader("A", consumer="c") as reader:
+            read = pool.retry_tx_sync(lambda tx: copy(driver, reader, tx, most=None), retry_settings=RETRY)
+            return read, read_all(driver, "B", "check", wait=0.5)
+
+    try:
+        read, b = bounded(body)
+    finally:
+        path = running.stop()
+    assert read == b == [b"A/1/0", b"A/1/1", b"A/1/2"]
+    assert path is not None
+    head = json.loads(path.read_text().splitlines()[0])
+    assert (head["constants"]["MsgsPerSrc"], head["constants"]["BatchMax"], head["constants"]["MaxTxns"]) == (3, 3, 1)
+
