@@ -375,6 +375,7 @@ def test_describe_groups_shows_a_consumer_group_and_its_member(txconform_broker:
     (["--faults", "drop@EndTxn"], "--faults: 'drop@EndTxn' is not KIND@REQUEST:N"),
     (["--version", "TV3"], "--version: 'TV3' is not one of TV1, TV1V, TV2"),
     (["--bugs", "nope"], "--bugs: unknown bug 'nope'"),
+    (["--workload", "copy:msgs=4"], "--workload copy:msgs=4: Kafka's serve has no workload to shape"),
 ])
 def test_bad_serve_options_are_one_line_errors_with_exit_status_2(args: list[str], says: str) -> None:
     import subprocess
