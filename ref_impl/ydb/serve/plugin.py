@@ -47,12 +47,9 @@ def serve(o: ServeOptions) -> Server:
         raise ProtocolInputError(f"--partitions {o.partitions}: the YDB server's topics have the shape of the engine's "
                                  "constants (A: 1 partition, B: 1 partition)")
     try:
-        from .run import Options, Running, ServeOptionError
+        from .run import Options, Running
     except ImportError as e:
         raise ProtocolInputError(f"txconform serve --protocol ydb needs grpcio and the ydb SDK: pip install 'txconform[ydb]' ({e})") from None
-    try:
-        shape = settings.option("--workload", Shape.parse, o.workload)
-        return Running(Options(port=o.port, host=o.host, version=o.version or "v26", messages=shape.msgs, batch=shape.batch,
-                               txns=shape.txns, trace=o.trace))
-    except ServeOptionError as e:
-        raise ProtocolInputError(str(e)) from None
+    shape = settings.option("--workload", Shape.parse, o.workload)
+    return Running(Options(port=o.port, host=o.host, version=o.version or "v26", messages=shape.msgs, batch=shape.batch,
+                           txns=shape.txns, trace=o.trace))

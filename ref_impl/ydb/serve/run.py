@@ -15,6 +15,7 @@ import attrs
 import grpc
 
 from trace_check.traces import format as trace_format
+from trace_check.traces.protocol import ProtocolInputError
 
 from .. import trace as ydb_trace
 from ..constants import VERSIONS, Constants
@@ -24,10 +25,6 @@ from .services import Shared, add_services
 GENERATOR = "txconform serve ydb 1"
 STOP_GRACE_S = 1.0
 MAX_STREAMS = 64  # gRPC worker threads: each open stream (attach, reader, writer) holds one
-
-
-class ServeOptionError(ValueError):
-    """A bad option: the message is one line naming it and what is expected."""
 
 
 @attrs.frozen
@@ -42,9 +39,9 @@ class Options:
 
     def constants(self) -> Constants:
         if self.version not in VERSIONS:
-            raise ServeOptionError(f"--version: {self.version!r} is not one of {', '.join(VERSIONS)} (the spec's Version)")
+            raise ProtocolInputError(f"--version: {self.version!r} is not one of {', '.join(VERSIONS)} (the spec's Version)")
         if not 0 <= self.port <= 65535:
-            raise ServeOptionError(f"--port: {self.port} is not a TCP port (0 takes a free one)")
+            raise ProtocolInputError(f"--port: {self.port} is not a TCP port (0 takes a free one)")
         return Constants(workers=("w1",), num_src=1, num_dst=1, msgs_per_src=self.messages, batch_max=self.batch,
                          max_txns=self.txns, rollbacks=True, version=self.version)
 
