@@ -20,6 +20,8 @@ import hashlib
 import threading
 from pathlib import Path
 
+import attrs
+
 from trace_check.engines import tlc, tlc_workdir
 from trace_check.models.result import CheckResult, CheckTask, ProgressCallback
 
@@ -62,6 +64,14 @@ def shares_runs(nodeid: str) -> bool:
     return module in SHARING_TESTS or f"{module}::{function}" in SHARING_TESTS
 
 
+# A registered model's ``timeout`` is its user's budget on a machine of its own. In the test session it
+# is only a guard against a run that hangs: a model's verdict and pins are the claim, and on a loaded
+# 2-core CI machine, where the other pytest worker shares the cores, a 40-second model ran past its
+# 60-second budget (kafka_fence_failed_append, stop 58's CI run: 1,371 of its 16,284 states). The
+# shared runs get at least this budget.
+GUARD_SECONDS = 600.0
+
+
 class SharedTlcRuns:
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -73,7 +83,8 @@ class SharedTlcRuns:
         key = model_key(task)
         with self.lock:  # one run at a time: the tests that share runs keep one worker's core
             if key not in self.results:
-                self.results[key] = tlc.run_tlc(task, self.root / f"{len(self.results) + 1}-{task.name}", on_progress)
+                guarded = attrs.evolve(task, timeout=max(task.timeout, GUARD_SECONDS))
+                self.results[key] = tlc.run_tlc(guarded, self.root / f"{len(self.results) + 1}-{task.name}", on_progress)
             return self.results[key]
 
     @property

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import attrs
 import pytest
-from shared_runs import SharedTlcRuns
+from shared_runs import GUARD_SECONDS, SharedTlcRuns
 
 from trace_check.engines import tlc, tlc_tools, tlc_workdir
 from trace_check.engines.runner import run_task
@@ -39,19 +39,18 @@ LIVENESS = [m for m in REGISTRY.select([], "ci") if m.task.properties]
 pytestmark = pytest.mark.tlc
 
 
-# The runs these tests derive from a model get this budget at least: a budget is a guard against a
-# hung run, and on a loaded 2-core CI machine kafka_no_group_fencing's reduced run took over the
-# model's 120 s (stop 56's CI run; about 40 s alone).
-BUDGET = 600.0
+# The runs these tests derive from a model get the shared runs' guard at least: on a loaded 2-core CI
+# machine kafka_no_group_fencing's reduced run took over the model's 120 s (stop 56's CI run; about
+# 40 s alone).
 
 
 def with_view(model: Model, view: str) -> Model:
-    task = attrs.evolve(model.task, tlc=attrs.evolve(model.task.tlc, view=view), timeout=max(model.task.timeout, BUDGET))
+    task = attrs.evolve(model.task, tlc=attrs.evolve(model.task.tlc, view=view), timeout=max(model.task.timeout, GUARD_SECONDS))
     return attrs.evolve(model, task=task)
 
 
 def with_next(model: Model, next_: str) -> Model:
-    return attrs.evolve(model, task=attrs.evolve(model.task, next=next_, timeout=max(model.task.timeout, BUDGET)))
+    return attrs.evolve(model, task=attrs.evolve(model.task, next=next_, timeout=max(model.task.timeout, GUARD_SECONDS)))
 
 
 def test_every_holding_kafka_model_uses_the_reduced_view() -> None:
