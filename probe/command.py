@@ -467,6 +467,7 @@ def summarise(directory: Path) -> dict[str, Any]:
                     "ctp-no-assignment",
                     "ctp-failed",
                     "ctp-offsets-failed",
+                    "ctp-rewind-failed",
                     "create-topic-failed",
                     "partitions",
                     "observer-failed",

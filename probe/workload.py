@@ -51,6 +51,7 @@ PACE = 0.15  # between a producer's transactions, so that the observer's fetches
 MAX_FETCHES_PER_PASS = 10_000  # per partition and pass: a log the probe wrote is far smaller
 DRAIN_SECONDS = 10.0
 GROUP_SECONDS = 30.0  # how long the consume-transform-produce member waits for its group to form
+REWIND_TRIES = 5  # reads of the group's committed offsets before the member gives up (0.5 s apart)
 
 
 @attrs.frozen
@@ -422,8 +423,10 @@ class Run:
                     p.send(self.plan.output, (m.partition() or 0) % self.topics[self.plan.output], src, f"ctp:{_text(m.value())}")
                 p.flush()
                 positions = c.position(c.assignment())
+                offsets_sent = False
                 try:
                     p.producer.send_offsets_to_transaction(positions, c.consumer_group_metadata(), CALL_SECONDS)
+                    offsets_sent = True
                     self.rec.add(
                         "note",
                         process="ctp-0",
@@ -434,12 +437,8 @@ class Run:
                     )
                 except Exception as e:
                     self.rec.add("note", process="ctp-0", what="ctp-offsets-failed", txn=p.txn_name(), error=str(e))
-                if rng.random() < 0.2:
-                    p.abort()
-                    committed = c.committed(c.assignment(), CALL_SECONDS)
-                    for tp in committed:  # rewind to what the group committed
-                        c.seek(TopicPartition(tp.topic, tp.partition, tp.offset if tp.offset >= 0 else 0))
-                elif p.commit() != "ok" and p.fenced:
+                # the plan's abort drawn first: a run without faults draws as it always did
+                if not ctp_end(p, c, self.rec, group, offsets_sent=offsets_sent, planned_abort=rng.random() < 0.2):
                     break
             if not c.assignment():
                 # the group never gave this member a partition (JoinGroup / SyncGroup never completed)
@@ -638,3 +637,43 @@ def _where(t: threading.Thread) -> str:
 
 def _text(b: bytes | None) -> str | None:
     return None if b is None else b.decode("utf-8", "backslashreplace")
+
+
+def ctp_end(p: Any, c: Any, rec: Any, group: str, offsets_sent: bool, planned_abort: bool) -> bool:
+    """End the consume-transform-produce member's transaction: abort it when the plan says so or
+    when its offsets were not sent (committed, its output would be read again with its input),
+    commit it otherwise. Unless it committed, its input goes back to the group's committed offsets
+    (KIP-98's loop: an aborted transaction's input is consumed again). Without that rewind a commit
+    that failed under a coordinator kill left the consumer past its input, and the next transaction
+    committed offsets past records whose output had been aborted: the probe's own CTP_LOST, found
+    on real Kafka by the three-node fault run. False when the member must stop (fenced, or its
+    group's offsets unreadable)."""
+    if planned_abort or not offsets_sent:
+        p.abort()
+        outcome = "aborted"
+    else:
+        outcome = p.commit()
+        if outcome != "ok" and p.fenced:
+            return False
+    return outcome == "ok" or rewind(c, rec, group)
+
+
+def rewind(c: Any, rec: Any, group: str) -> bool:
+    """Seek the consumer ``c`` to the offsets its group committed (a partition's start where it
+    committed none); False, with a note, when the group's offsets cannot be read in REWIND_TRIES
+    tries: the member then stops rather than consume past input whose output was not committed."""
+    from confluent_kafka import TopicPartition
+
+    error = ""
+    for _ in range(REWIND_TRIES):
+        try:
+            committed = c.committed(c.assignment(), CALL_SECONDS)
+        except Exception as e:  # the group coordinator moving or loading: try again
+            error = str(e)
+            time.sleep(0.5)
+            continue
+        for tp in committed:
+            c.seek(TopicPartition(tp.topic, tp.partition, tp.offset if tp.offset >= 0 else 0))
+        return True
+    rec.add("note", process="ctp-0", what="ctp-rewind-failed", group=group, error=error)
+    return False

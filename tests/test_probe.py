@@ -269,6 +269,75 @@ def test_exactly_once_of_consume_transform_produce_is_judged_on_both_logs() -> N
     assert ctp_findings(record) == []
 
 
+class _CtpClients:
+    """A consume-transform-produce member's producer and consumer, enough for probe.workload.ctp_end:
+    the producer's commit answers ``commit``; the consumer's group committed offset 3 of in/0, and
+    its committed() fails ``unreadable`` times first."""
+
+    def __init__(self, commit: str, fenced: bool = False, unreadable: int = 0) -> None:
+        self.commit_answer, self.fenced, self.unreadable = commit, fenced, unreadable
+        self.ended: list[str] = []
+        self.seeks: list[tuple[str, int, int]] = []
+
+    def commit(self) -> str:
+        self.ended.append("commit")
+        return self.commit_answer
+
+    def abort(self) -> str:
+        self.ended.append("abort")
+        return "fail"
+
+    def assignment(self) -> list[Any]:
+        from confluent_kafka import TopicPartition
+
+        return [TopicPartition("in", 0)]
+
+    def committed(self, parts: list[Any], timeout: float) -> list[Any]:
+        from confluent_kafka import TopicPartition
+
+        if self.unreadable:
+            self.unreadable -= 1
+            raise RuntimeError("COORDINATOR_LOAD_IN_PROGRESS")
+        return [TopicPartition(tp.topic, tp.partition, 3) for tp in parts]
+
+    def seek(self, tp: Any) -> None:
+        self.seeks.append((tp.topic, tp.partition, tp.offset))
+
+
+class _Notes:
+    def __init__(self) -> None:
+        self.notes: list[dict[str, Any]] = []
+
+    def add(self, kind: str, **fields: Any) -> None:
+        self.notes.append({"type": kind, **fields})
+
+
+def test_the_ctp_member_rewinds_to_the_group_offsets_unless_its_transaction_committed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """KIP-98's loop: after a transaction that did not commit, the member consumes its input again
+    from the group's committed offsets. (The three-node fault run on real Kafka found the probe
+    skipping the rewind after a failed commit: CTP_LOST, the probe's own bug.)"""
+    pytest.importorskip("confluent_kafka")
+    import probe.workload as workload
+
+    monkeypatch.setattr(workload.time, "sleep", lambda s: None)
+    for commit, planned_abort, sent, ended in (("ok", False, True, ["commit"]), ("fail", False, True, ["commit"]),
+                                              ("info", False, True, ["commit"]), ("ok", True, True, ["abort"]),
+                                              ("ok", False, False, ["abort"])):
+        clients, notes = _CtpClients(commit), _Notes()
+        assert workload.ctp_end(clients, clients, notes, "g", offsets_sent=sent, planned_abort=planned_abort)
+        assert clients.ended == ended
+        # a transaction whose offsets were not sent is aborted, never committed
+        assert clients.seeks == ([] if ended == ["commit"] and commit == "ok" else [("in", 0, 3)]), (commit, planned_abort, sent)
+    fenced = _CtpClients("fail", fenced=True)
+    assert not workload.ctp_end(fenced, fenced, _Notes(), "g", offsets_sent=True, planned_abort=False)
+    loading = _CtpClients("fail", unreadable=2)
+    assert workload.ctp_end(loading, loading, _Notes(), "g", offsets_sent=True, planned_abort=False)
+    assert loading.seeks == [("in", 0, 3)]
+    gone, notes = _CtpClients("fail", unreadable=workload.REWIND_TRIES), _Notes()
+    assert not workload.ctp_end(gone, gone, notes, "g", offsets_sent=True, planned_abort=False)
+    assert gone.seeks == [] and [n["what"] for n in notes.notes] == ["ctp-rewind-failed"]
+
+
 def test_a_kafka_python_commit_that_never_returns_leaves_the_outcome_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
     """kafka-python's commit_transaction waits for EndTxn without a bound: the probe waits
     END_SECONDS, records the stuck call, and goes on with the transaction's outcome unknown."""
