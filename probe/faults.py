@@ -12,7 +12,7 @@ one at a time while the workload runs: each waits ``GAP_SECONDS``, finds its nod
 
 The first fault waits until the workload is under way (a transaction has committed, at most
 ``START_SECONDS``); after a restart the next fault waits until the node answers Metadata again (at
-most ``RESTART_SECONDS``: a KRaft node's restart took 10 to 15 s on a busy machine here). Each fault
+most ``RESTART_SECONDS``: a KRaft node's restart took 10 to 15 s on a busy machine here, and over 60 s once beside four other sessions' work). Each fault
 and its healing is a ``fault`` note of the record (node, pid, signal, how long the node took to
 come back). At most ``MAX_FAULTS`` faults, each bounded in time; a fault left in place when the run
 ends is healed before the final read of the log, and a stopped process is continued before the
@@ -37,7 +37,7 @@ GAP_SECONDS = 3.0
 DOWN_SECONDS = 4.0
 MAX_FAULTS = 8
 START_SECONDS = 60.0
-RESTART_SECONDS = 60.0
+RESTART_SECONDS = 120.0
 
 
 @attrs.frozen

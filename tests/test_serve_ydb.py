@@ -369,3 +369,88 @@ def test_the_workload_sets_the_served_engines_shape(tmp_path: Path) -> None:
     head = json.loads(path.read_text().splitlines()[0])
     assert (head["constants"]["MsgsPerSrc"], head["constants"]["BatchMax"], head["constants"]["MaxTxns"]) == (3, 3, 1)
 
+
+
+# --- fault switches and bugs (ref_impl/ydb/serve/faults.py) ---
+
+
+def faulty_session(tmp_path: Path, faults: str = "", bugs: str = "") -> tuple[Any, int, Running, Path]:
+    """One copy with the SDK's own retries (retry_tx_sync, up to 3) on a server with ``faults`` and
+    ``bugs``: what the application got, the attempts it took, the stopped server and its trace."""
+    from ref_impl.ydb.serve.plugin import serve
+    from trace_check.traces.protocol import ServeOptions
+
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    trace = tmp_path / "faulty.jsonl"
+    running = serve(ServeOptions(faults=faults, bugs=bugs, trace=trace)).start()
+    attempts: list[int] = []
+
+    def body() -> tuple[list[bytes], list[bytes]]:
+        with sdk(running) as driver, ydb.QuerySessionPool(driver) as pool, \
+                driver.topic_client.reader("A", consumer="c") as reader:
+            def attempt(tx: Any) -> list[bytes]:
+                attempts.append(1)
+                return copy(driver, reader, tx)
+
+            read = pool.retry_tx_sync(attempt, retry_settings=ydb.RetrySettings(max_retries=3))
+            return read, read_all(driver, "B", "check", wait=0.5)
+
+    try:
+        got = bounded(body)
+    finally:
+        running.stop()
+    return got, len(attempts), running, trace  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize(("faults", "attempts", "taken"), [
+    ("restart-B@CommitTransaction:1", 1, "TabletRestart(B)"),  # the tablet reads its record back: the commit goes on
+    ("restart-A@CommitTransaction:1", 1, "TabletRestart(A)"),
+    ("deadline@CommitTransaction:1", 2, "PlanDeadline(1)"),  # ABORTED: the SDK retries, the reader reads the batch again
+    ("lose-lock@UpdateOffsetsInTransaction:1", 2, "LockLost(1)"),
+])
+def test_a_fault_switch_fails_ydb_underneath_the_sdk_which_retries_to_exactly_once(
+        tmp_path: Path, faults: str, attempts: int, taken: str) -> None:
+    (read, b), tries, running, trace = faulty_session(tmp_path, faults)
+    assert read == b == [b"A/1/0", b"A/1/1"]  # exactly once in B, whatever the attempts
+    assert tries == attempts
+    assert running.front.faults_taken == [f"{faults}: {taken}"] and running.front.faults_missed == []
+    head = json.loads(trace.read_text().splitlines()[0])
+    assert head["faults"] == faults
+    assert any(json.loads(line)["action"] == taken.split("(")[0] for line in trace.read_text().splitlines()[1:])
+
+
+def test_a_switch_whose_fault_is_never_enabled_is_reported_not_taken_later(tmp_path: Path) -> None:
+    (read, b), tries, running, _ = faulty_session(tmp_path, "restart-B@Write:1")  # B holds no transaction record yet
+    assert read == b and tries == 1 and running.front.faults_taken == []
+    assert running.front.faults_missed == ["restart-B@Write:1 (transaction tx-4): TabletRestart was never enabled while "
+                                           "that request was served"]
+    assert any("fault not taken: restart-B@Write:1" in line for line in running.summary())
+
+
+@pytest.mark.tlc
+def test_sessions_with_faults_are_accepted_and_a_planted_bug_is_rejected(tmp_path: Path) -> None:
+    for faults in ("restart-B@CommitTransaction:1", "lose-lock@CommitTransaction:1"):
+        _, _, _, trace = faulty_session(tmp_path / faults.split("@")[0], faults)
+        v = txconform_check(trace)
+        assert v.ok, "\n".join(verdict_lines(v, trace))
+    _, _, _, trace = faulty_session(tmp_path / "bug", bugs="visible_before_commit")  # B's log grows at the write
+    v = txconform_check(trace)
+    assert v.status.value == "rejected" and v.event is not None and v.event["action"] == "PqWrite", "\n".join(verdict_lines(v, trace))
+
+
+@pytest.mark.parametrize(("option", "text", "message"), [
+    ("faults", "restart-C@CommitTransaction:1",
+     "--faults: 'restart-C@CommitTransaction:1': no fault kind 'restart-C'; the kinds are restart-A, restart-B, deadline, lose-lock"),
+    ("faults", "deadline@Produce:1", "--faults: 'deadline@Produce:1': no request 'Produce' takes a fault"),
+    ("faults", "deadline@Write:0", "--faults: 'deadline@Write:0': N counts requests from 1"),
+    ("faults", "deadline", "--faults: 'deadline' is not KIND@REQUEST:N"),
+    ("faults", "deadline@Write:1,lose-lock@Write:1", "--faults: 'lose-lock@Write:1': request Write:1 already has a fault"),
+    ("bugs", "no_such_bug", "--bugs: unknown bug 'no_such_bug'; the spec's Bugs are"),
+])
+def test_bad_fault_switches_and_bugs_are_one_line_errors(option: str, text: str, message: str) -> None:
+    from ref_impl.ydb.serve.plugin import serve
+    from trace_check.traces.protocol import ProtocolInputError, ServeOptions
+
+    with pytest.raises(ProtocolInputError) as e:
+        serve(ServeOptions(**{option: text}))
+    assert str(e.value).startswith(message) and "\n" not in str(e.value)

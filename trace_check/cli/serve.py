@@ -40,10 +40,12 @@ def add_parsers(sub: Any) -> None:
                    help="partitions of a topic created on first use (auto.create.topics.enable) or without a count (default 1)")
     p.add_argument("--no-auto-create", dest="auto_create", action="store_false",
                    help="do not create topics that clients name in Metadata or Produce")
-    p.add_argument("--bugs", default="", metavar="B", help="switch on bugs of the bug zoo, e.g. lso_inclusive+no_epoch_bump")
+    p.add_argument("--bugs", default="", metavar="B",
+                   help="switch on bugs of the protocol's bug zoo, e.g. lso_inclusive+no_epoch_bump (ydb: visible_before_commit)")
     p.add_argument("--faults", default="", metavar="F",
-                   help="fault switches KIND@REQUEST:N, comma-separated: drop@EndTxn:1 (the answer is lost, the connection "
-                   "closed), delay@Produce:2:300 (held 300 ms), failover@EndTxn:2, restart@Produce:3")
+                   help="fault switches KIND@REQUEST:N, comma-separated; kafka: drop@EndTxn:1 (the answer is lost, the "
+                   "connection closed), delay@Produce:2:300 (held 300 ms), failover@EndTxn:2, restart@Produce:3; ydb: "
+                   "restart-A|restart-B|deadline|lose-lock@CommitTransaction|RollbackTransaction|UpdateOffsetsInTransaction|Write:N")
     p.add_argument("--workload", default="", metavar="W",
                    help="ydb: the served engine's shape, copy:msgs=N,batch=N,txns=N (the messages of topic A, the most "
                    "a read batch holds, the transactions in all; default copy:msgs=8,batch=2,txns=16); kafka takes none")

@@ -39,6 +39,7 @@ from ..actions import ACTION, ACTIONS, SCHEDULER, arguments
 from ..constants import Constants
 from ..engine import Engine
 from ..state import CONSUMER
+from .faults import Switch
 
 SOURCE, TARGET = "A", "B"
 DATABASE = "/local"
@@ -65,7 +66,7 @@ class Tx:
 
     id: str
     session: str
-    state: str = "open"  # open, committed, rolled_back, aborted
+    state: str = "open"  # open, committed, rolled_back, aborted, undetermined
     engine_tx: int = 0
     worker: str = ""
     partition: int = 0  # of A: the read's
@@ -134,6 +135,9 @@ class Front:
         self._seen = 0  # events looked at for B's commits
         self.refusals: list[str] = []
         self.on_change: Callable[[], None] = lambda: None  # readers may have something to send
+        self.armed: tuple[Switch, str] | None = None  # a fault switch and its request's transaction id
+        self.faults_taken: list[str] = []
+        self.faults_missed: list[str] = []
 
     # --- ids and errors ---
 
@@ -246,6 +250,10 @@ class Front:
         self._step("CommitTx", w)
         self.settle()
         told = e.told[tx.engine_tx]
+        if told == "none":  # the engine's own steps ran out before KQP answered (a fault left it waiting)
+            tx.state = "undetermined"
+            raise FrontError("UNDETERMINED", f"transaction {tid}: no answer from the participants (engine transaction "
+                             f"{tx.engine_tx} is still being decided)")
         tx.state = "committed" if told == "COMMITTED" else "aborted"
         if told != "COMMITTED":
             raise FrontError("ABORTED", f"transaction {tid} was aborted by the participants (engine transaction {tx.engine_tx})")
@@ -263,9 +271,42 @@ class Front:
             self._step("RollbackTx", tx.worker)
             self.settle()
 
+    # --- fault switches (faults.py) ---
+
+    def arm(self, switch: Switch, tid: str) -> None:
+        """Take ``switch``'s fault at its first chance while the request on transaction ``tid`` is served."""
+        self.armed = (switch, tid)
+        self._fault()
+
+    def disarm(self) -> None:
+        """The request is served: a fault that never became enabled is reported, not taken later."""
+        if self.armed is not None:
+            switch, tid = self.armed
+            self.faults_missed.append(f"{switch.describe()} (transaction {tid or '-'}): {switch.step} was never enabled "
+                                      "while that request was served")
+            self.armed = None
+
+    def _fault(self) -> None:
+        if self.armed is None:
+            return
+        switch, tid = self.armed
+        action = ACTION[switch.step]
+        if switch.target == "txn":
+            tx = self.txs.get(tid)
+            args: list[Any] = [tx.engine_tx] if tx is not None and tx.engine_tx else []
+        else:
+            args = [switch.target]
+        for arg in args:
+            if action.run(self.engine, arg):
+                self.armed = None
+                self.faults_taken.append(f"{switch.describe()}: {switch.step}({arg})")
+                self._after()
+                return
+
     # --- the engine's steps ---
 
     def _step(self, name: str, arg: Any) -> None:
+        self._fault()
         if not ACTION[name].run(self.engine, arg):
             raise self.refuse("INTERNAL_ERROR", f"internal: the engine's {name} is not enabled for {arg!r}")
         self._after()
@@ -276,6 +317,7 @@ class Front:
         scheduled = [a for a in ACTIONS if a.by == SCHEDULER and not a.fault]
         progress = True
         while progress:
+            self._fault()
             progress = False
             for a in scheduled:
                 for arg in arguments(self.engine, a.over):

@@ -41,8 +41,6 @@ class Shape:
 
 def serve(o: ServeOptions) -> Server:
     """A bound, not yet serving YDB server (``txconform serve --protocol ydb``)."""
-    if o.bugs or o.faults:
-        raise ProtocolInputError("--bugs and --faults: the YDB server has no fault switches or bugs yet; serve without them")
     if o.partitions != 1:
         raise ProtocolInputError(f"--partitions {o.partitions}: the YDB server's topics have the shape of the engine's "
                                  "constants (A: 1 partition, B: 1 partition)")
@@ -50,6 +48,11 @@ def serve(o: ServeOptions) -> Server:
         from .run import Options, Running
     except ImportError as e:
         raise ProtocolInputError(f"txconform serve --protocol ydb needs grpcio and the ydb SDK: pip install 'txconform[ydb]' ({e})") from None
+    from ..sim import parse_bugs
+    from .faults import Switches
+
     shape = settings.option("--workload", Shape.parse, o.workload)
+    switches = settings.option("--faults", Switches.parse, o.faults)
+    bugs = settings.option("--bugs", parse_bugs, o.bugs)
     return Running(Options(port=o.port, host=o.host, version=o.version or "v26", messages=shape.msgs, batch=shape.batch,
-                           txns=shape.txns, trace=o.trace))
+                           txns=shape.txns, trace=o.trace, faults=switches, bugs=bugs))

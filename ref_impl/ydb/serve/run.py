@@ -19,6 +19,7 @@ from trace_check.traces.protocol import ProtocolInputError
 
 from .. import trace as ydb_trace
 from ..constants import VERSIONS, Constants
+from .faults import NO_FAULTS, Switches
 from .front import Front
 from .services import Shared, add_services
 
@@ -36,14 +37,19 @@ class Options:
     batch: int = 2  # BatchMax: the most messages a read batch holds
     txns: int = 16  # MaxTxns: the engine's transactions, in all
     trace: Path | None = None
+    faults: Switches = NO_FAULTS
+    bugs: tuple[str, ...] = ()  # the YDB bug zoo's (ref_impl/ydb/zoo.py), as the engine takes them
 
     def constants(self) -> Constants:
         if self.version not in VERSIONS:
             raise ProtocolInputError(f"--version: {self.version!r} is not one of {', '.join(VERSIONS)} (the spec's Version)")
         if not 0 <= self.port <= 65535:
             raise ProtocolInputError(f"--port: {self.port} is not a TCP port (0 takes a free one)")
+        f = self.faults  # each fault step's budget: as many as its switches
         return Constants(workers=("w1",), num_src=1, num_dst=1, msgs_per_src=self.messages, batch_max=self.batch,
-                         max_txns=self.txns, rollbacks=True, version=self.version)
+                         max_txns=self.txns, rollbacks=True, version=self.version, bugs=self.bugs,
+                         max_restarts=f.budget("TabletRestart"), max_deadlines=f.budget("PlanDeadline"),
+                         max_lock_losses=f.budget("LockLost"))
 
 
 class Running:
@@ -52,7 +58,7 @@ class Running:
     def __init__(self, options: Options) -> None:
         self.options = options
         self.front = Front(options.constants())
-        self.shared = Shared(self.front, options.host)
+        self.shared = Shared(self.front, options.host, options.faults)
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=MAX_STREAMS, thread_name_prefix="txconform-ydb"),
                                   maximum_concurrent_rpcs=MAX_STREAMS)
         add_services(self.server, self.shared)
@@ -118,7 +124,7 @@ class Running:
         o = self.options
         return trace_format.header("ydb", ydb_trace.SPEC_DIR, ydb_trace.SPEC_MODULES, constants, None, GENERATOR, ydb_trace.LOGGED,
                                    workload=f"real clients (txconform serve, messages={o.messages}, batch={o.batch})",
-                                   faults="none", bugs=[])
+                                   faults=o.faults.describe(), bugs=list(k.bugs))
 
     def write_trace(self) -> Path | None:
         path = self.options.trace
@@ -136,6 +142,8 @@ class Running:
                  + (f"; trace written to {trace} (check it: txconform check {trace})" if trace else "")]
         if self.shared.requests:
             lines.append("  served: " + ", ".join(f"{n}: {c}" for n, c in sorted(self.shared.requests.items())))
+        lines += [f"  fault taken: {f}" for f in self.front.faults_taken]
+        lines += [f"  fault not taken: {f}" for f in self.front.faults_missed]
         return lines + [f"  refused (outside the engine's model): {r}" for r in self.front.refusals[:10]]
 
     def __enter__(self) -> Running:

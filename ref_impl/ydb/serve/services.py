@@ -15,6 +15,7 @@ generator yields from, so that the front can push data to a reader when B's log 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import re
@@ -41,6 +42,7 @@ from ydb._grpc.common.protos import (
 )
 
 from ..state import CONSUMER
+from .faults import NO_FAULTS, Switches
 from .front import DATABASE, Front, FrontError, ReaderStream
 
 log = logging.getLogger("txconform.serve.ydb")
@@ -80,19 +82,34 @@ class Closed(Exception):
 class Shared:
     """What every service shares: the front, its lock, the open streams' queues, the stop flag."""
 
-    def __init__(self, front: Front, host: str) -> None:
+    def __init__(self, front: Front, host: str, switches: Switches = NO_FAULTS) -> None:
         self.front = front
         self.host = host
         self.port = 0
         self.lock = threading.RLock()
         self.stopping = threading.Event()
         self.requests: dict[str, int] = {}
+        self.switches = switches
+        self.fault_counts: dict[str, int] = {}  # the requests that take faults, by name (faults.REQUESTS)
         self.reader_queues: dict[int, queue.Queue[Any]] = {}
         self.attached: dict[str, queue.Queue[Any]] = {}
         front.on_change = self.push_reads
 
     def count(self, name: str) -> None:
         self.requests[name] = self.requests.get(name, 0) + 1
+
+    @contextlib.contextmanager
+    def faults_at(self, request: str, tid: str) -> Iterator[None]:
+        """Serve one request of ``request`` on transaction ``tid`` (under the lock), with the fault
+        switch of its number armed (faults.py)."""
+        n = self.fault_counts[request] = self.fault_counts.get(request, 0) + 1
+        switch = self.switches.at(request, n)
+        if switch is not None:
+            self.front.arm(switch, tid)
+        try:
+            yield
+        finally:
+            self.front.disarm()
 
     def push_reads(self) -> None:
         """Send every reader what it may read now (under the lock)."""
@@ -210,11 +227,15 @@ class Query(ydb_query_v1_pb2_grpc.QueryServiceServicer):  # type: ignore[misc]
     def __init__(self, shared: Shared) -> None:
         self.shared = shared
 
-    def _run(self, name: str, f: Callable[[], Any], answer: Callable[[int, list[Any], Any], Any]) -> Any:
+    def _run(self, name: str, f: Callable[[], Any], answer: Callable[[int, list[Any], Any], Any], tid: str | None = None) -> Any:
+        """Serve request ``name``; one on transaction ``tid`` takes the fault switch of its number."""
         self.shared.count(name)
         with self.shared.lock:
             try:
-                return answer(status("SUCCESS"), [], f())
+                if tid is None:
+                    return answer(status("SUCCESS"), [], f())
+                with self.shared.faults_at(name, tid):
+                    return answer(status("SUCCESS"), [], f())
             except FrontError as e:
                 return answer(status(e.status), issues(str(e)), None)
 
@@ -261,11 +282,11 @@ class Query(ydb_query_v1_pb2_grpc.QueryServiceServicer):  # type: ignore[misc]
 
     def CommitTransaction(self, request: Any, context: grpc.ServicerContext) -> Any:
         return self._run("CommitTransaction", lambda: self.shared.front.commit(request.tx_id, request.session_id),
-                         lambda st, iss, _: ydb_query_pb2.CommitTransactionResponse(status=st, issues=iss))
+                         lambda st, iss, _: ydb_query_pb2.CommitTransactionResponse(status=st, issues=iss), tid=request.tx_id)
 
     def RollbackTransaction(self, request: Any, context: grpc.ServicerContext) -> Any:
         return self._run("RollbackTransaction", lambda: self.shared.front.rollback(request.tx_id, request.session_id),
-                         lambda st, iss, _: ydb_query_pb2.RollbackTransactionResponse(status=st, issues=iss))
+                         lambda st, iss, _: ydb_query_pb2.RollbackTransactionResponse(status=st, issues=iss), tid=request.tx_id)
 
     def ExecuteQuery(self, request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
         """``select 1`` in the session's transaction (begun here with ``begin_tx``, committed with
@@ -307,11 +328,15 @@ class Topic(ydb_topic_v1_pb2_grpc.TopicServiceServicer):  # type: ignore[misc]
     def __init__(self, shared: Shared) -> None:
         self.shared = shared
 
-    def _op(self, name: str, f: Callable[[], Any], answer: Callable[[Any], Any]) -> Any:
+    def _op(self, name: str, f: Callable[[], Any], answer: Callable[[Any], Any], tid: str | None = None) -> Any:
+        """Serve request ``name``; one on transaction ``tid`` takes the fault switch of its number."""
         self.shared.count(name)
         with self.shared.lock:
             try:
-                return answer(operation(f()))
+                if tid is None:
+                    return answer(operation(f()))
+                with self.shared.faults_at(name, tid):
+                    return answer(operation(f()))
             except FrontError as e:
                 return answer(operation(error=e))
 
@@ -355,7 +380,7 @@ class Topic(ydb_topic_v1_pb2_grpc.TopicServiceServicer):  # type: ignore[misc]
                   for t in request.topics for pt in t.partitions]
         return self._op("UpdateOffsetsInTransaction",
                         lambda: self.shared.front.update_offsets(request.tx.id, request.tx.session, request.consumer, topics),
-                        lambda op: ydb_topic_pb2.UpdateOffsetsInTransactionResponse(operation=op))
+                        lambda op: ydb_topic_pb2.UpdateOffsetsInTransactionResponse(operation=op), tid=request.tx.id)
 
     # --- StreamWrite ---
 
@@ -394,7 +419,8 @@ class Topic(ydb_topic_v1_pb2_grpc.TopicServiceServicer):  # type: ignore[misc]
                     raise front.refuse("UNSUPPORTED", f"codec {wr.codec}: this server takes raw data only")
                 acks = []
                 for m in wr.messages:
-                    front.write(wr.tx.id, wr.tx.session, state["path"], m.data, state["producer"], m.seq_no)
+                    with self.shared.faults_at("Write", wr.tx.id):
+                        front.write(wr.tx.id, wr.tx.session, state["path"], m.data, state["producer"], m.seq_no)
                     acks.append(W.WriteResponse.WriteAck(seq_no=m.seq_no, written_in_tx=W.WriteResponse.WriteAck.WrittenInTx()))
                 out.put(W.FromServer(status=status("SUCCESS"), write_response=W.WriteResponse(acks=acks, partition_id=0)))
 
