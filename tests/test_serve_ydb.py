@@ -454,3 +454,33 @@ def test_bad_fault_switches_and_bugs_are_one_line_errors(option: str, text: str,
     with pytest.raises(ProtocolInputError) as e:
         serve(ServeOptions(**{option: text}))
     assert str(e.value).startswith(message) and "\n" not in str(e.value)
+
+
+def test_settling_among_the_live_transactions_takes_the_steps_looking_at_all_would(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Front.settle looks for the engine's next step among the transactions touched since it was
+    last quiet before it looks at every one (a session's cost no longer grows with its age): the
+    same sessions, with and without, give the same events."""
+    from ref_impl.ydb.serve.front import Front
+
+    def sessions() -> list[list[dict[str, Any]]]:
+        runs = []
+        running = Running(Options(port=0, messages=24, txns=12)).start()
+
+        def twelve() -> None:
+            with sdk(running) as driver, ydb.QuerySessionPool(driver) as pool, \
+                    driver.topic_client.reader("A", consumer="c") as reader:
+                for _ in range(12):
+                    pool.retry_tx_sync(lambda tx: copy(driver, reader, tx), retry_settings=RETRY)
+
+        try:
+            bounded(twelve)
+        finally:
+            running.stop()
+        runs.append(running.front.events)
+        for faults in ("restart-B@CommitTransaction:1", "lose-lock@UpdateOffsetsInTransaction:1"):
+            runs.append(faulty_session(tmp_path / faults.split("@")[0] / str(Front.look_at_all), faults)[2].front.events)
+        return runs
+
+    live = sessions()
+    monkeypatch.setattr(Front, "look_at_all", True)
+    assert sessions() == live and len(live[0]) == 12 * 27

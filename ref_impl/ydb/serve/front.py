@@ -42,6 +42,7 @@ from ..state import CONSUMER
 from .faults import Switch
 
 SOURCE, TARGET = "A", "B"
+SCHEDULED = tuple(a for a in ACTIONS if a.by == SCHEDULER and not a.fault)  # the engine's own steps (settle)
 DATABASE = "/local"
 
 
@@ -118,6 +119,8 @@ class Front:
     """The engine, the scheme (topics A and B once created), the query sessions and their
     transactions, and the topic streams."""
 
+    look_at_all = False  # settle looks for each step among every transaction begun (the tests' yardstick)
+
     def __init__(self, k: Constants) -> None:
         if k.num_dst != 1:
             raise ValueError("the served engine has one partition of topic B (NumDst = 1): a writer session writes one partition")
@@ -138,6 +141,7 @@ class Front:
         self.armed: tuple[Switch, str] | None = None  # a fault switch and its request's transaction id
         self.faults_taken: list[str] = []
         self.faults_missed: list[str] = []
+        self.live: set[int] = set()  # the transactions a step touched since the engine was last quiet (settle)
 
     # --- ids and errors ---
 
@@ -313,24 +317,37 @@ class Front:
 
     def settle(self) -> None:
         """Take the engine's own steps (tablets, coordinator, KQP, deliveries; never a fault:
-        their budgets are 0) until none is enabled."""
-        scheduled = [a for a in ACTIONS if a.by == SCHEDULER and not a.fault]
-        progress = True
-        while progress:
+        their budgets are 0) until none is enabled.
+
+        Each step is looked for first among the transactions a step touched since the engine was
+        last quiet (``live``), and only when none of theirs is enabled among every transaction
+        begun: a session's old transactions are done, and looking through all of them before each
+        step made a session quadratic in its transactions (4 a second at 370 with the SDK, against
+        20 at 50). The last look is over every transaction, so the engine is quiet on return as
+        before."""
+        while True:
             self._fault()
-            progress = False
-            for a in scheduled:
-                for arg in arguments(self.engine, a.over):
-                    if a.run(self.engine, arg):
-                        self._after()
-                        progress = True
-                        break
-                if progress:
-                    break
+            first = None if self.look_at_all else sorted(self.live)
+            if not (self._take_one(first) or self._take_one(None)):
+                break
+        self.live.clear()
+
+    def _take_one(self, txns: list[int] | None) -> bool:
+        """Take the first enabled step of the engine's own, in the actions' order, over ``txns``
+        (None: every transaction begun); whether one was."""
+        for a in SCHEDULED:
+            for arg in arguments(self.engine, a.over, txns):
+                if a.run(self.engine, arg):
+                    self._after()
+                    return True
+        return False
 
     def _after(self) -> None:
-        """B's log grows at PartitionCommit of tablet B: its readers get the transaction's data."""
+        """B's log grows at PartitionCommit of tablet B: its readers get the transaction's data.
+        The transaction of every new event is live until the engine is quiet."""
         for ev in self.events[self._seen:]:
+            if isinstance(ev.get("txn_id"), int):
+                self.live.add(ev["txn_id"])
             if ev["action"] == "PartitionCommit" and ev.get("tablet") == TARGET:
                 tx = self.by_engine_tx[ev["txn_id"]]
                 d = ev["partition"]
