@@ -1,8 +1,10 @@
-# Two entry points (see README.md):
-#   make        set up .venv (checks Java 17+), model-check every registered model (one line each, then
-#               the results table), print one counterexample as an example and write all of them to
-#               out/, then simulate a faulty run of the reference broker and of the YDB reference engine into
-#               out/ and validate their traces
+# Entry points (see README.md):
+#   make        set up .venv (checks Java 17+), model-check the tour (the models marked tour = true in
+#               specs/*/models.toml: a few per protocol that tell its story; one line each, then the results
+#               table), print one counterexample as an example and write all of them to out/, then simulate
+#               a faulty run of the reference broker and of the YDB reference engine into out/ and validate
+#               their traces
+#   make models model-check every registered model of tier ci (what CI checks), counterexamples to out/
 #   make test   set up .venv if needed and run the whole test suite, on two pytest-xdist workers
 #               (most TLC runs use one core; the tests that share TLC runs stay on one worker)
 #   make quick  the loop while editing: lint, types, and the tests that start no TLC, Spark or broker
@@ -13,7 +15,7 @@ STAMP := $(VENV)/.txconform-installed
 OUT := out
 EXAMPLE := resharding_txn_no_check
 
-.PHONY: all run test quick setup clean
+.PHONY: all run models test quick setup clean
 all: run
 
 $(STAMP): pyproject.toml scripts/setup.sh
@@ -22,7 +24,7 @@ $(STAMP): pyproject.toml scripts/setup.sh
 setup: $(STAMP)
 
 run: $(STAMP)
-	@$(BIN)/txconform model-check --out $(OUT) --example $(EXAMPLE)
+	@$(BIN)/txconform model-check --tier tour --out $(OUT) --example $(EXAMPLE)
 	@$(BIN)/txconform simulate --seed 1 --workload transfer:aborts=true --faults all --out $(OUT)/faulty-run.jsonl
 	@$(BIN)/txconform check $(OUT)/faulty-run.jsonl
 	@$(BIN)/txconform simulate --protocol ydb --seed 7 --workload copy:table=true --faults all --out $(OUT)/ydb-faulty-run.jsonl
@@ -34,8 +36,12 @@ run: $(STAMP)
 	@echo "  $(OUT)/faulty-run.jsonl  the faulty run of the reference broker that txconform check validated"
 	@echo "  $(OUT)/ydb-faulty-run.jsonl  the same for the YDB reference engine"
 	@echo "Next:"
+	@echo "  make models                                     model-check every registered model (what CI checks)"
 	@echo "  $(BIN)/txconform model-check --traces NAME   print the counterexample of model NAME (--list lists the models)"
 	@echo "  make test                                       run the whole test suite"
+
+models: $(STAMP)
+	@$(BIN)/txconform model-check --out $(OUT)
 
 test: $(STAMP)
 	@$(BIN)/ruff check .

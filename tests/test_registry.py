@@ -339,6 +339,26 @@ def test_a_ci_model_without_pins_is_an_error(tmp_path: Path) -> None:
     assert "`txconform model-check --engine tlc counter`" in message
 
 
+def test_the_tour_is_a_story_per_protocol_a_design_that_holds_and_a_bug_it_stops() -> None:
+    """``make`` checks the tour (``--tier tour``): per protocol at least one model that holds and one
+    that violates a guarantee, all of tier ci (so CI checks each), few enough to take a minute or two."""
+    tour = project().select([], "tour")
+    assert tour and all(m.tour and m.tier == "ci" for m in tour) and len(tour) <= 16
+    for folder in ("resharding", "kafka", "ydb", "cone"):
+        mine = [m for m in tour if m.registry is not None and m.registry.parent.name == folder]
+        assert any(m.expect == "holds" for m in mine), f"{folder}: no holding model in the tour"
+        assert any(m.expect.startswith("violates") and not m.witness for m in mine), f"{folder}: no bug in the tour"
+    assert "resharding_txn_no_check" in {m.name for m in tour}  # the Makefile's EXAMPLE counterexample
+
+
+def test_the_tour_takes_models_of_tier_ci_and_a_boolean(tmp_path: Path) -> None:
+    reg = load_registry(registry(tmp_path, GOOD_MODEL.replace('note = "', 'tour = true\nnote = "', 1)))
+    assert [m.name for m in reg.select([], "tour")] == ["counter"] and reg.models[0].tour
+    message = error_of(tmp_path, GOOD_MODEL.replace("distinct_states = 4\ndepth = 4\n", 'tier = "full"\ntour = true\n'))
+    assert "tour = true, but the tour (`make`) checks models of tier \"ci\" only" in message
+    assert "tour" in error_of(tmp_path, GOOD_MODEL.replace('note = "', 'tour = "yes"\nnote = "', 1))
+
+
 def test_a_full_tier_model_may_go_unpinned(tmp_path: Path) -> None:
     reg = load_registry(registry(tmp_path, GOOD_MODEL.replace("distinct_states = 4\ndepth = 4\n", 'tier = "full"\n')))
     assert reg.models[0].distinct_states is None

@@ -24,7 +24,7 @@ from trace_check.engines.runner import ENGINE_CHOICES, check_checkpointing, chec
 from trace_check.errors import ResumeError, TxconformError, suggest
 from trace_check.models.counterexample import Reading, render_steps, to_mermaid
 from trace_check.models.itf import itf_json, write_itf
-from trace_check.models.registry import Model, Registry, default_registry_files, load_registries
+from trace_check.models.registry import SELECTIONS, Model, Registry, default_registry_files, load_registries
 from trace_check.models.result import Checkpointing, CheckResult, Outcome, Progress
 from trace_check.traces.reads import ReadsError, reads_in_module
 
@@ -407,9 +407,9 @@ def add_parsers(sub: Any) -> None:
         "with the one the registry expects. Exit status: 0 all as expected, 1 some differ, 2 bad input.",
     )
     mc.add_argument("names", nargs="*", metavar="NAME", help="models to check (default: every model of the tier)")
-    mc.add_argument("--tier", choices=("ci", "full", "all"), default="ci",
+    mc.add_argument("--tier", choices=SELECTIONS, default="ci",
                     help="without NAMEs, which models: ci (default: the ones CI checks), full (larger bounds, "
-                         "hours), or all")
+                         "hours), all, or tour (a few of tier ci per protocol that tell its story: what make checks)")
     mc.add_argument("--list", action="store_true", help="list the models and their expected outcomes, check nothing")
     mc.add_argument("--engine", choices=ENGINE_CHOICES, default="auto", help="model checker (default: auto, Apalache if installed, else TLC)")
     mc.add_argument("--json", action="store_true", help="print the results as JSON on stdout (progress stays on stderr)")

@@ -39,11 +39,15 @@ REGISTRY_NAME = "models.toml"  # specs/<protocol>/models.toml
 BASE_KEYS = {"spec", "constants", "invariants", "trace_hide", "timeout", "init", "next", "specification", "properties", "tlc", "apalache"}
 # Pins: TLC's counts for the model (distinct states found, and the depth of the search).
 PIN_KEYS = ("distinct_states", "depth")
-MODEL_KEYS = BASE_KEYS | {"expect", "note", "witness", "tier", *PIN_KEYS}
+MODEL_KEYS = BASE_KEYS | {"expect", "note", "witness", "tier", "tour", *PIN_KEYS}
 MERGED_TABLES = ("constants", "tlc", "apalache")  # merged key by key over the base's
 # "ci": checked on every change (the default); "full": the same protocols at larger bounds, hours
 # rather than minutes, checked when asked for (`txconform model-check --tier full`).
 TIERS = ("ci", "full")
+# What ``txconform model-check --tier`` selects: a tier, every model, or the tour (the models of tier
+# "ci" marked ``tour = true``: a few per protocol that tell its story, a holding design and the bugs
+# it stops, which ``make`` checks in a minute or two; ``make models`` checks every model of tier ci).
+SELECTIONS = (*TIERS, "all", "tour")
 REQUIRED_KEYS = ("spec", "invariants", "expect", "note")
 TLC_KEYS = {"constraints", "action_constraints", "symmetry", "view", "workers", "check_deadlock"}
 APALACHE_KEYS = {"length"}
@@ -77,6 +81,7 @@ class Model:
     # Variables the readable steps and diagrams leave out (ITF and JSON keep them).
     trace_hide: tuple[str, ...] = ()
     tier: str = "ci"
+    tour: bool = False  # one of the few models ``make`` checks (SELECTIONS)
     registry: Path | None = None  # the file the model comes from
     # TLC's counts for this model: distinct states, and the depth of the search (compared only
     # with one TLC worker: with more, TLC reports depths that vary by one between runs).
@@ -128,9 +133,9 @@ class Registry:
 
     def select(self, names: list[str], tier: str = "ci") -> list[Model]:
         """The named models in the order given (whatever their tier), or all models of ``tier``
-        ("ci", "full" or "all"); an unknown name is an error."""
+        (one of SELECTIONS: "ci", "full", "all" or "tour"); an unknown name is an error."""
         if not names:
-            return [m for m in self.models if tier in ("all", m.tier)]
+            return [m for m in self.models if tier in ("all", m.tier) or (tier == "tour" and m.tour)]
         by_name = {m.name: m for m in self.models}
         chosen = []
         for name in names:
@@ -361,6 +366,9 @@ def _load_model(path: Path, text: str, name: str, own: Any, base: Mapping[str, A
     tier = _typed(where, "tier", entry.get("tier", "ci"), str)
     if tier not in TIERS:
         raise RegistryError(f"{where}: tier = {tier!r}: write \"ci\" (checked on every change) or \"full\" (larger bounds, on demand)")
+    tour = _typed(where, "tour", own.get("tour", False), bool)
+    if tour and tier != "ci":
+        raise RegistryError(f"{where}: tour = true, but the tour (`make`) checks models of tier \"ci\" only, in a minute or two: drop tour or the tier")
     note = _typed(where, "note", entry["note"], str).strip()
     if not note or "\n" in note:
         raise RegistryError(f"{where}: note must be one non-empty line")
@@ -399,7 +407,7 @@ def _load_model(path: Path, text: str, name: str, own: Any, base: Mapping[str, A
         timeout=float(timeout),
     )
     return Model(name=name, task=task, expect=expect, note=note, line=line, witness=witness, trace_hide=trace_hide,
-                 tier=tier, registry=path, distinct_states=pins.get("distinct_states"), depth=pins.get("depth"))
+                 tier=tier, tour=tour, registry=path, distinct_states=pins.get("distinct_states"), depth=pins.get("depth"))
 
 
 def _is_liveness(spec_file: Path, name: str) -> bool:
