@@ -242,13 +242,14 @@ class Coordinator:
         self.clock = max(self.clock, ts)
         tx.st = "committing"
         self.report("CoCommit", t=list(t), ts=ts, clock=self.clock, mutations=len(set(tx.wr)))
+        sent = time.monotonic()
         try:
             self.store.commit(t, self.x, ts, frozenset(tx.wr))
         except Exception as e:  # a write timeout: the outcome is unknown; the batchlog has it
             self.report("CommitFailed", t=list(t), error=str(e)[:200])
             return
         self.forget(t)
-        self.report("CoCommitDone", t=list(t), ts=ts)
+        self.report("CoCommitDone", t=list(t), ts=ts, ms=round((time.monotonic() - sent) * 1000, 1))
 
     def forget(self, t: Txn) -> None:
         self.txs.pop(t, None)

@@ -107,6 +107,8 @@ class ProcRun:
     told: tuple[str, ...]  # what each attempt's client was told
     seconds: float
     failover_s: float | None  # from the fault to the successor's CoActivate
+    fence_s: float | None  # from the fault to the first CoSelfFence
+    commit_ms: tuple[float, ...]
 
 
 class Conductor:
@@ -123,6 +125,8 @@ class Conductor:
         self.heard: list[tuple[int, dict[str, Any]]] = []  # every report, in the order taken
         self.host, self.port, self.seconds = host, port, seconds
         self.activated_at: float | None = None
+        self.fenced_at: float | None = None
+        self.commit_ms: list[float] = []  # each commit's LOGGED batch at QUORUM, as its coordinator timed it
 
     # --- the processes ---------------------------------------------------------------------------
 
@@ -266,6 +270,7 @@ class Conductor:
             m.real = {"ts": msg["ts"], "clock": msg["clock"], "mutations": msg["mutations"]}
             self._step(m.co_commit_enabled(x, c), f"CoCommit x{x} {c}", lambda: m.co_commit(x, c))
         elif ev == "CoCommitDone":
+            self.commit_ms.append(float(msg["ms"]))
             i = max(m.batch_of(x, t), default=0)
             for _ in range(len(m.batches[i - 1].pend) if i else 0):  # QUORUM answered: applied (inferred)
                 m.apply_mutation(i)
@@ -273,6 +278,7 @@ class Conductor:
         elif ev == "CoTxTimeout":
             self._step(m.co_tx_timeout_enabled(x, t), f"CoTxTimeout x{x} {c}", lambda: m.co_tx_timeout(x, t))
         elif ev == "CoSelfFence":
+            self.fenced_at = self.fenced_at or time.monotonic()
             self._step(m.co_self_fence_enabled(x), f"CoSelfFence x{x}", lambda: m.co_self_fence(x))
         elif ev == "DeclareDead":
             y = int(msg["dead"])
@@ -493,7 +499,10 @@ def run(store: CassandraStore, host: str, port: int, scenario: str, out: Path) -
     con.write_trace(out, "album:adders=2,attempts=2")
     album, photos = _counts(store, k.adders)
     failover = None if fault_at is None or con.activated_at is None else con.activated_at - fault_at
-    return ProcRun(scenario, out, len(con.events), tuple(con.departures), tuple(con.violations), album, photos, tuple(told), time.monotonic() - t0, failover)
+    fence = None if fault_at is None or con.fenced_at is None else con.fenced_at - fault_at
+    seconds = time.monotonic() - t0
+    found = (tuple(con.departures), tuple(con.violations))
+    return ProcRun(scenario, out, len(con.events), *found, album, photos, tuple(told), seconds, failover, fence, tuple(con.commit_ms))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -525,7 +534,9 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         store.close()
     print(f"{r.scenario}: {r.events} events in {a.out}, {r.seconds:.1f} s; told {', '.join(r.told)}; album {r.album}, photos {r.photos}", end="")
-    print(f"; failover {r.failover_s:.2f} s" if r.failover_s is not None else "")
+    print(f"; failover {r.failover_s:.2f} s" if r.failover_s is not None else "", end="")
+    print(f"; fenced {r.fence_s:.2f} s after the fault" if r.fence_s is not None else "", end="")
+    print(f"; commits {', '.join(f'{v:.0f}' for v in r.commit_ms)} ms")
     for line in r.departures + r.violations:
         print(line)
     return 0
