@@ -415,3 +415,32 @@ def test_the_other_process_runs_are_accepted(
     assert (r.album, r.photos) == (3, 3) and r.departures == () and r.violations == (), r
     rc, out = _check(r.path, capsys)
     assert rc == 0 and "accepted" in out, out
+
+
+@pytest.mark.probe
+def test_a_lost_data_centre_leaves_a_quorum_and_the_run_is_accepted(
+    store: tuple[cassandra.CassandraCluster, object], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three nodes only (TXCONFORM_CASSANDRA_CLUSTER_TESTS=1): c1 commits; data centre 3 is lost
+    (Cassandra's node 3 stopped by its pid, coordinator x3 SIGKILLed: Cone.tla DcFail); c2 commits
+    at QUORUM on the two nodes left; x3 is declared dead; the trace is accepted. Node 3 is started
+    again, with its data, for the session's next user."""
+    cluster, _ = store
+    if len(cluster.nodes) < 3:
+        pytest.skip("needs three nodes: TXCONFORM_CASSANDRA_CLUSTER_TESTS=1")
+    from ref_impl.cone import processes
+    from ref_impl.cone.cassandra_store import CassandraStore
+
+    s = store[1]
+    assert isinstance(s, CassandraStore)
+    fresh = CassandraStore(s.session, None, "cone_procs_3_dc")
+    fresh.create_schema(3)
+    node = cluster.nodes[2]
+    try:
+        r = processes.run(fresh, cluster.contact_points[0], cluster.native_port, "dc", tmp_path / "cone-procs-dc.jsonl", lambda: cluster.stop_node(node))
+    finally:
+        cluster.restart(node)
+    assert r.told == ("committed", "committed") and (r.album, r.photos) == (3, 3), r
+    assert r.departures == () and r.violations == (), r
+    rc, out = _check(r.path, capsys)
+    assert rc == 0 and "accepted" in out, out

@@ -50,7 +50,7 @@ from .engine import ALBUM, Cell, Engine, Key, Txn, row
 from .sim import GENERATOR
 
 WAIT_S = 30.0  # the longest the conductor waits for one step (a failover takes DEAD_S + a QUORUM read)
-SCENARIOS = ("plain", "kill", "pause", "cut", "zombie")
+SCENARIOS = ("plain", "kill", "pause", "cut", "zombie", "dc")
 BUG_OF = {"zombie": "zombie_commit"}
 Q = (1, 2)  # the replica pair a mirror read is taken from (the answer is Cassandra's anyway)
 
@@ -428,13 +428,17 @@ def _counts(store: CassandraStore, adders: tuple[str, ...]) -> tuple[int, int]:
     return (album[0], photos)
 
 
-def run(store: CassandraStore, host: str, port: int, scenario: str, out: Path) -> ProcRun:
+def run(store: CassandraStore, host: str, port: int, scenario: str, out: Path, stop_node3: Callable[[], None] | None = None) -> ProcRun:
     """One run of ``scenario`` with three coordinator processes over ``store`` (a fresh keyspace,
-    ``create_schema`` done), its trace written to ``out``."""
+    ``create_schema`` done), its trace written to ``out``. ``dc`` (three nodes, RF 3) loses data
+    centre 3: ``stop_node3`` stops Cassandra's node 3 and coordinator x3 is SIGKILLed (Cone.tla
+    ``DcFail``)."""
     if scenario not in SCENARIOS:
         raise RunError(f"scenario {scenario!r}: use one of {', '.join(SCENARIOS)}")
+    if scenario == "dc" and stop_node3 is None:
+        raise RunError("scenario dc stops Cassandra's node 3: it needs a cluster of three nodes and a way to stop the third")
     bug = BUG_OF.get(scenario)
-    k = Constants(("c1", "c2"), (), 1, 2, 1, 1, 2, 0, 0, frozenset({bug} if bug else set()))
+    k = Constants(("c1", "c2"), (), 1, 2, 1, 1, 2, 0, 1 if scenario == "dc" else 0, frozenset({bug} if bug else set()))
     con = Conductor(store, host, port, k)
     t0 = time.monotonic()
     fault_at: float | None = None
@@ -483,6 +487,18 @@ def run(store: CassandraStore, host: str, port: int, scenario: str, out: Path) -
                 told.append("unknown")
                 told += con.add_until_done("c1")
             con.settle(1.0)
+        elif scenario == "dc":
+            assert stop_node3 is not None
+            m = con.m
+            told += con.add_until_done("c1")
+            fault_at = time.monotonic()
+            stop_node3()
+            os.kill(con.procs[3].popen.pid, signal.SIGKILL)
+            con.procs[3].popen.wait(10)
+            con.procs[3].killed = True
+            con._step(m.dc_fail_enabled(3), "DcFail 3", lambda: m.dc_fail(3))
+            told += con.add_until_done("c2")  # QUORUM: two replicas of three answer
+            con.wait("x3 declared dead", lambda: 3 in m.dead)
         elif scenario == "cut":
             m = con.m
             con.must_begin("c1")
