@@ -171,6 +171,8 @@ class Coordinator:
 
     def activate(self) -> None:
         if "failover_no_drain" not in self.bugs:
+            # The node's batchlog: apache/cassandra db/SystemKeyspace.java BATCHES; an entry is
+            # removed once its batch applied (batchlog/BatchlogManager.java, StorageProxy.mutateAtomically)
             pending = self.store.session.execute("SELECT id FROM system.batches LIMIT 1").one()
             if pending is not None:
                 return  # Cone.tla CoActivate: Drained; tried again next loop
