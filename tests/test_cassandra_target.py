@@ -444,3 +444,21 @@ def test_a_lost_data_centre_leaves_a_quorum_and_the_run_is_accepted(
     assert r.departures == () and r.violations == (), r
     rc, out = _check(r.path, capsys)
     assert rc == 0 and "accepted" in out, out
+
+
+@pytest.mark.probe
+def test_a_backup_deciding_alone_makes_two_masters_and_the_run_is_rejected(
+    store: tuple[cassandra.CassandraCluster, object], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Cone.tla's failover_no_quorum on real processes: x1's heartbeats to x2 cut (x3 still hears
+    x1); x2 declares x1 dead on its own misses and activates while x1, still confirmed by x3, holds
+    c1's photo row: two masters hold one lock (ExclusiveLocks) until x1 learns the verdict and
+    fences itself. The checker rejects the trace at the DeclareDead. About 25 s:
+    TXCONFORM_CASSANDRA_FAULT_TESTS=1."""
+    if not FAULT_TESTS:
+        pytest.skip("about 25 s more: TXCONFORM_CASSANDRA_FAULT_TESTS=1")
+    r = _process_run(store, "split", tmp_path)
+    assert r.violations and r.violations[0].startswith("ExclusiveLocks violated after event"), r
+    assert r.told == ("failed", "committed", "committed") and (r.album, r.photos) == (3, 3), r
+    rc, out = _check(r.path, capsys)
+    assert rc == 1 and "the spec's DeclareDead is not enabled here" in out, out

@@ -152,7 +152,8 @@ class Coordinator:
             if y in self.dead:
                 continue
             (other,) = [z for z in self.peers if z != y]
-            other_misses = other in heard and y not in self.reports[other][0]
+            # Cone.tla DeclareDead: a quorum (the other two) missed y; failover_no_quorum: this one alone
+            other_misses = "failover_no_quorum" in self.bugs or (other in heard and y not in self.reports[other][0])
             if y not in heard and other_misses:
                 since = self.missed_since[y]
                 if since is None:

@@ -18,9 +18,11 @@ and a batch that Cassandra acknowledged at QUORUM is logged as applied at every 
 
 Scenarios (``SCENARIOS``): ``plain``, ``kill`` (the master SIGKILLed with a transaction open),
 ``pause`` (the master SIGSTOPped with a commit waiting, a successor serving meanwhile, then SIGCONT),
-``cut`` (the master's heartbeats to both backups dropped: it fences itself) and ``zombie`` (``pause``
-with the guard off: Cone.tla's zombie_commit, the resumed master serves the waiting commit before
-reading its heartbeats).
+``cut`` (the master's heartbeats to both backups dropped: it fences itself), ``dc`` (three nodes:
+Cassandra's node 3 stopped and x3 killed), and two with a guard off: ``zombie`` (``pause`` with
+Cone.tla's zombie_commit: the resumed master serves the waiting commit before reading its
+heartbeats) and ``split`` (one link cut with failover_no_quorum: the first backup declares the
+master dead on its own misses while the second still hears it).
 """
 
 from __future__ import annotations
@@ -50,8 +52,8 @@ from .engine import ALBUM, Cell, Engine, Key, Txn, row
 from .sim import GENERATOR
 
 WAIT_S = 30.0  # the longest the conductor waits for one step (a failover takes DEAD_S + a QUORUM read)
-SCENARIOS = ("plain", "kill", "pause", "cut", "zombie", "dc")
-BUG_OF = {"zombie": "zombie_commit"}
+SCENARIOS = ("plain", "kill", "pause", "cut", "zombie", "split", "dc")
+BUG_OF = {"zombie": "zombie_commit", "split": "failover_no_quorum"}
 Q = (1, 2)  # the replica pair a mirror read is taken from (the answer is Cassandra's anyway)
 
 
@@ -499,6 +501,16 @@ def run(store: CassandraStore, host: str, port: int, scenario: str, out: Path, s
             con._step(m.dc_fail_enabled(3), "DcFail 3", lambda: m.dc_fail(3))
             told += con.add_until_done("c2")  # QUORUM: two replicas of three answer
             con.wait("x3 declared dead", lambda: 3 in m.dead)
+        elif scenario == "split":
+            m = con.m
+            con.must_begin("c1")
+            fault_at = time.monotonic()
+            con.cut(1, 2)  # x2 alone misses x1; x3 still hears it
+            con.wait("x2 active", lambda: m.co[2].active)
+            con.wait("x1 fenced", lambda: m.co[1].fenced)
+            con._give_up("c1")
+            told.append("failed")
+            told += con.add_until_done("c1") + con.add_until_done("c2")
         elif scenario == "cut":
             m = con.m
             con.must_begin("c1")
