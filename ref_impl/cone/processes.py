@@ -133,20 +133,29 @@ class Conductor:
     # --- the processes ---------------------------------------------------------------------------
 
     def start(self) -> None:
+        """The three processes, started at once (each connects to Cassandra before it listens),
+        then connected to in turn; a process that exits first is named with its error's last line."""
         ports = _free_udp_ports(3)
         bugs = "+".join(sorted(self.k.bugs))
+        started = {}
         for x in COORDS:
             cmd = [sys.executable, "-m", "ref_impl.cone.coordinator_proc", "--id", str(x), "--hb-ports", ",".join(map(str, ports))]
             cmd += ["--cassandra", f"{self.host}:{self.port}", "--keyspace", self.store.keyspace, "--bugs", bugs, "--seconds", str(self.seconds)]
-            p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+            started[x] = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        for x, p in started.items():
             assert p.stdout is not None
-            line = p.stdout.readline().strip()  # the TCP port, once connected to Cassandra
+            line = p.stdout.readline().strip()  # the TCP port, once connected (bounded: the driver's connect timeout)
             if not line.isdigit():
-                err = p.stderr.read() if p.stderr is not None and p.poll() is not None else ""
-                self.stop()
-                p.kill()
                 p.wait(10)
-                raise RunError(f"coordinator {x} did not start: {(err or line).strip()[-300:]}")
+                err = p.stderr.read() if p.stderr is not None else ""
+                for q in started.values():
+                    if q.poll() is None:
+                        q.kill()
+                        q.wait(10)
+                    for stream in (q.stdout, q.stderr):
+                        if stream is not None:
+                            stream.close()
+                raise RunError(f"coordinator {x} did not start: {((err or line).strip().splitlines() or [''])[-1][:300]}")
             conn = socket.create_connection(("127.0.0.1", int(line)), timeout=10)
             conn.settimeout(None)
             self.procs[x] = Proc(x, p, conn)
