@@ -312,3 +312,153 @@ def test_quorum_holds_with_one_node_stopped(store: tuple[cassandra.CassandraClus
     assert s.read(row("q")) == (5, 40, False, ("c9", 1))
     cluster.restart(node)  # with its data, for the session's next user
     assert node.process is not None and node.process.pid != pid
+
+
+# --- the coordinators as processes (ref_impl/cone/processes.py) ------------------------------------
+
+FAULT_TESTS = os.environ.get("TXCONFORM_CASSANDRA_FAULT_TESTS") == "1"
+
+
+def test_a_reported_step_the_spec_does_not_allow_is_kept_and_named() -> None:
+    """The conductor's mirror takes every step a coordinator reports, allowed or not, so that the
+    checker sees it; the ones the spec does not allow there are listed. No process, no Cassandra."""
+    from ref_impl.cone import processes
+    from ref_impl.cone.constants import Constants
+
+    k = Constants(("c1", "c2"), (), 1, 2, 1, 1, 2, 0)
+    con = processes.Conductor(None, "127.0.0.1", 1, k)  # type: ignore[arg-type]  # no store: nothing connects
+    con.m.client_begin("c1")
+    cell = {"val": 0, "ts": -1, "tomb": True, "writer": "init"}
+    con.apply(1, {"ev": "CoBegin", "x": 1, "t": ["c1", 1], "result": "ok", "cell": cell, "clock": 0})
+    assert con.departures == [] and con.m.cl["c1"].st == "open"
+    con.apply(2, {"ev": "CoBegin", "x": 2, "t": ["c1", 1], "result": "ok", "cell": cell, "clock": 0})  # x2 is no master
+    assert con.departures == ["event 3: CoBegin x2 c1: not enabled in the spec here"]
+    assert [e["action"] for e in con.events] == ["ClientBegin", "CoBegin", "CoBegin"]
+    # x2 made active by hand: two coordinators that can act hold c1's photo row
+    con.m.co[2].active = True
+    assert not processes.exclusive_locks(con.m)
+    con.m.co[2].fenced = True
+    assert processes.exclusive_locks(con.m)
+
+
+def test_the_process_run_says_a_bad_address_in_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from ref_impl.cone import processes
+
+    assert processes.main(["--cassandra", "localhost", "--scenario", "plain", "--out", str(tmp_path / "t.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("--cassandra: 'localhost' is not HOST:PORT")
+
+
+def _process_run(store: tuple[cassandra.CassandraCluster, object], scenario: str, tmp_path: Path) -> Any:
+    from ref_impl.cone import processes
+    from ref_impl.cone.cassandra_store import CassandraStore
+
+    cluster, s = store
+    assert isinstance(s, CassandraStore)
+    fresh = CassandraStore(s.session, None, f"cone_procs_{len(cluster.nodes)}_{scenario}")
+    fresh.create_schema(len(cluster.nodes))
+    return processes.run(fresh, cluster.contact_points[0], cluster.native_port, scenario, tmp_path / f"cone-procs-{scenario}.jsonl")
+
+
+def _check(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    capsys.readouterr()
+    rc = main(["check", str(path)])
+    return rc, capsys.readouterr().out
+
+
+@pytest.mark.probe
+def test_a_paused_master_fences_itself_and_the_run_is_accepted(
+    store: tuple[cassandra.CassandraCluster, object], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three coordinator processes; the master SIGSTOPped with c1's commit waiting on its socket;
+    the first backup declares it dead, activates and commits c2; SIGCONT: the old master reads
+    its heartbeats first, fences itself and refuses the commit (told: unknown); c1's retry
+    commits at the new master. The album counts its three photos and the trace is accepted."""
+    r = _process_run(store, "pause", tmp_path)
+    assert r.told == ("committed", "unknown", "committed"), r
+    assert (r.album, r.photos) == (3, 3), r
+    assert r.departures == () and r.violations == (), r
+    rc, out = _check(r.path, capsys)
+    assert rc == 0 and "accepted" in out, out
+
+
+@pytest.mark.probe
+def test_a_zombie_master_loses_an_update_and_the_run_is_rejected(
+    store: tuple[cassandra.CassandraCluster, object], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same run with Cone.tla's zombie_commit: on SIGCONT the old master serves the waiting
+    commit before its heartbeats. Its batch carries its old clock (1), below the new master's
+    commit of c2 (2): last-write-wins keeps c2's counter, so the album counts 2 of 3 photos in
+    Cassandra; the mirror breaks ExclusiveLocks at the Resume, and the checker (the guarded spec)
+    rejects the trace there."""
+    r = _process_run(store, "zombie", tmp_path)
+    assert r.told == ("committed", "committed"), r
+    assert (r.album, r.photos) == (2, 3), r
+    assert r.violations and r.violations[0].startswith("ExclusiveLocks violated after event") and r.violations[0].endswith("(Resume)"), r
+    rc, out = _check(r.path, capsys)
+    assert rc == 1, out
+    assert out.startswith("rejected at event") and 'not with result = "running"' in out, out
+
+
+@pytest.mark.probe
+@pytest.mark.parametrize("scenario", ["plain", "kill", "cut"])
+def test_the_other_process_runs_are_accepted(
+    store: tuple[cassandra.CassandraCluster, object], scenario: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No fault; the master SIGKILLed with c1's transaction open (c1 told failed, its retry and c2
+    commit at the first backup); the master's heartbeats to both backups cut (it fences itself,
+    then is declared dead). About 25 s each: TXCONFORM_CASSANDRA_FAULT_TESTS=1."""
+    if not FAULT_TESTS:
+        pytest.skip("about 75 s more: TXCONFORM_CASSANDRA_FAULT_TESTS=1")
+    r = _process_run(store, scenario, tmp_path)
+    assert r.told == (("committed", "committed") if scenario == "plain" else ("failed", "committed", "committed")), r
+    assert (r.album, r.photos) == (3, 3) and r.departures == () and r.violations == (), r
+    rc, out = _check(r.path, capsys)
+    assert rc == 0 and "accepted" in out, out
+
+
+@pytest.mark.probe
+def test_a_lost_data_centre_leaves_a_quorum_and_the_run_is_accepted(
+    store: tuple[cassandra.CassandraCluster, object], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three nodes only (TXCONFORM_CASSANDRA_CLUSTER_TESTS=1): c1 commits; data centre 3 is lost
+    (Cassandra's node 3 stopped by its pid, coordinator x3 SIGKILLed: Cone.tla DcFail); c2 commits
+    at QUORUM on the two nodes left; x3 is declared dead; the trace is accepted. Node 3 is started
+    again, with its data, for the session's next user."""
+    cluster, _ = store
+    if len(cluster.nodes) < 3:
+        pytest.skip("needs three nodes: TXCONFORM_CASSANDRA_CLUSTER_TESTS=1")
+    from ref_impl.cone import processes
+    from ref_impl.cone.cassandra_store import CassandraStore
+
+    s = store[1]
+    assert isinstance(s, CassandraStore)
+    fresh = CassandraStore(s.session, None, "cone_procs_3_dc")
+    fresh.create_schema(3)
+    node = cluster.nodes[2]
+    try:
+        r = processes.run(fresh, cluster.contact_points[0], cluster.native_port, "dc", tmp_path / "cone-procs-dc.jsonl", lambda: cluster.stop_node(node))
+    finally:
+        cluster.restart(node)
+    assert r.told == ("committed", "committed") and (r.album, r.photos) == (3, 3), r
+    assert r.departures == () and r.violations == (), r
+    rc, out = _check(r.path, capsys)
+    assert rc == 0 and "accepted" in out, out
+
+
+@pytest.mark.probe
+def test_a_backup_deciding_alone_makes_two_masters_and_the_run_is_rejected(
+    store: tuple[cassandra.CassandraCluster, object], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Cone.tla's failover_no_quorum on real processes: x1's heartbeats to x2 cut (x3 still hears
+    x1); x2 declares x1 dead on its own misses and activates while x1, still confirmed by x3, holds
+    c1's photo row: two masters hold one lock (ExclusiveLocks) until x1 learns the verdict and
+    fences itself. The checker rejects the trace at the DeclareDead. About 25 s:
+    TXCONFORM_CASSANDRA_FAULT_TESTS=1."""
+    if not FAULT_TESTS:
+        pytest.skip("about 25 s more: TXCONFORM_CASSANDRA_FAULT_TESTS=1")
+    r = _process_run(store, "split", tmp_path)
+    assert r.violations and r.violations[0].startswith("ExclusiveLocks violated after event"), r
+    assert r.told == ("failed", "committed", "committed") and (r.album, r.photos) == (3, 3), r
+    rc, out = _check(r.path, capsys)
+    assert rc == 1 and "the spec's DeclareDead is not enabled here" in out, out
