@@ -3,7 +3,8 @@
 MkDocs builds it in strict mode into a temporary folder: a broken link or anchor, or a page left out
 of the nav, fails the build. The built site is served on a free loopback port and every page is
 loaded in headless Chromium: it must load, run no script into an error, fetch nothing from off the
-site, draw each Mermaid block as an SVG, and its links must lead to files and anchors of the site.
+site, draw each Mermaid block as an SVG, and its links must lead to files and anchors of the site;
+the search box must find pages.
 A copy of a page with a diagram Mermaid cannot parse and two broken links is loaded with them, and
 must be reported, so that the check is seen to fail. Screenshots of the main pages are kept in the
 test's temporary folder. The browser tests skip only where Chromium is absent."""

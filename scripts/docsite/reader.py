@@ -1,5 +1,5 @@
 """What a reader sees: every page of the built site loaded in headless Chromium, served over HTTP
-on 127.0.0.1. A page must load (HTTP 200, a title, its text), run no script into an error, fetch
+on 127.0.0.1. The search box must find pages. A page must load (HTTP 200, a title, its text), run no script into an error, fetch
 nothing from off the site, and draw each of its Mermaid blocks as an SVG with a size (not left as
 source, not Mermaid's error picture); every link between pages must lead to a file of the site,
 and its anchor to an element of the page it names. Screenshots of the main pages are kept."""
@@ -49,6 +49,19 @@ VIEW = """JSON.stringify((() => {
     ids: [...document.querySelectorAll("[id]")].map(e => e.id),
   };
 })())"""
+
+
+SEARCH_QUERY = "ExactlyOnce"  # a word of many pages: the theme's search (its index, its worker) must find them
+SEARCH = """(() => {
+  const input = document.querySelector("input.md-search__input");
+  if (!input) return false;
+  input.focus();
+  input.value = QUERY;
+  input.dispatchEvent(new Event("input", {bubbles: true}));
+  input.dispatchEvent(new KeyboardEvent("keyup", {bubbles: true, key: "e"}));
+  return true;
+})()"""
+SEARCH_HITS = 'document.querySelectorAll(".md-search-result__item").length'
 
 
 @attrs.frozen
@@ -135,6 +148,19 @@ def view_page(browser: Browser, base: str, target: Target) -> PageView:
                     tuple(seen["links"]), frozenset(seen["ids"]), tuple(errors))
 
 
+def search_hits(browser: Browser, query: str) -> int:
+    """Type ``query`` into the loaded page's search box; the results it lists (waiting, bounded, for
+    the search index to load and answer)."""
+    if not _evaluate(browser, SEARCH.replace("QUERY", json.dumps(query))):
+        return 0
+    deadline = time.monotonic() + LOAD_TIMEOUT
+    while True:
+        hits = int(_evaluate(browser, SEARCH_HITS))
+        if hits or time.monotonic() > deadline:
+            return hits
+        time.sleep(0.2)
+
+
 def problems_of(view: PageView) -> list[str]:
     found = [f"{view.page}: {e}" for e in view.errors]
     if not view.title or view.text < 200:
@@ -172,13 +198,18 @@ def check_site(site: Path, targets: list[Target], chromium: str, shots: Path | N
         for domain in ("Page", "Runtime", "Network", "Log"):
             browser.call(f"{domain}.enable")
         browser.call("Page.addScriptToEvaluateOnNewDocument", {"source": OPEN_SHADOW_ROOTS})
+        searched = 0
         for target in targets:
             view = view_page(browser, base, target)
             views.append(view)
+            if len(views) == 1:
+                searched = search_hits(browser, SEARCH_QUERY)
             if shots is not None and target.name in SCREENSHOT_PAGES:
                 _evaluate(browser, 'void (document.querySelector("div.mermaid") || document.body).scrollIntoView()')
                 screenshot(browser, shots / (target.name.replace("/", "_").removesuffix(".md") + ".png"))
         problems = [p for v in views for p in problems_of(v)] + broken_links(views, base, site)
+        if targets and not searched:
+            problems.append(f"{targets[0].name}: the search box finds nothing for {SEARCH_QUERY!r} (did search/search_index.json load?)")
     return views, problems
 
 
