@@ -7,15 +7,17 @@
 #   make models model-check every registered model of tier ci (what CI checks), counterexamples to out/
 #   make test   set up .venv if needed and run the whole test suite, on two pytest-xdist workers
 #               (most TLC runs use one core; the tests that share TLC runs stay on one worker)
-#   make quick  the loop while editing: lint, types, and the tests that start no TLC, Spark or broker
-#               (about 735 of the 1,210, two minutes on 2 cores); make test before a commit
+#   make quick  the loop while editing: lint, types, and the tests that start no TLC, Spark, broker or
+#               browser (about 735 of the 1,210, two minutes on 2 cores); make test before a commit
+#   make docs   build the docs site into out/site (MkDocs, Material theme, Mermaid bundled; strict: a
+#               broken link fails); scripts/docsite's `serve` and `check` serve it and load it in Chromium
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.txconform-installed
 OUT := out
 EXAMPLE := resharding_txn_no_check
 
-.PHONY: all run models test quick setup clean
+.PHONY: all run models test quick setup clean docs
 all: run
 
 $(STAMP): pyproject.toml scripts/setup.sh
@@ -48,11 +50,14 @@ test: $(STAMP)
 	@$(BIN)/mypy
 	@$(BIN)/python -m pytest -n 2 --durations=40
 
-QUICK := not tlc and not spark and not spark_cluster and not probe and not hypothesis_runs
+QUICK := not tlc and not spark and not spark_cluster and not probe and not hypothesis_runs and not browser
 quick: $(STAMP)
 	@$(BIN)/ruff check .
 	@$(BIN)/mypy
 	@$(BIN)/python -m pytest -n 2 -q -m "$(QUICK)"
+
+docs: $(STAMP)
+	@PYTHONPATH=scripts $(BIN)/python -m docsite build
 
 clean:
 	rm -rf $(VENV) $(OUT) .pytest_cache .hypothesis

@@ -26,9 +26,21 @@ if [ -z "$java_version" ] || [ "$java_version" -lt 17 ]; then
     exit 1
 fi
 
+# The docs site's browser test (tests/test_docs_site.py) loads the site in Debian's chromium: as root
+# (a container, CI) install it when missing; otherwise say how, once, and the test skips.
+if ! command -v chromium >/dev/null 2>&1 && [ -z "${TXCONFORM_CHROMIUM:-}" ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "setup: installing chromium (Debian's package) for the docs site's browser test"
+        apt-get install -y -qq chromium >/dev/null 2>&1 || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1; } \
+            || echo "setup: apt-get could not install chromium: the docs site's browser test will skip" >&2
+    else
+        echo "setup: no chromium: the docs site's browser test will skip (Debian: sudo apt-get install chromium, or set TXCONFORM_CHROMIUM)" >&2
+    fi
+fi
+
 if [ ! -x .venv/bin/python ]; then
     "$python" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test,spark,probe,cassandra,ydb]' 2> >(grep -v "^WARNING: Location" >&2)
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test,spark,probe,cassandra,ydb,docs]' 2> >(grep -v "^WARNING: Location" >&2)
 touch .venv/.txconform-installed
 echo "setup: .venv ready (Java $java_version, $(.venv/bin/python --version))"

@@ -73,6 +73,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any | None:
                 return "local Spark session"
             if nodeid.partition("::")[0] in CASSANDRA_MODULES:
                 return "Cassandra cluster"
+            if nodeid.partition("::")[0] in DOCS_SITE_MODULES:
+                return "docs site"
             return nodeid
 
     return SharedTlcScheduling(config, log)
@@ -81,6 +83,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any | None:
 # The modules whose tests share the session's real Cassandra (probe/testing.py
 # txconform_cassandra_cluster): one worker, so that one cluster is up, not one per worker.
 CASSANDRA_MODULES = {"tests/test_cassandra_target.py"}
+
+# The modules whose tests share one build of the docs site and one Chromium run (module fixtures).
+DOCS_SITE_MODULES = {"tests/test_docs_site.py"}
 
 # The modules whose tests use the session's local Spark (``local_spark``): one JVM for all of them.
 LOCAL_SPARK_MODULES = {

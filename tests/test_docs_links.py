@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import tomllib
 from test_docs_pages import FENCE, PAGES, ROOT
 
 GENERATED = re.compile(r"<!-- txconform(?:-mermaid|-head)?: [^>]*? -->\n.*?<!-- /txconform -->", re.DOTALL)
@@ -112,6 +113,17 @@ def test_a_page_that_names_a_source_document_by_number_links_to_the_sources(page
         assert links_to_sources(page, text), (
             f"{page.relative_to(ROOT)} names source documents by number ({', '.join(found[:3])}) "
             "without a link to docs/sources.md: say what the document is and link it")
+
+
+def test_model_notes_name_their_source_document() -> None:
+    """A model's note is printed by `model-check --list` and `--traces`, on a terminal with no link
+    to follow: it names the document ("the C*One article", "the YDB-vs-Kafka talk"), not "the seed"."""
+    vague = re.compile(r"\b[Tt]he seed\b|\bseed's\b|\bseeds? 00\d\b")
+    found = []
+    for registry in sorted((ROOT / "specs").glob("*/models.toml")):
+        models = tomllib.loads(registry.read_text())["models"]
+        found += [f"{registry.relative_to(ROOT)}: {name}: {m['note']!r}" for name, m in models.items() if vague.search(m.get("note", ""))]
+    assert found == [], "say which source document (docs/sources.md's short names)"
 
 
 def test_the_sources_page_names_every_seed() -> None:

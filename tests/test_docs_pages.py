@@ -9,17 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from docsite.slugs import github_slug as slug
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", ROOT / "specs" / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^```.*?^```", re.DOTALL | re.MULTILINE)
-
-
-def slug(heading: str) -> str:
-    """GitHub's anchor for a heading: lower case, punctuation but ``-`` and ``_`` dropped, spaces to ``-``."""
-    text = re.sub(r"[`*]", "", heading.strip().lower())
-    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
-    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
 
 
 def anchors(page: Path) -> set[str]:
