@@ -73,8 +73,11 @@ def check_seconds(trace: Path) -> tuple[float, str]:
     done = subprocess.run([sys.executable, "-m", "trace_check.cli.main", "check", str(trace)], capture_output=True, text=True,
                           timeout=3600, cwd=ROOT)
     seconds = time.monotonic() - t0
-    verdict = next((line for line in done.stdout.splitlines() if line.startswith(("accepted", "rejected", "violates"))), done.stderr.strip()[-200:])
-    return seconds, verdict.split(":", 1)[0]
+    lines = done.stdout.splitlines()
+    verdict = next((line.split(":", 1)[0] for line in lines if line.startswith(("accepted", "rejected", "violates"))), "")
+    if not verdict:  # the check's own one-line error, or what it printed last
+        verdict = f"exit {done.returncode}: " + ((done.stderr.strip() or done.stdout.strip()).splitlines() or [""])[-1][:200]
+    return seconds, verdict
 
 
 def main() -> int:
