@@ -24,9 +24,13 @@ BUGS = (
     "rollback_while_committing",
     "no_seqno_check",
     "no_producer_block",
+    "immediate_no_offset_check",
+    "participants_from_offsets",
 )
 VERSIONS = ("v25", "v26")
 PRODUCERS = ("none", "partition")
+# The spec's TxShapes: copy (read a batch of A, write it to B), read (read-only), write (write-only).
+SHAPES = ("copy", "read", "write")
 DEPTH_BOUND = 6  # the registry's base value; the trace checker does not check the depth
 
 
@@ -44,6 +48,7 @@ class Constants:
     max_txns: int = 4
     table: bool = False
     rollbacks: bool = False
+    shapes: tuple[str, ...] = attrs.field(default=("copy",), converter=_sorted_tuple)
     producers: str = attrs.field(default="none", validator=attrs.validators.in_(PRODUCERS))
     version: str = attrs.field(default="v26", validator=attrs.validators.in_(VERSIONS))
     max_hangs: int = 0
@@ -58,6 +63,11 @@ class Constants:
         for b in self.bugs:
             if b not in BUGS:
                 raise ValueError(f"unknown bug {b!r}; the spec's Bugs are {', '.join(BUGS)}")
+        for sh in self.shapes:
+            if sh not in SHAPES:
+                raise ValueError(f"unknown shape {sh!r}; the spec's TxShapes are drawn from {', '.join(SHAPES)}")
+        if not self.shapes:
+            raise ValueError("TxShapes must not be empty")
         if not self.workers or self.num_src < 1 or self.num_dst < 1 or self.batch_max < 1:
             raise ValueError("Workers must not be empty; NumSrc, NumDst and BatchMax must be at least 1")
 
@@ -86,9 +96,6 @@ class Constants:
     def tablets(self) -> tuple[str, ...]:
         return ("A", "B", "DS") if self.table else ("A", "B")
 
-    def peers(self, t: str) -> tuple[str, ...]:
-        return tuple(q for q in self.tablets if q != t)
-
     def dest(self, p: int, o: int) -> int:
         """Routing by key (KeyOf(p, o) = p + o), as in Resharding.tla."""
         return ((p + o) % self.num_dst) + 1
@@ -106,6 +113,7 @@ class Constants:
             "MaxTxns": self.max_txns,
             "Table": self.table,
             "Rollbacks": self.rollbacks,
+            "TxShapes": list(self.shapes),
             "Producers": self.producers,
             "Version": self.version,
             "MaxHangs": self.max_hangs,
@@ -128,6 +136,7 @@ class Constants:
             max_txns=k["MaxTxns"],
             table=k["Table"],
             rollbacks=k.get("Rollbacks", False),
+            shapes=tuple(k.get("TxShapes", ("copy",))),
             producers=k.get("Producers", "none"),
             version=k["Version"],
             max_hangs=k["MaxHangs"],

@@ -17,6 +17,7 @@ from .actions import (
     TABLET_TXN_PEER,
     TXN,
     WORKER,
+    WORKER_COUNT,
     WORKER_PARTITION,
     Action,
     arguments,
@@ -30,6 +31,7 @@ INFO = frozenset({"event", "write_id", "topic", "group"})
 ARG_COLUMNS = {
     WORKER: ("worker",),
     READ: ("worker", "partition", "offsets_end"),
+    WORKER_COUNT: ("worker", "count"),  # no event logs a count: the emitted offsets_end tells them apart
     WORKER_PARTITION: ("worker", "partition"),
     TXN: ("txn_id",),
     TABLET: ("tablet",),
@@ -60,10 +62,10 @@ def initial_owner(k: Constants, events: list[dict[str, Any]]) -> dict[int, str]:
         a, p = ev.get("action"), ev.get("partition")
         if a == "Hang" and "worker" in ev:
             hung.append(ev["worker"])
-        if a not in ("ReadBatch", "TakeOver") or p in seen or p not in owner or "worker" not in ev:
+        if a not in ("ReadBatch", "ReadOnlyBatch", "TakeOver") or p in seen or p not in owner or "worker" not in ev:
             continue
         seen.add(p)
-        if a == "ReadBatch":
+        if a in ("ReadBatch", "ReadOnlyBatch"):
             owner[p] = ev["worker"]
         else:
             others = [w for w in hung if w != ev["worker"]]

@@ -29,6 +29,14 @@
 (*           sourceid.cpp (MinSeqNo), CommitWriteOperations (the SourceId's*)
 (*           SeqNo moves with the commit); YDB's TxUsage tests             *)
 (*           WriteToTopic_Demo_4 and _9                                    *)
+(*   [imm]   ydb/core/kqp/executer_actor/kqp_data_executer.cpp (a         *)
+(*           transaction with at most one shard or topic operation is      *)
+(*           ImmediateTx: no coordinator), partition.cpp                   *)
+(*           ProcessUserActionOrTransaction and ProcessImmediateTx (the    *)
+(*           read check: "incorrect offset range (gap)" ABORTED, "begin >  *)
+(*           end" and "commit to the future" BAD_REQUEST; with a WriteId   *)
+(*           the supportive partition's write info is the predicate, then  *)
+(*           CommitWriteOperations)                                        *)
 (*   [sdkrb] ydb-python-sdk ydb/query/transaction.py (rollback and its     *)
 (*           callbacks), ydb/_topic_writer/topic_writer_asyncio.py         *)
 (*           (_on_before_rollback: close(flush=False)),                    *)
@@ -108,6 +116,17 @@
 (* second request, RollbackTransaction included ("Pending previous query   *)
 (* completion", SESSION_BUSY or PRECONDITION_FAILED [kqps]).               *)
 (*                                                                         *)
+(* Shapes of a transaction (constant TxShapes): "copy" reads a batch of A *)
+(* and writes it to B (ReadBatch); "read" only reads a batch and commits   *)
+(* its offsets (ReadOnlyBatch: receive_batch_with_tx and no writer);       *)
+(* "write" only writes new messages of the application to B (BeginWrites: *)
+(* tx_writer and no reader; message (0, o), o numbered per transaction).   *)
+(* The participants are the tablets the transaction touches. KQP runs a    *)
+(* transaction whose only operation is one partition as an immediate one  *)
+(* [imm]: no proposal, plan or read sets; the tablet checks and applies it *)
+(* in one write (PqImmediate) with the same checks (the committed offset   *)
+(* at b; the supportive partition there, its SeqNo moving forward).        *)
+(*                                                                         *)
 (* Faults: a worker hangs and resumes; while it hangs the group gives its *)
 (* partition to another worker (TakeOver) and the hung one resumes as a   *)
 (* zombie; a lock dies (LockLost: session death or the lock service), and *)
@@ -169,6 +188,9 @@ CONSTANTS
     \* (RollbackTx before the commit; header).
     \* @type: Bool;
     Rollbacks,
+    \* The shapes of transaction the workers begin: "copy", "read", "write" (header).
+    \* @type: Set(Str);
+    TxShapes,
     \* "v25" or "v26": which durable writes the commit path makes (header).
     \* @type: Str;
     Version,
@@ -200,7 +222,9 @@ BugNames == {
     "no_flush",               \* the SDK commits with writes unacknowledged
     "rollback_while_committing", \* the session takes a rollback while the commit is under way
     "no_seqno_check",         \* B's predicate ignores the producer's SeqNo (the MinSeqNo check)
-    "no_producer_block"       \* two transactions of one producer are calculated at once on B
+    "no_producer_block",      \* two transactions of one producer are calculated at once on B
+    "immediate_no_offset_check", \* the immediate path commits a read range without the offset check
+    "participants_from_offsets"  \* KQP takes its participants from the read offsets only
 }
 
 ASSUME /\ Workers # {}
@@ -209,6 +233,7 @@ ASSUME /\ Workers # {}
        /\ Table \in BOOLEAN /\ Rollbacks \in BOOLEAN /\ Producers \in {"none", "partition"} /\ Version \in {"v25", "v26"}
        /\ MaxHangs \in Nat /\ MaxRestarts \in Nat /\ MaxLoss \in Nat
        /\ MaxLockLosses \in Nat /\ MaxDeadlines \in Nat
+       /\ TxShapes # {} /\ TxShapes \subseteq {"copy", "read", "write"}
        /\ Bugs \subseteq BugNames
 
 \* @type: (Str) => Bool;
@@ -216,8 +241,8 @@ Bug(b) == b \in Bugs
 
 (*
   @typeAlias: msg = {src: Int, off: Int};
-  @typeAlias: worker = {phase: Str, tx: Int, src: Int, b: Int, e: Int, sent: Int, row: Bool, hung: Bool, pos: Int -> Int};
-  @typeAlias: session = {st: Str, w: Str, src: Int, b: Int, e: Int, dsts: Set(Int), lock: Str, prepared: Set(Str), refused: Bool, results: Set(Str), aborted: Bool, depth: Int, pdepth: Int};
+  @typeAlias: worker = {phase: Str, shape: Str, tx: Int, src: Int, b: Int, e: Int, sent: Int, row: Bool, hung: Bool, pos: Int -> Int};
+  @typeAlias: session = {st: Str, shape: Str, w: Str, src: Int, b: Int, e: Int, dsts: Set(Int), lock: Str, prepared: Set(Str), refused: Bool, results: Set(Str), aborted: Bool, depth: Int, pdepth: Int};
   @typeAlias: sup = {st: Str, data: Seq($msg)};
   @typeAlias: durable = {st: Str, step: Int, dec: Str, done: Set(Int), depth: Int};
   @typeAlias: volatile = {st: Str, step: Int, own: Str, dec: Str, rs: Set(Str), abortSeen: Bool, acked: Set(Str), done: Set(Int), depth: Int, rsdepth: Int};
@@ -384,6 +409,10 @@ Tablets == IF Table THEN {"A", "B", "DS"} ELSE {"A", "B"}
 \* @type: (Int, Int) => $msg;
 Msg(p, o) == [src |-> p, off |-> o]
 Messages == [src: SrcParts, off: Offsets]
+\* The application's own messages, written by "write" transactions: (0, o), o numbered
+\* BatchMax apart per transaction.
+AppOffsets == 0..(MaxTxns * BatchMax - 1)
+AppMessages == [src: {0}, off: AppOffsets]
 
 \* Routing by key, as in Resharding.tla.
 \* @type: (Int, Int) => Int;
@@ -404,10 +433,10 @@ NoArgs == [k \in {} |-> 0]
 Act(name, actor, args) == [name |-> name, actor |-> actor, args |-> args]
 
 \* @type: $worker;
-IdleWorker == [phase |-> "idle", tx |-> 0, src |-> 0, b |-> 0, e |-> 0, sent |-> 0, row |-> FALSE,
+IdleWorker == [phase |-> "idle", shape |-> "copy", tx |-> 0, src |-> 0, b |-> 0, e |-> 0, sent |-> 0, row |-> FALSE,
                hung |-> FALSE, pos |-> [p \in SrcParts |-> -1]]
 \* @type: $session;
-NoSession == [st |-> "none", w |-> "", src |-> 0, b |-> 0, e |-> 0, dsts |-> {}, lock |-> "alive",
+NoSession == [st |-> "none", shape |-> "copy", w |-> "", src |-> 0, b |-> 0, e |-> 0, dsts |-> {}, lock |-> "alive",
               prepared |-> {}, refused |-> FALSE, results |-> {}, aborted |-> FALSE, depth |-> 0, pdepth |-> 0]
 \* @type: $sup;
 NoSup == [st |-> "none", data |-> <<>>]
@@ -419,10 +448,13 @@ NoDurable == [st |-> "NONE", step |-> 0, dec |-> "none", done |-> {}, depth |-> 
 NoVolatile == [st |-> "NONE", step |-> 0, own |-> "none", dec |-> "none", rs |-> {}, abortSeen |-> FALSE,
                acked |-> {}, done |-> {}, depth |-> 0, rsdepth |-> 0]
 
-\* The participants of transaction tx: tablet A (the read range), tablet B (the writes),
-\* the table's shard. Every batch writes at least one message, so B always takes part.
+\* The participants of transaction tx: tablet A (the read range) unless it only writes,
+\* tablet B (the writes) unless it only reads, the table's shard. Every write
+\* transaction writes at least one message, so B takes part in each.
 \* @type: (Int) => Set(Str);
-Participants(tx) == Tablets
+Participants(tx) == CASE kqp[tx].shape = "read" -> Tablets \ {"B"}
+                      [] kqp[tx].shape = "write" -> Tablets \ {"A"}
+                      [] OTHER -> Tablets
 \* @type: (Str, Int) => Set(Str);
 Peers(t, tx) == Participants(tx) \ {t}
 \* The partitions of participant t that transaction tx touches.
@@ -430,6 +462,20 @@ Peers(t, tx) == Participants(tx) \ {t}
 PartsOf(t, tx) == CASE t = "A" -> {kqp[tx].src}
                     [] t = "B" -> kqp[tx].dsts
                     [] OTHER -> {1}
+
+\* Transaction tx is immediate [imm]: one participant, on one partition.
+\* @type: (Int) => Bool;
+Immediate(tx) == Cardinality(Participants(tx)) = 1 /\ \A t \in Participants(tx) : Cardinality(PartsOf(t, tx)) = 1
+
+\* The participants KQP proposes to: with participants_from_offsets, those of the read
+\* offsets only (a transaction that only writes has none and commits as empty).
+\* @type: (Int) => Set(Str);
+KqpParticipants(tx) ==
+    IF Bug("participants_from_offsets") /\ kqp[tx].shape = "write" THEN {} ELSE Participants(tx)
+
+\* How many writes worker w's transaction makes: none for a read-only one.
+\* @type: (Str) => Int;
+Writes(w) == IF cl[w].shape = "read" THEN 0 ELSE cl[w].e - cl[w].b
 
 \* The messages of transaction tx's batch.
 \* @type: (Int) => Set($msg);
@@ -483,12 +529,13 @@ Init ==
 -----------------------------------------------------------------------------
 (* The worker and its SDK *)
 
-\* Worker w begins a transaction and reads a batch [b, e) of partition p as consumer c,
-\* and the read range joins the transaction (BeginTx, the read, and the SDK's
+\* Worker w begins a transaction of shape sh and reads a batch [b, e) of partition p as
+\* consumer c, and the read range joins the transaction (BeginTx, the read, and the SDK's
 \* UpdateOffsetsInTransaction folded into one step). A new partition session reads from
 \* the committed offset; otherwise the reader goes on from where it is.
-\* @type: (Str, Int, Int) => Bool;
-ReadBatch(w, p, e) ==
+\* @type: (Str, Int, Int, Str, Str) => Bool;
+ReadIn(w, p, e, sh, name) ==
+    /\ sh \in TxShapes
     /\ ~cl[w].hung
     /\ cl[w].phase = "idle"
     /\ owner[p] = w
@@ -497,10 +544,40 @@ ReadBatch(w, p, e) ==
            tx == nextTx
        IN /\ b < MsgsPerSrc
           /\ e \in (b + 1)..Min2(b + BatchMax, MsgsPerSrc)
-          /\ kqp' = [kqp EXCEPT ![tx] = [NoSession EXCEPT !.st = "open", !.w = w, !.src = p, !.b = b, !.e = e]]
-          /\ cl' = [cl EXCEPT ![w] = [IdleWorker EXCEPT !.phase = "open", !.tx = tx, !.src = p, !.b = b, !.e = e,
-                                                        !.pos = [cl[w].pos EXCEPT ![p] = e]]]
-          /\ action' = Act("ReadBatch", w, "txn_id" :> tx @@ "partition" :> p @@ "b" :> b @@ "e" :> e)
+          /\ kqp' = [kqp EXCEPT ![tx] = [NoSession EXCEPT !.st = "open", !.shape = sh, !.w = w, !.src = p, !.b = b,
+                                                          !.e = e]]
+          /\ cl' = [cl EXCEPT ![w] = [IdleWorker EXCEPT !.phase = "open", !.shape = sh, !.tx = tx, !.src = p, !.b = b,
+                                                        !.e = e, !.pos = [cl[w].pos EXCEPT ![p] = e]]]
+          /\ action' = Act(name, w, "txn_id" :> tx @@ "partition" :> p @@ "b" :> b @@ "e" :> e)
+    /\ nextTx' = nextTx + 1
+    /\ UNCHANGED <<ownerVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
+
+\* The batch is written to B in the same transaction (the "copy" shape).
+\* @type: (Str, Int, Int) => Bool;
+ReadBatch(w, p, e) == ReadIn(w, p, e, "copy", "ReadBatch")
+
+\* A read-only transaction: the batch is processed outside the topics and only its offsets
+\* commit (receive_batch_with_tx, then tx.commit() with no writer).
+\* @type: (Str, Int, Int) => Bool;
+ReadOnlyBatch(w, p, e) == ReadIn(w, p, e, "read", "ReadOnlyBatch")
+
+\* A write-only transaction: worker w begins a transaction and opens a transactional
+\* writer (tx_writer) for n new messages of its own, (0, o) for o in [b, b + n), with no
+\* read.
+\* @type: (Str, Int) => Bool;
+BeginWrites(w, n) ==
+    /\ "write" \in TxShapes
+    /\ ~cl[w].hung
+    /\ cl[w].phase = "idle"
+    /\ nextTx <= MaxTxns
+    /\ n \in 1..BatchMax
+    /\ LET tx == nextTx
+           b == (tx - 1) * BatchMax
+       IN /\ kqp' = [kqp EXCEPT ![tx] = [NoSession EXCEPT !.st = "open", !.shape = "write", !.w = w, !.b = b,
+                                                          !.e = b + n]]
+          /\ cl' = [cl EXCEPT ![w] = [IdleWorker EXCEPT !.phase = "open", !.shape = "write", !.tx = tx, !.b = b,
+                                                        !.e = b + n, !.pos = cl[w].pos]]
+          /\ action' = Act("BeginWrites", w, "txn_id" :> tx @@ "b" :> b @@ "e" :> b + n)
     /\ nextTx' = nextTx + 1
     /\ UNCHANGED <<ownerVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
 
@@ -511,7 +588,7 @@ ReadBatch(w, p, e) ==
 TxWrite(w) ==
     /\ ~cl[w].hung
     /\ cl[w].phase = "open"
-    /\ cl[w].sent < cl[w].e - cl[w].b
+    /\ cl[w].sent < Writes(w)
     /\ LET tx == cl[w].tx
            o == cl[w].b + cl[w].sent
            d == Dest(cl[w].src, o)
@@ -540,20 +617,23 @@ TableWrite(w) ==
 Flush(w) ==
     /\ ~cl[w].hung
     /\ cl[w].phase = "open"
-    /\ cl[w].sent = cl[w].e - cl[w].b
+    /\ cl[w].sent = Writes(w)
     /\ Table => cl[w].row
-    /\ Bug("no_flush") \/ Cardinality(wacked[cl[w].tx]) = cl[w].e - cl[w].b
+    /\ Bug("no_flush") \/ Cardinality(wacked[cl[w].tx]) = Writes(w)
     /\ cl' = [cl EXCEPT ![w].phase = "flushed"]
     /\ action' = Act("Flush", w, "txn_id" :> cl[w].tx)
     /\ UNCHANGED <<ownerVars, kqpVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
 
-\* tx.commit(): KQP proposes the transaction to every participant.
+\* tx.commit(): KQP proposes the transaction to every participant (or, immediate, sends
+\* it to its one participant [imm]). With participants_from_offsets a transaction that
+\* only writes has none: KQP ends it at once as an empty one.
 \* @type: (Str) => Bool;
 CommitTx(w) ==
     /\ ~cl[w].hung
     /\ cl[w].phase = "flushed"
     /\ LET tx == cl[w].tx
-       IN /\ kqp' = [kqp EXCEPT ![tx].st = "proposing", ![tx].depth = DataDepth(tx)]
+       IN /\ kqp' = [kqp EXCEPT ![tx].st = IF KqpParticipants(tx) = {} THEN "planned" ELSE "proposing",
+                                ![tx].depth = DataDepth(tx)]
           /\ action' = Act("CommitTx", w, "txn_id" :> tx)
     /\ cl' = [cl EXCEPT ![w].phase = "committing"]
     /\ UNCHANGED <<ownerVars, txIdVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
@@ -564,7 +644,7 @@ CommitTx(w) ==
 \* @type: (Int) => Bool;
 KqpResult(tx) ==
     LET w == kqp[tx].w
-        done == kqp[tx].st = "planned" /\ kqp[tx].results = Participants(tx)
+        done == kqp[tx].st = "planned" /\ kqp[tx].results = KqpParticipants(tx)
         early == kqp[tx].st = "proposing" /\ (kqp[tx].refused \/ expired[tx])
         ok == done /\ ~kqp[tx].aborted
     IN /\ done \/ early
@@ -575,7 +655,8 @@ KqpResult(tx) ==
        /\ toldDepth' = [toldDepth EXCEPT ![tx] = IF ok THEN kqp[tx].depth ELSE 0]
        /\ expired' = IF early THEN [expired EXCEPT ![tx] = TRUE] ELSE expired   \* CancelProposal
        /\ cl' = [cl EXCEPT ![w] = [IdleWorker EXCEPT !.pos =
-                    IF ok \/ Bug("no_reread") THEN cl[w].pos ELSE [cl[w].pos EXCEPT ![kqp[tx].src] = -1]]]
+                    IF ok \/ Bug("no_reread") \/ kqp[tx].shape = "write" THEN cl[w].pos
+                    ELSE [cl[w].pos EXCEPT ![kqp[tx].src] = -1]]]
        /\ action' = Act("KqpResult", w, "txn_id" :> tx @@ "committed" :> IF ok THEN 1 ELSE 0)
        /\ UNCHANGED <<ownerVars, txIdVars, messageVars, dataVars, tabletVars, planVars, mediatorVars,
                       decisionVars, wackedVars, checkVars, faultVars>>
@@ -584,8 +665,8 @@ KqpResult(tx) ==
 \* @type: (Str) => Bool;
 WriterFailed(w) ==
     /\ cl[w].phase = "open"
-    /\ cl[w].sent = cl[w].e - cl[w].b
-    /\ Cardinality(wacked[cl[w].tx]) < cl[w].e - cl[w].b
+    /\ cl[w].sent = Writes(w)
+    /\ Cardinality(wacked[cl[w].tx]) < Writes(w)
     /\ ~\E m \in net : m.type = "Write" /\ m.tx = cl[w].tx
 
 \* tx.rollback() [sdkrb]: after a writer failure, or (Rollbacks) whenever the application
@@ -605,7 +686,8 @@ RollbackTx(w) ==
        IN /\ kqp' = [kqp EXCEPT ![tx].st = "done", ![tx].lock = "lost"]
           /\ told' = [told EXCEPT ![tx] = "ABORTED"]
           /\ cl' = [cl EXCEPT ![w] = [IdleWorker EXCEPT !.pos =
-                       IF Bug("no_reread") THEN cl[w].pos ELSE [cl[w].pos EXCEPT ![cl[w].src] = -1]]]
+                       IF Bug("no_reread") \/ cl[w].shape = "write" THEN cl[w].pos
+                       ELSE [cl[w].pos EXCEPT ![cl[w].src] = -1]]]
           /\ action' = Act("RollbackTx", w, "txn_id" :> tx)
     /\ UNCHANGED <<ownerVars, txIdVars, messageVars, dataVars, tabletVars, coordVars, decisionVars,
                    wackedVars, depthVars, checkVars, faultVars>>
@@ -665,6 +747,7 @@ PqLockLost(tx) ==
 \* @type: (Str, Int) => Bool;
 PqPropose(t, tx) ==
     /\ kqp[tx].st = "proposing"
+    /\ ~Immediate(tx)
     /\ ~expired[tx]
     /\ t \in Participants(tx) \ kqp[tx].prepared
     /\ ~kqp[tx].refused
@@ -705,6 +788,7 @@ CoordPlan(tx) ==
 PlanDeadline(tx) ==
     /\ deadlines < MaxDeadlines
     /\ kqp[tx].st = "proposing"
+    /\ ~Immediate(tx)
     /\ plan[tx] = 0
     /\ ~expired[tx]
     /\ expired' = [expired EXCEPT ![tx] = TRUE]
@@ -775,14 +859,16 @@ LastSeqNo(d, p) ==
     LET seqs == {target[d][i].off + 1 : i \in {j \in DOMAIN target[d] : target[d][j].src = p}}
     IN IF seqs = {} THEN 0 ELSE CHOOSE x \in seqs : \A y \in seqs : y <= x
 
-\* The MinSeqNo check [seqno]: the first SeqNo the transaction wrote to d as its producer
-\* (the source partition) is above the producer's last SeqNo on d.
+\* The MinSeqNo check [seqno] on d: the first SeqNo the transaction wrote to d as its
+\* producer (the source partition; 0 for the application's own messages) is above the
+\* producer's last SeqNo on d.
+\* @type: (Int, Int) => Bool;
+SeqNoOk(tx, d) == sup[tx][d].data = <<>> \/ sup[tx][d].data[1].off + 1 > LastSeqNo(d, kqp[tx].src)
 \* @type: (Int) => Bool;
 SeqNoPredicate(tx) ==
     \/ Producers = "none"
     \/ Bug("no_seqno_check")
-    \/ \A d \in kqp[tx].dsts : AppliedAt("B", d, tx) \/ sup[tx][d].data = <<>>
-                              \/ sup[tx][d].data[1].off + 1 > LastSeqNo(d, kqp[tx].src)
+    \/ \A d \in kqp[tx].dsts : AppliedAt("B", d, tx) \/ SeqNoOk(tx, d)
 
 \* The write predicate on B [pq]: every supportive partition of the WriteId is there, and
 \* its producer's SeqNo moves forward.
@@ -918,6 +1004,35 @@ PartitionApply(t, tx, k) ==
                         "txn_id" :> tx @@ "partition" :> k @@ "step" :> v.step)
        /\ UNCHANGED <<clientVars, kqpVars, messageVars, urowVars, coordVars, voteVars, wackedVars, answerVars,
                       faultVars>>
+
+\* The immediate path [imm]: the one participant of an immediate transaction checks it and
+\* applies it in one write, and answers KQP. Tablet A: the committed offset is b and e is
+\* within the partition ("incorrect offset range (gap)": ABORTED), unless
+\* immediate_no_offset_check; tablet B: the supportive partition is there and its
+\* producer's SeqNo moves forward. Like a calculated transaction, it waits for one of the
+\* same consumer or producer in flight.
+\* @type: (Str, Int) => Bool;
+PqImmediate(t, tx) ==
+    /\ kqp[tx].st = "proposing"
+    /\ Immediate(tx)
+    /\ t \in Participants(tx)
+    /\ (t = "A" /\ ~Bug("no_consumer_block")) => ~\E x \in Txns : BlocksConsumer(x, tx)
+    /\ (t = "B" /\ Producers = "partition" /\ ~Bug("no_producer_block")) => ~\E x \in Txns : BlocksProducer(x, tx)
+    /\ LET k == CHOOSE x \in PartsOf(t, tx) : TRUE
+           c == committed[kqp[tx].src]
+           ok == IF t = "A"
+                 THEN Bug("immediate_no_offset_check") \/ (c = kqp[tx].b /\ kqp[tx].e <= MsgsPerSrc)
+                 ELSE /\ \A d \in kqp[tx].dsts : sup[tx][d].st = "open"
+                      /\ Producers = "none" \/ Bug("no_seqno_check") \/ \A d \in kqp[tx].dsts : SeqNoOk(tx, d)
+           dec == IF ok THEN "commit" ELSE "abort"
+       IN /\ ApplyData(t, k, tx, ok)
+          /\ applied' = [applied EXCEPT ![t][tx] = dec]
+          /\ votes' = [votes EXCEPT ![t][tx] = dec]
+          /\ kqp' = [kqp EXCEPT ![tx].st = "planned", ![tx].results = {t}, ![tx].aborted = ~ok,
+                                ![tx].depth = @ + 1]
+          /\ action' = Act("PqImmediate", t, "txn_id" :> tx @@ "partition" :> k @@ "commit" :> IF ok THEN 1 ELSE 0)
+    /\ UNCHANGED <<clientVars, txIdVars, messageVars, urowVars, metaVars, tabletVars, coordVars, wackedVars,
+                   answerVars, orderCheckVars, faultVars>>
 
 \* Every partition applied: EXECUTED. The tablet answers KQP (COMPLETE or ABORTED),
 \* acknowledges the plan step, acknowledges the read sets it received, and drops the
@@ -1078,7 +1193,8 @@ Finished ==
     /\ UNCHANGED vars
 
 Next ==
-    \/ \E w \in Workers, p \in SrcParts : \E e \in 1..MsgsPerSrc : ReadBatch(w, p, e)
+    \/ \E w \in Workers, p \in SrcParts : \E e \in 1..MsgsPerSrc : ReadBatch(w, p, e) \/ ReadOnlyBatch(w, p, e)
+    \/ \E w \in Workers : \E n \in 1..BatchMax : BeginWrites(w, n)
     \/ \E w \in Workers, p \in SrcParts : TakeOver(w, p)
     \/ \E w \in Workers : TxWrite(w) \/ TableWrite(w) \/ Flush(w) \/ CommitTx(w) \/ RollbackTx(w) \/ Hang(w) \/ Resume(w)
     \/ \E tx \in Txns : KqpResult(tx) \/ CoordPlan(tx) \/ PlanDeadline(tx) \/ PqLockLost(tx) \/ LockLost(tx)
@@ -1087,7 +1203,7 @@ Next ==
         \/ PqPlanStep(t)
         \/ TabletRestart(t)
         \/ \E tx \in Txns :
-            \/ PqPropose(t, tx) \/ Expire(t, tx) \/ PqCalc(t, tx) \/ PqExecute(t, tx) \/ PqTxDone(t, tx)
+            \/ PqPropose(t, tx) \/ PqImmediate(t, tx) \/ Expire(t, tx) \/ PqCalc(t, tx) \/ PqExecute(t, tx) \/ PqTxDone(t, tx)
             \/ PqDelete(t, tx)
             \/ \E k \in PartIds : PartitionApply(t, tx, k)
             \/ \E q \in Tablets : PqResendReadSet(t, tx, q)
