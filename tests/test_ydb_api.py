@@ -145,14 +145,16 @@ def write_only(count: int, rollback_first: bool = False) -> Any:
     def app(driver: api.Driver, seen: list[Any]) -> api.App:
         if rollback_first:
             tx = driver.begin_transaction(shape="write")
-            w = yield driver.tx_writer(tx, "B", count)
-            yield w.write(tx.messages[0])
+            w = yield driver.tx_writer(tx, "B")
+            yield w.write(w.next_message())
             yield tx.rollback()
         tx = driver.begin_transaction(shape="write")
-        w = yield driver.tx_writer(tx, "B", count)
-        for m in tx.messages:
-            yield w.write(m)
-        seen.append((tx.messages, (yield tx.commit())))
+        w = yield driver.tx_writer(tx, "B")
+        messages = []
+        for _ in range(count):
+            messages.append(w.next_message())
+            yield w.write(messages[-1])
+        seen.append((messages, (yield tx.commit())))
 
     return app
 
@@ -225,3 +227,32 @@ def test_the_shapes_the_run_does_not_allow_are_refused_in_one_line() -> None:
 
     with pytest.raises(api.IllegalStateError, match="a read-only transaction writes nothing"):
         run_app(writes_in_read_only, workload="copy:workers=1,txns=1,shapes=read")
+
+
+@pytest.mark.tlc
+def test_a_write_outside_the_transaction_wins_and_the_commit_is_aborted(tmp_path: Path) -> None:
+    """YDB's WriteToTopic_Demo_3: the producer writes in a transaction, then outside it; the plain
+    write is visible at once, with the SeqNo the transaction holds (the SDK's automatic SeqNo
+    continues from the main partition, where the transaction's write is not); the commit is
+    ABORTED by the MinSeqNo check. The next transaction of the producer commits."""
+
+    def app(driver: api.Driver, seen: list[Any]) -> api.App:
+        for attempt in range(2):
+            tx = driver.begin_transaction(shape="write")
+            w = yield driver.tx_writer(tx, "B")
+            m = w.next_message()
+            yield w.write(m)
+            plain = (yield driver.write_outside_tx(tx)) if attempt == 0 else None
+            try:
+                seen.append(([m], plain, (yield tx.commit())))
+            except api.TransactionAborted:
+                seen.append(([m], plain, "ABORTED"))
+
+    sim, events, seen = run_app(app, workload="copy:workers=1,dst=1,batch=1,txns=2,shapes=write,producers=partition,nontx=1")
+    (first, plain, r1), (second, _, r2) = seen
+    assert (r1, r2) == ("ABORTED", "COMMITTED")
+    assert plain == first[0] == Msg(0, 0), "the plain write took the SeqNo the transaction holds"
+    assert sim.engine.target[1] == [plain, second[0]], "the plain write is published, the aborted transaction's is not"
+    [aborted] = [x for x in events if x["action"] == "PqImmediate" and x["decision"] == "abort"]
+    assert aborted["reason"] == "MinSeqNo"
+    accepted(tmp_path, sim, events)

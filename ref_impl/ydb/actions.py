@@ -23,7 +23,6 @@ from .state import RS, RS_ACK, WRITE, NetMsg
 # What an action ranges over (its argument).
 WORKER = "worker"
 READ = "(worker, partition, end)"
-WORKER_COUNT = "(worker, count)"
 WORKER_PARTITION = "(worker, partition)"
 TXN = "transaction"
 MESSAGE = "message"
@@ -31,7 +30,7 @@ TABLET = "tablet"
 TABLET_TXN = "(tablet, transaction)"
 TABLET_TXN_PARTITION = "(tablet, transaction, partition)"
 TABLET_TXN_PEER = "(tablet, transaction, peer)"
-TUPLE_ARGS = (READ, WORKER_COUNT, WORKER_PARTITION, TABLET_TXN, TABLET_TXN_PARTITION, TABLET_TXN_PEER)
+TUPLE_ARGS = (READ, WORKER_PARTITION, TABLET_TXN, TABLET_TXN_PARTITION, TABLET_TXN_PEER)
 
 # Who takes the step: the scheduler picks it among the enabled steps, or the SDK takes it when
 # the application calls it (receive_batch_with_tx is ReadBatch, writer.write is TxWrite, ...).
@@ -98,8 +97,9 @@ ACTIONS: tuple[Action, ...] = (
     # The worker's SDK: the application's calls.
     _sdk("ReadBatch", READ, E.read_batch_enabled, E.read_batch),
     _sdk("ReadOnlyBatch", READ, E.read_only_batch_enabled, E.read_only_batch),
-    _sdk("BeginWrites", WORKER_COUNT, E.begin_writes_enabled, E.begin_writes),
+    _sdk("BeginWrites", WORKER, E.begin_writes_enabled, E.begin_writes),
     _sdk("TxWrite", WORKER, E.tx_write_enabled, E.tx_write),
+    _sdk("NonTxWrite", WORKER, E.non_tx_write_enabled, E.non_tx_write),
     _sdk("TableWrite", WORKER, E.table_write_enabled, E.table_write),
     _sdk("Flush", WORKER, E.flush_enabled, E.flush),
     _sdk("CommitTx", WORKER, E.commit_tx_enabled, E.commit_tx),
@@ -148,8 +148,6 @@ def arguments(e: Engine, over: str, txns: Iterable[int] | None = None) -> list[A
     tx_list = list(e.started() if txns is None else txns)
     if over == WORKER:
         return list(k.workers)
-    if over == WORKER_COUNT:
-        return [(w, n) for w in k.workers for n in range(1, k.batch_max + 1)]
     if over == WORKER_PARTITION:
         return [(w, p) for w in k.workers for p in k.src_parts]
     if over == READ:

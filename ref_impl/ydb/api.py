@@ -13,9 +13,10 @@ until the engine has answered, and the application gets the answer or the error.
     ReadOnlyBatch  the same for a transaction begun read-only
                 (driver.begin_transaction(shape="read")): it commits the batch's offsets and
                 writes nothing; KQP runs it as an immediate transaction on A's partition
-    BeginWrites driver.tx_writer(tx, "B", count) for a transaction begun write-only
-                (shape="write"): the transaction begins and its writer will write ``count``
-                new messages of the application's own (tx.messages), with no read
+    BeginWrites driver.tx_writer(tx, "B") for a transaction begun write-only (shape="write"):
+                the transaction begins and its writer writes new messages of the application's
+                own (writer.next_message(): producer 0, SeqNo = offset + 1), up to BatchMax, with
+                no read
     TxWrite     tx.writer("B").write(message)
     TableWrite  tx.upsert("rows", row)
     Flush       writer.flush(), and tx.commit() first of all: every write acknowledged;
@@ -122,25 +123,41 @@ class Driver:
                                     f"copy:shapes={'+'.join(sorted({*shapes, shape}))}")
         return Tx(self, shape)
 
-    def tx_writer(self, tx: Tx, topic: str = "B", count: int = 1) -> Call:
-        """Open a write-only transaction's writer (the SDK's topic_client.tx_writer(tx, path)) for
-        ``count`` messages of the application's own (``tx.messages``); returns the writer."""
+    def write_outside_tx(self, tx: Tx) -> Call:
+        """The same producer as write-only transaction ``tx`` writes a message with no
+        transaction (the SDK's topic_client.writer(path, producer_id=...) beside its tx_writer):
+        the SDK's automatic SeqNo continues from the producer's last SeqNo in the main partition,
+        and the message is visible at once; the transaction, whose SeqNo it has now passed, will be
+        ABORTED at its commit (YDB's WriteToTopic_Demo_3). Returns the message written."""
+        e, w = self.engine, self.worker
+        if tx.driver is not self or tx.shape != "write" or not tx.id:
+            raise IllegalStateError("write_outside_tx: names an open write-only transaction of this worker, after its writer opened")
+        if e.k.producers != "partition" or e.k.max_non_tx_writes < 1:
+            raise IllegalStateError("write_outside_tx: this run has no writes outside transactions (MaxNonTxWrites is 0 "
+                                    "or Producers is not 'partition'); simulate with --workload copy:producers=partition,nontx=1")
+        before = {d: len(e.target[d]) for d in e.k.dst_parts}
+
+        def outcome() -> Msg:
+            return next(e.target[d][-1] for d in e.k.dst_parts if len(e.target[d]) > before[d])
+
+        return Call([("NonTxWrite", lambda: w)], outcome=outcome)
+
+    def tx_writer(self, tx: Tx, topic: str = "B") -> Call:
+        """Open a write-only transaction's writer (the SDK's topic_client.tx_writer(tx, path));
+        returns the writer, which writes messages of the application's own (``next_message()``)."""
         if tx.driver is not self or tx.shape != "write" or tx.id:
             raise IllegalStateError("tx_writer: opens the writer of a new write-only transaction "
                                     "(begin_transaction(shape='write')) of this worker, once")
         if topic != "B":
             raise IllegalStateError(f"this engine writes topic 'B', not {topic!r}")
-        if not 1 <= count <= self.engine.k.batch_max:
-            raise IllegalStateError(f"count must be in 1..{self.engine.k.batch_max} (BatchMax)")
         e, w = self.engine, self.worker
 
         def outcome() -> TxWriter:
             c = e.cl[w]
-            tx.id = c.tx
-            tx.messages = tuple(Msg(0, o) for o in range(c.b, c.e))
+            tx.id, tx.base = c.tx, c.b
             return tx.writer(topic)
 
-        return Call([("BeginWrites", lambda: (w, count))], outcome=outcome)
+        return Call([("BeginWrites", lambda: w)], outcome=outcome)
 
     @property
     def has_table(self) -> bool:
@@ -188,7 +205,7 @@ class Tx:
         self.driver = driver
         self.shape = shape
         self.id = 0  # KQP's TxId, also the WriteId; known once the transaction has read (or opened its writer)
-        self.messages: tuple[Msg, ...] = ()  # a write-only transaction's own messages
+        self.base = 0  # a write-only transaction's first message is (0, base): SeqNo base + 1
         self._writer: TxWriter | None = None
 
     def _open(self, what: str) -> None:
@@ -265,6 +282,12 @@ class TxWriter:
             raise IllegalStateError(f"write: the writer sends the batch in order; next is {Msg(c.src, c.b + c.sent)}")
         return Call([("TxWrite", lambda: w)])
 
+    def next_message(self) -> Msg:
+        """The message the writer sends next: the batch's next one, or (write-only) the
+        application's next own message."""
+        c = self.tx.driver.engine.cl[self.tx.driver.worker]
+        return Msg(c.src, c.b + c.sent)
+
     def flush(self) -> Call:
         """Done when every write of the transaction is acknowledged; TopicWriteError if one never will be."""
         self.tx._open("flush")
@@ -272,21 +295,22 @@ class TxWriter:
 
 
 def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Callable[[], bool] = lambda: False,
-             shapes: Callable[[], str] = lambda: "copy") -> App:
+             shapes: Callable[[], str] = lambda: "copy", outside_here: Callable[[], bool] = lambda: False) -> App:
     """The workload: read a batch of topic A, write it to topic B (and a row to the table), and
     commit the read offsets, the writes and the row in one transaction; again and again. Where
     ``rollback_here()`` says so (after the read, after a write, before the commit), the
     application rolls the transaction back instead. ``shapes()`` picks each transaction's
     shape: a read-only one commits its batch's offsets with no writer; a write-only one writes
-    messages of its own with no read."""
+    messages of its own with no read, and, where ``outside_here()`` says so after its first
+    write, the same producer writes a message outside the transaction."""
     reader = driver.reader("A", CONSUMER)
     while True:
         tx = driver.begin_transaction(shapes())
         writer: TxWriter | None
         partition = 0  # the partition of A read (none for a write-only transaction)
         if tx.shape == "write":
-            writer = yield driver.tx_writer(tx, "B", batch_sizes())
-            to_write = tx.messages
+            writer = yield driver.tx_writer(tx, "B")
+            to_write = tuple(Msg(0, tx.base + i) for i in range(batch_sizes()))
         else:
             batch = yield reader.receive_batch_with_tx(tx, batch_sizes())
             partition = batch.partition
@@ -296,9 +320,11 @@ def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Call
                 continue
             writer = tx.writer("B") if tx.shape == "copy" else None
         rolled_back = False
-        for m in to_write:
+        for n, m in enumerate(to_write):
             assert writer is not None
             yield writer.write(m)
+            if n == 0 and tx.shape == "write" and outside_here():
+                yield driver.write_outside_tx(tx)
             if rollback_here():
                 yield tx.rollback()
                 rolled_back = True

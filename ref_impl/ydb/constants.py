@@ -26,6 +26,7 @@ BUGS = (
     "no_producer_block",
     "immediate_no_offset_check",
     "participants_from_offsets",
+    "seqno_ignores_plain",
 )
 VERSIONS = ("v25", "v26")
 PRODUCERS = ("none", "partition")
@@ -56,6 +57,7 @@ class Constants:
     max_loss: int = 0
     max_lock_losses: int = 0
     max_deadlines: int = 0
+    max_non_tx_writes: int = 0
     bugs: tuple[str, ...] = attrs.field(default=(), converter=_sorted_tuple)
     depth_bound: int = DEPTH_BOUND
 
@@ -121,6 +123,7 @@ class Constants:
             "MaxLoss": self.max_loss,
             "MaxLockLosses": self.max_lock_losses,
             "MaxDeadlines": self.max_deadlines,
+            "MaxNonTxWrites": self.max_non_tx_writes,
             "Bugs": list(self.bugs),
             "DepthBound": self.depth_bound,
         }
@@ -144,6 +147,7 @@ class Constants:
             max_loss=k["MaxLoss"],
             max_lock_losses=k["MaxLockLosses"],
             max_deadlines=k["MaxDeadlines"],
+            max_non_tx_writes=k.get("MaxNonTxWrites", 0),
             bugs=tuple(k.get("Bugs", ())),
             depth_bound=k.get("DepthBound", DEPTH_BOUND),
         )

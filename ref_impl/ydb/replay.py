@@ -17,7 +17,6 @@ from .actions import (
     TABLET_TXN_PEER,
     TXN,
     WORKER,
-    WORKER_COUNT,
     WORKER_PARTITION,
     Action,
     arguments,
@@ -31,7 +30,6 @@ INFO = frozenset({"event", "write_id", "topic", "group"})
 ARG_COLUMNS = {
     WORKER: ("worker",),
     READ: ("worker", "partition", "offsets_end"),
-    WORKER_COUNT: ("worker", "count"),  # no event logs a count: the emitted offsets_end tells them apart
     WORKER_PARTITION: ("worker", "partition"),
     TXN: ("txn_id",),
     TABLET: ("tablet",),

@@ -183,6 +183,7 @@ class State:
         self.applied: dict[str, dict[int, str]] = {t: {tx: NONE for tx in k.txns} for t in k.tablets}
         self.votes: dict[str, dict[int, str]] = {t: {tx: NONE for tx in k.txns} for t in k.tablets}
         self.wacked: dict[int, set[Msg]] = {tx: set() for tx in k.txns}
+        self.plain: set[Msg] = set()  # the messages written outside any transaction
         self.told: dict[int, str] = {tx: NONE for tx in k.txns}
         self.told_depth: dict[int, int] = {tx: 0 for tx in k.txns}
         self.range_bad = False
@@ -215,6 +216,10 @@ class State:
             return set(self.kqp[tx].dsts)
         return {1}
 
+    def producer_last(self, d: int, p: int) -> int:
+        """ProducerLast(d, p): producer p's last SeqNo on partition d of B, read off d's log."""
+        return max((m.off + 1 for m in self.target[d] if m.src == p), default=0)
+
     def participants(self, tx: int) -> tuple[str, ...]:
         """Participants(tx): the tablets transaction tx touches, by its shape."""
         shape = self.kqp[tx].shape
@@ -237,9 +242,10 @@ class State:
         return self.participants(tx)
 
     def writes(self, w: str) -> int:
-        """Writes(w): how many writes worker w's transaction makes (none for a read-only one)."""
+        """Writes(w): how many writes worker w's transaction makes: none for a read-only one, as
+        many as it made for a write-only one, its batch for a copy."""
         c = self.cl[w]
-        return 0 if c.shape == "read" else c.e - c.b
+        return 0 if c.shape == "read" else c.sent if c.shape == "write" else c.e - c.b
 
     def applied_at(self, t: str, k: int, tx: int) -> bool:
         """AppliedAt: partition k of t has applied tx (its (step, txid) is at or below the last applied)."""

@@ -50,8 +50,11 @@ class TabletSteps(State):
         )
 
     def last_seq_no(self, d: int, p: int) -> int:
-        """LastSeqNo(d, p): producer p's last SeqNo on partition d of B, read off d's log."""
-        return max((m.off + 1 for m in self.target[d] if m.src == p), default=0)
+        """LastSeqNo(d, p): what the MinSeqNo check compares with (with seqno_ignores_plain, the
+        producer's transactional writes only)."""
+        if not self.k.bug("seqno_ignores_plain"):
+            return self.producer_last(d, p)
+        return max((m.off + 1 for m in self.target[d] if m.src == p and m not in self.plain), default=0)
 
     def seq_no_ok(self, tx: int, d: int) -> bool:
         """SeqNoOk(tx, d): the transaction's first SeqNo on d is above its producer's last one."""

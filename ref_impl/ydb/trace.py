@@ -103,6 +103,7 @@ EVENT_COLUMNS: dict[str, frozenset[str]] = {ev: frozenset(cols) for ev, cols in 
     "ReadOnlyBatch": (*_WORKER, "partition", "offsets_begin", "offsets_end", "kqp_state"),
     "BeginWrites": (*_WORKER, "offsets_begin", "offsets_end", "kqp_state"),
     "TxWrite": (*_WORKER, "partition", "offset"),
+    "NonTxWrite": ("worker", "txn_id", "partition", "offset", "log_end"),
     "TableWrite": _WORKER,
     "Flush": _WORKER,
     "CommitTx": (*_WORKER, "kqp_state"),
@@ -154,10 +155,12 @@ CONSTANT_KINDS = {
     "MaxLoss": INT,
     "MaxLockLosses": INT,
     "MaxDeadlines": INT,
+    "MaxNonTxWrites": INT,
     "Bugs": LIST,
     "DepthBound": INT,
 }
-DEFAULTS = {"Bugs": [], "DepthBound": 6, "Rollbacks": False, "Producers": "none", "TxShapes": ["copy"]}  # the last three: older headers
+DEFAULTS = {"Bugs": [], "DepthBound": 6, "Rollbacks": False, "Producers": "none", "TxShapes": ["copy"],
+            "MaxNonTxWrites": 0}  # all but the first two: older headers
 
 
 def _printable(s: str) -> bool:
@@ -212,10 +215,12 @@ def check_event(ev: Event, k: Constants) -> None:
     within("peer", tablets, "a tablet (A, B, and DS when Table is true)")
     within("txn_id", range(1, k["MaxTxns"] + 1), "a transaction (1..MaxTxns)")
     # The application's own messages (a write-only transaction's) are numbered 0..MaxTxns*BatchMax-1.
-    top = max(k["MsgsPerSrc"], k["MaxTxns"] * k["BatchMax"])
-    within("offset", range(0, top), "an offset of a message (0..max(MsgsPerSrc, MaxTxns*BatchMax)-1)")
-    within("offsets_begin", range(0, top + 1), "an offset (0..max(MsgsPerSrc, MaxTxns*BatchMax))")
-    within("offsets_end", range(1, top + 1), "the end of a range (1..max(MsgsPerSrc, MaxTxns*BatchMax))")
+    top = max(k["MsgsPerSrc"], k["MaxTxns"] * k["BatchMax"] + k["MaxNonTxWrites"])
+    within("offset", range(0, top), "an offset of a message (0..max(MsgsPerSrc, MaxTxns*BatchMax+MaxNonTxWrites)-1)")
+    within("offsets_begin", range(0, top + 1), "an offset (0..max(MsgsPerSrc, MaxTxns*BatchMax+MaxNonTxWrites))")
+    # a write-only transaction begins with nothing written: its range [b, b) is empty
+    within("offsets_end", range(0 if a == "BeginWrites" else 1, top + 1),
+           "the end of a range (1..max(MsgsPerSrc, MaxTxns*BatchMax+MaxNonTxWrites))")
     within("step", range(1, 2**31), "a plan step (1, 2, ...)")
     for col in ("committed_offset", "log_end"):
         within(col, range(0, 2**31), "a length")
@@ -225,7 +230,7 @@ def check_event(ev: Event, k: Constants) -> None:
     src, dst = range(1, k["NumSrc"] + 1), range(1, k["NumDst"] + 1)
     if a in ("ReadBatch", "ReadOnlyBatch", "TakeOver"):
         within("partition", src, "a partition of topic A")
-    elif a in ("TxWrite", "PqWrite", "PqWriteRefused", "Lose"):
+    elif a in ("TxWrite", "NonTxWrite", "PqWrite", "PqWriteRefused", "Lose"):
         within("partition", dst, "a partition of topic B")
     elif a in ("PartitionCommit", "PartitionRollback", "PqImmediate"):
         t = ev.get("tablet")
@@ -234,7 +239,7 @@ def check_event(ev: Event, k: Constants) -> None:
         within("partition", src if t == "A" else dst if t == "B" else range(1, 2), f"a partition of tablet {t}")
     if "committed_offset" in ev and ev.get("tablet") != "A":
         raise ProtocolInputError(f'{a}: field "committed_offset" is tablet A\'s; log "tablet": "A" with it')
-    if "log_end" in ev and a not in ("PqWrite", "PqWriteRefused") and ev.get("tablet") != "B":
+    if "log_end" in ev and a not in ("PqWrite", "PqWriteRefused", "NonTxWrite") and ev.get("tablet") != "B":
         raise ProtocolInputError(f'{a}: field "log_end" is tablet B\'s; log "tablet": "B" with it')
     if a == "Lose" and ev.get("message") == "Write" and any(c in ev for c in ("peer", "decision")):
         raise ProtocolInputError('Lose: a lost Write has no "peer" or "decision"')

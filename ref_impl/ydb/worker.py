@@ -15,7 +15,7 @@ class WorkerSteps(State):
         pos = self.cl[w].pos[p]
         return self.committed[p] if pos == -1 else pos
 
-    def _read_in_enabled(self, w: str, p: int, e: int, shape: str) -> bool:
+    def _read_in_ok(self, w: str, p: int, e: int, shape: str) -> bool:
         c = self.cl[w]
         if (shape not in self.k.shapes or c.hung or c.phase != "idle" or self.owner.get(p) != w
                 or self.next_tx > self.k.max_txns):
@@ -37,7 +37,7 @@ class WorkerSteps(State):
                   phase="open", kqp_state="open")
 
     def read_batch_enabled(self, w: str, p: int, e: int) -> bool:
-        return self._read_in_enabled(w, p, e, "copy")
+        return self._read_in_ok(w, p, e, "copy")
 
     def read_batch(self, w: str, p: int, e: int) -> None:
         self._read_in(w, p, e, "copy", "ReadBatch")
@@ -45,35 +45,35 @@ class WorkerSteps(State):
     # --- ReadOnlyBatch(w, p, e): the batch's offsets commit, nothing is written ---
 
     def read_only_batch_enabled(self, w: str, p: int, e: int) -> bool:
-        return self._read_in_enabled(w, p, e, "read")
+        return self._read_in_ok(w, p, e, "read")
 
     def read_only_batch(self, w: str, p: int, e: int) -> None:
         self._read_in(w, p, e, "read", "ReadOnlyBatch")
 
-    # --- BeginWrites(w, n): a write-only transaction of n messages of the application's own ---
+    # --- BeginWrites(w): a write-only transaction: messages of the application's own, no read ---
 
-    def begin_writes_enabled(self, w: str, n: int) -> bool:
+    def begin_writes_enabled(self, w: str) -> bool:
         c = self.cl[w]
-        return ("write" in self.k.shapes and not c.hung and c.phase == "idle" and self.next_tx <= self.k.max_txns
-                and 1 <= n <= self.k.batch_max)
+        return "write" in self.k.shapes and not c.hung and c.phase == "idle" and self.next_tx <= self.k.max_txns
 
-    def begin_writes(self, w: str, n: int) -> None:
+    def begin_writes(self, w: str) -> None:
         tx = self.next_tx
         b = (tx - 1) * self.k.batch_max
-        self.kqp[tx] = Session(st="open", shape="write", w=w, b=b, e=b + n)
+        self.kqp[tx] = Session(st="open", shape="write", w=w, b=b, e=b)
         c = self.idle_worker(self.cl[w].pos)
-        c.phase, c.shape, c.tx, c.b, c.e = "open", "write", tx, b, b + n
+        c.phase, c.shape, c.tx, c.b, c.e = "open", "write", tx, b, b
         self.cl[w] = c
         self.next_tx += 1
-        self.emit("BeginWrites", w, (("txn_id", tx), ("b", b), ("e", b + n)),
-                  worker=w, txn_id=tx, topic="B", write_id=tx, offsets_begin=b, offsets_end=b + n,
+        self.emit("BeginWrites", w, (("txn_id", tx), ("b", b), ("e", b)),
+                  worker=w, txn_id=tx, topic="B", write_id=tx, offsets_begin=b, offsets_end=b,
                   phase="open", kqp_state="open")
 
     # --- TxWrite(w) ---
 
     def tx_write_enabled(self, w: str) -> bool:
         c = self.cl[w]
-        return not c.hung and c.phase == "open" and c.sent < self.writes(w)
+        limit = self.k.batch_max if c.shape == "write" else self.writes(w)
+        return not c.hung and c.phase == "open" and c.sent < limit
 
     def tx_write(self, w: str) -> None:
         c = self.cl[w]
@@ -82,8 +82,32 @@ class WorkerSteps(State):
         self.send(write_msg(tx, d, Msg(c.src, o)))
         self.kqp[tx].dsts.add(d)
         c.sent += 1
+        if c.shape == "write":  # a write-only transaction's messages are as many as it writes
+            c.e += 1
+            self.kqp[tx].e = c.e
         self.emit("TxWrite", w, (("txn_id", tx), ("partition", d), ("off", o)),
                   worker=w, txn_id=tx, partition=d, topic="B", write_id=tx, offset=o, phase=c.phase)
+
+    # --- NonTxWrite(w): the same producer's write outside any transaction ---
+
+    def non_tx_write_enabled(self, w: str) -> bool:
+        c = self.cl[w]
+        if (self.k.producers != "partition" or len(self.plain) >= self.k.max_non_tx_writes or c.hung
+                or c.shape != "write" or c.phase not in ("open", "flushed") or c.sent < 1):
+            return False
+        d = self.k.dest(0, c.b)
+        # Blocked while a transaction of the producer is calculated and not yet executed there
+        return not any(self.ptx["B"][x].st in ("WAIT_RS", "EXECUTING") and self.kqp[x].src == 0 and d in self.kqp[x].dsts
+                       for x in self.started())
+
+    def non_tx_write(self, w: str) -> None:
+        c = self.cl[w]
+        d = self.k.dest(0, c.b)
+        m = Msg(0, self.producer_last(d, 0))  # the SDK's automatic SeqNo: the main partition's last + 1
+        self.target[d].append(m)
+        self.plain.add(m)
+        self.emit("NonTxWrite", w, (("txn_id", c.tx), ("partition", d), ("off", m.off)),
+                  worker=w, txn_id=c.tx, partition=d, topic="B", offset=m.off, log_end=len(self.target[d]))
 
     # --- TableWrite(w) ---
 
@@ -102,6 +126,8 @@ class WorkerSteps(State):
     def flush_enabled(self, w: str) -> bool:
         c = self.cl[w]
         if c.hung or c.phase != "open" or c.sent != self.writes(w) or (self.k.table and not c.row):
+            return False
+        if c.shape == "write" and c.sent < 1:
             return False
         return self.k.bug("no_flush") or len(self.wacked[c.tx]) == self.writes(w)
 

@@ -29,6 +29,15 @@
 (*           sourceid.cpp (MinSeqNo), CommitWriteOperations (the SourceId's*)
 (*           SeqNo moves with the commit); YDB's TxUsage tests             *)
 (*           WriteToTopic_Demo_4 and _9                                    *)
+(*   [ntx]   partition.cpp/partition_write.cpp: a write outside any        *)
+(*           transaction goes to the main partition at once and moves its  *)
+(*           SourceId's SeqNo; it is Blocked while a transaction of the    *)
+(*           same SourceId is between predicate and persist               *)
+(*           (TxAffectedSourcesIds); the SDK's automatic SeqNo continues   *)
+(*           from the SourceId's last SeqNo in the main partition (writer  *)
+(*           init, last_seq_no); YDB's TxUsage WriteToTopic_Demo_3 and _8: *)
+(*           a transaction's write, then the same producer's write outside *)
+(*           it: the plain write is visible, the commit is ABORTED         *)
 (*   [imm]   ydb/core/kqp/executer_actor/kqp_data_executer.cpp (a         *)
 (*           transaction with at most one shard or topic operation is      *)
 (*           ImmediateTx: no coordinator), partition.cpp                   *)
@@ -127,6 +136,16 @@
 (* in one write (PqImmediate) with the same checks (the committed offset   *)
 (* at b; the supportive partition there, its SeqNo moving forward).        *)
 (*                                                                         *)
+(* Writes outside transactions [ntx] (MaxNonTxWrites, with Producers =   *)
+(* "partition"): beside its open write-only transaction, the application  *)
+(* writes as the same producer with no transaction (NonTxWrite): the SDK's *)
+(* automatic SeqNo continues from the producer's last SeqNo in the main   *)
+(* partition (the transaction's writes are invisible there), the message  *)
+(* is published at once, and the transaction's MinSeqNo is now at or below *)
+(* the producer's SeqNo: its commit is ABORTED. The plain write wins. A    *)
+(* message is identified by its producer and SeqNo, as YDB's              *)
+(* deduplication identifies it: (0, o) is the application's SeqNo o + 1.  *)
+(*                                                                         *)
 (* Faults: a worker hangs and resumes; while it hangs the group gives its *)
 (* partition to another worker (TakeOver) and the hung one resumes as a   *)
 (* zombie; a lock dies (LockLost: session death or the lock service), and *)
@@ -204,6 +223,9 @@ CONSTANTS
     MaxLockLosses,
     \* @type: Int;
     MaxDeadlines,
+    \* How many writes outside any transaction the applications make (header).
+    \* @type: Int;
+    MaxNonTxWrites,
     \* @type: Set(Str);
     Bugs
 
@@ -224,7 +246,8 @@ BugNames == {
     "no_seqno_check",         \* B's predicate ignores the producer's SeqNo (the MinSeqNo check)
     "no_producer_block",      \* two transactions of one producer are calculated at once on B
     "immediate_no_offset_check", \* the immediate path commits a read range without the offset check
-    "participants_from_offsets"  \* KQP takes its participants from the read offsets only
+    "participants_from_offsets", \* KQP takes its participants from the read offsets only
+    "seqno_ignores_plain"     \* the MinSeqNo check counts only the producer's transactional writes
 }
 
 ASSUME /\ Workers # {}
@@ -232,7 +255,7 @@ ASSUME /\ Workers # {}
        /\ BatchMax \in Nat \ {0} /\ MaxTxns \in Nat
        /\ Table \in BOOLEAN /\ Rollbacks \in BOOLEAN /\ Producers \in {"none", "partition"} /\ Version \in {"v25", "v26"}
        /\ MaxHangs \in Nat /\ MaxRestarts \in Nat /\ MaxLoss \in Nat
-       /\ MaxLockLosses \in Nat /\ MaxDeadlines \in Nat
+       /\ MaxLockLosses \in Nat /\ MaxDeadlines \in Nat /\ MaxNonTxWrites \in Nat
        /\ TxShapes # {} /\ TxShapes \subseteq {"copy", "read", "write"}
        /\ Bugs \subseteq BugNames
 
@@ -325,6 +348,9 @@ VARIABLES
     \* Ghost: the messages the SDK saw acknowledged as written in the transaction (wackedVars).
     \* @type: Int -> Set($msg);
     wacked,
+    \* Ghost: the messages written outside any transaction (plainVars).
+    \* @type: Set($msg);
+    plain,
     \* Ghost: what the client was told (toldVars), and the durable-write depth behind a
     \* COMMITTED (depthVars).
     \* @type: Int -> Str;
@@ -383,13 +409,14 @@ appliedVars == <<applied>>
 voteVars == <<votes>>
 decisionVars == <<appliedVars, voteVars>>  \* what the participants computed and applied
 wackedVars == <<wacked>>
+plainVars == <<plain>>
 toldVars == <<told>>
 depthVars == <<toldDepth>>
 answerVars == <<toldVars, depthVars>>      \* what the client was told, and the depth behind it
 rangeCheckVars == <<rangeBad>>
 orderCheckVars == <<orderBad>>
 checkVars == <<rangeCheckVars, orderCheckVars>>
-ghostVars == <<decisionVars, wackedVars, answerVars, checkVars>>
+ghostVars == <<decisionVars, wackedVars, plainVars, answerVars, checkVars>>
 hangVars == <<hangs>>
 restartVars == <<restarts>>
 lossVars == <<losses>>
@@ -411,7 +438,7 @@ Msg(p, o) == [src |-> p, off |-> o]
 Messages == [src: SrcParts, off: Offsets]
 \* The application's own messages, written by "write" transactions: (0, o), o numbered
 \* BatchMax apart per transaction.
-AppOffsets == 0..(MaxTxns * BatchMax - 1)
+AppOffsets == 0..(MaxTxns * BatchMax + MaxNonTxWrites - 1)
 AppMessages == [src: {0}, off: AppOffsets]
 
 \* Routing by key, as in Resharding.tla.
@@ -473,9 +500,13 @@ Immediate(tx) == Cardinality(Participants(tx)) = 1 /\ \A t \in Participants(tx) 
 KqpParticipants(tx) ==
     IF Bug("participants_from_offsets") /\ kqp[tx].shape = "write" THEN {} ELSE Participants(tx)
 
-\* How many writes worker w's transaction makes: none for a read-only one.
+\* How many writes worker w's transaction makes: none for a read-only one, as many as it
+\* made for a write-only one (the SDK's writer does not say how many it will write), its
+\* batch for a copy.
 \* @type: (Str) => Int;
-Writes(w) == IF cl[w].shape = "read" THEN 0 ELSE cl[w].e - cl[w].b
+Writes(w) == CASE cl[w].shape = "read" -> 0
+               [] cl[w].shape = "write" -> cl[w].sent
+               [] OTHER -> cl[w].e - cl[w].b
 
 \* The messages of transaction tx's batch.
 \* @type: (Int) => Set($msg);
@@ -484,6 +515,23 @@ Batch(tx) == {Msg(kqp[tx].src, o) : o \in kqp[tx].b..(kqp[tx].e - 1)}
 \* Depth of the durable writes a commit waits for: the data written in the transaction.
 \* @type: (Int) => Int;
 DataDepth(tx) == IF wacked[tx] # {} THEN 1 ELSE 0
+
+\* Producer p's last SeqNo on partition d of B, read off d's log: the largest offset + 1
+\* of p's messages in it (0: none) [seqno]; its transactional writes are there once
+\* committed, its writes outside transactions at once [ntx].
+\* @type: (Int, Int) => Int;
+ProducerLast(d, p) ==
+    LET seqs == {target[d][i].off + 1 : i \in {j \in DOMAIN target[d] : target[d][j].src = p}}
+    IN IF seqs = {} THEN 0 ELSE CHOOSE x \in seqs : \A y \in seqs : y <= x
+
+\* The last SeqNo the MinSeqNo check compares with: ProducerLast, or, with
+\* seqno_ignores_plain, that of the producer's transactional writes only.
+\* @type: (Int, Int) => Int;
+LastSeqNo(d, p) ==
+    IF ~Bug("seqno_ignores_plain") THEN ProducerLast(d, p)
+    ELSE LET seqs == {target[d][i].off + 1 :
+                          i \in {j \in DOMAIN target[d] : target[d][j].src = p /\ target[d][j] \notin plain}}
+         IN IF seqs = {} THEN 0 ELSE CHOOSE x \in seqs : \A y \in seqs : y <= x
 
 \* @type: (Str, Str, Int, Str, Int) => $net;
 ReadSet(from, to, tx, dec, depth) ==
@@ -519,6 +567,7 @@ Init ==
     /\ applied = [t \in Tablets |-> [tx \in Txns |-> "none"]]
     /\ votes = [t \in Tablets |-> [tx \in Txns |-> "none"]]
     /\ wacked = [tx \in Txns |-> {}]
+    /\ plain = {}
     /\ told = [tx \in Txns |-> "none"]
     /\ toldDepth = [tx \in Txns |-> 0]
     /\ rangeBad = FALSE
@@ -529,18 +578,22 @@ Init ==
 -----------------------------------------------------------------------------
 (* The worker and its SDK *)
 
+\* Where worker w's read of partition p begins: its position, or the committed offset.
+\* @type: (Str, Int) => Int;
+ReadFrom(w, p) == IF cl[w].pos[p] = -1 THEN committed[p] ELSE cl[w].pos[p]
+
 \* Worker w begins a transaction of shape sh and reads a batch [b, e) of partition p as
 \* consumer c, and the read range joins the transaction (BeginTx, the read, and the SDK's
 \* UpdateOffsetsInTransaction folded into one step). A new partition session reads from
 \* the committed offset; otherwise the reader goes on from where it is.
-\* @type: (Str, Int, Int, Str, Str) => Bool;
-ReadIn(w, p, e, sh, name) ==
+\* @type: (Str, Int, Int, Str) => Bool;
+ReadIn(w, p, e, sh) ==
     /\ sh \in TxShapes
     /\ ~cl[w].hung
     /\ cl[w].phase = "idle"
     /\ owner[p] = w
     /\ nextTx <= MaxTxns
-    /\ LET b == IF cl[w].pos[p] = -1 THEN committed[p] ELSE cl[w].pos[p]
+    /\ LET b == ReadFrom(w, p)
            tx == nextTx
        IN /\ b < MsgsPerSrc
           /\ e \in (b + 1)..Min2(b + BatchMax, MsgsPerSrc)
@@ -548,36 +601,38 @@ ReadIn(w, p, e, sh, name) ==
                                                           !.e = e]]
           /\ cl' = [cl EXCEPT ![w] = [IdleWorker EXCEPT !.phase = "open", !.shape = sh, !.tx = tx, !.src = p, !.b = b,
                                                         !.e = e, !.pos = [cl[w].pos EXCEPT ![p] = e]]]
-          /\ action' = Act(name, w, "txn_id" :> tx @@ "partition" :> p @@ "b" :> b @@ "e" :> e)
     /\ nextTx' = nextTx + 1
     /\ UNCHANGED <<ownerVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
 
 \* The batch is written to B in the same transaction (the "copy" shape).
 \* @type: (Str, Int, Int) => Bool;
-ReadBatch(w, p, e) == ReadIn(w, p, e, "copy", "ReadBatch")
+ReadBatch(w, p, e) ==
+    /\ ReadIn(w, p, e, "copy")
+    /\ action' = Act("ReadBatch", w, "txn_id" :> nextTx @@ "partition" :> p @@ "b" :> ReadFrom(w, p) @@ "e" :> e)
 
 \* A read-only transaction: the batch is processed outside the topics and only its offsets
 \* commit (receive_batch_with_tx, then tx.commit() with no writer).
 \* @type: (Str, Int, Int) => Bool;
-ReadOnlyBatch(w, p, e) == ReadIn(w, p, e, "read", "ReadOnlyBatch")
+ReadOnlyBatch(w, p, e) ==
+    /\ ReadIn(w, p, e, "read")
+    /\ action' = Act("ReadOnlyBatch", w, "txn_id" :> nextTx @@ "partition" :> p @@ "b" :> ReadFrom(w, p) @@ "e" :> e)
 
 \* A write-only transaction: worker w begins a transaction and opens a transactional
-\* writer (tx_writer) for n new messages of its own, (0, o) for o in [b, b + n), with no
-\* read.
-\* @type: (Str, Int) => Bool;
-BeginWrites(w, n) ==
+\* writer (tx_writer) for new messages of its own, (0, o) for o from b on, as many as it
+\* writes (at most BatchMax: [b, e) grows with each write), with no read.
+\* @type: (Str) => Bool;
+BeginWrites(w) ==
     /\ "write" \in TxShapes
     /\ ~cl[w].hung
     /\ cl[w].phase = "idle"
     /\ nextTx <= MaxTxns
-    /\ n \in 1..BatchMax
     /\ LET tx == nextTx
            b == (tx - 1) * BatchMax
        IN /\ kqp' = [kqp EXCEPT ![tx] = [NoSession EXCEPT !.st = "open", !.shape = "write", !.w = w, !.b = b,
-                                                          !.e = b + n]]
+                                                          !.e = b]]
           /\ cl' = [cl EXCEPT ![w] = [IdleWorker EXCEPT !.phase = "open", !.shape = "write", !.tx = tx, !.b = b,
-                                                        !.e = b + n, !.pos = cl[w].pos]]
-          /\ action' = Act("BeginWrites", w, "txn_id" :> tx @@ "b" :> b @@ "e" :> b + n)
+                                                        !.e = b, !.pos = cl[w].pos]]
+          /\ action' = Act("BeginWrites", w, "txn_id" :> tx @@ "b" :> b @@ "e" :> b)
     /\ nextTx' = nextTx + 1
     /\ UNCHANGED <<ownerVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
 
@@ -588,14 +643,15 @@ BeginWrites(w, n) ==
 TxWrite(w) ==
     /\ ~cl[w].hung
     /\ cl[w].phase = "open"
-    /\ cl[w].sent < Writes(w)
+    /\ cl[w].sent < IF cl[w].shape = "write" THEN BatchMax ELSE Writes(w)
     /\ LET tx == cl[w].tx
            o == cl[w].b + cl[w].sent
            d == Dest(cl[w].src, o)
+           more == IF cl[w].shape = "write" THEN 1 ELSE 0   \* a write-only transaction's [b, e) grows
        IN /\ net' = net \cup {WriteMsg(tx, d, Msg(cl[w].src, o))}
-          /\ kqp' = [kqp EXCEPT ![tx].dsts = @ \cup {d}]
+          /\ kqp' = [kqp EXCEPT ![tx].dsts = @ \cup {d}, ![tx].e = @ + more]
           /\ action' = Act("TxWrite", w, "txn_id" :> tx @@ "partition" :> d @@ "off" :> o)
-    /\ cl' = [cl EXCEPT ![w].sent = @ + 1]
+          /\ cl' = [cl EXCEPT ![w].sent = @ + 1, ![w].e = @ + more]
     /\ UNCHANGED <<ownerVars, txIdVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
 
 \* The worker upserts its row in the table, under the transaction's lock.
@@ -618,6 +674,7 @@ Flush(w) ==
     /\ ~cl[w].hung
     /\ cl[w].phase = "open"
     /\ cl[w].sent = Writes(w)
+    /\ cl[w].shape = "write" => cl[w].sent >= 1
     /\ Table => cl[w].row
     /\ Bug("no_flush") \/ Cardinality(wacked[cl[w].tx]) = Writes(w)
     /\ cl' = [cl EXCEPT ![w].phase = "flushed"]
@@ -659,7 +716,7 @@ KqpResult(tx) ==
                     ELSE [cl[w].pos EXCEPT ![kqp[tx].src] = -1]]]
        /\ action' = Act("KqpResult", w, "txn_id" :> tx @@ "committed" :> IF ok THEN 1 ELSE 0)
        /\ UNCHANGED <<ownerVars, txIdVars, messageVars, dataVars, tabletVars, planVars, mediatorVars,
-                      decisionVars, wackedVars, checkVars, faultVars>>
+                      decisionVars, wackedVars, plainVars, checkVars, faultVars>>
 
 \* The writer failed: a write was refused or lost, so it can never be acknowledged.
 \* @type: (Str) => Bool;
@@ -690,7 +747,28 @@ RollbackTx(w) ==
                        ELSE [cl[w].pos EXCEPT ![cl[w].src] = -1]]]
           /\ action' = Act("RollbackTx", w, "txn_id" :> tx)
     /\ UNCHANGED <<ownerVars, txIdVars, messageVars, dataVars, tabletVars, coordVars, decisionVars,
-                   wackedVars, depthVars, checkVars, faultVars>>
+                   wackedVars, plainVars, depthVars, checkVars, faultVars>>
+
+\* A write outside any transaction [ntx]: beside its open write-only transaction, worker
+\* w's application writes as the same producer (0) to the partition of B its
+\* transaction writes first. The SDK's automatic SeqNo continues from the producer's last
+\* SeqNo in the main partition; tablet B publishes the message at once (the write and its
+\* acknowledgement folded into one step), unless a transaction of the producer is
+\* calculated and not yet executed there (TxAffectedSourcesIds: Blocked, it waits).
+\* @type: (Str) => Bool;
+NonTxWrite(w) ==
+    /\ Producers = "partition"
+    /\ Cardinality(plain) < MaxNonTxWrites
+    /\ ~cl[w].hung
+    /\ cl[w].shape = "write" /\ cl[w].phase \in {"open", "flushed"} /\ cl[w].sent >= 1
+    /\ LET d == Dest(0, cl[w].b)
+           m == Msg(0, ProducerLast(d, 0))
+       IN /\ ~\E x \in Txns : ptx["B"][x].st \in {"WAIT_RS", "EXECUTING"} /\ kqp[x].src = 0 /\ d \in kqp[x].dsts
+          /\ target' = [target EXCEPT ![d] = Append(@, m)]
+          /\ plain' = plain \cup {m}
+          /\ action' = Act("NonTxWrite", w, "txn_id" :> cl[w].tx @@ "partition" :> d @@ "off" :> m.off)
+    /\ UNCHANGED <<clientVars, kqpVars, messageVars, offsetVars, supVars, tableVars, metaVars, tabletVars, coordVars,
+                   decisionVars, wackedVars, answerVars, checkVars, faultVars>>
 
 -----------------------------------------------------------------------------
 (* Tablet B: writes into supportive partitions *)
@@ -722,7 +800,7 @@ PqWrite(m) ==
                            "txn_id" :> tx @@ "partition" :> d @@ "off" :> m.m.off)
     /\ net' = net \ {m}
     /\ UNCHANGED <<clientVars, kqpVars, offsetVars, tableVars, metaVars, tabletVars, coordVars, decisionVars,
-                   answerVars, checkVars, faultVars>>
+                   plainVars, answerVars, checkVars, faultVars>>
 
 \* Tablet B learns that WriteId tx's lock is gone (LockStatus) and deletes its supportive
 \* partitions, unless the transaction was already proposed [pq].
@@ -852,13 +930,6 @@ ReadPredicate(tx) ==
        \/ (Bug("no_gap_check") /\ c <= b /\ e <= MsgsPerSrc)
        \/ (c = b /\ b <= e /\ e <= MsgsPerSrc)
 
-\* Producer p's last SeqNo on partition d of B: every write is transactional, so it is
-\* the largest offset + 1 of p's messages in d's log (0: none) [seqno].
-\* @type: (Int, Int) => Int;
-LastSeqNo(d, p) ==
-    LET seqs == {target[d][i].off + 1 : i \in {j \in DOMAIN target[d] : target[d][j].src = p}}
-    IN IF seqs = {} THEN 0 ELSE CHOOSE x \in seqs : \A y \in seqs : y <= x
-
 \* The MinSeqNo check [seqno] on d: the first SeqNo the transaction wrote to d as its
 \* producer (the source partition; 0 for the application's own messages) is above the
 \* producer's last SeqNo on d.
@@ -929,7 +1000,7 @@ PqCalc(t, tx) ==
                     ELSE sup
           /\ action' = Act("PqCalc", t, "txn_id" :> tx @@ "step" :> ptx[t][tx].step @@ "commit" :> IF own = "commit" THEN 1 ELSE 0)
     /\ UNCHANGED <<clientVars, kqpVars, offsetVars, logVars, tableVars, metaVars, coordVars, appliedVars,
-                   wackedVars, answerVars, checkVars, faultVars>>
+                   wackedVars, plainVars, answerVars, checkVars, faultVars>>
 
 \* Participant t receives a peer's read set. It keeps the decision in memory and
 \* acknowledges it once its own EXECUTED is durable (PqTxDone); a read set for a
@@ -1002,7 +1073,7 @@ PartitionApply(t, tx, k) ==
        /\ applied' = [applied EXCEPT ![t][tx] = v.dec]
        /\ action' = Act(IF commit THEN "PartitionCommit" ELSE "PartitionRollback", t,
                         "txn_id" :> tx @@ "partition" :> k @@ "step" :> v.step)
-       /\ UNCHANGED <<clientVars, kqpVars, messageVars, urowVars, coordVars, voteVars, wackedVars, answerVars,
+       /\ UNCHANGED <<clientVars, kqpVars, messageVars, urowVars, coordVars, voteVars, wackedVars, plainVars, answerVars,
                       faultVars>>
 
 \* The immediate path [imm]: the one participant of an immediate transaction checks it and
@@ -1032,7 +1103,7 @@ PqImmediate(t, tx) ==
                                 ![tx].depth = @ + 1]
           /\ action' = Act("PqImmediate", t, "txn_id" :> tx @@ "partition" :> k @@ "commit" :> IF ok THEN 1 ELSE 0)
     /\ UNCHANGED <<clientVars, txIdVars, messageVars, urowVars, metaVars, tabletVars, coordVars, wackedVars,
-                   answerVars, orderCheckVars, faultVars>>
+                   plainVars, answerVars, orderCheckVars, faultVars>>
 
 \* Every partition applied: EXECUTED. The tablet answers KQP (COMPLETE or ABORTED),
 \* acknowledges the plan step, acknowledges the read sets it received, and drops the
@@ -1194,9 +1265,9 @@ Finished ==
 
 Next ==
     \/ \E w \in Workers, p \in SrcParts : \E e \in 1..MsgsPerSrc : ReadBatch(w, p, e) \/ ReadOnlyBatch(w, p, e)
-    \/ \E w \in Workers : \E n \in 1..BatchMax : BeginWrites(w, n)
+    \/ \E w \in Workers : BeginWrites(w)
     \/ \E w \in Workers, p \in SrcParts : TakeOver(w, p)
-    \/ \E w \in Workers : TxWrite(w) \/ TableWrite(w) \/ Flush(w) \/ CommitTx(w) \/ RollbackTx(w) \/ Hang(w) \/ Resume(w)
+    \/ \E w \in Workers : TxWrite(w) \/ NonTxWrite(w) \/ TableWrite(w) \/ Flush(w) \/ CommitTx(w) \/ RollbackTx(w) \/ Hang(w) \/ Resume(w)
     \/ \E tx \in Txns : KqpResult(tx) \/ CoordPlan(tx) \/ PlanDeadline(tx) \/ PqLockLost(tx) \/ LockLost(tx)
     \/ \E m \in net : PqWrite(m) \/ PqReadSet(m) \/ PqReadSetAck(m) \/ Lose(m)
     \/ \E t \in Tablets :

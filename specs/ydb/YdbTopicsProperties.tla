@@ -60,6 +60,7 @@ TypeOK ==
     /\ applied \in [Tablets -> [Txns -> Decisions]]
     /\ votes \in [Tablets -> [Txns -> Decisions]]
     /\ wacked \in [Txns -> SUBSET AllMessages]
+    /\ plain \subseteq AppMessages
     /\ told \in [Txns -> {"none", "COMMITTED", "ABORTED"}]
     /\ toldDepth \in [Txns -> Nat]
     /\ rangeBad \in BOOLEAN
@@ -97,8 +98,9 @@ Consumed(p, o) == Copies(p, o) + ReadOnlyCommits(p, o)
 
 \* INV: ExactlyOnce (the resharding example, as in specs/resharding/)
 \* No message is consumed twice (in topic B twice, or in B and in a read-only
-\* transaction's committed range, or in two of those), no message of the application's
-\* own is in B twice, and every message below the committed read offset of topic A was
+\* transaction's committed range, or in two of those), no SeqNo of the application's
+\* producer is in B twice (YDB's deduplication: a transaction's write and a write outside
+\* it with the same SeqNo are one message, published once), and every message below the committed read offset of topic A was
 \* consumed (or, mid-commit, is in the supportive partition of a transaction whose commit
 \* is decided).
 NoDuplicates == /\ \A p \in SrcParts, o \in Offsets : Consumed(p, o) <= 1
@@ -125,11 +127,12 @@ Atomicity ==
         /\ told[tx] = "ABORTED" => \A t \in Tablets : applied[t][tx] # "commit"
 
 \* INV: ReadCommitted
-\* Every message visible in B belongs to a transaction that was planned (or committed
-\* immediately) and whose every participant's predicate held.
+\* Every message visible in B was written outside any transaction, or belongs to a
+\* transaction that was planned (or committed immediately) and whose every participant's
+\* predicate held.
 ReadCommitted ==
     \A d \in DstParts : \A i \in DOMAIN target[d] :
-        \E tx \in Txns :
+        target[d][i] \in plain \/ \E tx \in Txns :
             /\ target[d][i] \in Batch(tx)
             /\ plan[tx] # 0 \/ (Immediate(tx) /\ kqp[tx].st \in {"planned", "done"})
             /\ \A t \in Participants(tx) : votes[t][tx] = "commit"

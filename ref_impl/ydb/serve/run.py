@@ -43,7 +43,7 @@ class Options:
         if not 0 <= self.port <= 65535:
             raise ProtocolInputError(f"--port: {self.port} is not a TCP port (0 takes a free one)")
         return Constants(workers=("w1",), num_src=1, num_dst=1, msgs_per_src=self.messages, batch_max=self.batch,
-                         max_txns=self.txns, rollbacks=True, version=self.version)
+                         max_txns=self.txns, rollbacks=True, shapes=("copy", "read", "write"), version=self.version)
 
 
 class Running:
