@@ -183,9 +183,8 @@ def test_what_the_engine_cannot_express_is_refused_with_a_clear_status(server: R
             with pytest.raises(ydb.Unsupported, match="outside a transaction"), driver.topic_client.writer("B", producer_id="p") as w:
                 w.write_with_ack(ydb.TopicWriterMessage(b"x"), timeout=T)
             # a transaction that reads and writes only half of its batch: refused at the commit, rolled back
-            with driver.topic_client.reader("A", consumer="c") as reader:
-                with pytest.raises(ydb.BadRequest, match="wrote 1 of its 2"):
-                    pool.retry_tx_sync(lambda tx: copy(driver, reader, tx, write=1), retry_settings=RETRY)
+            with driver.topic_client.reader("A", consumer="c") as reader, pytest.raises(ydb.BadRequest, match="wrote 1 of its 2"):
+                pool.retry_tx_sync(lambda tx: copy(driver, reader, tx, write=1), retry_settings=RETRY)
 
             assert read_all(driver, "B", "check", wait=0.5) == []
 
