@@ -182,28 +182,50 @@ def test_what_the_engine_cannot_express_is_refused_with_a_clear_status(server: R
             # a write outside a transaction
             with pytest.raises(ydb.Unsupported, match="outside a transaction"), driver.topic_client.writer("B", producer_id="p") as w:
                 w.write_with_ack(ydb.TopicWriterMessage(b"x"), timeout=T)
-
-            # a transaction that writes without having read
-            def write_only(tx: Any) -> None:
-                driver.topic_client.tx_writer(tx, "B").write(ydb.TopicWriterMessage(b"x"), timeout=T)
-
-            with pytest.raises(ydb.PreconditionFailed, match="writes the batch it read"):
-                pool.retry_tx_sync(write_only, retry_settings=RETRY)
             # a transaction that reads and writes only half of its batch: refused at the commit, rolled back
-            with driver.topic_client.reader("A", consumer="c") as reader:
-                with pytest.raises(ydb.BadRequest, match="wrote 1 of its 2"):
-                    pool.retry_tx_sync(lambda tx: copy(driver, reader, tx, write=1), retry_settings=RETRY)
-                # a transaction that only reads (the SDK's own reader tests commit these): the same
-                with pytest.raises(ydb.BadRequest, match="wrote 0 of its 2"):
-                    pool.retry_tx_sync(lambda tx: copy(driver, reader, tx, write=0), retry_settings=RETRY)
+            with driver.topic_client.reader("A", consumer="c") as reader, pytest.raises(ydb.BadRequest, match="wrote 1 of its 2"):
+                pool.retry_tx_sync(lambda tx: copy(driver, reader, tx, write=1), retry_settings=RETRY)
 
             assert read_all(driver, "B", "check", wait=0.5) == []
 
     bounded(body)
     assert server.front.engine.committed[1] == 0
-    # each refused transaction was rolled back in the engine; tablet B then drops its writes
+    # the refused transaction was rolled back in the engine; tablet B then drops its writes
     acts = [ev["action"] for ev in server.front.events]
-    assert acts.count("ReadBatch") == acts.count("RollbackTx") == 2 and "KqpResult" not in acts
+    assert acts.count("ReadBatch") == acts.count("RollbackTx") == 1 and "KqpResult" not in acts
+
+
+@CHECKED
+def test_the_sdks_read_only_and_write_only_transactions_commit(server: Running, checked: str) -> None:
+    """The SDK's own tests' shapes: a transaction that only reads a batch and commits its offsets
+    (the engine's ReadOnlyBatch, immediate on A's partition), and one that only writes (BeginWrites,
+    immediate on B's one partition)."""
+
+    def body() -> tuple[list[bytes], list[bytes], list[bytes]]:
+        got: dict[str, list[bytes]] = {}
+        with sdk(server) as driver, ydb.QuerySessionPool(driver) as pool:
+            with driver.topic_client.reader("A", consumer="c") as reader:
+                pool.retry_tx_sync(lambda tx: got.setdefault("read", copy(driver, reader, tx, write=0)), retry_settings=RETRY)
+
+            def write_only(tx: Any) -> None:
+                with driver.topic_client.tx_writer(tx, "B") as w:
+                    for d in (b"own-1", b"own-2"):
+                        w.write(ydb.TopicWriterMessage(d), timeout=T)
+
+            pool.retry_tx_sync(write_only, retry_settings=RETRY)
+            with driver.topic_client.reader("A", consumer="c") as reader:
+                after = reader.receive_batch(max_messages=1, timeout=T)
+            return got["read"], [m.data for m in after.messages], read_all(driver, "B", "check")
+
+    read, after, b = bounded(body)
+    assert read == [b"A/1/0", b"A/1/1"]
+    assert after == [b"A/1/2"], "the read-only commit moved consumer c's offset past its batch"
+    assert b == [b"own-1", b"own-2"], "the write-only transaction's messages are published, nothing of the read-only one"
+    e = server.front.engine
+    assert e.committed[1] == 2 and [e.told[t] for t in (1, 2)] == ["COMMITTED", "COMMITTED"]
+    assert [(ev["action"], ev.get("tablet")) for ev in server.front.events
+            if ev["action"] in ("ReadOnlyBatch", "BeginWrites", "PqImmediate")] == [
+        ("ReadOnlyBatch", None), ("PqImmediate", "A"), ("BeginWrites", None), ("PqImmediate", "B")]
 
 
 @CHECKED

@@ -1,7 +1,12 @@
 """The SDK-shaped API of the YDB engine (ref_impl/ydb/api.py) as an application uses it: a
 rollback at any point before the commit (tx.rollback()), the reader reading the rolled-back range
 again, a rollback the session refuses while the commit is under way, and a clear error where the
-run's constants forbid a rollback. Each run's trace is accepted by the spec (TLC)."""
+run's constants forbid a rollback; read-only and write-only transactions: a read-only one
+commits its batch's offsets with no writer, as an immediate transaction on A's partition
+(kqp_data_executer.cpp ImmediateTx, partition.cpp ProcessImmediateTx); a write-only one writes
+messages of the application's own with no read, immediate on one partition of B and distributed
+(B the only participant) on two; a zombie's read-only commit is ABORTED by the immediate path's
+offset check. Each run's trace is accepted by the spec (TLC)."""
 
 from __future__ import annotations
 
@@ -12,8 +17,12 @@ from typing import Any
 import pytest
 
 from ref_impl.ydb import api, trace
+from ref_impl.ydb.actions import run
+from ref_impl.ydb.constants import Constants
+from ref_impl.ydb.engine import Engine
 from ref_impl.ydb.replay import replay
 from ref_impl.ydb.sim import GENERATOR, AppRunner, Faults, Simulation, Workload
+from ref_impl.ydb.state import Msg
 from trace_check.traces import format as trace_format
 from trace_check.traces.reader import read_trace
 from trace_check.traces.validation import check_trace
@@ -115,3 +124,135 @@ def test_a_rollback_while_the_commit_is_under_way_is_refused_and_the_commit_stan
     _, events, seen = run_app(app, workload="copy:workers=1,dst=1,msgs=6,batch=2,txns=3")
     assert seen == ["COMMITTED"] * 3
     assert not [e for e in events if e["action"] == "RollbackTx"], "the correct session refuses the rollback"
+
+
+# --- read-only and write-only transactions ---
+
+
+def actions(events: list[dict[str, Any]]) -> list[str]:
+    return [e["action"] for e in events]
+
+
+def read_only_twice(driver: api.Driver, seen: list[Any]) -> api.App:
+    reader = driver.reader("A")
+    for _ in range(2):
+        tx = driver.begin_transaction(shape="read")
+        batch = yield reader.receive_batch_with_tx(tx, 2)
+        seen.append((batch, (yield tx.commit())))
+
+
+def write_only(count: int, rollback_first: bool = False) -> Any:
+    def app(driver: api.Driver, seen: list[Any]) -> api.App:
+        if rollback_first:
+            tx = driver.begin_transaction(shape="write")
+            w = yield driver.tx_writer(tx, "B")
+            yield w.write(w.next_message())
+            yield tx.rollback()
+        tx = driver.begin_transaction(shape="write")
+        w = yield driver.tx_writer(tx, "B")
+        messages = []
+        for _ in range(count):
+            messages.append(w.next_message())
+            yield w.write(messages[-1])
+        seen.append((messages, (yield tx.commit())))
+
+    return app
+
+
+@pytest.mark.tlc
+def test_a_read_only_transaction_commits_its_offsets_immediately_and_writes_nothing(tmp_path: Path) -> None:
+    sim, events, seen = run_app(read_only_twice, workload="copy:workers=1,dst=1,msgs=4,batch=2,txns=2,shapes=read")
+    (first, r1), (second, r2) = seen
+    assert (r1, r2) == ("COMMITTED", "COMMITTED")
+    assert first.messages == (Msg(1, 0), Msg(1, 1)) and second.messages == (Msg(1, 2), Msg(1, 3))
+    e = sim.engine
+    assert e.committed[1] == 4 and all(not e.target[d] for d in e.k.dst_parts)
+    # one participant on one partition: no proposal, plan or read sets (KQP's ImmediateTx)
+    assert "PqPropose" not in actions(events) and "CoordPlan" not in actions(events)
+    assert [(x["tablet"], x["decision"]) for x in events if x["action"] == "PqImmediate"] == [("A", "commit")] * 2
+    accepted(tmp_path, sim, events)
+
+
+@pytest.mark.tlc
+@pytest.mark.parametrize(("dst", "path"), [(1, "PqImmediate"), (2, "CoordPlan")])
+def test_a_write_only_transaction_publishes_its_own_messages(tmp_path: Path, dst: int, path: str) -> None:
+    """With one partition of B the transaction is immediate; with two, distributed with B as the
+    only participant (a plan step, no read sets). A rolled-back one before it publishes nothing."""
+    sim, events, seen = run_app(write_only(2, rollback_first=True),
+                                workload=f"copy:workers=1,dst={dst},msgs=2,batch=2,txns=2,shapes=write,rollback=true")
+    [(messages, result)] = seen
+    assert result == "COMMITTED"
+    e = sim.engine
+    assert sorted(m for d in e.k.dst_parts for m in e.target[d]) == sorted(messages) == [Msg(0, 2), Msg(0, 3)]
+    assert e.committed[1] == 0, "a write-only transaction commits no offset"
+    assert path in actions(events) and "PqReadSet" not in actions(events)
+    if dst == 2:
+        accepted(tmp_path, sim, events)
+
+
+def test_a_zombies_read_only_commit_is_aborted_by_the_offset_check() -> None:
+    """w1 reads [0, 2) read-only and hangs; w2 takes the partition over, reads and commits the same
+    range; w1 resumes and commits: the immediate path finds the committed offset past its begin
+    (partition.cpp ProcessImmediateTx: "incorrect offset range (gap)", ABORTED)."""
+    events: list[dict[str, Any]] = []
+    e = Engine(Constants(workers=("w1", "w2"), msgs_per_src=2, max_txns=2, max_hangs=1, shapes=("read",)),
+               owner={1: "w1"}, emit=events.append)
+
+    def commit(w: str, tx: int) -> None:
+        for name, arg in (("Flush", w), ("CommitTx", w), ("PqImmediate", ("A", tx)), ("KqpResult", tx)):
+            assert run(e, name, arg), f"{name} is not enabled"
+
+    assert run(e, "ReadOnlyBatch", ("w1", 1, 2)) and run(e, "Hang", "w1") and run(e, "TakeOver", ("w2", 1))
+    assert run(e, "ReadOnlyBatch", ("w2", 1, 2))
+    commit("w2", 2)
+    assert run(e, "Resume", "w1")
+    commit("w1", 1)
+    assert (e.told[1], e.told[2], e.committed[1]) == ("ABORTED", "COMMITTED", 2)
+    [zombie] = [x for x in events if x["action"] == "PqImmediate" and x["txn_id"] == 1]
+    assert (zombie["decision"], zombie["reason"]) == ("abort", "Conflict")
+
+
+def test_the_shapes_the_run_does_not_allow_are_refused_in_one_line() -> None:
+    def app(driver: api.Driver, seen: list[Any]) -> api.App:
+        driver.begin_transaction(shape="write")
+        yield from ()
+
+    with pytest.raises(api.IllegalStateError, match=r"Shapes are copy, not 'write'.*--workload copy:shapes=copy\+write"):
+        run_app(app, workload="copy:workers=1,txns=1")
+
+    def writes_in_read_only(driver: api.Driver, seen: list[Any]) -> api.App:
+        tx = driver.begin_transaction(shape="read")
+        yield driver.reader("A").receive_batch_with_tx(tx, 1)
+        tx.writer("B")
+
+    with pytest.raises(api.IllegalStateError, match="a read-only transaction writes nothing"):
+        run_app(writes_in_read_only, workload="copy:workers=1,txns=1,shapes=read")
+
+
+@pytest.mark.tlc
+def test_a_write_outside_the_transaction_wins_and_the_commit_is_aborted(tmp_path: Path) -> None:
+    """YDB's WriteToTopic_Demo_3: the producer writes in a transaction, then outside it; the plain
+    write is visible at once, with the SeqNo the transaction holds (the SDK's automatic SeqNo
+    continues from the main partition, where the transaction's write is not); the commit is
+    ABORTED by the MinSeqNo check. The next transaction of the producer commits."""
+
+    def app(driver: api.Driver, seen: list[Any]) -> api.App:
+        for attempt in range(2):
+            tx = driver.begin_transaction(shape="write")
+            w = yield driver.tx_writer(tx, "B")
+            m = w.next_message()
+            yield w.write(m)
+            plain = (yield driver.write_outside_tx(tx)) if attempt == 0 else None
+            try:
+                seen.append(([m], plain, (yield tx.commit())))
+            except api.TransactionAborted:
+                seen.append(([m], plain, "ABORTED"))
+
+    sim, events, seen = run_app(app, workload="copy:workers=1,dst=1,batch=1,txns=2,shapes=write,producers=partition,nontx=1")
+    (first, plain, r1), (second, _, r2) = seen
+    assert (r1, r2) == ("ABORTED", "COMMITTED")
+    assert plain == first[0] == Msg(0, 0), "the plain write took the SeqNo the transaction holds"
+    assert sim.engine.target[1] == [plain, second[0]], "the plain write is published, the aborted transaction's is not"
+    [aborted] = [x for x in events if x["action"] == "PqImmediate" and x["decision"] == "abort"]
+    assert aborted["reason"] == "MinSeqNo"
+    accepted(tmp_path, sim, events)

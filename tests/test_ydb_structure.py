@@ -32,7 +32,9 @@ SPEC = ROOT / "specs" / "ydb" / "YdbTopics.tla"
 PACKAGE = ROOT / "ref_impl" / "ydb"
 RUNS = [("copy", "none"), ("copy:table=true,version=v25", "all"), ("copy:workers=3,src=2,dst=3,msgs=5,batch=3,txns=8", "all"),
         ("copy:workers=1,table=true", "restarts=2,loss=2,locklosses=1,deadlines=1"), ("copy:workers=2,rollback=true,txns=8", "all"),
-        ("copy:producers=partition,txns=8", "hangs=2,restarts=1,loss=1")]
+        ("copy:producers=partition,txns=8", "hangs=2,restarts=1,loss=1"),
+        ("copy:shapes=copy+read+write,producers=partition,nontx=2,rollback=true,txns=8", "all"),
+        ("copy:shapes=read+write,table=true,dst=1,txns=6", "hangs=1,restarts=1,loss=1")]
 
 
 def simulate(workload: str, faults: str, seed: int, bugs: tuple[str, ...] = (), prune: bool = True) -> Simulation:
@@ -51,7 +53,7 @@ def test_the_table_names_exactly_the_actions_of_the_specs_next() -> None:
     table = {a.name for a in ACTIONS}
     assert spec - table == set(), "actions of the spec's Next that the reference engine lacks"
     assert table - spec == set(), "actions of the reference engine that the spec's Next lacks"
-    assert len(table) == len(ACTIONS) == 28
+    assert len(table) == len(ACTIONS) == 32
 
 
 def operator_body(text: str, name: str) -> str:
@@ -88,7 +90,8 @@ def test_each_action_is_a_guard_and_an_effect_of_the_same_name() -> None:
 
 def test_the_sdk_takes_the_workers_steps_and_the_scheduler_the_rest() -> None:
     sdk = {a.name for a in ACTIONS if a.by == APPLICATION}
-    assert sdk == {"ReadBatch", "TxWrite", "TableWrite", "Flush", "CommitTx", "RollbackTx"}
+    assert sdk == {"ReadBatch", "ReadOnlyBatch", "BeginWrites", "TxWrite", "NonTxWrite", "TableWrite", "Flush", "CommitTx",
+                   "RollbackTx"}
     faults = {a.name for a in ACTIONS if a.fault}
     assert faults == {"Hang", "Resume", "PlanDeadline", "LockLost", "Lose", "TabletRestart"}
 
@@ -154,7 +157,7 @@ def test_the_spec_names_every_bug_of_the_zoo() -> None:
     text = SPEC.read_text()
     block = text[text.index("BugNames =="): text.index("ASSUME")]
     names = set(re.findall(r'^\s+"(\w+)",?\s+\\\*', block, flags=re.M))
-    assert len(names) == 15
+    assert len(names) == 18
     assert names == {z.name for z in ZOO} == set(BUGS)
 
 

@@ -96,7 +96,10 @@ E = Engine
 ACTIONS: tuple[Action, ...] = (
     # The worker's SDK: the application's calls.
     _sdk("ReadBatch", READ, E.read_batch_enabled, E.read_batch),
+    _sdk("ReadOnlyBatch", READ, E.read_only_batch_enabled, E.read_only_batch),
+    _sdk("BeginWrites", WORKER, E.begin_writes_enabled, E.begin_writes),
     _sdk("TxWrite", WORKER, E.tx_write_enabled, E.tx_write),
+    _sdk("NonTxWrite", WORKER, E.non_tx_write_enabled, E.non_tx_write),
     _sdk("TableWrite", WORKER, E.table_write_enabled, E.table_write),
     _sdk("Flush", WORKER, E.flush_enabled, E.flush),
     _sdk("CommitTx", WORKER, E.commit_tx_enabled, E.commit_tx),
@@ -120,6 +123,7 @@ ACTIONS: tuple[Action, ...] = (
     Action("PqPlanStep", TABLET, E.pq_plan_step_enabled, E.pq_plan_step),
     Action("TabletRestart", TABLET, E.tablet_restart_enabled, E.tablet_restart, fault=True),
     Action("PqPropose", TABLET_TXN, E.pq_propose_enabled, E.pq_propose),
+    Action("PqImmediate", TABLET_TXN, E.pq_immediate_enabled, E.pq_immediate),
     Action("Expire", TABLET_TXN, E.expire_enabled, E.expire),
     Action("PqCalc", TABLET_TXN, E.pq_calc_enabled, E.pq_calc),
     Action("PqExecute", TABLET_TXN, E.pq_execute_enabled, E.pq_execute),

@@ -10,6 +10,13 @@ until the engine has answered, and the application gets the answer or the error.
     ReadBatch   reader.receive_batch_with_tx(tx, max_messages): the transaction begins, reads
                 a batch and adds the read range to the transaction (BeginTx, the read and
                 UpdateOffsetsInTransaction, as the spec folds them)
+    ReadOnlyBatch  the same for a transaction begun read-only
+                (driver.begin_transaction(shape="read")): it commits the batch's offsets and
+                writes nothing; KQP runs it as an immediate transaction on A's partition
+    BeginWrites driver.tx_writer(tx, "B") for a transaction begun write-only (shape="write"):
+                the transaction begins and its writer writes new messages of the application's
+                own (writer.next_message(): producer 0, SeqNo = offset + 1), up to BatchMax, with
+                no read
     TxWrite     tx.writer("B").write(message)
     TableWrite  tx.upsert("rows", row)
     Flush       writer.flush(), and tx.commit() first of all: every write acknowledged;
@@ -104,9 +111,53 @@ class Driver:
             raise IllegalStateError(f"this engine has one reader: consumer {CONSUMER!r} of topic 'A', not {consumer!r} of {topic!r}")
         return TopicReader(self)
 
-    def begin_transaction(self) -> Tx:
-        """A transaction object; the transaction begins at its first read (the spec folds them)."""
-        return Tx(self)
+    def begin_transaction(self, shape: str = "copy") -> Tx:
+        """A transaction object; the transaction begins at its first read (the spec folds them),
+        or, write-only, when its writer opens. The spec names the shape at the begin: "copy"
+        (read a batch, write it to B), "read" (read-only: the batch's offsets commit, nothing is
+        written), "write" (write-only: the application's own messages, no read)."""
+        shapes = self.engine.k.shapes
+        if shape not in shapes:
+            raise IllegalStateError(f"begin_transaction: this run's TxShapes are {', '.join(shapes)}, not {shape!r}; "
+                                    f"make the engine with Constants(shapes=...), or simulate with --workload "
+                                    f"copy:shapes={'+'.join(sorted({*shapes, shape}))}")
+        return Tx(self, shape)
+
+    def write_outside_tx(self, tx: Tx) -> Call:
+        """The same producer as write-only transaction ``tx`` writes a message with no
+        transaction (the SDK's topic_client.writer(path, producer_id=...) beside its tx_writer):
+        the SDK's automatic SeqNo continues from the producer's last SeqNo in the main partition,
+        and the message is visible at once; the transaction, whose SeqNo it has now passed, will be
+        ABORTED at its commit (YDB's WriteToTopic_Demo_3). Returns the message written."""
+        e, w = self.engine, self.worker
+        if tx.driver is not self or tx.shape != "write" or not tx.id:
+            raise IllegalStateError("write_outside_tx: names an open write-only transaction of this worker, after its writer opened")
+        if e.k.producers != "partition" or e.k.max_non_tx_writes < 1:
+            raise IllegalStateError("write_outside_tx: this run has no writes outside transactions (MaxNonTxWrites is 0 "
+                                    "or Producers is not 'partition'); simulate with --workload copy:producers=partition,nontx=1")
+        before = {d: len(e.target[d]) for d in e.k.dst_parts}
+
+        def outcome() -> Msg:
+            return next(e.target[d][-1] for d in e.k.dst_parts if len(e.target[d]) > before[d])
+
+        return Call([("NonTxWrite", lambda: w)], outcome=outcome)
+
+    def tx_writer(self, tx: Tx, topic: str = "B") -> Call:
+        """Open a write-only transaction's writer (the SDK's topic_client.tx_writer(tx, path));
+        returns the writer, which writes messages of the application's own (``next_message()``)."""
+        if tx.driver is not self or tx.shape != "write" or tx.id:
+            raise IllegalStateError("tx_writer: opens the writer of a new write-only transaction "
+                                    "(begin_transaction(shape='write')) of this worker, once")
+        if topic != "B":
+            raise IllegalStateError(f"this engine writes topic 'B', not {topic!r}")
+        e, w = self.engine, self.worker
+
+        def outcome() -> TxWriter:
+            c = e.cl[w]
+            tx.id, tx.base = c.tx, c.b
+            return tx.writer(topic)
+
+        return Call([("BeginWrites", lambda: w)], outcome=outcome)
 
     @property
     def has_table(self) -> bool:
@@ -131,8 +182,9 @@ class TopicReader:
         return (w, p, min(b + max_messages, e.k.msgs_per_src))
 
     def receive_batch_with_tx(self, tx: Tx, max_messages: int) -> Call:
-        if tx.driver is not self.driver or tx.id:
-            raise IllegalStateError("receive_batch_with_tx: a new transaction of this worker reads once")
+        if tx.driver is not self.driver or tx.id or tx.shape == "write":
+            raise IllegalStateError("receive_batch_with_tx: a new transaction of this worker reads once "
+                                    "(a write-only one does not read)")
         if not 1 <= max_messages <= self.driver.engine.k.batch_max:
             raise IllegalStateError(f"max_messages must be in 1..{self.driver.engine.k.batch_max} (BatchMax)")
         e, w = self.driver.engine, self.driver.worker
@@ -142,15 +194,18 @@ class TopicReader:
             tx.id, self.last = c.tx, c.src
             return Batch(c.tx, c.src, tuple(Msg(c.src, o) for o in range(c.b, c.e)))
 
-        return Call([("ReadBatch", lambda: self._choice(max_messages))], outcome=outcome)
+        step = "ReadOnlyBatch" if tx.shape == "read" else "ReadBatch"
+        return Call([(step, lambda: self._choice(max_messages))], outcome=outcome)
 
 
 class Tx:
     """A transaction of the SDK: its topic writer, its table upsert, commit and rollback."""
 
-    def __init__(self, driver: Driver) -> None:
+    def __init__(self, driver: Driver, shape: str = "copy") -> None:
         self.driver = driver
-        self.id = 0  # KQP's TxId, also the WriteId; known once the transaction has read
+        self.shape = shape
+        self.id = 0  # KQP's TxId, also the WriteId; known once the transaction has read (or opened its writer)
+        self.base = 0  # a write-only transaction's first message is (0, base): SeqNo base + 1
         self._writer: TxWriter | None = None
 
     def _open(self, what: str) -> None:
@@ -161,6 +216,8 @@ class Tx:
     def writer(self, topic: str = "B") -> TxWriter:
         if topic != "B":
             raise IllegalStateError(f"this engine writes topic 'B', not {topic!r}")
+        if self.shape == "read":
+            raise IllegalStateError("writer: a read-only transaction writes nothing (begin_transaction(shape='read'))")
         self._open("writer")
         if self._writer is None:
             self._writer = TxWriter(self)
@@ -225,28 +282,49 @@ class TxWriter:
             raise IllegalStateError(f"write: the writer sends the batch in order; next is {Msg(c.src, c.b + c.sent)}")
         return Call([("TxWrite", lambda: w)])
 
+    def next_message(self) -> Msg:
+        """The message the writer sends next: the batch's next one, or (write-only) the
+        application's next own message."""
+        c = self.tx.driver.engine.cl[self.tx.driver.worker]
+        return Msg(c.src, c.b + c.sent)
+
     def flush(self) -> Call:
         """Done when every write of the transaction is acknowledged; TopicWriteError if one never will be."""
         self.tx._open("flush")
         return Call([("Flush", lambda: self.tx.driver.worker)], fails=self.tx._flush_failed)
 
 
-def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Callable[[], bool] = lambda: False) -> App:
+def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Callable[[], bool] = lambda: False,
+             shapes: Callable[[], str] = lambda: "copy", outside_here: Callable[[], bool] = lambda: False) -> App:
     """The workload: read a batch of topic A, write it to topic B (and a row to the table), and
     commit the read offsets, the writes and the row in one transaction; again and again. Where
     ``rollback_here()`` says so (after the read, after a write, before the commit), the
-    application rolls the transaction back instead."""
+    application rolls the transaction back instead. ``shapes()`` picks each transaction's
+    shape: a read-only one commits its batch's offsets with no writer; a write-only one writes
+    messages of its own with no read, and, where ``outside_here()`` says so after its first
+    write, the same producer writes a message outside the transaction."""
     reader = driver.reader("A", CONSUMER)
     while True:
-        tx = driver.begin_transaction()
-        batch = yield reader.receive_batch_with_tx(tx, batch_sizes())
-        if rollback_here():
-            yield tx.rollback()
-            continue
-        writer = tx.writer("B")
+        tx = driver.begin_transaction(shapes())
+        writer: TxWriter | None
+        partition = 0  # the partition of A read (none for a write-only transaction)
+        if tx.shape == "write":
+            writer = yield driver.tx_writer(tx, "B")
+            to_write = tuple(Msg(0, tx.base + i) for i in range(batch_sizes()))
+        else:
+            batch = yield reader.receive_batch_with_tx(tx, batch_sizes())
+            partition = batch.partition
+            to_write = batch.messages if tx.shape == "copy" else ()
+            if rollback_here():
+                yield tx.rollback()
+                continue
+            writer = tx.writer("B") if tx.shape == "copy" else None
         rolled_back = False
-        for m in batch.messages:
+        for n, m in enumerate(to_write):
+            assert writer is not None
             yield writer.write(m)
+            if n == 0 and tx.shape == "write" and outside_here():
+                yield driver.write_outside_tx(tx)
             if rollback_here():
                 yield tx.rollback()
                 rolled_back = True
@@ -254,10 +332,11 @@ def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Call
         if rolled_back:
             continue
         if driver.has_table:
-            yield tx.upsert("rows", {"tx": tx.id, "partition": batch.partition})
+            yield tx.upsert("rows", {"tx": tx.id, "partition": partition})
         try:
             if rollback_here():
-                yield writer.flush()
+                if writer is not None:
+                    yield writer.flush()
                 yield tx.rollback()
                 continue
             yield tx.commit(rollback_meanwhile=rollback_here())

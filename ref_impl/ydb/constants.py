@@ -24,9 +24,14 @@ BUGS = (
     "rollback_while_committing",
     "no_seqno_check",
     "no_producer_block",
+    "immediate_no_offset_check",
+    "participants_from_offsets",
+    "seqno_ignores_plain",
 )
 VERSIONS = ("v25", "v26")
 PRODUCERS = ("none", "partition")
+# The spec's TxShapes: copy (read a batch of A, write it to B), read (read-only), write (write-only).
+SHAPES = ("copy", "read", "write")
 DEPTH_BOUND = 6  # the registry's base value; the trace checker does not check the depth
 
 
@@ -44,6 +49,7 @@ class Constants:
     max_txns: int = 4
     table: bool = False
     rollbacks: bool = False
+    shapes: tuple[str, ...] = attrs.field(default=("copy",), converter=_sorted_tuple)
     producers: str = attrs.field(default="none", validator=attrs.validators.in_(PRODUCERS))
     version: str = attrs.field(default="v26", validator=attrs.validators.in_(VERSIONS))
     max_hangs: int = 0
@@ -51,6 +57,7 @@ class Constants:
     max_loss: int = 0
     max_lock_losses: int = 0
     max_deadlines: int = 0
+    max_non_tx_writes: int = 0
     bugs: tuple[str, ...] = attrs.field(default=(), converter=_sorted_tuple)
     depth_bound: int = DEPTH_BOUND
 
@@ -58,6 +65,11 @@ class Constants:
         for b in self.bugs:
             if b not in BUGS:
                 raise ValueError(f"unknown bug {b!r}; the spec's Bugs are {', '.join(BUGS)}")
+        for sh in self.shapes:
+            if sh not in SHAPES:
+                raise ValueError(f"unknown shape {sh!r}; the spec's TxShapes are drawn from {', '.join(SHAPES)}")
+        if not self.shapes:
+            raise ValueError("TxShapes must not be empty")
         if not self.workers or self.num_src < 1 or self.num_dst < 1 or self.batch_max < 1:
             raise ValueError("Workers must not be empty; NumSrc, NumDst and BatchMax must be at least 1")
 
@@ -86,9 +98,6 @@ class Constants:
     def tablets(self) -> tuple[str, ...]:
         return ("A", "B", "DS") if self.table else ("A", "B")
 
-    def peers(self, t: str) -> tuple[str, ...]:
-        return tuple(q for q in self.tablets if q != t)
-
     def dest(self, p: int, o: int) -> int:
         """Routing by key (KeyOf(p, o) = p + o), as in Resharding.tla."""
         return ((p + o) % self.num_dst) + 1
@@ -106,6 +115,7 @@ class Constants:
             "MaxTxns": self.max_txns,
             "Table": self.table,
             "Rollbacks": self.rollbacks,
+            "TxShapes": list(self.shapes),
             "Producers": self.producers,
             "Version": self.version,
             "MaxHangs": self.max_hangs,
@@ -113,6 +123,7 @@ class Constants:
             "MaxLoss": self.max_loss,
             "MaxLockLosses": self.max_lock_losses,
             "MaxDeadlines": self.max_deadlines,
+            "MaxNonTxWrites": self.max_non_tx_writes,
             "Bugs": list(self.bugs),
             "DepthBound": self.depth_bound,
         }
@@ -128,6 +139,7 @@ class Constants:
             max_txns=k["MaxTxns"],
             table=k["Table"],
             rollbacks=k.get("Rollbacks", False),
+            shapes=tuple(k.get("TxShapes", ("copy",))),
             producers=k.get("Producers", "none"),
             version=k["Version"],
             max_hangs=k["MaxHangs"],
@@ -135,6 +147,7 @@ class Constants:
             max_loss=k["MaxLoss"],
             max_lock_losses=k["MaxLockLosses"],
             max_deadlines=k["MaxDeadlines"],
+            max_non_tx_writes=k.get("MaxNonTxWrites", 0),
             bugs=tuple(k.get("Bugs", ())),
             depth_bound=k.get("DepthBound", DEPTH_BOUND),
         )

@@ -12,7 +12,7 @@ class KqpSteps(State):
     def _kqp_outcome(self, tx: int) -> tuple[bool, bool, bool]:
         """(done, early, ok) of KqpResult."""
         s = self.kqp[tx]
-        done = s.st == "planned" and s.results == set(self.k.tablets)
+        done = s.st == "planned" and s.results == set(self.kqp_participants(tx))
         early = s.st == "proposing" and (s.refused or self.expired[tx])
         return done, early, done and not s.aborted
 
@@ -33,7 +33,7 @@ class KqpSteps(State):
         if early:
             self.expired[tx] = True  # CancelProposal
         pos = dict(self.cl[w].pos)
-        if not (ok or self.k.bug("no_reread")):
+        if not (ok or self.k.bug("no_reread") or s.shape == "write"):
             pos[s.src] = -1  # after an abort the reader re-reads from the committed offset
         self.cl[w] = self.idle_worker(pos)
         self.emit("KqpResult", w, (("txn_id", tx), ("committed", 1 if ok else 0)),
@@ -54,12 +54,13 @@ class KqpSteps(State):
 
     def coord_plan_enabled(self, tx: int) -> bool:
         s = self.kqp[tx]
-        return s.st == "proposing" and s.prepared == set(self.k.tablets) and not self.expired[tx] and self.plan[tx] == 0
+        return (s.st == "proposing" and s.prepared == set(self.participants(tx)) and not self.expired[tx]
+                and self.plan[tx] == 0)
 
     def coord_plan(self, tx: int) -> None:
         step = self.next_step
         self.plan[tx] = step
-        for t in self.k.tablets:
+        for t in self.participants(tx):
             self.pending[t].add((step, tx))
         self.next_step += 1
         s = self.kqp[tx]
@@ -70,8 +71,8 @@ class KqpSteps(State):
     # --- PlanDeadline(tx) ---
 
     def plan_deadline_enabled(self, tx: int) -> bool:
-        return (self.deadlines < self.k.max_deadlines and self.kqp[tx].st == "proposing" and self.plan[tx] == 0
-                and not self.expired[tx])
+        return (self.deadlines < self.k.max_deadlines and self.kqp[tx].st == "proposing" and not self.immediate(tx)
+                and self.plan[tx] == 0 and not self.expired[tx])
 
     def plan_deadline(self, tx: int) -> None:
         self.expired[tx] = True

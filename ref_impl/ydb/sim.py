@@ -23,7 +23,7 @@ from ref_impl.sim.stepper import Step, Stepper
 
 from . import api
 from .actions import ACTION, ACTIONS, NORMAL, SCHEDULER, Action, arguments
-from .constants import BUGS, PRODUCERS, VERSIONS, Constants
+from .constants import BUGS, PRODUCERS, SHAPES, VERSIONS, Constants
 from .engine import Engine
 from .state import GONE_STATES
 
@@ -33,7 +33,11 @@ GENERATOR = "txconform ref_impl.ydb 1"
 @attrs.frozen
 class Workload:
     """``copy``: each worker reads a batch of topic A (consumer c), writes it to topic B (and a row
-    of the table), and commits the three in one transaction, until MaxTxns transactions began."""
+    of the table), and commits the three in one transaction, until MaxTxns transactions began.
+    ``shapes=copy+read+write`` mixes in read-only transactions (the batch's offsets commit,
+    nothing is written) and write-only ones (messages of the application's own, no read), each
+    transaction's shape drawn at random; ``nontx=N`` (with ``producers=partition``) lets a
+    write-only transaction's producer write N messages outside any transaction."""
 
     workers: int = 2
     src: int = 1
@@ -45,12 +49,17 @@ class Workload:
     rollback: bool = False
     producers: str = "none"
     version: str = "v26"
+    shapes: tuple[str, ...] = ("copy",)
+    nontx: int = 0
 
-    KEYS = ("workers", "src", "dst", "msgs", "batch", "txns", "table", "rollback", "producers", "version")
+    KEYS = ("workers", "src", "dst", "msgs", "batch", "txns", "table", "rollback", "producers", "version", "shapes",
+            "nontx")
 
     @classmethod
     def parse(cls, text: str) -> Workload:
-        """``copy``, then optional ``:key=value,...`` (workers, src, dst, msgs, batch, txns, table, rollback, producers, version)."""
+        """``copy``, then optional ``:key=value,...`` (workers, src, dst, msgs, batch, txns, table, rollback, producers,
+        version, shapes: e.g. ``shapes=copy+read+write``, nontx: how many writes outside transactions, with
+        producers=partition and write-only transactions)."""
         kind, _, rest = text.strip().partition(":")
         if kind != "copy":
             raise SettingsError(f"unknown workload {kind!r}; use copy, e.g. copy:workers=2,src=1,dst=2,msgs=4,txns=6,table=true")
@@ -58,18 +67,24 @@ class Workload:
         for key, value in settings.pairs(rest).items():
             if key == "version":
                 fields[key] = settings.choice(key, value, VERSIONS)
+            elif key == "shapes":
+                names = value.split("+")
+                for n in names:
+                    settings.choice(key, n, SHAPES)
+                fields[key] = tuple(sorted(set(names)))
             elif key == "producers":
                 fields[key] = settings.choice(key, value, PRODUCERS)
             elif key in ("table", "rollback"):
                 fields[key] = settings.flag(key, value)
             elif key in cls.KEYS:
-                fields[key] = settings.whole(key, value, 0 if key in ("msgs", "txns") else 1)
+                fields[key] = settings.whole(key, value, 0 if key in ("msgs", "txns", "nontx") else 1)
             else:
                 raise settings.unknown("workload setting", key, cls.KEYS)
         return cls(**fields)
 
     def describe(self) -> str:
         d, default = attrs.asdict(self), attrs.asdict(Workload())
+        d["shapes"], default["shapes"] = "+".join(self.shapes), "copy"
         text = "copy" + "".join((":" if n == 0 else ",") + f"{k}={v}"
                                 for n, (k, v) in enumerate((k, v) for k, v in d.items() if v != default[k]))
         return text.replace("=True", "=true").replace("=False", "=false")
@@ -123,6 +138,8 @@ def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constan
         max_txns=w.txns,
         table=w.table,
         rollbacks=w.rollback,
+        shapes=w.shapes,
+        max_non_tx_writes=w.nontx,
         producers=w.producers,
         version=w.version,
         max_hangs=f.hangs,
@@ -156,11 +173,25 @@ class Simulation(Stepper):
         self.max_events = max_events
         self.prune = prune
         self.quiet: set[int] = set()  # transactions no step can touch any more
-        self.apps = [AppRunner(w, api.copy_app(api.Driver(self.engine, w), self._batch_size, self._rollback_here))
+        self.apps = [AppRunner(w, api.copy_app(api.Driver(self.engine, w), self._batch_size, self._rollback_here,
+                                               self._shape, self._outside_here))
                      for w in self.k.workers]
 
     def _batch_size(self) -> int:
         return self.app_rng.randint(1, self.k.batch_max)
+
+    def _shape(self) -> str:
+        """The next transaction's shape: drawn among the workload's shapes (no draw with one, so
+        that a copy-only run is the run it always was)."""
+        shapes = self.w.shapes
+        return shapes[0] if len(shapes) == 1 else self.app_rng.choice(shapes)
+
+    def _outside_here(self) -> bool:
+        """With nontx=N the application writes outside its write-only transaction at about one in
+        two of its chances, while the budget lasts (no draw without it)."""
+        e = self.engine
+        return (self.w.nontx > len(e.plain) and self.w.producers == "partition"
+                and self.app_rng.random() < 0.5)
 
     def _rollback_here(self) -> bool:
         """With rollback=true the application rolls back at about one in eight of its chances."""

@@ -48,6 +48,7 @@ class Worker:
 
     pos: dict[int, int]  # the reader's position per partition of A (-1: read from the committed offset)
     phase: str = "idle"
+    shape: str = "copy"
     tx: int = 0
     src: int = 0
     b: int = 0
@@ -62,6 +63,7 @@ class Session:
     """The KQP session's view of a transaction (the spec's $session)."""
 
     st: str = "none"
+    shape: str = "copy"
     w: str = ""
     src: int = 0
     b: int = 0
@@ -181,6 +183,7 @@ class State:
         self.applied: dict[str, dict[int, str]] = {t: {tx: NONE for tx in k.txns} for t in k.tablets}
         self.votes: dict[str, dict[int, str]] = {t: {tx: NONE for tx in k.txns} for t in k.tablets}
         self.wacked: dict[int, set[Msg]] = {tx: set() for tx in k.txns}
+        self.plain: set[Msg] = set()  # the messages written outside any transaction
         self.told: dict[int, str] = {tx: NONE for tx in k.txns}
         self.told_depth: dict[int, int] = {tx: 0 for tx in k.txns}
         self.range_bad = False
@@ -212,6 +215,37 @@ class State:
         if t == "B":
             return set(self.kqp[tx].dsts)
         return {1}
+
+    def producer_last(self, d: int, p: int) -> int:
+        """ProducerLast(d, p): producer p's last SeqNo on partition d of B, read off d's log."""
+        return max((m.off + 1 for m in self.target[d] if m.src == p), default=0)
+
+    def participants(self, tx: int) -> tuple[str, ...]:
+        """Participants(tx): the tablets transaction tx touches, by its shape."""
+        shape = self.kqp[tx].shape
+        drop = "B" if shape == "read" else "A" if shape == "write" else ""
+        return tuple(t for t in self.k.tablets if t != drop)
+
+    def peers_of(self, t: str, tx: int) -> tuple[str, ...]:
+        """Peers(t, tx)."""
+        return tuple(q for q in self.participants(tx) if q != t)
+
+    def immediate(self, tx: int) -> bool:
+        """Immediate(tx): one participant on one partition (kqp_data_executer.cpp ImmediateTx)."""
+        ps = self.participants(tx)
+        return len(ps) == 1 and len(self.parts_of(ps[0], tx)) == 1
+
+    def kqp_participants(self, tx: int) -> tuple[str, ...]:
+        """KqpParticipants(tx): with participants_from_offsets, a write-only transaction has none."""
+        if self.k.bug("participants_from_offsets") and self.kqp[tx].shape == "write":
+            return ()
+        return self.participants(tx)
+
+    def writes(self, w: str) -> int:
+        """Writes(w): how many writes worker w's transaction makes: none for a read-only one, as
+        many as it made for a write-only one, its batch for a copy."""
+        c = self.cl[w]
+        return 0 if c.shape == "read" else c.sent if c.shape == "write" else c.e - c.b
 
     def applied_at(self, t: str, k: int, tx: int) -> bool:
         """AppliedAt: partition k of t has applied tx (its (step, txid) is at or below the last applied)."""

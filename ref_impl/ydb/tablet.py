@@ -50,16 +50,22 @@ class TabletSteps(State):
         )
 
     def last_seq_no(self, d: int, p: int) -> int:
-        """LastSeqNo(d, p): producer p's last SeqNo on partition d of B, read off d's log."""
-        return max((m.off + 1 for m in self.target[d] if m.src == p), default=0)
+        """LastSeqNo(d, p): what the MinSeqNo check compares with (with seqno_ignores_plain, the
+        producer's transactional writes only)."""
+        if not self.k.bug("seqno_ignores_plain"):
+            return self.producer_last(d, p)
+        return max((m.off + 1 for m in self.target[d] if m.src == p and m not in self.plain), default=0)
+
+    def seq_no_ok(self, tx: int, d: int) -> bool:
+        """SeqNoOk(tx, d): the transaction's first SeqNo on d is above its producer's last one."""
+        data = self.sup[tx][d].data
+        return not data or data[0].off + 1 > self.last_seq_no(d, self.kqp[tx].src)
 
     def seq_no_predicate(self, tx: int) -> bool:
         """SeqNoPredicate(tx): the MinSeqNo check (partition.cpp ApplyWriteInfoResponse)."""
         if self.k.producers == "none" or self.k.bug("no_seqno_check"):
             return True
-        s = self.kqp[tx]
-        return all(self.applied_at("B", d, tx) or not self.sup[tx][d].data
-                   or self.sup[tx][d].data[0].off + 1 > self.last_seq_no(d, s.src) for d in s.dsts)
+        return all(self.applied_at("B", d, tx) or self.seq_no_ok(tx, d) for d in self.kqp[tx].dsts)
 
     def write_predicate(self, tx: int) -> bool:
         present = all(self.applied_at("B", d, tx) or self.sup[tx][d].st in ("open", "closed") for d in self.kqp[tx].dsts)
@@ -146,8 +152,8 @@ class TabletSteps(State):
 
     def pq_propose_enabled(self, t: str, tx: int) -> bool:
         s = self.kqp[tx]
-        return (s.st == "proposing" and not self.expired[tx] and t not in s.prepared and not s.refused
-                and self.pdur[t][tx].st == "NONE")
+        return (s.st == "proposing" and not self.immediate(tx) and not self.expired[tx] and t in self.participants(tx)
+                and t not in s.prepared and not s.refused and self.pdur[t][tx].st == "NONE")
 
     def pq_propose(self, t: str, tx: int) -> None:
         s = self.kqp[tx]
@@ -230,7 +236,7 @@ class TabletSteps(State):
             d = self.pdur[t][tx]
             d.st, d.dec, d.depth = "WAIT_RS", own, depth
         if not solo:
-            self.send(*(read_set(t, q, tx, own, depth) for q in self.k.peers(t)))
+            self.send(*(read_set(t, q, tx, own, depth) for q in self.peers_of(t, tx)))
         self.votes[t][tx] = own
         if t == "B":
             for sp in self.sup[tx].values():
@@ -266,7 +272,7 @@ class TabletSteps(State):
 
     def pq_execute_enabled(self, t: str, tx: int) -> bool:
         v = self.ptx[t][tx]
-        if v.st != "WAIT_RS" or v.rs != set(self.k.peers(t)):
+        if v.st != "WAIT_RS" or v.rs != set(self.peers_of(t, tx)):
             return False
         return all(v.step <= self.ptx[t][x].step for x in self.in_queue(t))
 
@@ -318,6 +324,46 @@ class TabletSteps(State):
         self.emit("PartitionCommit" if commit else "PartitionRollback", t, (("txn_id", tx), ("partition", k), ("step", v.step)),
                   partition=k, step=v.step, **cols, **self._tx_cols(t, tx))
 
+    # --- PqImmediate(t, tx) ---
+
+    def _consumer_or_producer_blocked(self, t: str, tx: int) -> bool:
+        if t == "A" and not self.k.bug("no_consumer_block"):
+            return any(self.blocks_consumer(x, tx) for x in self.started())
+        if t == "B" and self.k.producers == "partition" and not self.k.bug("no_producer_block"):
+            return any(self.blocks_producer(x, tx) for x in self.started())
+        return False
+
+    def pq_immediate_enabled(self, t: str, tx: int) -> bool:
+        return (self.kqp[tx].st == "proposing" and self.immediate(tx) and t in self.participants(tx)
+                and not self._consumer_or_producer_blocked(t, tx))
+
+    def immediate_ok(self, t: str, tx: int) -> bool:
+        """The immediate path's check (partition.cpp ProcessImmediateTx; the write info's predicate)."""
+        s = self.kqp[tx]
+        if t == "A":
+            return self.k.bug("immediate_no_offset_check") or (self.committed[s.src] == s.b and s.e <= self.k.msgs_per_src)
+        seq_ok = (self.k.producers == "none" or self.k.bug("no_seqno_check")
+                  or all(self.seq_no_ok(tx, d) for d in s.dsts))
+        return all(self.sup[tx][d].st == "open" for d in s.dsts) and seq_ok
+
+    def pq_immediate(self, t: str, tx: int) -> None:
+        s = self.kqp[tx]
+        (k,) = self.parts_of(t, tx)
+        ok = self.immediate_ok(t, tx)
+        reason = None if ok else self.reason(t, tx)
+        dec = COMMIT if ok else ABORT
+        self._apply_data(t, k, tx, ok)
+        self.applied[t][tx] = dec
+        self.votes[t][tx] = dec
+        s.st, s.results, s.aborted, s.depth = "planned", {t}, not ok, s.depth + 1
+        cols: dict[str, object] = {}
+        if t == "A":
+            cols = {"topic": "A", "group": CONSUMER, "committed_offset": self.committed[k]}
+        else:
+            cols = {"topic": "B", "write_id": tx, "log_end": len(self.target[k])}
+        self.emit("PqImmediate", t, (("txn_id", tx), ("partition", k), ("commit", 1 if ok else 0)),
+                  partition=k, decision=dec, reason=reason, kqp_state=s.st, **cols, **self._tx_cols(t, tx))
+
     # --- PqTxDone(t, tx) ---
 
     def pq_tx_done_enabled(self, t: str, tx: int) -> bool:
@@ -357,7 +403,7 @@ class TabletSteps(State):
 
     def pq_delete_enabled(self, t: str, tx: int) -> bool:
         v = self.ptx[t][tx]
-        return v.st == "WAIT_RS_ACKS" and (self.k.bug("independent_decision") or v.acked == set(self.k.peers(t)))
+        return v.st == "WAIT_RS_ACKS" and (self.k.bug("independent_decision") or v.acked == set(self.peers_of(t, tx)))
 
     def pq_delete(self, t: str, tx: int) -> None:
         self.ptx[t][tx].st = "DELETED"
@@ -370,7 +416,7 @@ class TabletSteps(State):
         v = self.ptx[t][tx]
         if self.k.bug("independent_decision") or v.st not in DECIDED:
             return False
-        if q not in self.k.peers(t) or q in v.acked or self.ptx[q][tx].st == "NONE":
+        if q not in self.peers_of(t, tx) or q in v.acked or self.ptx[q][tx].st == "NONE":
             return False
         if t in self.ptx[q][tx].rs:
             # q has it: resend only when q executed (it acknowledges at once) and no ack is on its way
@@ -412,6 +458,6 @@ class TabletSteps(State):
         self.ptx[t] = rec
         for tx in self.k.txns:
             if rec[tx].st in DECIDED:
-                self.send(*(read_set(t, q, tx, rec[tx].own, rec[tx].depth) for q in self.k.peers(t)))
+                self.send(*(read_set(t, q, tx, rec[tx].own, rec[tx].depth) for q in self.peers_of(t, tx)))
         self.restarts += 1
         self.emit("TabletRestart", t, (), tablet=t)

@@ -48,7 +48,7 @@ from trace_check.traces.protocol import (
 )
 
 from .actions import EVENTS
-from .constants import BUGS, VERSIONS
+from .constants import BUGS, SHAPES, VERSIONS
 from .state import PHASES, SESSION_STATES, TX_STATES
 
 SPEC_DIR = Path(__file__).resolve().parents[2] / "specs" / "ydb"
@@ -100,7 +100,10 @@ _WORKER = ("worker", "txn_id", "phase")
 _TABLET = ("tablet", "txn_id", "tx_state")
 EVENT_COLUMNS: dict[str, frozenset[str]] = {ev: frozenset(cols) for ev, cols in {
     "ReadBatch": (*_WORKER, "partition", "offsets_begin", "offsets_end", "kqp_state"),
+    "ReadOnlyBatch": (*_WORKER, "partition", "offsets_begin", "offsets_end", "kqp_state"),
+    "BeginWrites": (*_WORKER, "offsets_begin", "offsets_end", "kqp_state"),
     "TxWrite": (*_WORKER, "partition", "offset"),
+    "NonTxWrite": ("worker", "txn_id", "partition", "offset", "log_end"),
     "TableWrite": _WORKER,
     "Flush": _WORKER,
     "CommitTx": (*_WORKER, "kqp_state"),
@@ -121,6 +124,7 @@ EVENT_COLUMNS: dict[str, frozenset[str]] = {ev: frozenset(cols) for ev, cols in 
     "PqPlanStep": (*_TABLET, "step"),
     "TabletRestart": ("tablet",),
     "PqPropose": (*_TABLET, "result", "reason"),
+    "PqImmediate": (*_TABLET, "partition", "decision", "reason", "kqp_state", "committed_offset", "log_end"),
     "Expire": _TABLET,
     "PqCalc": (*_TABLET, "step", "decision", "reason", "committed_offset"),
     "PqExecute": (*_TABLET, "decision"),
@@ -143,6 +147,7 @@ CONSTANT_KINDS = {
     "MaxTxns": INT,
     "Table": BOOL,
     "Rollbacks": BOOL,
+    "TxShapes": LIST,
     "Producers": STRING,
     "Version": STRING,
     "MaxHangs": INT,
@@ -150,10 +155,12 @@ CONSTANT_KINDS = {
     "MaxLoss": INT,
     "MaxLockLosses": INT,
     "MaxDeadlines": INT,
+    "MaxNonTxWrites": INT,
     "Bugs": LIST,
     "DepthBound": INT,
 }
-DEFAULTS = {"Bugs": [], "DepthBound": 6, "Rollbacks": False, "Producers": "none"}  # the last two: older headers
+DEFAULTS = {"Bugs": [], "DepthBound": 6, "Rollbacks": False, "Producers": "none", "TxShapes": ["copy"],
+            "MaxNonTxWrites": 0}  # all but the first two: older headers
 
 
 def _printable(s: str) -> bool:
@@ -169,6 +176,10 @@ def check_constants(k: Constants) -> None:
     for name in ("NumSrc", "NumDst", "BatchMax"):
         if k[name] < 1:
             raise ProtocolInputError(f'"{name}" must be at least 1, got {k[name]}')
+    shapes = k["TxShapes"]
+    if not shapes or not all(sh in SHAPES for sh in shapes):
+        raise ProtocolInputError(f'"TxShapes" must be a non-empty list drawn from {", ".join(json.dumps(sh) for sh in SHAPES)}, '
+                                 f'got {json.dumps(shapes)}')
     bad = [b for b in k["Bugs"] if b not in BUGS]
     if bad:
         raise ProtocolInputError(f'"Bugs": {json.dumps(bad[0])} is not one of the spec\'s Bugs ({", ".join(BUGS)})')
@@ -203,9 +214,13 @@ def check_event(ev: Event, k: Constants) -> None:
     within("tablet", tablets, "a tablet (A, B, and DS when Table is true)")
     within("peer", tablets, "a tablet (A, B, and DS when Table is true)")
     within("txn_id", range(1, k["MaxTxns"] + 1), "a transaction (1..MaxTxns)")
-    within("offset", range(0, k["MsgsPerSrc"]), "an offset of a partition of A (0..MsgsPerSrc-1)")
-    within("offsets_begin", range(0, k["MsgsPerSrc"] + 1), "an offset (0..MsgsPerSrc)")
-    within("offsets_end", range(1, k["MsgsPerSrc"] + 1), "the end of a read range (1..MsgsPerSrc)")
+    # The application's own messages (a write-only transaction's) are numbered 0..MaxTxns*BatchMax-1.
+    top = max(k["MsgsPerSrc"], k["MaxTxns"] * k["BatchMax"] + k["MaxNonTxWrites"])
+    within("offset", range(0, top), "an offset of a message (0..max(MsgsPerSrc, MaxTxns*BatchMax+MaxNonTxWrites)-1)")
+    within("offsets_begin", range(0, top + 1), "an offset (0..max(MsgsPerSrc, MaxTxns*BatchMax+MaxNonTxWrites))")
+    # a write-only transaction begins with nothing written: its range [b, b) is empty
+    within("offsets_end", range(0 if a == "BeginWrites" else 1, top + 1),
+           "the end of a range (1..max(MsgsPerSrc, MaxTxns*BatchMax+MaxNonTxWrites))")
     within("step", range(1, 2**31), "a plan step (1, 2, ...)")
     for col in ("committed_offset", "log_end"):
         within(col, range(0, 2**31), "a length")
@@ -213,18 +228,18 @@ def check_event(ev: Event, k: Constants) -> None:
         raise ProtocolInputError(f'{a}: field "peer" names the tablet itself; a read set goes to another tablet')
     # Which partitions a partition key may name: A's for reads, B's for writes, the tablet's for its commits.
     src, dst = range(1, k["NumSrc"] + 1), range(1, k["NumDst"] + 1)
-    if a in ("ReadBatch", "TakeOver"):
+    if a in ("ReadBatch", "ReadOnlyBatch", "TakeOver"):
         within("partition", src, "a partition of topic A")
-    elif a in ("TxWrite", "PqWrite", "PqWriteRefused", "Lose"):
+    elif a in ("TxWrite", "NonTxWrite", "PqWrite", "PqWriteRefused", "Lose"):
         within("partition", dst, "a partition of topic B")
-    elif a in ("PartitionCommit", "PartitionRollback"):
+    elif a in ("PartitionCommit", "PartitionRollback", "PqImmediate"):
         t = ev.get("tablet")
         if "partition" in ev and t is None:
             raise ProtocolInputError(f'{a}: field "partition" needs field "tablet": it is a partition of that tablet')
         within("partition", src if t == "A" else dst if t == "B" else range(1, 2), f"a partition of tablet {t}")
     if "committed_offset" in ev and ev.get("tablet") != "A":
         raise ProtocolInputError(f'{a}: field "committed_offset" is tablet A\'s; log "tablet": "A" with it')
-    if "log_end" in ev and a not in ("PqWrite", "PqWriteRefused") and ev.get("tablet") != "B":
+    if "log_end" in ev and a not in ("PqWrite", "PqWriteRefused", "NonTxWrite") and ev.get("tablet") != "B":
         raise ProtocolInputError(f'{a}: field "log_end" is tablet B\'s; log "tablet": "B" with it')
     if a == "Lose" and ev.get("message") == "Write" and any(c in ev for c in ("peer", "decision")):
         raise ProtocolInputError('Lose: a lost Write has no "peer" or "decision"')

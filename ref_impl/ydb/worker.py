@@ -15,31 +15,65 @@ class WorkerSteps(State):
         pos = self.cl[w].pos[p]
         return self.committed[p] if pos == -1 else pos
 
-    def read_batch_enabled(self, w: str, p: int, e: int) -> bool:
+    def _read_in_ok(self, w: str, p: int, e: int, shape: str) -> bool:
         c = self.cl[w]
-        if c.hung or c.phase != "idle" or self.owner.get(p) != w or self.next_tx > self.k.max_txns:
+        if (shape not in self.k.shapes or c.hung or c.phase != "idle" or self.owner.get(p) != w
+                or self.next_tx > self.k.max_txns):
             return False
         b = self.read_begin(w, p)
         return b < self.k.msgs_per_src and b + 1 <= e <= min(b + self.k.batch_max, self.k.msgs_per_src)
 
-    def read_batch(self, w: str, p: int, e: int) -> None:
+    def _read_in(self, w: str, p: int, e: int, shape: str, name: str) -> None:
         b, tx = self.read_begin(w, p), self.next_tx
-        self.kqp[tx] = Session(st="open", w=w, src=p, b=b, e=e)
+        self.kqp[tx] = Session(st="open", shape=shape, w=w, src=p, b=b, e=e)
         pos = dict(self.cl[w].pos)
         pos[p] = e
         c = self.idle_worker(pos)
-        c.phase, c.tx, c.src, c.b, c.e = "open", tx, p, b, e
+        c.phase, c.shape, c.tx, c.src, c.b, c.e = "open", shape, tx, p, b, e
         self.cl[w] = c
         self.next_tx += 1
-        self.emit("ReadBatch", w, (("txn_id", tx), ("partition", p), ("b", b), ("e", e)),
+        self.emit(name, w, (("txn_id", tx), ("partition", p), ("b", b), ("e", e)),
                   worker=w, txn_id=tx, partition=p, topic="A", group=CONSUMER, offsets_begin=b, offsets_end=e,
+                  phase="open", kqp_state="open")
+
+    def read_batch_enabled(self, w: str, p: int, e: int) -> bool:
+        return self._read_in_ok(w, p, e, "copy")
+
+    def read_batch(self, w: str, p: int, e: int) -> None:
+        self._read_in(w, p, e, "copy", "ReadBatch")
+
+    # --- ReadOnlyBatch(w, p, e): the batch's offsets commit, nothing is written ---
+
+    def read_only_batch_enabled(self, w: str, p: int, e: int) -> bool:
+        return self._read_in_ok(w, p, e, "read")
+
+    def read_only_batch(self, w: str, p: int, e: int) -> None:
+        self._read_in(w, p, e, "read", "ReadOnlyBatch")
+
+    # --- BeginWrites(w): a write-only transaction: messages of the application's own, no read ---
+
+    def begin_writes_enabled(self, w: str) -> bool:
+        c = self.cl[w]
+        return "write" in self.k.shapes and not c.hung and c.phase == "idle" and self.next_tx <= self.k.max_txns
+
+    def begin_writes(self, w: str) -> None:
+        tx = self.next_tx
+        b = (tx - 1) * self.k.batch_max
+        self.kqp[tx] = Session(st="open", shape="write", w=w, b=b, e=b)
+        c = self.idle_worker(self.cl[w].pos)
+        c.phase, c.shape, c.tx, c.b, c.e = "open", "write", tx, b, b
+        self.cl[w] = c
+        self.next_tx += 1
+        self.emit("BeginWrites", w, (("txn_id", tx), ("b", b), ("e", b)),
+                  worker=w, txn_id=tx, topic="B", write_id=tx, offsets_begin=b, offsets_end=b,
                   phase="open", kqp_state="open")
 
     # --- TxWrite(w) ---
 
     def tx_write_enabled(self, w: str) -> bool:
         c = self.cl[w]
-        return not c.hung and c.phase == "open" and c.sent < c.e - c.b
+        limit = self.k.batch_max if c.shape == "write" else self.writes(w)
+        return not c.hung and c.phase == "open" and c.sent < limit
 
     def tx_write(self, w: str) -> None:
         c = self.cl[w]
@@ -48,8 +82,32 @@ class WorkerSteps(State):
         self.send(write_msg(tx, d, Msg(c.src, o)))
         self.kqp[tx].dsts.add(d)
         c.sent += 1
+        if c.shape == "write":  # a write-only transaction's messages are as many as it writes
+            c.e += 1
+            self.kqp[tx].e = c.e
         self.emit("TxWrite", w, (("txn_id", tx), ("partition", d), ("off", o)),
                   worker=w, txn_id=tx, partition=d, topic="B", write_id=tx, offset=o, phase=c.phase)
+
+    # --- NonTxWrite(w): the same producer's write outside any transaction ---
+
+    def non_tx_write_enabled(self, w: str) -> bool:
+        c = self.cl[w]
+        if (self.k.producers != "partition" or len(self.plain) >= self.k.max_non_tx_writes or c.hung
+                or c.shape != "write" or c.phase not in ("open", "flushed") or c.sent < 1):
+            return False
+        d = self.k.dest(0, c.b)
+        # Blocked while a transaction of the producer is calculated and not yet executed there
+        return not any(self.ptx["B"][x].st in ("WAIT_RS", "EXECUTING") and self.kqp[x].src == 0 and d in self.kqp[x].dsts
+                       for x in self.started())
+
+    def non_tx_write(self, w: str) -> None:
+        c = self.cl[w]
+        d = self.k.dest(0, c.b)
+        m = Msg(0, self.producer_last(d, 0))  # the SDK's automatic SeqNo: the main partition's last + 1
+        self.target[d].append(m)
+        self.plain.add(m)
+        self.emit("NonTxWrite", w, (("txn_id", c.tx), ("partition", d), ("off", m.off)),
+                  worker=w, txn_id=c.tx, partition=d, topic="B", offset=m.off, log_end=len(self.target[d]))
 
     # --- TableWrite(w) ---
 
@@ -67,9 +125,11 @@ class WorkerSteps(State):
 
     def flush_enabled(self, w: str) -> bool:
         c = self.cl[w]
-        if c.hung or c.phase != "open" or c.sent != c.e - c.b or (self.k.table and not c.row):
+        if c.hung or c.phase != "open" or c.sent != self.writes(w) or (self.k.table and not c.row):
             return False
-        return self.k.bug("no_flush") or len(self.wacked[c.tx]) == c.e - c.b
+        if c.shape == "write" and c.sent < 1:
+            return False
+        return self.k.bug("no_flush") or len(self.wacked[c.tx]) == self.writes(w)
 
     def flush(self, w: str) -> None:
         c = self.cl[w]
@@ -85,7 +145,7 @@ class WorkerSteps(State):
     def commit_tx(self, w: str) -> None:
         c = self.cl[w]
         s = self.kqp[c.tx]
-        s.st = "proposing"
+        s.st = "planned" if not self.kqp_participants(c.tx) else "proposing"
         s.depth = 1 if self.wacked[c.tx] else 0  # DataDepth
         c.phase = "committing"
         self.emit("CommitTx", w, (("txn_id", c.tx),), worker=w, txn_id=c.tx, phase=c.phase, kqp_state=s.st)
@@ -95,9 +155,9 @@ class WorkerSteps(State):
     def writer_failed(self, w: str) -> bool:
         """WriterFailed(w): a write was refused or lost, so it can never be acknowledged."""
         c = self.cl[w]
-        if c.phase != "open" or c.sent != c.e - c.b:
+        if c.phase != "open" or c.sent != self.writes(w):
             return False
-        return len(self.wacked[c.tx]) < c.e - c.b and not any(m.type == "Write" and m.tx == c.tx for m in self.net)
+        return len(self.wacked[c.tx]) < self.writes(w) and not any(m.type == "Write" and m.tx == c.tx for m in self.net)
 
     def rollback_tx_enabled(self, w: str) -> bool:
         c = self.cl[w]
@@ -114,7 +174,7 @@ class WorkerSteps(State):
         s.st, s.lock = "done", "lost"
         self.told[tx] = "ABORTED"
         pos = dict(c.pos)
-        if not self.k.bug("no_reread"):
+        if not (self.k.bug("no_reread") or c.shape == "write"):
             pos[c.src] = -1
         self.cl[w] = self.idle_worker(pos)
         self.emit("RollbackTx", w, (("txn_id", tx),), worker=w, txn_id=tx, result="ABORTED", phase="idle",

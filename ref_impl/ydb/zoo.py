@@ -8,7 +8,9 @@ runs with ``no_reread``, which is caught first, at the re-read (the registry's m
 too). ``no_seqno_check`` and ``no_producer_block`` break nothing while the read predicate stands
 (the MinSeqNo check is a second line), so they run with ``no_offset_check``, as their models do.
 ``ack_plan_on_receipt`` shows only after a restart: the tablet, back at PREPARED with no
-plan step coming, expires a planned transaction.
+plan step coming, expires a planned transaction. ``immediate_no_offset_check`` and
+``participants_from_offsets`` need the read-only and the write-only shapes of transaction,
+``seqno_ignores_plain`` a write outside the transaction (nontx=1).
 """
 
 from __future__ import annotations
@@ -60,5 +62,14 @@ ZOO = (
            "B's predicate ignores the producer's SeqNo (the MinSeqNo check)"),
     ZooBug("no_producer_block", ("no_offset_check", "no_producer_block"), "copy:producers=partition", "hangs=1", 0, "ydb_no_producer_block",
            "PqCalc", "two transactions of one producer are calculated at once on B"),
+    ZooBug("immediate_no_offset_check", ("immediate_no_offset_check",), "copy:shapes=read", "hangs=1", 3,
+           "ydb_read_only_no_offset_check", "PqImmediate",
+           "the immediate path commits a read-only transaction's range without the offset check: a zombie's commit"),
+    ZooBug("participants_from_offsets", ("participants_from_offsets",), "copy:workers=1,shapes=write", "none", 0,
+           "ydb_write_only_participants_from_offsets", "CommitTx",
+           "KQP takes its participants from the read offsets only: a write-only transaction commits as an empty one"),
+    ZooBug("seqno_ignores_plain", ("seqno_ignores_plain",), "copy:workers=1,dst=1,shapes=write,producers=partition,nontx=1",
+           "none", 1, "ydb_nontx_seqno_ignores_plain", "PqImmediate",
+           "the MinSeqNo check counts only the producer's transactional writes: a commit beside a plain write of its SeqNo"),
 )
 ZOO_BY_NAME = {b.name: b for b in ZOO}

@@ -136,8 +136,11 @@ Bound(ev) ==
         T == TabletSet(ev)
         X == TxSet(ev)
     IN CASE a = "ReadBatch"       -> \E w \in W, p \in PartSet(ev, SrcParts), e \in EndSet(ev) : ReadBatch(w, p, e)
+         [] a = "ReadOnlyBatch"   -> \E w \in W, p \in PartSet(ev, SrcParts), e \in EndSet(ev) : ReadOnlyBatch(w, p, e)
+         [] a = "BeginWrites"     -> \E w \in W : BeginWrites(w)
          [] a = "TakeOver"        -> \E w \in W, p \in PartSet(ev, SrcParts) : TakeOver(w, p)
          [] a = "TxWrite"         -> \E w \in W : TxWrite(w)
+         [] a = "NonTxWrite"      -> \E w \in W : NonTxWrite(w)
          [] a = "TableWrite"      -> \E w \in W : TableWrite(w)
          [] a = "Flush"           -> \E w \in W : Flush(w)
          [] a = "CommitTx"        -> \E w \in W : CommitTx(w)
@@ -157,6 +160,7 @@ Bound(ev) ==
          [] a = "PqPlanStep"      -> \E t \in T : PqPlanStep(t)
          [] a = "TabletRestart"   -> \E t \in T : TabletRestart(t)
          [] a = "PqPropose"       -> \E t \in T, tx \in X : PqPropose(t, tx)
+         [] a = "PqImmediate"     -> \E t \in T, tx \in X : PqImmediate(t, tx)
          [] a = "Expire"          -> \E t \in T, tx \in X : Expire(t, tx)
          [] a = "PqCalc"          -> \E t \in T, tx \in X : PqCalc(t, tx)
          [] a = "PqExecute"       -> \E t \in T, tx \in X : PqExecute(t, tx)
@@ -214,7 +218,7 @@ PostVal(a, f) ==
       [] f = "result"           -> IF a = "PqPropose"
                                    THEN IF Arg("prepared") = 1 THEN "PREPARED" ELSE "REFUSED"
                                    ELSE told'[ArgTx]
-      [] f = "reason"           -> IF (a = "PqCalc" /\ Arg("commit") = 1) \/ (a = "PqPropose" /\ Arg("prepared") = 1)
+      [] f = "reason"           -> IF (a \in {"PqCalc", "PqImmediate"} /\ Arg("commit") = 1) \/ (a = "PqPropose" /\ Arg("prepared") = 1)
                                    THEN "" ELSE Reason(Actor, ArgTx)
       [] f = "decision"         -> CASE a = "Lose"            -> Taken.dec
                                      [] a = "PqResendReadSet" -> Sent.dec

@@ -29,6 +29,23 @@
 (*           sourceid.cpp (MinSeqNo), CommitWriteOperations (the SourceId's*)
 (*           SeqNo moves with the commit); YDB's TxUsage tests             *)
 (*           WriteToTopic_Demo_4 and _9                                    *)
+(*   [ntx]   partition.cpp/partition_write.cpp: a write outside any        *)
+(*           transaction goes to the main partition at once and moves its  *)
+(*           SourceId's SeqNo; it is Blocked while a transaction of the    *)
+(*           same SourceId is between predicate and persist               *)
+(*           (TxAffectedSourcesIds); the SDK's automatic SeqNo continues   *)
+(*           from the SourceId's last SeqNo in the main partition (writer  *)
+(*           init, last_seq_no); YDB's TxUsage WriteToTopic_Demo_3 and _8: *)
+(*           a transaction's write, then the same producer's write outside *)
+(*           it: the plain write is visible, the commit is ABORTED         *)
+(*   [imm]   ydb/core/kqp/executer_actor/kqp_data_executer.cpp (a         *)
+(*           transaction with at most one shard or topic operation is      *)
+(*           ImmediateTx: no coordinator), partition.cpp                   *)
+(*           ProcessUserActionOrTransaction and ProcessImmediateTx (the    *)
+(*           read check: "incorrect offset range (gap)" ABORTED, "begin >  *)
+(*           end" and "commit to the future" BAD_REQUEST; with a WriteId   *)
+(*           the supportive partition's write info is the predicate, then  *)
+(*           CommitWriteOperations)                                        *)
 (*   [sdkrb] ydb-python-sdk ydb/query/transaction.py (rollback and its     *)
 (*           callbacks), ydb/_topic_writer/topic_writer_asyncio.py         *)
 (*           (_on_before_rollback: close(flush=False)),                    *)
@@ -108,6 +125,27 @@
 (* second request, RollbackTransaction included ("Pending previous query   *)
 (* completion", SESSION_BUSY or PRECONDITION_FAILED [kqps]).               *)
 (*                                                                         *)
+(* Shapes of a transaction (constant TxShapes): "copy" reads a batch of A *)
+(* and writes it to B (ReadBatch); "read" only reads a batch and commits   *)
+(* its offsets (ReadOnlyBatch: receive_batch_with_tx and no writer);       *)
+(* "write" only writes new messages of the application to B (BeginWrites: *)
+(* tx_writer and no reader; message (0, o), o numbered per transaction).   *)
+(* The participants are the tablets the transaction touches. KQP runs a    *)
+(* transaction whose only operation is one partition as an immediate one  *)
+(* [imm]: no proposal, plan or read sets; the tablet checks and applies it *)
+(* in one write (PqImmediate) with the same checks (the committed offset   *)
+(* at b; the supportive partition there, its SeqNo moving forward).        *)
+(*                                                                         *)
+(* Writes outside transactions [ntx] (MaxNonTxWrites, with Producers =   *)
+(* "partition"): beside its open write-only transaction, the application  *)
+(* writes as the same producer with no transaction (NonTxWrite): the SDK's *)
+(* automatic SeqNo continues from the producer's last SeqNo in the main   *)
+(* partition (the transaction's writes are invisible there), the message  *)
+(* is published at once, and the transaction's MinSeqNo is now at or below *)
+(* the producer's SeqNo: its commit is ABORTED. The plain write wins. A    *)
+(* message is identified by its producer and SeqNo, as YDB's              *)
+(* deduplication identifies it: (0, o) is the application's SeqNo o + 1.  *)
+(*                                                                         *)
 (* Faults: a worker hangs and resumes; while it hangs the group gives its *)
 (* partition to another worker (TakeOver) and the hung one resumes as a   *)
 (* zombie; a lock dies (LockLost: session death or the lock service), and *)
@@ -169,6 +207,9 @@ CONSTANTS
     \* (RollbackTx before the commit; header).
     \* @type: Bool;
     Rollbacks,
+    \* The shapes of transaction the workers begin: "copy", "read", "write" (header).
+    \* @type: Set(Str);
+    TxShapes,
     \* "v25" or "v26": which durable writes the commit path makes (header).
     \* @type: Str;
     Version,
@@ -182,6 +223,9 @@ CONSTANTS
     MaxLockLosses,
     \* @type: Int;
     MaxDeadlines,
+    \* How many writes outside any transaction the applications make (header).
+    \* @type: Int;
+    MaxNonTxWrites,
     \* @type: Set(Str);
     Bugs
 
@@ -200,7 +244,10 @@ BugNames == {
     "no_flush",               \* the SDK commits with writes unacknowledged
     "rollback_while_committing", \* the session takes a rollback while the commit is under way
     "no_seqno_check",         \* B's predicate ignores the producer's SeqNo (the MinSeqNo check)
-    "no_producer_block"       \* two transactions of one producer are calculated at once on B
+    "no_producer_block",      \* two transactions of one producer are calculated at once on B
+    "immediate_no_offset_check", \* the immediate path commits a read range without the offset check
+    "participants_from_offsets", \* KQP takes its participants from the read offsets only
+    "seqno_ignores_plain"     \* the MinSeqNo check counts only the producer's transactional writes
 }
 
 ASSUME /\ Workers # {}
@@ -208,7 +255,8 @@ ASSUME /\ Workers # {}
        /\ BatchMax \in Nat \ {0} /\ MaxTxns \in Nat
        /\ Table \in BOOLEAN /\ Rollbacks \in BOOLEAN /\ Producers \in {"none", "partition"} /\ Version \in {"v25", "v26"}
        /\ MaxHangs \in Nat /\ MaxRestarts \in Nat /\ MaxLoss \in Nat
-       /\ MaxLockLosses \in Nat /\ MaxDeadlines \in Nat
+       /\ MaxLockLosses \in Nat /\ MaxDeadlines \in Nat /\ MaxNonTxWrites \in Nat
+       /\ TxShapes # {} /\ TxShapes \subseteq {"copy", "read", "write"}
        /\ Bugs \subseteq BugNames
 
 \* @type: (Str) => Bool;
@@ -216,8 +264,8 @@ Bug(b) == b \in Bugs
 
 (*
   @typeAlias: msg = {src: Int, off: Int};
-  @typeAlias: worker = {phase: Str, tx: Int, src: Int, b: Int, e: Int, sent: Int, row: Bool, hung: Bool, pos: Int -> Int};
-  @typeAlias: session = {st: Str, w: Str, src: Int, b: Int, e: Int, dsts: Set(Int), lock: Str, prepared: Set(Str), refused: Bool, results: Set(Str), aborted: Bool, depth: Int, pdepth: Int};
+  @typeAlias: worker = {phase: Str, shape: Str, tx: Int, src: Int, b: Int, e: Int, sent: Int, row: Bool, hung: Bool, pos: Int -> Int};
+  @typeAlias: session = {st: Str, shape: Str, w: Str, src: Int, b: Int, e: Int, dsts: Set(Int), lock: Str, prepared: Set(Str), refused: Bool, results: Set(Str), aborted: Bool, depth: Int, pdepth: Int};
   @typeAlias: sup = {st: Str, data: Seq($msg)};
   @typeAlias: durable = {st: Str, step: Int, dec: Str, done: Set(Int), depth: Int};
   @typeAlias: volatile = {st: Str, step: Int, own: Str, dec: Str, rs: Set(Str), abortSeen: Bool, acked: Set(Str), done: Set(Int), depth: Int, rsdepth: Int};
@@ -300,6 +348,9 @@ VARIABLES
     \* Ghost: the messages the SDK saw acknowledged as written in the transaction (wackedVars).
     \* @type: Int -> Set($msg);
     wacked,
+    \* Ghost: the messages written outside any transaction (plainVars).
+    \* @type: Set($msg);
+    plain,
     \* Ghost: what the client was told (toldVars), and the durable-write depth behind a
     \* COMMITTED (depthVars).
     \* @type: Int -> Str;
@@ -358,13 +409,14 @@ appliedVars == <<applied>>
 voteVars == <<votes>>
 decisionVars == <<appliedVars, voteVars>>  \* what the participants computed and applied
 wackedVars == <<wacked>>
+plainVars == <<plain>>
 toldVars == <<told>>
 depthVars == <<toldDepth>>
 answerVars == <<toldVars, depthVars>>      \* what the client was told, and the depth behind it
 rangeCheckVars == <<rangeBad>>
 orderCheckVars == <<orderBad>>
 checkVars == <<rangeCheckVars, orderCheckVars>>
-ghostVars == <<decisionVars, wackedVars, answerVars, checkVars>>
+ghostVars == <<decisionVars, wackedVars, plainVars, answerVars, checkVars>>
 hangVars == <<hangs>>
 restartVars == <<restarts>>
 lossVars == <<losses>>
@@ -384,6 +436,10 @@ Tablets == IF Table THEN {"A", "B", "DS"} ELSE {"A", "B"}
 \* @type: (Int, Int) => $msg;
 Msg(p, o) == [src |-> p, off |-> o]
 Messages == [src: SrcParts, off: Offsets]
+\* The application's own messages, written by "write" transactions: (0, o), o numbered
+\* BatchMax apart per transaction.
+AppOffsets == 0..(MaxTxns * BatchMax + MaxNonTxWrites - 1)
+AppMessages == [src: {0}, off: AppOffsets]
 
 \* Routing by key, as in Resharding.tla.
 \* @type: (Int, Int) => Int;
@@ -404,10 +460,10 @@ NoArgs == [k \in {} |-> 0]
 Act(name, actor, args) == [name |-> name, actor |-> actor, args |-> args]
 
 \* @type: $worker;
-IdleWorker == [phase |-> "idle", tx |-> 0, src |-> 0, b |-> 0, e |-> 0, sent |-> 0, row |-> FALSE,
+IdleWorker == [phase |-> "idle", shape |-> "copy", tx |-> 0, src |-> 0, b |-> 0, e |-> 0, sent |-> 0, row |-> FALSE,
                hung |-> FALSE, pos |-> [p \in SrcParts |-> -1]]
 \* @type: $session;
-NoSession == [st |-> "none", w |-> "", src |-> 0, b |-> 0, e |-> 0, dsts |-> {}, lock |-> "alive",
+NoSession == [st |-> "none", shape |-> "copy", w |-> "", src |-> 0, b |-> 0, e |-> 0, dsts |-> {}, lock |-> "alive",
               prepared |-> {}, refused |-> FALSE, results |-> {}, aborted |-> FALSE, depth |-> 0, pdepth |-> 0]
 \* @type: $sup;
 NoSup == [st |-> "none", data |-> <<>>]
@@ -419,10 +475,13 @@ NoDurable == [st |-> "NONE", step |-> 0, dec |-> "none", done |-> {}, depth |-> 
 NoVolatile == [st |-> "NONE", step |-> 0, own |-> "none", dec |-> "none", rs |-> {}, abortSeen |-> FALSE,
                acked |-> {}, done |-> {}, depth |-> 0, rsdepth |-> 0]
 
-\* The participants of transaction tx: tablet A (the read range), tablet B (the writes),
-\* the table's shard. Every batch writes at least one message, so B always takes part.
+\* The participants of transaction tx: tablet A (the read range) unless it only writes,
+\* tablet B (the writes) unless it only reads, the table's shard. Every write
+\* transaction writes at least one message, so B takes part in each.
 \* @type: (Int) => Set(Str);
-Participants(tx) == Tablets
+Participants(tx) == CASE kqp[tx].shape = "read" -> Tablets \ {"B"}
+                      [] kqp[tx].shape = "write" -> Tablets \ {"A"}
+                      [] OTHER -> Tablets
 \* @type: (Str, Int) => Set(Str);
 Peers(t, tx) == Participants(tx) \ {t}
 \* The partitions of participant t that transaction tx touches.
@@ -431,6 +490,24 @@ PartsOf(t, tx) == CASE t = "A" -> {kqp[tx].src}
                     [] t = "B" -> kqp[tx].dsts
                     [] OTHER -> {1}
 
+\* Transaction tx is immediate [imm]: one participant, on one partition.
+\* @type: (Int) => Bool;
+Immediate(tx) == Cardinality(Participants(tx)) = 1 /\ \A t \in Participants(tx) : Cardinality(PartsOf(t, tx)) = 1
+
+\* The participants KQP proposes to: with participants_from_offsets, those of the read
+\* offsets only (a transaction that only writes has none and commits as empty).
+\* @type: (Int) => Set(Str);
+KqpParticipants(tx) ==
+    IF Bug("participants_from_offsets") /\ kqp[tx].shape = "write" THEN {} ELSE Participants(tx)
+
+\* How many writes worker w's transaction makes: none for a read-only one, as many as it
+\* made for a write-only one (the SDK's writer does not say how many it will write), its
+\* batch for a copy.
+\* @type: (Str) => Int;
+Writes(w) == CASE cl[w].shape = "read" -> 0
+               [] cl[w].shape = "write" -> cl[w].sent
+               [] OTHER -> cl[w].e - cl[w].b
+
 \* The messages of transaction tx's batch.
 \* @type: (Int) => Set($msg);
 Batch(tx) == {Msg(kqp[tx].src, o) : o \in kqp[tx].b..(kqp[tx].e - 1)}
@@ -438,6 +515,23 @@ Batch(tx) == {Msg(kqp[tx].src, o) : o \in kqp[tx].b..(kqp[tx].e - 1)}
 \* Depth of the durable writes a commit waits for: the data written in the transaction.
 \* @type: (Int) => Int;
 DataDepth(tx) == IF wacked[tx] # {} THEN 1 ELSE 0
+
+\* Producer p's last SeqNo on partition d of B, read off d's log: the largest offset + 1
+\* of p's messages in it (0: none) [seqno]; its transactional writes are there once
+\* committed, its writes outside transactions at once [ntx].
+\* @type: (Int, Int) => Int;
+ProducerLast(d, p) ==
+    LET seqs == {target[d][i].off + 1 : i \in {j \in DOMAIN target[d] : target[d][j].src = p}}
+    IN IF seqs = {} THEN 0 ELSE CHOOSE x \in seqs : \A y \in seqs : y <= x
+
+\* The last SeqNo the MinSeqNo check compares with: ProducerLast, or, with
+\* seqno_ignores_plain, that of the producer's transactional writes only.
+\* @type: (Int, Int) => Int;
+LastSeqNo(d, p) ==
+    IF ~Bug("seqno_ignores_plain") THEN ProducerLast(d, p)
+    ELSE LET seqs == {target[d][i].off + 1 :
+                          i \in {j \in DOMAIN target[d] : target[d][j].src = p /\ target[d][j] \notin plain}}
+         IN IF seqs = {} THEN 0 ELSE CHOOSE x \in seqs : \A y \in seqs : y <= x
 
 \* @type: (Str, Str, Int, Str, Int) => $net;
 ReadSet(from, to, tx, dec, depth) ==
@@ -473,6 +567,7 @@ Init ==
     /\ applied = [t \in Tablets |-> [tx \in Txns |-> "none"]]
     /\ votes = [t \in Tablets |-> [tx \in Txns |-> "none"]]
     /\ wacked = [tx \in Txns |-> {}]
+    /\ plain = {}
     /\ told = [tx \in Txns |-> "none"]
     /\ toldDepth = [tx \in Txns |-> 0]
     /\ rangeBad = FALSE
@@ -483,24 +578,61 @@ Init ==
 -----------------------------------------------------------------------------
 (* The worker and its SDK *)
 
-\* Worker w begins a transaction and reads a batch [b, e) of partition p as consumer c,
-\* and the read range joins the transaction (BeginTx, the read, and the SDK's
+\* Where worker w's read of partition p begins: its position, or the committed offset.
+\* @type: (Str, Int) => Int;
+ReadFrom(w, p) == IF cl[w].pos[p] = -1 THEN committed[p] ELSE cl[w].pos[p]
+
+\* Worker w begins a transaction of shape sh and reads a batch [b, e) of partition p as
+\* consumer c, and the read range joins the transaction (BeginTx, the read, and the SDK's
 \* UpdateOffsetsInTransaction folded into one step). A new partition session reads from
 \* the committed offset; otherwise the reader goes on from where it is.
-\* @type: (Str, Int, Int) => Bool;
-ReadBatch(w, p, e) ==
+\* @type: (Str, Int, Int, Str) => Bool;
+ReadIn(w, p, e, sh) ==
+    /\ sh \in TxShapes
     /\ ~cl[w].hung
     /\ cl[w].phase = "idle"
     /\ owner[p] = w
     /\ nextTx <= MaxTxns
-    /\ LET b == IF cl[w].pos[p] = -1 THEN committed[p] ELSE cl[w].pos[p]
+    /\ LET b == ReadFrom(w, p)
            tx == nextTx
        IN /\ b < MsgsPerSrc
           /\ e \in (b + 1)..Min2(b + BatchMax, MsgsPerSrc)
-          /\ kqp' = [kqp EXCEPT ![tx] = [NoSession EXCEPT !.st = "open", !.w = w, !.src = p, !.b = b, !.e = e]]
-          /\ cl' = [cl EXCEPT ![w] = [IdleWorker EXCEPT !.phase = "open", !.tx = tx, !.src = p, !.b = b, !.e = e,
-                                                        !.pos = [cl[w].pos EXCEPT ![p] = e]]]
-          /\ action' = Act("ReadBatch", w, "txn_id" :> tx @@ "partition" :> p @@ "b" :> b @@ "e" :> e)
+          /\ kqp' = [kqp EXCEPT ![tx] = [NoSession EXCEPT !.st = "open", !.shape = sh, !.w = w, !.src = p, !.b = b,
+                                                          !.e = e]]
+          /\ cl' = [cl EXCEPT ![w] = [IdleWorker EXCEPT !.phase = "open", !.shape = sh, !.tx = tx, !.src = p, !.b = b,
+                                                        !.e = e, !.pos = [cl[w].pos EXCEPT ![p] = e]]]
+    /\ nextTx' = nextTx + 1
+    /\ UNCHANGED <<ownerVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
+
+\* The batch is written to B in the same transaction (the "copy" shape).
+\* @type: (Str, Int, Int) => Bool;
+ReadBatch(w, p, e) ==
+    /\ ReadIn(w, p, e, "copy")
+    /\ action' = Act("ReadBatch", w, "txn_id" :> nextTx @@ "partition" :> p @@ "b" :> ReadFrom(w, p) @@ "e" :> e)
+
+\* A read-only transaction: the batch is processed outside the topics and only its offsets
+\* commit (receive_batch_with_tx, then tx.commit() with no writer).
+\* @type: (Str, Int, Int) => Bool;
+ReadOnlyBatch(w, p, e) ==
+    /\ ReadIn(w, p, e, "read")
+    /\ action' = Act("ReadOnlyBatch", w, "txn_id" :> nextTx @@ "partition" :> p @@ "b" :> ReadFrom(w, p) @@ "e" :> e)
+
+\* A write-only transaction: worker w begins a transaction and opens a transactional
+\* writer (tx_writer) for new messages of its own, (0, o) for o from b on, as many as it
+\* writes (at most BatchMax: [b, e) grows with each write), with no read.
+\* @type: (Str) => Bool;
+BeginWrites(w) ==
+    /\ "write" \in TxShapes
+    /\ ~cl[w].hung
+    /\ cl[w].phase = "idle"
+    /\ nextTx <= MaxTxns
+    /\ LET tx == nextTx
+           b == (tx - 1) * BatchMax
+       IN /\ kqp' = [kqp EXCEPT ![tx] = [NoSession EXCEPT !.st = "open", !.shape = "write", !.w = w, !.b = b,
+                                                          !.e = b]]
+          /\ cl' = [cl EXCEPT ![w] = [IdleWorker EXCEPT !.phase = "open", !.shape = "write", !.tx = tx, !.b = b,
+                                                        !.e = b, !.pos = cl[w].pos]]
+          /\ action' = Act("BeginWrites", w, "txn_id" :> tx @@ "b" :> b @@ "e" :> b)
     /\ nextTx' = nextTx + 1
     /\ UNCHANGED <<ownerVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
 
@@ -511,14 +643,15 @@ ReadBatch(w, p, e) ==
 TxWrite(w) ==
     /\ ~cl[w].hung
     /\ cl[w].phase = "open"
-    /\ cl[w].sent < cl[w].e - cl[w].b
+    /\ cl[w].sent < IF cl[w].shape = "write" THEN BatchMax ELSE Writes(w)
     /\ LET tx == cl[w].tx
            o == cl[w].b + cl[w].sent
            d == Dest(cl[w].src, o)
+           more == IF cl[w].shape = "write" THEN 1 ELSE 0   \* a write-only transaction's [b, e) grows
        IN /\ net' = net \cup {WriteMsg(tx, d, Msg(cl[w].src, o))}
-          /\ kqp' = [kqp EXCEPT ![tx].dsts = @ \cup {d}]
+          /\ kqp' = [kqp EXCEPT ![tx].dsts = @ \cup {d}, ![tx].e = @ + more]
           /\ action' = Act("TxWrite", w, "txn_id" :> tx @@ "partition" :> d @@ "off" :> o)
-    /\ cl' = [cl EXCEPT ![w].sent = @ + 1]
+          /\ cl' = [cl EXCEPT ![w].sent = @ + 1, ![w].e = @ + more]
     /\ UNCHANGED <<ownerVars, txIdVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
 
 \* The worker upserts its row in the table, under the transaction's lock.
@@ -540,20 +673,24 @@ TableWrite(w) ==
 Flush(w) ==
     /\ ~cl[w].hung
     /\ cl[w].phase = "open"
-    /\ cl[w].sent = cl[w].e - cl[w].b
+    /\ cl[w].sent = Writes(w)
+    /\ cl[w].shape = "write" => cl[w].sent >= 1
     /\ Table => cl[w].row
-    /\ Bug("no_flush") \/ Cardinality(wacked[cl[w].tx]) = cl[w].e - cl[w].b
+    /\ Bug("no_flush") \/ Cardinality(wacked[cl[w].tx]) = Writes(w)
     /\ cl' = [cl EXCEPT ![w].phase = "flushed"]
     /\ action' = Act("Flush", w, "txn_id" :> cl[w].tx)
     /\ UNCHANGED <<ownerVars, kqpVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
 
-\* tx.commit(): KQP proposes the transaction to every participant.
+\* tx.commit(): KQP proposes the transaction to every participant (or, immediate, sends
+\* it to its one participant [imm]). With participants_from_offsets a transaction that
+\* only writes has none: KQP ends it at once as an empty one.
 \* @type: (Str) => Bool;
 CommitTx(w) ==
     /\ ~cl[w].hung
     /\ cl[w].phase = "flushed"
     /\ LET tx == cl[w].tx
-       IN /\ kqp' = [kqp EXCEPT ![tx].st = "proposing", ![tx].depth = DataDepth(tx)]
+       IN /\ kqp' = [kqp EXCEPT ![tx].st = IF KqpParticipants(tx) = {} THEN "planned" ELSE "proposing",
+                                ![tx].depth = DataDepth(tx)]
           /\ action' = Act("CommitTx", w, "txn_id" :> tx)
     /\ cl' = [cl EXCEPT ![w].phase = "committing"]
     /\ UNCHANGED <<ownerVars, txIdVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
@@ -564,7 +701,7 @@ CommitTx(w) ==
 \* @type: (Int) => Bool;
 KqpResult(tx) ==
     LET w == kqp[tx].w
-        done == kqp[tx].st = "planned" /\ kqp[tx].results = Participants(tx)
+        done == kqp[tx].st = "planned" /\ kqp[tx].results = KqpParticipants(tx)
         early == kqp[tx].st = "proposing" /\ (kqp[tx].refused \/ expired[tx])
         ok == done /\ ~kqp[tx].aborted
     IN /\ done \/ early
@@ -575,17 +712,18 @@ KqpResult(tx) ==
        /\ toldDepth' = [toldDepth EXCEPT ![tx] = IF ok THEN kqp[tx].depth ELSE 0]
        /\ expired' = IF early THEN [expired EXCEPT ![tx] = TRUE] ELSE expired   \* CancelProposal
        /\ cl' = [cl EXCEPT ![w] = [IdleWorker EXCEPT !.pos =
-                    IF ok \/ Bug("no_reread") THEN cl[w].pos ELSE [cl[w].pos EXCEPT ![kqp[tx].src] = -1]]]
+                    IF ok \/ Bug("no_reread") \/ kqp[tx].shape = "write" THEN cl[w].pos
+                    ELSE [cl[w].pos EXCEPT ![kqp[tx].src] = -1]]]
        /\ action' = Act("KqpResult", w, "txn_id" :> tx @@ "committed" :> IF ok THEN 1 ELSE 0)
        /\ UNCHANGED <<ownerVars, txIdVars, messageVars, dataVars, tabletVars, planVars, mediatorVars,
-                      decisionVars, wackedVars, checkVars, faultVars>>
+                      decisionVars, wackedVars, plainVars, checkVars, faultVars>>
 
 \* The writer failed: a write was refused or lost, so it can never be acknowledged.
 \* @type: (Str) => Bool;
 WriterFailed(w) ==
     /\ cl[w].phase = "open"
-    /\ cl[w].sent = cl[w].e - cl[w].b
-    /\ Cardinality(wacked[cl[w].tx]) < cl[w].e - cl[w].b
+    /\ cl[w].sent = Writes(w)
+    /\ Cardinality(wacked[cl[w].tx]) < Writes(w)
     /\ ~\E m \in net : m.type = "Write" /\ m.tx = cl[w].tx
 
 \* tx.rollback() [sdkrb]: after a writer failure, or (Rollbacks) whenever the application
@@ -605,10 +743,32 @@ RollbackTx(w) ==
        IN /\ kqp' = [kqp EXCEPT ![tx].st = "done", ![tx].lock = "lost"]
           /\ told' = [told EXCEPT ![tx] = "ABORTED"]
           /\ cl' = [cl EXCEPT ![w] = [IdleWorker EXCEPT !.pos =
-                       IF Bug("no_reread") THEN cl[w].pos ELSE [cl[w].pos EXCEPT ![cl[w].src] = -1]]]
+                       IF Bug("no_reread") \/ cl[w].shape = "write" THEN cl[w].pos
+                       ELSE [cl[w].pos EXCEPT ![cl[w].src] = -1]]]
           /\ action' = Act("RollbackTx", w, "txn_id" :> tx)
     /\ UNCHANGED <<ownerVars, txIdVars, messageVars, dataVars, tabletVars, coordVars, decisionVars,
-                   wackedVars, depthVars, checkVars, faultVars>>
+                   wackedVars, plainVars, depthVars, checkVars, faultVars>>
+
+\* A write outside any transaction [ntx]: beside its open write-only transaction, worker
+\* w's application writes as the same producer (0) to the partition of B its
+\* transaction writes first. The SDK's automatic SeqNo continues from the producer's last
+\* SeqNo in the main partition; tablet B publishes the message at once (the write and its
+\* acknowledgement folded into one step), unless a transaction of the producer is
+\* calculated and not yet executed there (TxAffectedSourcesIds: Blocked, it waits).
+\* @type: (Str) => Bool;
+NonTxWrite(w) ==
+    /\ Producers = "partition"
+    /\ Cardinality(plain) < MaxNonTxWrites
+    /\ ~cl[w].hung
+    /\ cl[w].shape = "write" /\ cl[w].phase \in {"open", "flushed"} /\ cl[w].sent >= 1
+    /\ LET d == Dest(0, cl[w].b)
+           m == Msg(0, ProducerLast(d, 0))
+       IN /\ ~\E x \in Txns : ptx["B"][x].st \in {"WAIT_RS", "EXECUTING"} /\ kqp[x].src = 0 /\ d \in kqp[x].dsts
+          /\ target' = [target EXCEPT ![d] = Append(@, m)]
+          /\ plain' = plain \cup {m}
+          /\ action' = Act("NonTxWrite", w, "txn_id" :> cl[w].tx @@ "partition" :> d @@ "off" :> m.off)
+    /\ UNCHANGED <<clientVars, kqpVars, messageVars, offsetVars, supVars, tableVars, metaVars, tabletVars, coordVars,
+                   decisionVars, wackedVars, answerVars, checkVars, faultVars>>
 
 -----------------------------------------------------------------------------
 (* Tablet B: writes into supportive partitions *)
@@ -640,7 +800,7 @@ PqWrite(m) ==
                            "txn_id" :> tx @@ "partition" :> d @@ "off" :> m.m.off)
     /\ net' = net \ {m}
     /\ UNCHANGED <<clientVars, kqpVars, offsetVars, tableVars, metaVars, tabletVars, coordVars, decisionVars,
-                   answerVars, checkVars, faultVars>>
+                   plainVars, answerVars, checkVars, faultVars>>
 
 \* Tablet B learns that WriteId tx's lock is gone (LockStatus) and deletes its supportive
 \* partitions, unless the transaction was already proposed [pq].
@@ -665,6 +825,7 @@ PqLockLost(tx) ==
 \* @type: (Str, Int) => Bool;
 PqPropose(t, tx) ==
     /\ kqp[tx].st = "proposing"
+    /\ ~Immediate(tx)
     /\ ~expired[tx]
     /\ t \in Participants(tx) \ kqp[tx].prepared
     /\ ~kqp[tx].refused
@@ -705,6 +866,7 @@ CoordPlan(tx) ==
 PlanDeadline(tx) ==
     /\ deadlines < MaxDeadlines
     /\ kqp[tx].st = "proposing"
+    /\ ~Immediate(tx)
     /\ plan[tx] = 0
     /\ ~expired[tx]
     /\ expired' = [expired EXCEPT ![tx] = TRUE]
@@ -768,21 +930,16 @@ ReadPredicate(tx) ==
        \/ (Bug("no_gap_check") /\ c <= b /\ e <= MsgsPerSrc)
        \/ (c = b /\ b <= e /\ e <= MsgsPerSrc)
 
-\* Producer p's last SeqNo on partition d of B: every write is transactional, so it is
-\* the largest offset + 1 of p's messages in d's log (0: none) [seqno].
-\* @type: (Int, Int) => Int;
-LastSeqNo(d, p) ==
-    LET seqs == {target[d][i].off + 1 : i \in {j \in DOMAIN target[d] : target[d][j].src = p}}
-    IN IF seqs = {} THEN 0 ELSE CHOOSE x \in seqs : \A y \in seqs : y <= x
-
-\* The MinSeqNo check [seqno]: the first SeqNo the transaction wrote to d as its producer
-\* (the source partition) is above the producer's last SeqNo on d.
+\* The MinSeqNo check [seqno] on d: the first SeqNo the transaction wrote to d as its
+\* producer (the source partition; 0 for the application's own messages) is above the
+\* producer's last SeqNo on d.
+\* @type: (Int, Int) => Bool;
+SeqNoOk(tx, d) == sup[tx][d].data = <<>> \/ sup[tx][d].data[1].off + 1 > LastSeqNo(d, kqp[tx].src)
 \* @type: (Int) => Bool;
 SeqNoPredicate(tx) ==
     \/ Producers = "none"
     \/ Bug("no_seqno_check")
-    \/ \A d \in kqp[tx].dsts : AppliedAt("B", d, tx) \/ sup[tx][d].data = <<>>
-                              \/ sup[tx][d].data[1].off + 1 > LastSeqNo(d, kqp[tx].src)
+    \/ \A d \in kqp[tx].dsts : AppliedAt("B", d, tx) \/ SeqNoOk(tx, d)
 
 \* The write predicate on B [pq]: every supportive partition of the WriteId is there, and
 \* its producer's SeqNo moves forward.
@@ -843,7 +1000,7 @@ PqCalc(t, tx) ==
                     ELSE sup
           /\ action' = Act("PqCalc", t, "txn_id" :> tx @@ "step" :> ptx[t][tx].step @@ "commit" :> IF own = "commit" THEN 1 ELSE 0)
     /\ UNCHANGED <<clientVars, kqpVars, offsetVars, logVars, tableVars, metaVars, coordVars, appliedVars,
-                   wackedVars, answerVars, checkVars, faultVars>>
+                   wackedVars, plainVars, answerVars, checkVars, faultVars>>
 
 \* Participant t receives a peer's read set. It keeps the decision in memory and
 \* acknowledges it once its own EXECUTED is durable (PqTxDone); a read set for a
@@ -916,8 +1073,37 @@ PartitionApply(t, tx, k) ==
        /\ applied' = [applied EXCEPT ![t][tx] = v.dec]
        /\ action' = Act(IF commit THEN "PartitionCommit" ELSE "PartitionRollback", t,
                         "txn_id" :> tx @@ "partition" :> k @@ "step" :> v.step)
-       /\ UNCHANGED <<clientVars, kqpVars, messageVars, urowVars, coordVars, voteVars, wackedVars, answerVars,
+       /\ UNCHANGED <<clientVars, kqpVars, messageVars, urowVars, coordVars, voteVars, wackedVars, plainVars, answerVars,
                       faultVars>>
+
+\* The immediate path [imm]: the one participant of an immediate transaction checks it and
+\* applies it in one write, and answers KQP. Tablet A: the committed offset is b and e is
+\* within the partition ("incorrect offset range (gap)": ABORTED), unless
+\* immediate_no_offset_check; tablet B: the supportive partition is there and its
+\* producer's SeqNo moves forward. Like a calculated transaction, it waits for one of the
+\* same consumer or producer in flight.
+\* @type: (Str, Int) => Bool;
+PqImmediate(t, tx) ==
+    /\ kqp[tx].st = "proposing"
+    /\ Immediate(tx)
+    /\ t \in Participants(tx)
+    /\ (t = "A" /\ ~Bug("no_consumer_block")) => ~\E x \in Txns : BlocksConsumer(x, tx)
+    /\ (t = "B" /\ Producers = "partition" /\ ~Bug("no_producer_block")) => ~\E x \in Txns : BlocksProducer(x, tx)
+    /\ LET k == CHOOSE x \in PartsOf(t, tx) : TRUE
+           c == committed[kqp[tx].src]
+           ok == IF t = "A"
+                 THEN Bug("immediate_no_offset_check") \/ (c = kqp[tx].b /\ kqp[tx].e <= MsgsPerSrc)
+                 ELSE /\ \A d \in kqp[tx].dsts : sup[tx][d].st = "open"
+                      /\ Producers = "none" \/ Bug("no_seqno_check") \/ \A d \in kqp[tx].dsts : SeqNoOk(tx, d)
+           dec == IF ok THEN "commit" ELSE "abort"
+       IN /\ ApplyData(t, k, tx, ok)
+          /\ applied' = [applied EXCEPT ![t][tx] = dec]
+          /\ votes' = [votes EXCEPT ![t][tx] = dec]
+          /\ kqp' = [kqp EXCEPT ![tx].st = "planned", ![tx].results = {t}, ![tx].aborted = ~ok,
+                                ![tx].depth = @ + 1]
+          /\ action' = Act("PqImmediate", t, "txn_id" :> tx @@ "partition" :> k @@ "commit" :> IF ok THEN 1 ELSE 0)
+    /\ UNCHANGED <<clientVars, txIdVars, messageVars, urowVars, metaVars, tabletVars, coordVars, wackedVars,
+                   plainVars, answerVars, orderCheckVars, faultVars>>
 
 \* Every partition applied: EXECUTED. The tablet answers KQP (COMPLETE or ABORTED),
 \* acknowledges the plan step, acknowledges the read sets it received, and drops the
@@ -1078,16 +1264,17 @@ Finished ==
     /\ UNCHANGED vars
 
 Next ==
-    \/ \E w \in Workers, p \in SrcParts : \E e \in 1..MsgsPerSrc : ReadBatch(w, p, e)
+    \/ \E w \in Workers, p \in SrcParts : \E e \in 1..MsgsPerSrc : ReadBatch(w, p, e) \/ ReadOnlyBatch(w, p, e)
+    \/ \E w \in Workers : BeginWrites(w)
     \/ \E w \in Workers, p \in SrcParts : TakeOver(w, p)
-    \/ \E w \in Workers : TxWrite(w) \/ TableWrite(w) \/ Flush(w) \/ CommitTx(w) \/ RollbackTx(w) \/ Hang(w) \/ Resume(w)
+    \/ \E w \in Workers : TxWrite(w) \/ NonTxWrite(w) \/ TableWrite(w) \/ Flush(w) \/ CommitTx(w) \/ RollbackTx(w) \/ Hang(w) \/ Resume(w)
     \/ \E tx \in Txns : KqpResult(tx) \/ CoordPlan(tx) \/ PlanDeadline(tx) \/ PqLockLost(tx) \/ LockLost(tx)
     \/ \E m \in net : PqWrite(m) \/ PqReadSet(m) \/ PqReadSetAck(m) \/ Lose(m)
     \/ \E t \in Tablets :
         \/ PqPlanStep(t)
         \/ TabletRestart(t)
         \/ \E tx \in Txns :
-            \/ PqPropose(t, tx) \/ Expire(t, tx) \/ PqCalc(t, tx) \/ PqExecute(t, tx) \/ PqTxDone(t, tx)
+            \/ PqPropose(t, tx) \/ PqImmediate(t, tx) \/ Expire(t, tx) \/ PqCalc(t, tx) \/ PqExecute(t, tx) \/ PqTxDone(t, tx)
             \/ PqDelete(t, tx)
             \/ \E k \in PartIds : PartitionApply(t, tx, k)
             \/ \E q \in Tablets : PqResendReadSet(t, tx, q)

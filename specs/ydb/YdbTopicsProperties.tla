@@ -15,18 +15,19 @@ EXTENDS YdbTopics
 \* neither Seq(S) nor STRING; its types say the rest.)
 TxStateNames == {"NONE", "PREPARED", "PLANNED", "WAIT_RS", "EXECUTING", "WAIT_RS_ACKS", "DELETED", "EXPIRED"}
 DurableStateNames == {"NONE", "PREPARED", "PLANNED", "WAIT_RS", "EXECUTED", "DELETED", "EXPIRED"}
+AllMessages == Messages \cup AppMessages
 Decisions == {"none", "commit", "abort"}
 Steps == 0..nextStep
 WorkerRecords ==
-    [phase: {"idle", "open", "flushed", "committing"}, tx: 0..MaxTxns, src: 0..NumSrc, b: 0..MsgsPerSrc,
-     e: 0..MsgsPerSrc, sent: 0..MsgsPerSrc, row: BOOLEAN, hung: BOOLEAN, pos: [SrcParts -> -1..MsgsPerSrc]]
+    [phase: {"idle", "open", "flushed", "committing"}, shape: {"copy", "read", "write"}, tx: 0..MaxTxns, src: 0..NumSrc, b: 0..(MsgsPerSrc + MaxTxns * BatchMax),
+     e: 0..(MsgsPerSrc + MaxTxns * BatchMax), sent: 0..MsgsPerSrc + BatchMax, row: BOOLEAN, hung: BOOLEAN, pos: [SrcParts -> -1..MsgsPerSrc]]
 SessionRecords ==
-    [st: {"none", "open", "proposing", "planned", "done"}, w: Workers \cup {""}, src: 0..NumSrc,
-     b: 0..MsgsPerSrc, e: 0..MsgsPerSrc, dsts: SUBSET DstParts, lock: {"alive", "lost"},
+    [st: {"none", "open", "proposing", "planned", "done"}, shape: {"copy", "read", "write"}, w: Workers \cup {""},
+     src: 0..NumSrc, b: 0..(MsgsPerSrc + MaxTxns * BatchMax), e: 0..(MsgsPerSrc + MaxTxns * BatchMax), dsts: SUBSET DstParts, lock: {"alive", "lost"},
      prepared: SUBSET Tablets, refused: BOOLEAN, results: SUBSET Tablets, aborted: BOOLEAN, depth: Nat, pdepth: Nat]
 NetRecords ==
     [type: {"Write", "RS", "RSAck"}, tx: Txns, from: Tablets \cup {""}, to: Tablets, dst: {0} \cup DstParts,
-     m: Messages \cup {Msg(0, 0)}, dec: Decisions, depth: Nat]
+     m: AllMessages, dec: Decisions, depth: Nat]
 SupStates == {"none", "open", "closed", "deleted", "done"}
 DurableRecords == [st: DurableStateNames, step: Steps, dec: Decisions, done: SUBSET PartIds, depth: Nat]
 VolatileRecords ==
@@ -38,15 +39,15 @@ SeqOf(s, S) == \A i \in DOMAIN s : s[i] \in S
 TypeOK ==
     /\ owner \in [SrcParts -> Workers]
     /\ /\ cl \in [Workers -> WorkerRecords]
-       /\ \A w \in Workers : cl[w].phase # "idle" => cl[w].tx \in Txns /\ cl[w].src \in SrcParts
+       /\ \A w \in Workers : cl[w].phase # "idle" => cl[w].tx \in Txns /\ (cl[w].shape # "write" => cl[w].src \in SrcParts)
     /\ kqp \in [Txns -> SessionRecords]
     /\ nextTx \in 1..(MaxTxns + 1)
     /\ net \subseteq NetRecords
     /\ /\ DOMAIN sup = Txns
        /\ \A tx \in Txns : DOMAIN sup[tx] = DstParts
-       /\ \A tx \in Txns, d \in DstParts : sup[tx][d].st \in SupStates /\ SeqOf(sup[tx][d].data, Messages)
+       /\ \A tx \in Txns, d \in DstParts : sup[tx][d].st \in SupStates /\ SeqOf(sup[tx][d].data, AllMessages)
     /\ committed \in [SrcParts -> 0..MsgsPerSrc]
-    /\ DOMAIN target = DstParts /\ \A d \in DstParts : SeqOf(target[d], Messages)
+    /\ DOMAIN target = DstParts /\ \A d \in DstParts : SeqOf(target[d], AllMessages)
     /\ SeqOf(rows, Txns)
     /\ urows \in [Txns -> BOOLEAN]
     /\ meta \in [Tablets -> [PartIds -> Steps \X (0..MaxTxns)]]
@@ -58,7 +59,8 @@ TypeOK ==
     /\ expired \in [Txns -> BOOLEAN]
     /\ applied \in [Tablets -> [Txns -> Decisions]]
     /\ votes \in [Tablets -> [Txns -> Decisions]]
-    /\ wacked \in [Txns -> SUBSET Messages]
+    /\ wacked \in [Txns -> SUBSET AllMessages]
+    /\ plain \subseteq AppMessages
     /\ told \in [Txns -> {"none", "COMMITTED", "ABORTED"}]
     /\ toldDepth \in [Txns -> Nat]
     /\ rangeBad \in BOOLEAN
@@ -84,20 +86,35 @@ OnItsWay(p, o) ==
         /\ applied["B"][tx] # "commit" \/ Dest(p, o) \notin pdur["B"][tx].done
         /\ \E i \in DOMAIN sup[tx][Dest(p, o)].data : sup[tx][Dest(p, o)].data[i] = Msg(p, o)
 
+\* How many read-only transactions consumed message (p, o): A committed their range.
+\* @type: (Int, Int) => Int;
+ReadOnlyCommits(p, o) ==
+    Cardinality({tx \in Txns : /\ kqp[tx].shape = "read" /\ applied["A"][tx] = "commit"
+                               /\ kqp[tx].src = p /\ kqp[tx].b <= o /\ o < kqp[tx].e})
+\* How many times message (p, o) was consumed: copied to B, or committed by a read-only
+\* transaction (which processes its batch outside the topics).
+\* @type: (Int, Int) => Int;
+Consumed(p, o) == Copies(p, o) + ReadOnlyCommits(p, o)
+
 \* INV: ExactlyOnce (the resharding example, as in specs/resharding/)
-\* No message is in topic B twice, and every message below the committed read offset of
-\* topic A is in B (or, mid-commit, in the supportive partition of a transaction whose
-\* commit is decided).
-NoDuplicates == \A p \in SrcParts, o \in Offsets : Copies(p, o) <= 1
-NoLoss == \A p \in SrcParts, o \in Offsets : o < committed[p] => Copies(p, o) >= 1 \/ OnItsWay(p, o)
+\* No message is consumed twice (in topic B twice, or in B and in a read-only
+\* transaction's committed range, or in two of those), no SeqNo of the application's
+\* producer is in B twice (YDB's deduplication: a transaction's write and a write outside
+\* it with the same SeqNo are one message, published once), and every message below the committed read offset of topic A was
+\* consumed (or, mid-commit, is in the supportive partition of a transaction whose commit
+\* is decided).
+NoDuplicates == /\ \A p \in SrcParts, o \in Offsets : Consumed(p, o) <= 1
+                /\ \A o \in AppOffsets : Copies(0, o) <= 1
+NoLoss == \A p \in SrcParts, o \in Offsets : o < committed[p] => Consumed(p, o) >= 1 \/ OnItsWay(p, o)
 ExactlyOnce == NoDuplicates /\ NoLoss
 
 \* INV: OrderPreserved
 \* In every partition of B, the messages of one partition of A appear in their order.
+\* (The application's own messages, of independent transactions, have no order to keep.)
 OrderPreserved ==
     \A d \in DstParts :
         \A i, j \in DOMAIN target[d] :
-            (i < j /\ target[d][i].src = target[d][j].src) => target[d][i].off <= target[d][j].off
+            (i < j /\ target[d][i].src = target[d][j].src /\ target[d][i].src # 0) => target[d][i].off <= target[d][j].off
 
 \* INV: Atomicity
 \* Across A's consumer offset, B's partitions and the table: if some participant committed
@@ -110,13 +127,14 @@ Atomicity ==
         /\ told[tx] = "ABORTED" => \A t \in Tablets : applied[t][tx] # "commit"
 
 \* INV: ReadCommitted
-\* Every message visible in B belongs to a transaction that was planned and whose every
-\* participant's predicate held.
+\* Every message visible in B was written outside any transaction, or belongs to a
+\* transaction that was planned (or committed immediately) and whose every participant's
+\* predicate held.
 ReadCommitted ==
     \A d \in DstParts : \A i \in DOMAIN target[d] :
-        \E tx \in Txns :
+        target[d][i] \in plain \/ \E tx \in Txns :
             /\ target[d][i] \in Batch(tx)
-            /\ plan[tx] # 0
+            /\ plan[tx] # 0 \/ (Immediate(tx) /\ kqp[tx].st \in {"planned", "done"})
             /\ \A t \in Participants(tx) : votes[t][tx] = "commit"
 
 \* INV: OffsetRangeCheck

@@ -19,12 +19,16 @@ streams, so the front binds them together:
   and waits for the first one's ack before the application goes on (``TxWriterAsyncIO.write``:
   the first write is ``write_with_ack``, ``ydb/_topic_writer/topic_writer_asyncio.py``).
 
-So a transaction becomes the engine's at its first write (the read is then the oldest batch the
-worker's reader was sent and no transaction took; ``ReadBatch`` with it, then ``TxWrite``), or at
-``UpdateOffsetsInTransaction`` if that comes first (``ReadBatch`` with exactly the range it names).
-``UpdateOffsetsInTransaction`` after writes must name the range the transaction was bound to. The
-commit needs both: a transaction that wrote but read nothing in the transaction, or read but did
-not write its batch, is outside the model, and the front says so instead of committing it.
+So a transaction becomes the engine's at its first write: the read is then the oldest batch the
+worker's reader was sent and no transaction took (``ReadBatch`` with it, then ``TxWrite``), or,
+when the reader holds no such batch, the transaction only writes (``BeginWrites``: a write-only
+transaction, the engine's shape "write", then ``TxWrite``). Or it becomes the engine's at
+``UpdateOffsetsInTransaction`` if that comes first: the SDK sends it at the commit, so nothing was
+written, and the transaction only reads (``ReadOnlyBatch`` with exactly the range it names: the
+shape "read"). ``UpdateOffsetsInTransaction`` after writes must name the range the transaction
+was bound to. A copy must write every message of its batch and name its range before the commit;
+what else the SDK can send (a transaction that wrote part of its batch) is outside the model, and
+the front says so instead of committing it.
 """
 
 from __future__ import annotations
@@ -238,8 +242,11 @@ class Front:
             return
         e, w = self.engine, tx.worker
         c = e.cl[w]
+        shape = e.kqp[tx.engine_tx].shape
         problem = ""
-        if not tx.offsets_named:
+        if shape != "copy":
+            pass  # read-only: its range was named; write-only: it wrote at least once (its binding)
+        elif not tx.offsets_named:
             problem = (f"transaction {tid} wrote to {TARGET!r} but read nothing of {SOURCE!r} in the transaction "
                        "(no UpdateOffsetsInTransaction): the engine's transaction reads a batch and writes it")
         elif c.sent != c.e - c.b:
@@ -348,7 +355,8 @@ class Front:
         for ev in self.events[self._seen:]:
             if isinstance(ev.get("txn_id"), int):
                 self.live.add(ev["txn_id"])
-            if ev["action"] == "PartitionCommit" and ev.get("tablet") == TARGET:
+            published = ev["action"] == "PartitionCommit" or (ev["action"] == "PqImmediate" and ev.get("decision") == "commit")
+            if published and ev.get("tablet") == TARGET:
                 tx = self.by_engine_tx[ev["txn_id"]]
                 d = ev["partition"]
                 self.b_log[d].extend(Stored(data, producer, seq) for dd, data, producer, seq in tx.data if dd == d)
@@ -359,7 +367,9 @@ class Front:
 
     # --- binding a transaction to the engine's ReadBatch ---
 
-    def _bind(self, tx: Tx, w: str, p: int, e: int) -> None:
+    def _bind(self, tx: Tx, w: str, p: int, e: int, step: str = "ReadBatch") -> None:
+        """Bind ``tx`` to the engine's transaction that ``step`` begins: ReadBatch or ReadOnlyBatch
+        of [read_begin, e) of partition p by worker w, or BeginWrites by w (p and e unused)."""
         eng = self.engine
         if eng.next_tx > self.k.max_txns:
             raise self.refuse("OVERLOADED", f"the engine's {self.k.max_txns} transactions (MaxTxns) are used up: "
@@ -367,7 +377,7 @@ class Front:
         c = eng.cl[w]
         if c.phase != "idle":
             raise self.refuse("PRECONDITION_FAILED", f"worker {w} (the reader) is in another transaction ({c.tx}) of the engine")
-        self._step("ReadBatch", (w, p, e))
+        self._step(step, w if step == "BeginWrites" else (w, p, e))
         tx.engine_tx, tx.worker, tx.partition = eng.cl[w].tx, w, p
         tx.b, tx.e = eng.cl[w].b, eng.cl[w].e
         self.by_engine_tx[tx.engine_tx] = tx
@@ -384,20 +394,29 @@ class Front:
         if not tx.engine_tx:
             cands = [(w, r) for w in self.k.workers if (r := self._worker_reader(w)) is not None and r.delivered
                      and self.engine.cl[w].phase == "idle"]
-            if len(cands) != 1:
-                raise self.refuse("PRECONDITION_FAILED", "a transaction of the engine writes the batch it read: read a batch of "
-                                  f"{SOURCE!r} with receive_batch_with_tx(tx, ...) before writing"
-                                  + (" (several readers could have read it)" if cands else ""))
-            w, r = cands[0]
-            p, b, e = r.delivered[0]
-            if b != self.engine.read_begin(w, p):
-                raise self.refuse("PRECONDITION_FAILED", f"the batch [{b}, {e}) sent to the reader does not start where the "
-                                  f"engine's reader reads ({self.engine.read_begin(w, p)})")
-            self._bind(tx, w, p, e)
-            r.delivered.pop(0)
+            if len(cands) > 1:
+                raise self.refuse("PRECONDITION_FAILED", "a transaction of the engine writes the batch it read: several "
+                                  "readers could have read it")
+            if not cands:
+                # no batch waits to be written: a write-only transaction (the engine's BeginWrites)
+                idle = [w for w in self.k.workers if self.engine.cl[w].phase == "idle"]
+                if not idle:
+                    raise self.refuse("PRECONDITION_FAILED", "every worker of the engine is in another transaction")
+                self._bind(tx, idle[0], 0, 0, "BeginWrites")
+            else:
+                w, r = cands[0]
+                p, b, e = r.delivered[0]
+                if b != self.engine.read_begin(w, p):
+                    raise self.refuse("PRECONDITION_FAILED", f"the batch [{b}, {e}) sent to the reader does not start where "
+                                      f"the engine's reader reads ({self.engine.read_begin(w, p)})")
+                self._bind(tx, w, p, e)
+                r.delivered.pop(0)
         w = tx.worker
         if not ACTION["TxWrite"].enabled(self.engine, w):
             c = self.engine.cl[w]
+            if c.shape == "write":
+                raise self.refuse("BAD_REQUEST", f"transaction {tid} wrote {c.sent} message(s): a write-only transaction of "
+                                  f"the engine writes at most {self.k.batch_max} (BatchMax)")
             raise self.refuse("BAD_REQUEST", f"transaction {tid} read {c.e - c.b} message(s) and writes them: a write "
                               "beyond them is outside the engine's model")
         d = self.engine.k.dest(self.engine.cl[w].src, self.engine.cl[w].b + self.engine.cl[w].sent)
@@ -424,6 +443,9 @@ class Front:
             raise self.refuse("BAD_REQUEST", f"offset ranges {ranges} are not one interval")
         b, e = ranges[0][0], ranges[-1][1]
         if tx.engine_tx:
+            if self.engine.kqp[tx.engine_tx].shape == "write":
+                raise self.refuse("BAD_REQUEST", f"transaction {tid} wrote before any batch of {SOURCE!r} was read, so the "
+                                  "engine took it as write-only: read the batch first, then write it")
             if (p, b, e) != (tx.partition, tx.b, tx.e) or tx.offsets_named:
                 raise self.refuse("BAD_REQUEST", f"the transaction was bound to the read [{tx.b}, {tx.e}) of partition "
                                   f"{tx.partition - 1} at its first write, not [{b}, {e}) of partition {wire_partition}: "
@@ -435,10 +457,11 @@ class Front:
             raise self.refuse("BAD_REQUEST", f"partition {wire_partition} of {SOURCE!r} does not exist")
         w = self.engine.owner[p]
         begin = self.engine.read_begin(w, p)
-        if b != begin or not ACTION["ReadBatch"].enabled(self.engine, (w, p, e)):
+        if b != begin or not ACTION["ReadOnlyBatch"].enabled(self.engine, (w, p, e)):
             raise self.refuse("BAD_REQUEST", f"the read [{b}, {e}) of partition {wire_partition} is not the engine's next read "
                               f"there: from {begin}, at most {self.k.batch_max} messages (BatchMax)")
-        self._bind(tx, w, p, e)
+        # the SDK names its offsets at the commit, after its writes: nothing written, a read-only transaction
+        self._bind(tx, w, p, e, "ReadOnlyBatch")
         tx.offsets_named = True
         r = self._worker_reader(w)
         if r is not None:  # the batches sent up to e are taken

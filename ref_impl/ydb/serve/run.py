@@ -47,8 +47,8 @@ class Options:
             raise ProtocolInputError(f"--port: {self.port} is not a TCP port (0 takes a free one)")
         f = self.faults  # each fault step's budget: as many as its switches
         return Constants(workers=("w1",), num_src=1, num_dst=1, msgs_per_src=self.messages, batch_max=self.batch,
-                         max_txns=self.txns, rollbacks=True, version=self.version, bugs=self.bugs,
-                         max_restarts=f.budget("TabletRestart"), max_deadlines=f.budget("PlanDeadline"),
+                         max_txns=self.txns, rollbacks=True, shapes=("copy", "read", "write"), version=self.version,
+                         bugs=self.bugs, max_restarts=f.budget("TabletRestart"), max_deadlines=f.budget("PlanDeadline"),
                          max_lock_losses=f.budget("LockLost"))
 
 
