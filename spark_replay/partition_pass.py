@@ -1,4 +1,4 @@
-"""The partition pass: one shuffle, then each partition's log checked in one pandas pass.
+"""The partition pass: one shuffle, then each partition's log checked in one pass over Arrow.
 
 Most replay checks look at one partition's log in offset order: P1 (sequences), P2 (producer
 epochs), P3 (coordinator epochs), P5's open runs, P6 (the aborted-transaction index) and C1
@@ -6,8 +6,8 @@ epochs), P3 (coordinator epochs), P5's open runs, P6 (the aborted-transaction in
 windows and joins (``--plan windows``, spark_replay/checks/log.py), each check pays its own shuffle
 and sort, and a sort of every entry costs far more than the data's scan. Here the entries, the
 read_committed reads and the .txnindex rows of each (trace, topic, partition) go through one
-shuffle together (``groupBy(...).applyInPandas``), and one function computes everything those
-checks need from each partition's rows with numpy and pandas:
+shuffle together (``groupBy(...).applyInArrow``), and one function (spark_replay/arrow_pass.py)
+computes everything those checks need from each partition's rows with NumPy on whole columns:
 
 - ``violation`` rows: the violations of P1, P2, P3, P6 and C1, in the columns of
   ``checks.VIOLATION_COLUMNS``, each with the same kind and detail as the windows plan;
@@ -20,8 +20,8 @@ checks need from each partition's rows with numpy and pandas:
 - ``part`` rows: per partition, whether it has ABORT markers and whether its .txnindex was read.
 
 The output is a few rows per (partition, producer), cached once per replay; the checks read it
-instead of the entries. The cost is memory: a partition's rows are one pandas frame in one
-executor. ``--plan windows`` has no such limit (Spark's windows spill to disk) and is the
+instead of the entries. The cost is memory: a partition's rows are one Arrow table in one
+executor's Python worker. ``--plan windows`` has no such limit (Spark's windows spill to disk) and is the
 differential oracle of this plan in the tests.
 
 The semantics are those of checks.Derived (the spec's ``CloserOf`` / ``Fate``,
@@ -58,7 +58,7 @@ VIOLATION_COLUMNS = (
 
 KEY = ("trace_id", "topic", "partition", "producer_id")
 
-# --- the per-partition sweeps the windows plan shares (checks.py) -----------------------------------
+# --- the per-partition sweeps both plans share ------------------------------------------------------
 
 
 def index_sweep(pdf: pd.DataFrame) -> pd.DataFrame:
