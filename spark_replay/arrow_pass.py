@@ -20,7 +20,7 @@ by row.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -28,14 +28,19 @@ import pyarrow.compute as pc
 
 from spark_replay.partition_pass import (
     OUTPUT_COLUMNS,
+    OUTPUT_SCHEMA,
     SEQ_MOD,
     Fetches,
     Log,
     c1_frame,
     index_violations,
+    pass_input,
     sweep_arrays,
     sweep_partition,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame
 
 _TYPES = {
     "partition": pa.int32(),
@@ -50,6 +55,11 @@ _TYPES = {
 SCHEMA = pa.schema([(c, _TYPES.get(c, pa.string())) for c in OUTPUT_COLUMNS])
 # epochs and groups packed in one int64 for segmented running maxima: group * _SPAN + value
 _SPAN = 2**34
+
+
+def run_pass(t: Any, with_reads: bool, with_index: bool) -> DataFrame:
+    """The pass's output rows (partition_pass.OUTPUT_SCHEMA) for the tables ``t``; not cached here."""
+    return pass_input(t, with_reads, with_index).groupBy("trace_id", "topic", "partition").applyInArrow(check_partition, OUTPUT_SCHEMA)
 
 
 def _f64(col: Any) -> np.ndarray:
@@ -287,4 +297,4 @@ def _c1_arrays(ent: pa.Table, reads: pa.Table) -> list[dict[str, Any]] | None:
     )
 
 
-__all__ = ["SCHEMA", "check_partition"]
+__all__ = ["SCHEMA", "check_partition", "run_pass"]

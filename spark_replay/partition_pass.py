@@ -388,13 +388,6 @@ def pass_input(t: Any, with_reads: bool, with_index: bool) -> DataFrame:
     return frame
 
 
-def run_pass(t: Any, with_reads: bool, with_index: bool) -> DataFrame:
-    """The pass's output rows (OUTPUT_SCHEMA) for the tables ``t``; not cached here."""
-    from spark_replay.arrow_pass import check_partition
-
-    return pass_input(t, with_reads, with_index).groupBy("trace_id", "topic", "partition").applyInArrow(check_partition, OUTPUT_SCHEMA)
-
-
 # --- one partition -------------------------------------------------------------------------------
 
 
@@ -497,7 +490,6 @@ __all__ = [
     "c1_frame",
     "index_violations",
     "pass_input",
-    "run_pass",
     "sweep_arrays",
     "sweep_partition",
 ]

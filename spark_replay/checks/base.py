@@ -77,7 +77,7 @@ class Derived:
     def pass_rows(self) -> DataFrame:
         """The partition pass's rows (partition_pass.OUTPUT_SCHEMA), computed once and cached."""
         if self._pass is None:
-            from spark_replay.partition_pass import run_pass
+            from spark_replay.arrow_pass import run_pass
 
             t = self.t
             self._pass = run_pass(t, with_reads=t.counts.get("reads", 0) > 0, with_index=t.counts.get("aborted_index", 0) > 0).cache()
