@@ -32,13 +32,13 @@ def add_parsers(sub: Any) -> None:
         "--input-format", default=None, metavar="F", help="the inputs' format (default: recognised per file): staged, trace, segment, dump-log, jepsen"
     )
     rep.add_argument("--master", default=None, metavar="URL", help="Spark master, e.g. spark://127.0.0.1:7077 (default: local[*], or what spark-submit set)")
-    rep.add_argument("--checks", default="", metavar="IDS", help="run only these checks, e.g. P1,P4,C1")
+    rep.add_argument("--checks", default="", metavar="IDS", help="run only these checks, e.g. P1,P4,C1 (C5, dependency cycles, runs only when named)")
     rep.add_argument(
         "--plan",
         choices=("pass", "windows"),
         default="pass",
-        help="how the checks of each partition's log run: pass (default: one shuffle, then each partition's log in one pandas "
-        "pass, which must fit an executor's memory) or windows (Spark windows and joins per check: slower, no such limit)",
+        help="how the checks of each partition's log run: pass (default: one shuffle, then each partition's log in one pass "
+        "over Arrow, which must fit an executor's memory) or windows (Spark windows and joins per check: slower, no such limit)",
     )
     rep.add_argument("--json", action="store_true", help="print the report as JSON on stdout (progress stays on stderr)")
     rep.add_argument(

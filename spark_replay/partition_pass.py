@@ -1,4 +1,4 @@
-"""The partition pass: one shuffle, then each partition's log checked in one pandas pass.
+"""The partition pass: one shuffle, then each partition's log checked in one pass over Arrow.
 
 Most replay checks look at one partition's log in offset order: P1 (sequences), P2 (producer
 epochs), P3 (coordinator epochs), P5's open runs, P6 (the aborted-transaction index) and C1
@@ -6,8 +6,8 @@ epochs), P3 (coordinator epochs), P5's open runs, P6 (the aborted-transaction in
 windows and joins (``--plan windows``, spark_replay/checks/log.py), each check pays its own shuffle
 and sort, and a sort of every entry costs far more than the data's scan. Here the entries, the
 read_committed reads and the .txnindex rows of each (trace, topic, partition) go through one
-shuffle together (``groupBy(...).applyInPandas``), and one function computes everything those
-checks need from each partition's rows with numpy and pandas:
+shuffle together (``groupBy(...).applyInArrow``), and one function (spark_replay/arrow_pass.py)
+computes everything those checks need from each partition's rows with NumPy on whole columns:
 
 - ``violation`` rows: the violations of P1, P2, P3, P6 and C1, in the columns of
   ``checks.VIOLATION_COLUMNS``, each with the same kind and detail as the windows plan;
@@ -20,8 +20,8 @@ checks need from each partition's rows with numpy and pandas:
 - ``part`` rows: per partition, whether it has ABORT markers and whether its .txnindex was read.
 
 The output is a few rows per (partition, producer), cached once per replay; the checks read it
-instead of the entries. The cost is memory: a partition's rows are one pandas frame in one
-executor. ``--plan windows`` has no such limit (Spark's windows spill to disk) and is the
+instead of the entries. The cost is memory: a partition's rows are one Arrow table in one
+executor's Python worker. ``--plan windows`` has no such limit (Spark's windows spill to disk) and is the
 differential oracle of this plan in the tests.
 
 The semantics are those of checks.Derived (the spec's ``CloserOf`` / ``Fate``,
@@ -35,7 +35,10 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
     import pandas as pd
     from pyspark.sql import DataFrame
 
@@ -55,7 +58,7 @@ VIOLATION_COLUMNS = (
 
 KEY = ("trace_id", "topic", "partition", "producer_id")
 
-# --- the per-partition sweeps the windows plan shares (checks.py) -----------------------------------
+# --- the per-partition sweeps both plans share ------------------------------------------------------
 
 
 def index_sweep(pdf: pd.DataFrame) -> pd.DataFrame:
@@ -82,11 +85,7 @@ _SWEEP_COLUMNS = ["trace_id", "topic", "partition", "event", "offset", "kind", "
 
 
 def _sweep_vectorised(pdf: pd.DataFrame) -> pd.DataFrame | None:
-    """sweep_partition on whole arrays, for a log whose offsets grow with its events (each
-    offset once, every marker COMMIT or ABORT, every entry with its producer): None otherwise, and
-    the loop decides. The same rows as the loop: a fetch sees the entries of its event and before;
-    a batch is open from its append until its producer's next marker, which gives its fate; the
-    LSO is the smallest open offset, else the log end."""
+    """sweep_partition on whole arrays (sweep_arrays), or None when the loop must decide."""
     import numpy as np
     import pandas as pd
 
@@ -95,21 +94,83 @@ def _sweep_vectorised(pdf: pd.DataFrame) -> pd.DataFrame | None:
     ent, rd = pdf[is_entry], pdf[~is_entry]
     if ent["offset"].isna().any() or ent["producer_id"].isna().any() or ent["event"].isna().any():
         return None
-    e_off = ent["offset"].to_numpy(dtype=np.int64)
-    e_ev = ent["event"].to_numpy(dtype=np.int64)
+    last = rd[rd["kind_order"] == 2]
+    f_ev = last["event"].to_numpy(dtype=np.int64)
+    got = rd[rd["offset"].notna() & rd["event"].isin(f_ev)]
+    control = ent["control"].to_numpy(dtype=object)
+    ctrl = ent["is_control"].eq(True).to_numpy()
+    if not bool(np.isin(control[ctrl], ["COMMIT", "ABORT"]).all()):
+        return None
+    found = sweep_arrays(
+        Log(
+            event=ent["event"].to_numpy(dtype=np.int64),
+            offset=ent["offset"].to_numpy(dtype=np.int64),
+            producer=ent["producer_id"].to_numpy(dtype=np.int64),
+            control=ctrl,
+            txn=ent["is_txn"].eq(True).to_numpy(),
+            commit=ctrl & (control == "COMMIT"),
+        ),
+        Fetches(
+            event=f_ev,
+            start=last["from_offset"].to_numpy(dtype=np.float64),
+            end=last["to_offset"].to_numpy(dtype=np.float64),
+            lso=last["lso"].to_numpy(dtype=np.float64),
+            got_event=got["event"].to_numpy(dtype=np.int64),
+            got_offset=got["offset"].to_numpy(dtype=np.int64),
+        ),
+    )
+    if found is None:
+        return None
+    meta = last[["trace_id", "topic", "partition"]].to_numpy(dtype=object)
+    where = {"trace_id": meta[0][0], "topic": meta[0][1], "partition": int(meta[0][2])} if len(meta) else {}
+    return pd.DataFrame([{**where, **r} for r in found], columns=_SWEEP_COLUMNS)
+
+
+@attrs.frozen
+class Log:
+    """One partition's log, one row per offset (a batch of several records gives one row each, all
+    of its event), in event order: the event of its append, its offset, its producer, whether it is
+    a marker, transactional data, a COMMIT marker."""
+
+    event: np.ndarray
+    offset: np.ndarray
+    producer: np.ndarray
+    control: np.ndarray
+    txn: np.ndarray
+    commit: np.ndarray
+
+
+@attrs.frozen
+class Fetches:
+    """One partition's read_committed fetches, one row per fetch in event order (events unique):
+    where it started, where a partial answer ended and the LSO it reported (float, NaN: not said),
+    and each record it returned (``got_*``: one row per (event, offset), duplicates allowed)."""
+
+    event: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    lso: np.ndarray
+    got_event: np.ndarray
+    got_offset: np.ndarray
+
+
+def sweep_arrays(log: Log, fetches: Fetches) -> list[dict[str, Any]] | None:
+    """C1 on whole arrays, for a log whose offsets grow with its events (each offset once, every
+    entry with its producer): the violations (event, offset, kind, detail), or None when the loop
+    (sweep_partition) must decide. The same rows as the loop: a fetch sees the entries of its event
+    and before; a batch is open from its append until its producer's next marker, which gives its
+    fate; the LSO is the smallest open offset, else the log end."""
+    import numpy as np
+
+    e_off, e_ev, ctrl, commit_marker = log.offset, log.event, log.control, log.commit
     n = len(e_off)
     if n == 0:
         return None
     if n > 1 and not bool((np.diff(e_off) > 0).all()):
         return None
-    ctrl = ent["is_control"].eq(True).to_numpy()
-    txn = ent["is_txn"].eq(True).to_numpy() & ~ctrl
-    control = ent["control"].to_numpy(dtype=object)
-    if not bool(np.isin(control[ctrl], ["COMMIT", "ABORT"]).all()):
-        return None
-    commit_marker = ctrl & (control == "COMMIT")
+    txn = log.txn & ~ctrl
     # each transactional batch's closer: its producer's next marker in event order
-    pid = ent["producer_id"].to_numpy(dtype=np.int64)
+    pid = log.producer
     by_pid = np.lexsort((np.arange(n), pid))
     pos = np.arange(n)
     nxt = np.minimum.accumulate(np.where(ctrl[by_pid], pos, n)[::-1])[::-1]
@@ -122,10 +183,9 @@ def _sweep_vectorised(pdf: pd.DataFrame) -> pd.DataFrame | None:
     committed = ~ctrl & (~txn | ((closer >= 0) & commit_marker[np.maximum(closer, 0)]))
     aborted = txn & (closer >= 0) & ~commit_marker[np.maximum(closer, 0)]
 
-    last = rd[rd["kind_order"] == 2]
-    if last.empty:
-        return pd.DataFrame([], columns=_SWEEP_COLUMNS)
-    f_ev = last["event"].to_numpy(dtype=np.int64)
+    f_ev = fetches.event
+    if len(f_ev) == 0:
+        return []
     # the log end and the LSO each fetch saw
     k_all = np.searchsorted(e_ev, f_ev, "right")
     log_end = np.where(k_all > 0, e_off[np.maximum(k_all - 1, 0)] + 1, 0)
@@ -135,16 +195,14 @@ def _sweep_vectorised(pdf: pd.DataFrame) -> pd.DataFrame | None:
     k_data = np.searchsorted(d_ev, f_ev, "right")
     first_open = np.searchsorted(pm, f_ev, "right")
     lso = np.where(first_open < k_data, d_off[np.minimum(first_open, max(len(data) - 1, 0))] if len(data) else 0, log_end)
-    frm = last["from_offset"].to_numpy(dtype=np.float64)
-    frm = np.where(np.isnan(frm), 0, frm).astype(np.int64)
+    frm = np.where(np.isnan(fetches.start), 0, fetches.start).astype(np.int64)
     # the end of what each fetch answered: the LSO, or where a partial answer ended
-    to = last["to_offset"].to_numpy(dtype=np.float64)
+    to = fetches.end
     upto = np.where(np.isnan(to), lso, np.minimum(lso, np.where(np.isnan(to), 0, to).astype(np.int64)))
-    reported = last["lso"].to_numpy(dtype=np.float64)
+    reported = fetches.lso
 
     # what each fetch returned (a set per fetch), judged in the log as it was
-    got = rd[rd["offset"].notna() & rd["event"].isin(f_ev)]
-    g = np.unique(np.stack([got["event"].to_numpy(dtype=np.int64), got["offset"].to_numpy(dtype=np.int64)], axis=1).reshape(-1, 2), axis=0)
+    g = np.unique(np.stack([fetches.got_event, fetches.got_offset], axis=1).reshape(-1, 2), axis=0)
     g_ev, g_off = g[:, 0], g[:, 1]
     idx = np.minimum(np.searchsorted(e_off, g_off), n - 1)
     present = (e_off[idx] == g_off) & ~ctrl[idx] & (e_ev[idx] <= g_ev)
@@ -159,14 +217,13 @@ def _sweep_vectorised(pdf: pd.DataFrame) -> pd.DataFrame | None:
     skipped = should - returned
 
     rows: list[dict[str, Any]] = []
-    meta = last[["trace_id", "topic", "partition"]].to_numpy(dtype=object)
     bad_reads = np.flatnonzero(~ok)
     bad_by_fetch: dict[int, list[int]] = {}
     for b in bad_reads.tolist():
         bad_by_fetch.setdefault(int(fi[b]), []).append(b)
     wrong = np.flatnonzero(~np.isnan(reported) & (reported != lso))
     for i in sorted(set(wrong.tolist()) | set(bad_by_fetch) | set(np.flatnonzero(skipped > 0).tolist())):
-        base = {"trace_id": meta[i][0], "topic": meta[i][1], "partition": int(meta[i][2]), "event": int(f_ev[i])}
+        base = {"event": int(f_ev[i])}
         lso_i = int(lso[i])
         if not np.isnan(reported[i]) and int(reported[i]) != lso_i:
             rows.append({**base, "offset": None, "kind": "WRONG_LSO", "detail": f"the fetch reported LSO {int(reported[i])}; the log's was {lso_i}"})
@@ -188,7 +245,7 @@ def _sweep_vectorised(pdf: pd.DataFrame) -> pd.DataFrame | None:
                     "detail": f"committed offset {o} below the LSO {lso_i} was not returned ({int(skipped[i])} such)",
                 }
             )
-    return pd.DataFrame(rows, columns=_SWEEP_COLUMNS)
+    return rows
 
 
 def sweep_partition(pdf: pd.DataFrame) -> pd.DataFrame:
@@ -331,11 +388,6 @@ def pass_input(t: Any, with_reads: bool, with_index: bool) -> DataFrame:
     return frame
 
 
-def run_pass(t: Any, with_reads: bool, with_index: bool) -> DataFrame:
-    """The pass's output rows (OUTPUT_SCHEMA) for the tables ``t``; not cached here."""
-    return pass_input(t, with_reads, with_index).groupBy("trace_id", "topic", "partition").applyInPandas(check_partition, OUTPUT_SCHEMA)
-
-
 # --- one partition -------------------------------------------------------------------------------
 
 
@@ -343,129 +395,7 @@ def _int(v: Any) -> Any:
     return None if v is None or v != v else int(v)
 
 
-def check_partition(pdf: pd.DataFrame) -> pd.DataFrame:
-    """Everything the pass emits for one (trace, topic, partition): see the module's docstring."""
-    import pandas as pd
-
-    trace_id, topic, partition = pdf["trace_id"].iat[0], pdf["topic"].iat[0], int(pdf["partition"].iat[0])
-    where = {"trace_id": trace_id, "topic": topic, "partition": partition}
-    rows: list[dict[str, Any]] = []
-    frames: list[pd.DataFrame] = []
-    kind_of = pdf["row"].to_numpy(dtype=object)
-    entries = pdf[kind_of == "entry"]
-    reads = pdf[kind_of == "read"]
-    index = pdf[kind_of == "index"]
-    idem = entries[entries["producer_id"].notna() & (entries["producer_id"] >= 0)]
-    if len(idem):
-        _producers(idem, where, rows, frames)
-    if len(index):
-        _index(idem, index, where, rows)
-    if len(reads):
-        c1 = sweep_partition(_c1_frame(entries, reads))
-        if len(c1):
-            frames.append(c1.assign(rec="violation", check="C1"))
-    has_abort = bool((idem["is_control"].eq(True) & idem["control"].eq("ABORT")).any()) if len(idem) else False
-    rows.append({"rec": "part", **where, "has_abort": has_abort, "has_index": bool(len(index))})
-    out = pd.concat([pd.DataFrame(rows, columns=list(OUTPUT_COLUMNS)), *(f.reindex(columns=list(OUTPUT_COLUMNS)) for f in frames)], ignore_index=True)
-    for col in ("partition", "epoch"):
-        out[col] = out[col].astype("Int32")
-    for col in ("producer_id", "offset", "event", "ts_ms", "n_epochs"):
-        out[col] = out[col].astype("Int64")
-    for col in ("has_data", "has_txn", "has_markers", "has_abort", "has_index"):
-        out[col] = out[col].astype("boolean")
-    for col in ("rec", "check", "kind", "trace_id", "topic", "txn_id", "detail"):
-        # a column whose values are all missing comes out of concat as float64 NaN, which Spark's
-        # Arrow conversion to a string column turns into a ChunkedArray it then cannot batch
-        col_values = out[col].astype(object)
-        out[col] = col_values.where(col_values.notna(), None)
-    return out
-
-
-def _producers(idem: pd.DataFrame, where: dict[str, Any], rows: list[dict[str, Any]], frames: list[pd.DataFrame]) -> None:
-    """P1, P2, P3 (into ``rows``), the markers, the open runs and the key rows (into ``frames``) of one
-    partition's idempotent entries."""
-    import numpy as np
-    import pandas as pd
-
-    e = idem.sort_values(["producer_id", "base_offset"], kind="stable").reset_index(drop=True)
-    n = len(e)
-    pid = e["producer_id"].to_numpy(dtype=np.int64)
-    off = e["base_offset"].to_numpy(dtype=np.int64)
-    ctrl = e["is_control"].eq(True).to_numpy()
-    txn = e["is_txn"].eq(True).to_numpy()
-    epoch = e["producer_epoch"].to_numpy(dtype=np.float64)
-    event = e["event"].to_numpy(dtype=np.float64)
-    ts = e["ts_ms"].to_numpy(dtype=np.float64)
-    control = e["control"].to_numpy(dtype=object)
-    txn_id = e["txn_id"].to_numpy(dtype=object)
-    coord = e["coord_epoch"].to_numpy(dtype=np.float64)
-    by = e.groupby("producer_id", sort=False)
-
-    def at(i: int, **fields: Any) -> dict[str, Any]:
-        return {**where, "producer_id": int(pid[i]), "offset": int(off[i]), "event": _int(event[i]), "ts_ms": _int(ts[i]), "txn_id": txn_id[i]} | fields
-
-    # P2: data of an epoch below one seen before it (incl. markers) on (partition, producer)
-    max_before = by["producer_epoch"].cummax().groupby(e["producer_id"], sort=False).shift(1).to_numpy(dtype=np.float64)
-    for i in np.flatnonzero(~ctrl & (epoch < max_before)).tolist():
-        rows.append(
-            {"rec": "violation", "check": "P2", **at(i), "kind": "STALE_EPOCH_DATA",
-             "detail": f"data of epoch {int(epoch[i])} appended after epoch {int(max_before[i])} was seen"}
-        )
-    # P3: a marker whose coordinator epoch is below the last one before it
-    prev_coord = by["coord_epoch"].ffill().groupby(e["producer_id"], sort=False).shift(1).to_numpy(dtype=np.float64)
-    for i in np.flatnonzero(ctrl & (coord < prev_coord)).tolist():
-        rows.append(
-            {"rec": "violation", "check": "P3", **at(i), "kind": "COORDINATOR_EPOCH_BACK",
-             "detail": f"marker of coordinator epoch {int(coord[i])} after one of {int(prev_coord[i])}"}
-        )
-    # P1: per (partition, producer, epoch), each data batch's first sequence follows the last one's
-    seq = e[~ctrl & (e["base_seq"] >= 0)]
-    if len(seq):
-        prev_last = seq.groupby(["producer_id", "producer_epoch"], sort=False)["last_seq"].shift(1).to_numpy(dtype=np.float64)
-        base = seq["base_seq"].to_numpy(dtype=np.int64)
-        expected = np.where(np.isnan(prev_last), 0, prev_last + 1).astype(np.int64) % SEQ_MOD
-        idx = seq.index.to_numpy()
-        for j in np.flatnonzero(~np.isnan(prev_last) & (base != expected)).tolist():
-            i = int(idx[j])
-            rows.append(
-                {"rec": "violation", "check": "P1", **at(i), "kind": "DUPLICATE" if base[j] <= prev_last[j] else "GAP",
-                 "detail": f"epoch {int(epoch[i])}: sequence {int(base[j])} follows {int(prev_last[j])} (expected {int(expected[j])})"}
-            )
-    # each data batch's closer: the next marker of its producer (the end of its run), or none (-1)
-    pos = np.arange(n)
-    nxt = np.minimum.accumulate(np.where(ctrl, pos, n)[::-1])[::-1]
-    safe = np.minimum(nxt, n - 1)
-    closer = np.where((nxt < n) & (pid[safe] == pid), nxt, -1)
-    # P2: a marker of an epoch below the data it closes, one violation per marker naming the
-    # highest epoch of that data
-    low = np.flatnonzero(~ctrl & (closer >= 0))
-    low = low[epoch[closer[low]] < epoch[low]]
-    above: dict[int, list[int]] = {}
-    for i in low.tolist():
-        above.setdefault(int(closer[i]), []).append(i)
-    for m, data_rows in sorted(above.items()):
-        names = [x for x in txn_id[data_rows] if x is not None and x == x]
-        rows.append(
-            {"rec": "violation", "check": "P2", **at(m, txn_id=max(names) if names else None), "kind": "MARKER_EPOCH_BELOW_DATA",
-             "detail": f"{control[m]} marker of epoch {int(epoch[m])} closes data of epoch {int(epoch[data_rows].max())}"}
-        )
-    # the markers, and per producer where its data with no closing marker begins (P5) and what the
-    # entity counts need: whole columns at once (a partition has as many markers as transactions)
-    frames.append(e.loc[ctrl, ["producer_id", "base_offset", "event", "ts_ms", "txn_id", "control", "producer_epoch"]].rename(
-        columns={"base_offset": "offset", "control": "kind", "producer_epoch": "epoch"}).assign(rec="marker", **where))
-    open_ = ~ctrl & txn & (closer < 0)
-    if open_.any():
-        first = e.loc[open_].groupby("producer_id", sort=False).agg(
-            offset=("base_offset", "min"), event=("event", "min"), ts_ms=("ts_ms", "min"), txn_id=("txn_id", "first"))
-        frames.append(first.reset_index().assign(rec="open", **where))
-    data = ~ctrl
-    flags = pd.DataFrame({"producer_id": pid, "data_epoch": np.where(data, epoch, np.nan), "has_data": data, "has_txn": data & txn, "has_markers": ctrl})
-    keys = flags.groupby("producer_id", sort=False).agg(
-        n_epochs=("data_epoch", "nunique"), has_data=("has_data", "any"), has_txn=("has_txn", "any"), has_markers=("has_markers", "any"))
-    frames.append(keys.reset_index().assign(rec="key", **where))
-
-
-def _index(idem: pd.DataFrame, index: pd.DataFrame, where: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+def index_violations(idem: pd.DataFrame, index: pd.DataFrame, where: dict[str, Any], rows: list[dict[str, Any]]) -> None:
     """P6: the .txnindex entries Kafka must have written for this partition's ABORT markers, against
     those it did."""
     swept = index_sweep(idem).itertuples(index=False) if len(idem) else iter(())
@@ -495,7 +425,7 @@ def _index(idem: pd.DataFrame, index: pd.DataFrame, where: dict[str, Any], rows:
         )
 
 
-def _c1_frame(entries: pd.DataFrame, reads: pd.DataFrame) -> pd.DataFrame:
+def c1_frame(entries: pd.DataFrame, reads: pd.DataFrame) -> pd.DataFrame:
     """The partition's log and its read_committed fetches, as checks.sweep_partition reads them:
     one entry row per offset (a data batch of several records gives one row per record, all of its
     event), each fetch's rows in offset order (an empty fetch's row first), its last row of kind 2."""
@@ -551,4 +481,15 @@ def _c1_frame(entries: pd.DataFrame, reads: pd.DataFrame) -> pd.DataFrame:
         return pd.concat([e, rd], ignore_index=True)
 
 
-__all__ = ["KEY", "OUTPUT_COLUMNS", "OUTPUT_SCHEMA", "check_partition", "pass_input", "run_pass"]
+__all__ = [
+    "KEY",
+    "OUTPUT_COLUMNS",
+    "OUTPUT_SCHEMA",
+    "Fetches",
+    "Log",
+    "c1_frame",
+    "index_violations",
+    "pass_input",
+    "sweep_arrays",
+    "sweep_partition",
+]

@@ -93,6 +93,7 @@ LOCAL_SPARK_MODULES = {
     "tests/test_replay_generate.py",
     "tests/test_replay_jepsen.py",
     "tests/test_replay_plans.py",
+    "tests/test_replay_cycles.py",
     "tests/test_probe_checks.py",
     "tests/test_probe_kafka.py",
     "tests/test_replay_real_kafka.py",

@@ -18,6 +18,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 import spark_replay.partition_pass as partition_pass
+from spark_replay.checks import VIOLATION_COLUMNS
 from spark_replay.generate import generate, violation_key
 from spark_replay.replay import run_replay
 from spark_replay.staged import STAGED, run_checks
@@ -68,6 +69,12 @@ def test_a_generated_set_is_clean_but_for_exactly_the_planted_violations(spark: 
     for d in (tmp_path / "out" / "violations").iterdir():
         found |= {(r["check"], r["kind"], violation_key(r)) for r in pq.read_table(d).to_pylist()}
     assert found == {(p.check, p.kind, p.key) for p in g.plants}
+    # the windows plan, the pass's oracle, gives the same rows, column by column, and the same report
+    windows = run_checks(tmp_path / "staged", spark, out=tmp_path / "windows", plan="windows")
+    assert _rows_by_check(tmp_path / "windows") == _rows_by_check(tmp_path / "out")
+    assert [(o.id, o.status, o.by_kind, o.entities, o.note) for o in windows.outcomes] == [
+        (o.id, o.status, o.by_kind, o.entities, o.note) for o in report.outcomes
+    ]
     # every check with a plant applied and checked something; C4 (poll order) checks the fetches and
     # passes; C2 (client answers), C3 (provenance) and P6 (.txnindex) have no input here and say so
     planted = {p.check for p in g.plants}
@@ -87,6 +94,15 @@ def test_replay_reads_a_staged_directory(spark: Any, tmp_path: Path) -> None:
     assert report.formats == {"staged": [str(tmp_path / "staged")]}
     (p7,) = report.outcomes
     assert p7.by_kind == {"ILLEGAL_TRANSITION": 1}
+
+
+def _rows_by_check(out: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """Every violation row written under ``out/violations``, per check, sorted."""
+    found = {}
+    for d in sorted((out / "violations").iterdir()):
+        rows = [tuple(r[c] for c in VIOLATION_COLUMNS) for r in pq.read_table(d).to_pylist()]
+        found[d.name] = sorted(rows, key=lambda row: tuple((0, "") if v is None else (1, v) for v in row))
+    return found
 
 
 def _merged(entries: list[dict], reads: list[dict]) -> pd.DataFrame:

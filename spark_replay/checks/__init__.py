@@ -1,5 +1,5 @@
 """The replay checks (one module a family: ``log.py`` P1..P7 and C1, ``sends.py`` C2, ``ctp.py`` C3,
-``poll_order.py`` C4; what they share in ``base.py``): each approximates a spec invariant on what a deployment exposes.
+``poll_order.py`` C4, ``cycles.py`` C5; what they share in ``base.py``): each approximates a spec invariant on what a deployment exposes.
 
 Every check reads the staged tables and returns its violations as a DataFrame with the columns of
 ``VIOLATION`` (check, kind, trace_id, topic, partition, producer_id, offset, event, ts_ms, txn_id,
@@ -25,13 +25,14 @@ from spark_replay.partition_pass import KEY, VIOLATION_COLUMNS
 
 from .base import PLANS, Check, Derived, Tables
 from .ctp import C3_CHECK
+from .cycles import C5_CHECK
 from .log import C1_CHECK, LOG_CHECKS
 from .poll_order import C4_CHECK
 from .sends import C2_CHECK
 
 __all__ = ["CHECKS", "KEY", "PLANS", "VIOLATION_COLUMNS", "Check", "Derived", "Tables", "by_id"]
 
-CHECKS: tuple[Check, ...] = (*LOG_CHECKS, C1_CHECK, C2_CHECK, C3_CHECK, C4_CHECK)
+CHECKS: tuple[Check, ...] = (*LOG_CHECKS, C1_CHECK, C2_CHECK, C3_CHECK, C4_CHECK, C5_CHECK)
 
 
 def by_id() -> Iterator[tuple[str, Check]]:

@@ -37,7 +37,7 @@ class Derived:
 
     ``plan`` says how the checks of one partition's log (P1, P2, P3, P5, P6, C1; P4's markers) run:
     ``pass`` (the default) reads the rows of one partition pass (spark_replay/partition_pass.py:
-    one shuffle, each partition's log checked in pandas), ``windows`` computes each check with its
+    one shuffle, each partition's log checked on Arrow), ``windows`` computes each check with its
     own Spark windows and joins from ``ordered`` and ``fates`` (no per-partition memory limit; the
     tests' oracle of the pass). ``ordered`` and ``fates`` serve the client-history checks (C2, C3)
     under both plans; nothing is computed until a check asks."""
@@ -77,7 +77,7 @@ class Derived:
     def pass_rows(self) -> DataFrame:
         """The partition pass's rows (partition_pass.OUTPUT_SCHEMA), computed once and cached."""
         if self._pass is None:
-            from spark_replay.partition_pass import run_pass
+            from spark_replay.arrow_pass import run_pass
 
             t = self.t
             self._pass = run_pass(t, with_reads=t.counts.get("reads", 0) > 0, with_index=t.counts.get("aborted_index", 0) > 0).cache()
@@ -114,6 +114,8 @@ class Check:
     unseen: Callable[[Derived], str] = lambda d: ""
     # Why the check does not apply to this input although its tables have rows (empty: it applies).
     inapplicable: Callable[[Derived], str] = lambda d: ""
+    # Whether a replay that names no checks runs it (False: only with --checks naming it).
+    default: bool = True
 
 
 def violations(frame: DataFrame, check: str, kind: Any, detail: Any) -> DataFrame:
