@@ -39,6 +39,7 @@ run: $(STAMP)
 	@echo "  $(OUT)/ydb-faulty-run.jsonl  the same for the YDB reference engine"
 	@echo "Next:"
 	@echo "  make models                                     model-check every registered model (what CI checks)"
+	@echo "  $(BIN)/txconform model-check resharding_txn_offset_check   the resharding fix (1.5 million states, a minute)"
 	@echo "  $(BIN)/txconform model-check --traces NAME   print the counterexample of model NAME (--list lists the models)"
 	@echo "  make test                                       run the whole test suite"
 
