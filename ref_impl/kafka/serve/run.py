@@ -16,7 +16,7 @@ from trace_check.traces.protocol import ProtocolInputError
 from ..constants import BUGS, VERSIONS
 from .broker import ServeBroker
 from .server import FrameServer
-from .session import Faults, Session
+from .session import Session, Switches
 
 JOIN_TIMEOUT_S = 10.0
 
@@ -32,7 +32,7 @@ class Options:
     trace: Path | None = None
     auto_create: bool = True
 
-    def check(self) -> Faults:
+    def check(self) -> Switches:
         if self.version not in VERSIONS:
             raise ProtocolInputError(f"--version: {self.version!r} is not one of {', '.join(VERSIONS)}")
         settings.option("--bugs", lambda text: settings.bugs(text, BUGS), "+".join(self.bugs))
@@ -40,7 +40,7 @@ class Options:
             raise ProtocolInputError(f"--partitions: {self.partitions} is not a partition count from 1 to 10000")
         if not 0 <= self.port <= 65535:
             raise ProtocolInputError(f"--port: {self.port} is not a TCP port (0 takes a free one)")
-        return settings.option("--faults", Faults.parse, self.faults)
+        return settings.option("--faults", Switches.parse, self.faults)
 
 
 class Running:

@@ -8,7 +8,7 @@ Fetch that finds nothing to read waits for up to its max_wait_ms (at most ``MAX_
 then looks again. Malformed input closes the connection; an unsupported API or version gets
 UNSUPPORTED_VERSION where its answer has room for it. Nothing a client sends stops the server.
 
-Faults (``Faults.parse``): ``KIND@REQUEST:N`` switches, each taken once, right after the N-th
+Fault switches (``Switches.parse``): ``KIND@REQUEST:N``, each taken once, right after the N-th
 request of type REQUEST was served:
   drop@EndTxn:1        the answer is lost: the spec's Drop instead of ClientTake, and the
                        connection is closed (the client reconnects and retries)
@@ -45,7 +45,7 @@ _FAULT = re.compile(r"^(drop|delay|failover|restart)@([A-Za-z]+):([0-9]+)(?::([0
 
 
 @attrs.frozen
-class Fault:
+class Switch:
     kind: str
     request: str
     n: int
@@ -56,11 +56,11 @@ class Fault:
 
 
 @attrs.frozen
-class Faults:
-    switches: tuple[Fault, ...] = ()
+class Switches:
+    switches: tuple[Switch, ...] = ()
 
     @classmethod
-    def parse(cls, text: str) -> Faults:
+    def parse(cls, text: str) -> Switches:
         out = []
         for part in (p.strip() for p in text.split(",") if p.strip()):
             m = _FAULT.match(part)
@@ -72,7 +72,7 @@ class Faults:
                 raise SettingsError(f"{part!r}: N counts requests from 1")
             if (kind == "delay") != (ms is not None):
                 raise SettingsError(f"{part!r}: delay, and only delay, takes a time in milliseconds (delay@Produce:2:300)")
-            out.append(Fault(kind, request, n, int(ms or 0)))
+            out.append(Switch(kind, request, n, int(ms or 0)))
         return cls(tuple(out))
 
     def describe(self) -> str:
@@ -82,7 +82,7 @@ class Faults:
 class Session:
     """The frame server's handler (``server.Handler``): one broker, many connections."""
 
-    def __init__(self, broker: ServeBroker, faults: Faults = Faults(), trace: Path | None = None) -> None:
+    def __init__(self, broker: ServeBroker, faults: Switches = Switches(), trace: Path | None = None) -> None:
         self.broker = broker
         self.faults = faults
         self.trace_path = trace
