@@ -64,13 +64,14 @@ def msgs(ms: Iterable[Msg]) -> tuple[Record, ...]:
 
 def worker(w: Worker) -> Record:
     """YdbTopics' $worker; ``pos`` is SrcParts -> Int."""
-    return Record(phase=w.phase, tx=w.tx, src=w.src, b=w.b, e=w.e, sent=w.sent, row=w.row, hung=w.hung, pos=function(w.pos))
+    return Record(phase=w.phase, shape=w.shape, tx=w.tx, src=w.src, b=w.b, e=w.e, sent=w.sent, row=w.row, hung=w.hung,
+                  pos=function(w.pos))
 
 
 def session(s: Session) -> Record:
     """YdbTopics' $session."""
     return Record(
-        st=s.st, w=s.w, src=s.src, b=s.b, e=s.e, dsts=frozenset(s.dsts), lock=s.lock, prepared=frozenset(s.prepared),
+        st=s.st, shape=s.shape, w=s.w, src=s.src, b=s.b, e=s.e, dsts=frozenset(s.dsts), lock=s.lock, prepared=frozenset(s.prepared),
         refused=s.refused, results=frozenset(s.results), aborted=s.aborted, depth=s.depth, pdepth=s.pdepth,
     )
 
@@ -121,6 +122,7 @@ def state(e: Engine) -> Record:
         applied=_map(e.applied, function),
         votes=_map(e.votes, function),
         wacked=_map(e.wacked, lambda ms: frozenset(msg(m) for m in ms)),
+        plain=frozenset(msg(m) for m in e.plain),
         told=function(e.told),
         toldDepth=function(e.told_depth),
         rangeBad=e.range_bad,
