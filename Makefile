@@ -8,7 +8,7 @@
 #   make test   set up .venv if needed and run the whole test suite, on two pytest-xdist workers
 #               (most TLC runs use one core; the tests that share TLC runs stay on one worker)
 #   make quick  the loop while editing: lint, types, and the tests that start no TLC, Spark, broker or
-#               browser (about 735 of the 1,210, two minutes on 2 cores); make test before a commit
+#               browser (about 860 of the 1,400, a minute or two on 2 cores); make test before a commit
 #   make docs   build the docs site into out/site (MkDocs, Material theme, Mermaid bundled; strict: a
 #               broken link fails); scripts/docsite's `serve` and `check` serve it and load it in Chromium
 VENV := .venv
