@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from shared_runs import SharedTlcRuns
+from shared_runs import LONG_MODELS, SharedTlcRuns
 
 from trace_check.cli import main as cli
 from trace_check.cli import model_check
@@ -140,10 +140,16 @@ def _each_block() -> list[Any]:
         found = blocks(path)
         name = str(path.relative_to(ROOT))
         if any(_writes(args) for _, args, _ in found):
-            params.append(pytest.param(path, None, id=name))
+            params.append(pytest.param(path, None, id=name, marks=_long(found)))
         else:
-            params += [pytest.param(path, k, id=f"{name}#{k + 1}") for k in range(len(found))]
+            params += [pytest.param(path, k, id=f"{name}#{k + 1}", marks=_long(found[k : k + 1])) for k in range(len(found))]
     return params
+
+
+def _long(found: list[tuple[str, str, str]]) -> list[pytest.MarkDecorator]:
+    """The marker `long` for blocks that model-check one of shared_runs.LONG_MODELS."""
+    named = {word for _, args, _ in found if args.startswith("model-check") for word in args.split()}
+    return [pytest.mark.long] if named & LONG_MODELS else []
 
 
 @pytest.mark.parametrize(("path", "k"), _each_block())

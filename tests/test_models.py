@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from shared_runs import SharedTlcRuns
+from shared_runs import LONG_MODELS, SharedTlcRuns
 
 from trace_check.models.counterexample import label
 from trace_check.models.registry import load_registries, registry_files
@@ -22,7 +22,8 @@ REGISTRY = load_registries(registry_files(Path(__file__).resolve().parents[1] / 
 pytestmark = pytest.mark.tlc
 
 
-@pytest.mark.parametrize("model", REGISTRY.select([], "ci"), ids=lambda m: m.name)
+@pytest.mark.parametrize("model", [pytest.param(m, marks=pytest.mark.long) if m.name in LONG_MODELS else m for m in REGISTRY.select([], "ci")],
+                         ids=lambda m: m.name)
 def test_registered_model_has_its_expected_outcome(model, shared_tlc: SharedTlcRuns) -> None:
     result = shared_tlc.run(model.task)
     assert result.verdict == model.expect, f"{model.name}: {result.message} (log: {result.log_file})"
@@ -49,3 +50,7 @@ def assert_kafka_steps_name_their_transactional_id(cex, txn_ids) -> None:
         lab = label(step)
         if lab.actor in SHARED_ACTORS and lab.name not in FOR_ALL:
             assert dict(lab.about).get("txn_id") in txn_ids, f"step {step.index} ({lab}) names no transactional.id"
+
+
+def test_the_long_models_are_registered_models_of_tier_ci() -> None:
+    assert LONG_MODELS.issubset(m.name for m in REGISTRY.select([], "ci"))
