@@ -336,9 +336,17 @@ class Coordinator:
                 self.drain_heartbeats()
             for req in requests:
                 self.handle(req)
+            if time.monotonic() - now > PAUSE_S:
+                # Stopped (or stalled as long) after this round's clock reading: the next round
+                # takes it for the pause it was and resumes first, before any failure detection.
+                # (Read before the stop, ``now`` hid it: a SIGSTOP that landed here made the next
+                # round fence the node without its Resume, the zombie run's failure under load.)
+                last = now
+                continue
             self.failure_detector(time.monotonic())
             self.send_heartbeats(time.monotonic())
-            last = time.monotonic()
+            done = time.monotonic()
+            last = now if done - now > PAUSE_S else done  # stopped during this round's own steps: the same
 
 
 def _pid() -> int:
