@@ -125,12 +125,16 @@ def test_the_checker_of_the_diagram_text_finds_what_is_wrong() -> None:
 
 
 def test_every_registry_names_a_diagram_that_loads() -> None:
-    registry = load_registries(default_registry_files())
-    named = {m.registry.parent.name if m.registry else "": m.diagram for m in registry.models}
-    assert set(named) == {"kafka", "ydb", "cone", "resharding"}
-    for folder, module in named.items():
-        assert module == f"ref_impl.{folder}.diagram"
+    files = default_registry_files()
+    assert {f.parent.name for f in files} == {"kafka", "ydb", "cone", "resharding"}
+    for f in files:
+        found = re.search(r'^diagram = "([\w.]+)"', f.read_text(encoding="utf-8"), re.MULTILINE)  # in [base], the first table
+        assert found, f
+        module = found.group(1)
+        assert module == f"ref_impl.{f.parent.name}.diagram"
         assert isinstance(diagrams.load(module), Diagram)
+    (model, *_) = load_registries([f for f in files if f.parent.name == "resharding"]).models
+    assert model.diagram == "ref_impl.resharding.diagram"
     with pytest.raises(diagrams.DiagramError, match="defines no DIAGRAM"):
         diagrams.load("ref_impl.kafka.constants")
 
@@ -208,3 +212,70 @@ def test_kafka_labels_in_kafkas_words() -> None:
     assert ends({**base, "type": "Verify", "part": 0}) == ("group coordinator", "coordinator")
     assert ends({**base, "type": "WriteTxnMarkersResp", "part": 2}) == ("p2", "coordinator")
     assert ends({**base, "type": "OffsetFetch"}) == ("t1#2", "group coordinator")
+
+
+def test_ydb_without_read_sets_each_tablet_decides_alone() -> None:
+    from ref_impl.ydb.diagram import DIAGRAM
+
+    cex = fixture("ydb_independent_decision")
+    text = diagrams.to_mermaid(cex, DIAGRAM, "breaks Atomicity")
+    assert participants(text) == ["group", "w1", "w2", "KQP session", "coordinator", "PQ tablet A", "PQ tablet B"]
+    found = arrows(cex, DIAGRAM)
+    assert (2, "w1", "PQ tablet A", "Read(A1, [0, 1)) in tx 1") in found
+    assert (3, "w1", "PQ tablet B", "Write(B1, A1:0) in tx 1") in found
+    assert (6, "w1", "KQP session", "CommitTx(tx 1)") in found
+    assert (8, "group", "w2", "Assign(A1)") in found
+    assert (14, "KQP session", "PQ tablet A", "Propose(tx 1)") in found
+    assert (14, "PQ tablet A", "KQP session", "→ PREPARED") in found
+    assert (18, "coordinator", "PQ tablet A", "PlanStep(1: tx 1)") in found
+    assert (21, "PQ tablet A", "KQP session", "tx 1 EXECUTED (commit)") in found
+    found_notes = notes(cex, DIAGRAM)
+    assert (7, ("w1",), "hang", True) in found_notes
+    assert (27, ("PQ tablet A",), "tx 2: predicate abort", False) in found_notes
+    assert (31, ("PQ tablet B",), "tx 2: B1 commits", False) in found_notes  # while A rolled tx 2 back
+    assert mermaid_problems(text) == []
+
+
+def test_ydb_a_restarted_tablet_takes_a_read_set_again() -> None:
+    from ref_impl.ydb.diagram import DIAGRAM
+
+    cex = fixture("ydb_reapply_after_restart")
+    found = arrows(cex, DIAGRAM)
+    assert (13, "PQ tablet A", "PQ tablet B", "ReadSet(tx 1: commit)") in found
+    assert (20, "PQ tablet A", "PQ tablet B", "ReadSet(tx 1: commit) again") in found
+    found_notes = notes(cex, DIAGRAM)
+    assert (18, ("PQ tablet B",), "tx 1: B1 commits", False) in found_notes
+    assert (19, ("PQ tablet B",), "restart: volatile state lost", True) in found_notes
+    assert (24, ("PQ tablet B",), "tx 1: B1 commits", False) in found_notes
+    assert mermaid_problems(diagrams.to_mermaid(cex, DIAGRAM, "breaks ExactlyOnce")) == []
+
+
+def test_cone_a_paused_master_and_its_successor_both_serve_one_begin() -> None:
+    from ref_impl.cone.diagram import DIAGRAM
+
+    cex = fixture("cone_zombie_commit")
+    text = diagrams.to_mermaid(cex, DIAGRAM, "breaks ExclusiveLocks")
+    assert participants(text) == ["c1", "x1", "x2", "x3"]
+    found = arrows(cex, DIAGRAM)
+    assert [a for a in found if a[0] == 2] == [(2, "c1", f"x{x}", "Begin(attempt 1)") for x in (1, 2, 3)]
+    assert (3, "x1", "c1", "Begin → open, album absent") in found
+    assert (8, "x2", "c1", "Begin → open, album absent (client gone: an orphan)") in found
+    found_notes = notes(cex, DIAGRAM)
+    assert (4, ("x1",), "GC pause", True) in found_notes
+    assert (7, ("x2",), "becomes master", False) in found_notes
+    assert mermaid_problems(text) == []
+
+
+def test_cone_an_unlogged_batch_loses_mutations_on_the_way_to_the_replicas() -> None:
+    from ref_impl.cone.diagram import DIAGRAM
+
+    cex = fixture("cone_unlogged_batch")
+    text = diagrams.to_mermaid(cex, DIAGRAM, "breaks Atomicity")
+    assert participants(text) == ["c1", "x1", "x2", "x3", "r1", "r2", "r3"]
+    found = arrows(cex, DIAGRAM)
+    assert (4, "c1", "x1", "Read(album)") in found
+    assert (7, "c1", "x1", "Commit") in found
+    assert (9, "x1", "r1", "Mutation(batch 1, ts 1)") in found
+    assert (8, ("x1",), "unlogged batch 1, ts 1: to every replica", False) in notes(cex, DIAGRAM)
+    assert "    p_x1-xp_r2: 10. Mutation(batch 1, ts 1) ✗ lost" in text.splitlines()
+    assert mermaid_problems(text) == []
