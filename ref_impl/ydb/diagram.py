@@ -59,8 +59,8 @@ def draw(before: Mapping[str, Any], after: Mapping[str, Any]) -> tuple[Arrow | N
         "PqPlanStep": (Arrow(COORDINATOR, who, f"PlanStep({args.get('step')}: {tx})"),),
         "PqCalc": (Note((who,), f"{tx}: predicate {_decision(args)}"),),
         "PqExecute": (Note((who,), f"{tx}: decision {_decision(args)}"),),
-        "PartitionCommit": (Note((who,), f"{tx}: {actor}{args.get('partition')} commits"),),
-        "PartitionRollback": (Note((who,), f"{tx}: {actor}{args.get('partition')} rolls back"),),
+        "PartitionCommit": (Note((who,), f"{tx}: {_part(actor, args)} commits"),),
+        "PartitionRollback": (Note((who,), f"{tx}: {_part(actor, args)} rolls back"),),
         "PqImmediate": (Arrow(KQP, who, f"Immediate({tx})"), Arrow(who, KQP, f"→ {_decision(args)}", answer=True)),
         "PqTxDone": (Arrow(who, KQP, f"{tx} EXECUTED ({_decision(args)})", answer=True),),
         "PqWrite": (Note((who,), f"{tx}: write to B{args.get('partition')}'s supportive partition"),),
@@ -82,6 +82,11 @@ def draw(before: Mapping[str, Any], after: Mapping[str, Any]) -> tuple[Arrow | N
     if not out and name not in QUIET:
         out.append(Note((who,), name))
     return tuple(out)
+
+
+def _part(participant: str, args: Mapping[str, Any]) -> str:
+    """What a participant's partition commit applies: a partition of A or B (``B1``), or the row."""
+    return "the row" if participant == "DS" else f"{participant}{args.get('partition')}"
 
 
 def _sender(m: Mapping[str, Any], actor: str, before: Mapping[str, Any]) -> str:
