@@ -18,8 +18,9 @@ from typing import Any
 
 from trace_check.traces.protocol import Arrow, Diagram, Note
 
+from .state import OFFSETS_PART  # the group coordinator's partition
+
 COORDINATOR, GROUP, CONSUMER = "coordinator", "group coordinator", "consumer"
-OFFSETS_PART = 0  # the spec's OffsetsPart: the group coordinator's partition
 TO_COORDINATOR = frozenset({"InitProducerId", "AddPartitionsToTxn", "EndTxn", "AddOffsetsToTxn", "Verify"})
 TO_GROUP = frozenset({"TxnOffsetCommit", "OffsetFetch"})
 NO_ERROR = "NONE"
