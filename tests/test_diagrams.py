@@ -262,6 +262,7 @@ def test_cone_a_paused_master_and_its_successor_both_serve_one_begin() -> None:
     assert (8, "x2", "c1", "Begin → open, album absent (client gone: an orphan)") in found
     found_notes = notes(cex, DIAGRAM)
     assert (4, ("x1",), "GC pause", True) in found_notes
+    assert (6, ("x1",), "resumes, still acting as master", False) in found_notes  # the zombie
     assert (7, ("x2",), "becomes master", False) in found_notes
     assert mermaid_problems(text) == []
 

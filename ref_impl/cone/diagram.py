@@ -77,6 +77,9 @@ def draw(before: Mapping[str, Any], after: Mapping[str, Any]) -> tuple[Arrow | N
         batch = _at(after["batches"], args["batch"])
         out.append(Note((replica(min(batch["bdc"] or {1})),), f"batchlog replays batch {args['batch']}"))
     out += _faults(name, actor, args)
+    if name == "Resume":
+        active = any(coordinator(x) == actor and _at(after["co"], x)["active"] for x in _keys(after["co"]))
+        out.append(Note((actor,), "resumes, still acting as master" if active else "resumes"))
     if not out and name not in QUIET:
         out.append(Note((actor,), name))
     return tuple(out)
@@ -94,8 +97,6 @@ def _faults(name: str, actor: str, args: Mapping[str, Any]) -> list[Note]:
         return [Note((actor, replica(args["dc"])), f"data centre {args['dc']} lost", fault=True)]
     if name == "CoActivate":
         return [Note((actor,), "becomes master")]
-    if name == "Resume":
-        return [Note((actor,), "resumes")]
     return []
 
 
