@@ -107,6 +107,14 @@ def test_only_the_processes_a_run_draws_on_are_lifelines_in_the_declared_order()
     assert participants(diagrams.to_mermaid(cex, undeclared)) == ["client", "server"]  # as they appear
 
 
+def test_a_run_that_loops_says_where_it_loops_back_to() -> None:
+    cex, diagram = _toy()
+    lasso = Counterexample(steps=cex.steps, variables=cex.variables, loop=3)
+    text = diagrams.to_mermaid(lasso, diagram, "breaks Live")
+    assert text.splitlines()[-1] == "    Note over p_client,p_server: ↻ back to state 3: the run loops from there for ever"
+    assert mermaid_problems(text) == []
+
+
 def test_without_a_diagram_each_step_is_a_note_over_its_actor() -> None:
     cex, _ = _toy()
     text = diagrams.to_mermaid(cex, None)
@@ -280,3 +288,10 @@ def test_cone_an_unlogged_batch_loses_mutations_on_the_way_to_the_replicas() -> 
     assert (8, ("x1",), "unlogged batch 1, ts 1: to every replica", False) in notes(cex, DIAGRAM)
     assert "    p_x1-xp_r2: 10. Mutation(batch 1, ts 1) ✗ lost" in text.splitlines()
     assert mermaid_problems(text) == []
+
+
+def test_every_sequence_diagram_in_the_docs_is_well_formed() -> None:
+    docs = sorted((Path(__file__).parents[1] / "docs").glob("*.md"))
+    blocks = [(d.name, b) for d in docs for b in re.findall(r"```mermaid\n(sequenceDiagram\n.*?)```", d.read_text(encoding="utf-8"), re.DOTALL)]
+    assert len(blocks) >= 20
+    assert {name: mermaid_problems(b) for name, b in blocks if mermaid_problems(b)} == {}

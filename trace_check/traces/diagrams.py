@@ -55,7 +55,7 @@ def steps(cex: Counterexample, diagram: Diagram | None) -> list[tuple[int, list[
 
 def to_mermaid(cex: Counterexample, diagram: Diagram | None, mark: str = "") -> str:
     """The run as a Mermaid sequence diagram; ``mark`` (e.g. ``breaks ExactlyOnce``) is noted on
-    its last step, which is shaded."""
+    its last step, which is shaded; a run that loops (a liveness counterexample) says where to."""
     drawn = steps(cex, diagram)
     order = list(diagram.lifelines(cex.steps[0].state)) if diagram is not None and cex.steps else []
     used = _order(order, (name for _, items in drawn for item in items for name in _names(item)))
@@ -69,6 +69,8 @@ def to_mermaid(cex: Counterexample, diagram: Diagram | None, mark: str = "") -> 
             body.append(f"    Note over {over}: {_text(mark)}")
             body = [f"    rect {BREAK_SHADE}"] + ["    " + b for b in body] + ["    end"]
         lines += body
+    if cex.loop is not None and used:
+        lines.append(f"    Note over {_span(used, used)}: {_text(f'↻ back to state {cex.loop}: the run loops from there for ever')}")
     return "\n".join(lines) + "\n"
 
 
