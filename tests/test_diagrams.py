@@ -107,6 +107,13 @@ def test_only_the_processes_a_run_draws_on_are_lifelines_in_the_declared_order()
     assert participants(diagrams.to_mermaid(cex, undeclared)) == ["client", "server"]  # as they appear
 
 
+def test_a_breaking_step_that_draws_nothing_is_still_marked() -> None:
+    cex, diagram = _toy()
+    quiet = Counterexample(steps=cex.steps[:3], variables=cex.variables)  # ends with Tick, which draws nothing
+    assert diagrams.to_mermaid(quiet, diagram, "breaks Safe").splitlines()[-3:] == [
+        "    rect rgb(255, 228, 225)", "        Note over p_client: 3. breaks Safe", "    end"]
+
+
 def test_a_run_that_loops_says_where_it_loops_back_to() -> None:
     cex, diagram = _toy()
     lasso = Counterexample(steps=cex.steps, variables=cex.variables, loop=3)

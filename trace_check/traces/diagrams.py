@@ -57,16 +57,20 @@ def to_mermaid(cex: Counterexample, diagram: Diagram | None, mark: str = "") -> 
     """The run as a Mermaid sequence diagram; ``mark`` (e.g. ``breaks ExactlyOnce``) is noted on
     its last step, which is shaded; a run that loops (a liveness counterexample) says where to."""
     drawn = steps(cex, diagram)
+    final = cex.steps[-1].index if cex.steps else 0
+    if mark and final > 1 and (not drawn or drawn[-1][0] != final):  # the breaking step drew nothing: mark it alone
+        drawn.append((final, []))
     order = list(diagram.lifelines(cex.steps[0].state)) if diagram is not None and cex.steps else []
     used = _order(order, (name for _, items in drawn for item in items for name in _names(item)))
+    if drawn and not used:  # only a mark, on a step that drew nothing: a lifeline to put it on
+        used = [order[0] if order else "run"]
     lines = ["sequenceDiagram"] + [f"    participant {_pid(name)} as {_text(name)}" for name in used]
-    final = cex.steps[-1].index if cex.steps else 0
     for index, items in drawn:
         last = mark and index == final
         body = [_line(item, f"{index}. " if i == 0 else "") for i, item in enumerate(items)]
         if last:
             over = _span(used, [name for item in items for name in _names(item)])
-            body.append(f"    Note over {over}: {_text(mark)}")
+            body.append(f"    Note over {over}: {_text(mark if items else f'{index}. {mark}')}")
             body = [f"    rect {BREAK_SHADE}"] + ["    " + b for b in body] + ["    end"]
         lines += body
     if cex.loop is not None and used:
