@@ -1,8 +1,8 @@
-"""Readable counterexamples: per-field changes, step labels, and Mermaid diagrams."""
+"""Readable counterexamples: per-field changes and step labels (their diagrams: test_diagrams.py)."""
 
 from __future__ import annotations
 
-from trace_check.models.counterexample import changes, label, render_steps, to_mermaid
+from trace_check.models.counterexample import changes, label, render_steps
 from trace_check.models.result import Counterexample, Step
 from trace_check.values.tla import FnMap, Record
 
@@ -69,26 +69,6 @@ def test_render_steps_shows_the_initial_state_then_only_changes() -> None:
     assert "       committed = <<0, 0>>" in lines
     assert lines[lines.index("  2. Fetch w1 src=1 off=0") + 1] == '       wk.w1.phase: "idle" -> "fetched"'
     assert not any(line.strip().startswith("action") for line in lines), "the history variable is the label, not a change"
-
-
-def test_mermaid_notes_own_state_and_arrows_to_shared_state() -> None:
-    text = to_mermaid(TRACE)
-    lines = text.splitlines()
-    assert lines[0] == "sequenceDiagram"
-    assert "    participant p_w1 as w1" in lines
-    assert "    Note over p_w1: 2. Fetch w1 src=1 off=0<br/>phase = #quot;fetched#quot;" in lines
-    assert "    p_w1->>p_committed: 3. CommitTxn w1 src=1 off=0<br/>committed[1] = 1" in lines
-    assert any(line.startswith("    p_w1->>p_target:") and "target[2] += [src |-#gt; 1, off |-#gt; 0]" in line for line in lines)
-
-
-def test_mermaid_escapes_characters_it_would_parse() -> None:
-    trace = Counterexample(
-        steps=(Step(1, None, {"s": ""}), Step(2, "Set", {"s": 'a;b#c"<d>'})),
-        variables=("s",),
-    )
-    text = to_mermaid(trace)
-    assert 's = #quot;a#59;b#35;c\\#quot;#lt;d#gt;#quot;' in text
-    assert ";" not in text.replace("#59;", "").replace("#35;", "").replace("#quot;", "").replace("#lt;", "").replace("#gt;", "")
 
 
 def test_a_set_that_changed_shows_what_came_and_went() -> None:

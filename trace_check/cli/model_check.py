@@ -22,10 +22,11 @@ from rich.text import Text
 from trace_check.engines import parallel, tlc_workdir
 from trace_check.engines.runner import ENGINE_CHOICES, check_checkpointing, check_engine_available, resolve_engine, run_task
 from trace_check.errors import ResumeError, TxconformError, suggest
-from trace_check.models.counterexample import Reading, render_steps, to_mermaid
+from trace_check.models.counterexample import Reading, render_steps
 from trace_check.models.itf import itf_json, write_itf
 from trace_check.models.registry import SELECTIONS, Model, Registry, default_registry_files, load_registries
 from trace_check.models.result import Checkpointing, CheckResult, Outcome, Progress
+from trace_check.traces import diagrams
 from trace_check.traces.reads import ReadsError, reads_in_module
 
 EXIT_OK = 0
@@ -362,8 +363,20 @@ def counterexample_markdown(run: ModelRun) -> str:
     return (
         f"# {run.model.name}: {run.model.shown(run.result.verdict)}\n\n{run.model.note}\n\n"
         f"Found by {run.result.engine} in {run.result.wall_time:.1f} s.\n\n"
-        f"```text\n{steps}\n```\n\n```mermaid\n{to_mermaid(cex, run.model.trace_hide)}```\n"
+        f"```text\n{steps}\n```\n\n```mermaid\n{diagram(run)}```\n"
     )
+
+
+def diagram(run: ModelRun) -> str:
+    """The counterexample as a sequence diagram with the protocol's processes as lifelines (the
+    registry's ``diagram``), its last step marked with the property it breaks."""
+    cex = run.result.counterexample
+    assert cex is not None
+    kind, _, name = run.result.verdict.partition(" ")
+    mark = ""
+    if kind == "violates" and name:
+        mark = f"{name}: the example run ends here" if run.model.witness and run.outcome_ok else f"breaks {name}"
+    return diagrams.to_mermaid(cex, diagrams.load(run.model.diagram) if run.model.diagram else None, mark)
 
 
 def runs_json(runs: list[ModelRun], engine: str, registry: Registry) -> dict[str, Any]:

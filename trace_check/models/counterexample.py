@@ -1,4 +1,4 @@
-"""Counterexamples people can read: numbered steps, and Mermaid sequence diagrams.
+"""Counterexamples people can read: numbered steps (their sequence diagrams: ``trace_check.traces.diagrams``).
 
 Each step shows the action that produced it and only what it changed, down to the field:
 ``wk["w1"].phase: "idle" -> "fetched"`` rather than the whole worker table again.
@@ -255,72 +255,3 @@ def render_steps(cex: Counterexample, hide: tuple[str, ...] = (), reading: Readi
         lines += values(last.state, [v for v in last.state if v not in whole and v in reading.reads])
     return lines
 
-
-# --- Mermaid ---------------------------------------------------------------
-
-
-def to_mermaid(cex: Counterexample, hide: tuple[str, ...] = ()) -> str:
-    """A Mermaid sequence diagram: actors send each step to the state it changes.
-
-    A change to the actor's own entry (``wk["w1"]`` for actor ``w1``) is a note over the actor;
-    a change elsewhere is an arrow from the actor to the variable it changed.
-    """
-    actors: list[str] = []
-    variables: list[str] = []
-    body: list[str] = []
-    previous: Mapping[str, Any] | None = None
-    for step in cex.steps:
-        lab = label(step)
-        if previous is None:
-            previous = step.state
-            continue
-        found = changes(previous, step.state, (ACTION_VAR, *hide))
-        previous = step.state
-        who = lab.actor or "environment"
-        if who not in actors:
-            actors.append(who)
-        own = [c for c in found if c.keys[:1] == (who,)]
-        other = [c for c in found if c.keys[:1] != (who,)]
-        by_var: dict[str, list[Change]] = {}
-        for c in other:
-            by_var.setdefault(c.var, []).append(c)
-        title = f"{step.index}. {lab}"
-        if not by_var:
-            detail = "<br/>".join(_text(_short(c, who)) for c in own) or "no change"
-            body.append(f"    Note over {_pid(who)}: {_text(title)}<br/>{detail}")
-            continue
-        for var, cs in by_var.items():
-            if var not in variables:
-                variables.append(var)
-            detail = "<br/>".join(_text(_short(c, who)) for c in cs)
-            body.append(f"    {_pid(who)}->>{_pid(var)}: {_text(title)}<br/>{detail}")
-        if own:
-            body.append(f"    Note over {_pid(who)}: " + "<br/>".join(_text(_short(c, who)) for c in own))
-    lines = ["sequenceDiagram"]
-    lines += [f"    participant {_pid(a)} as {_text(a)}" for a in actors]
-    lines += [f"    participant {_pid(v)} as {_text(v)}" for v in variables]
-    return "\n".join(lines + body) + "\n"
-
-
-def _short(change: Change, actor: str) -> str:
-    """A change as a diagram shows it: without the participant's own name, which the diagram already shows."""
-    own = change.keys[:1] == (actor,)
-    path = (_keys_text(change.keys[1:]).lstrip(".") or change.var) if own else change.path
-    if change.appended:
-        return f"{path} += {', '.join(format_value(v) for v in change.appended)}"
-    if change.added or change.removed:
-        return f"{path}: {_set_delta(change.added, change.removed)}"
-    return f"{path} = {format_value(change.new)}"
-
-
-def _pid(name: str) -> str:
-    """A Mermaid participant id: letters, digits and underscores only."""
-    return "p_" + "".join(ch if ch.isalnum() else "_" for ch in name)
-
-
-_MERMAID_ESCAPES = {"#": "#35;", ";": "#59;", "<": "#lt;", ">": "#gt;", '"': "#quot;", "\n": " "}
-
-
-def _text(text: str) -> str:
-    """Escape text for a Mermaid message: entity codes for the characters Mermaid would parse."""
-    return "".join(_MERMAID_ESCAPES.get(ch, ch) for ch in text)

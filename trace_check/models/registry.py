@@ -36,7 +36,7 @@ class RegistryError(TxconformError):
 
 REGISTRY_NAME = "models.toml"  # specs/<protocol>/models.toml
 # What [base] may give every model of its registry.
-BASE_KEYS = {"spec", "constants", "invariants", "trace_hide", "timeout", "init", "next", "specification", "properties", "tlc", "apalache"}
+BASE_KEYS = {"spec", "constants", "invariants", "trace_hide", "diagram", "timeout", "init", "next", "specification", "properties", "tlc", "apalache"}
 # Pins: TLC's counts for the model (distinct states found, and the depth of the search).
 PIN_KEYS = ("distinct_states", "depth")
 MODEL_KEYS = BASE_KEYS | {"expect", "note", "witness", "tier", "tour", *PIN_KEYS}
@@ -78,8 +78,10 @@ class Model:
     # The expected violation is a demonstration (an example trace, e.g. the happy path),
     # not a bug: its invariant is a witness, not a guarantee.
     witness: bool = False
-    # Variables the readable steps and diagrams leave out (ITF and JSON keep them).
+    # Variables the readable steps leave out (ITF and JSON keep them).
     trace_hide: tuple[str, ...] = ()
+    # The module whose DIAGRAM draws the model's runs as sequence diagrams (trace_check.traces.diagrams).
+    diagram: str = ""
     tier: str = "ci"
     tour: bool = False  # one of the few models ``make`` checks (SELECTIONS)
     registry: Path | None = None  # the file the model comes from
@@ -354,6 +356,9 @@ def _load_model(path: Path, text: str, name: str, own: Any, base: Mapping[str, A
     trace_hide = tuple(_typed(where, "trace_hide", entry.get("trace_hide", []), list))
     if not all(isinstance(h, str) and _HIDE.match(h) for h in trace_hide):
         raise RegistryError(f"{where}: trace_hide must list variables or var.field names, e.g. [\"net\", \"cl.req\"]")
+    diagram = _typed(where, "diagram", entry.get("diagram", ""), str)
+    if diagram and not all(part.isidentifier() for part in diagram.split(".")):
+        raise RegistryError(f"{where}: diagram = {diagram!r}: name a Python module that defines DIAGRAM, e.g. \"ref_impl.kafka.diagram\"")
     if witness and not expected_inv:
         raise RegistryError(f"{where}: a witness model must expect \"violates <Witness>\": its trace is the example")
     if witness and not expected_inv.startswith(WITNESS_PREFIXES):
@@ -407,6 +412,7 @@ def _load_model(path: Path, text: str, name: str, own: Any, base: Mapping[str, A
         timeout=float(timeout),
     )
     return Model(name=name, task=task, expect=expect, note=note, line=line, witness=witness, trace_hide=trace_hide,
+                 diagram=diagram,
                  tier=tier, tour=tour, registry=path, distinct_states=pins.get("distinct_states"), depth=pins.get("depth"))
 
 

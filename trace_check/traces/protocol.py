@@ -170,6 +170,44 @@ class Simulation:
 
 
 @attrs.frozen
+class Arrow:
+    """A message in a sequence diagram: from the process ``sender`` to the process ``receiver``,
+    ``text`` in the protocol's own words (``EndTxn(commit, epoch 0)``); an ``answer`` is drawn
+    dashed, and a ``lost`` message ends in a cross where it was lost."""
+
+    sender: str
+    receiver: str
+    text: str
+    answer: bool = False
+    lost: bool = False
+
+
+@attrs.frozen
+class Note:
+    """A note on the processes ``over`` (one, or the two a note spans): a state change that matters
+    (``tlog: PrepareCommit``), or with ``fault`` a fault (a crash, a hang, a failover), marked so."""
+
+    over: tuple[str, ...]
+    text: str
+    fault: bool = False
+
+
+@attrs.frozen
+class Diagram:
+    """How a protocol's runs become sequence diagrams with its processes as lifelines (a spec
+    folder's ``models.toml`` names the module that defines one as ``DIAGRAM``, its key ``diagram``).
+
+    ``lifelines(first)`` gives every process in the order they are drawn, from the first state of
+    a run; ``draw(before, after)`` gives what one step did, from the states before and after it
+    (``after["action"]`` names the step, when the spec keeps that history variable): the messages
+    it sent and answered, the faults, the state changes that matter. A diagram shows the processes
+    its steps draw on, in the order ``lifelines`` gives."""
+
+    lifelines: Callable[[Mapping[str, Any]], tuple[str, ...]]
+    draw: Callable[[Mapping[str, Any], Mapping[str, Any]], tuple[Arrow | Note, ...]]
+
+
+@attrs.frozen
 class Protocol:
     """A protocol plug-in. Every callable gets plain JSON values, as a trace holds them."""
 
