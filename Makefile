@@ -5,8 +5,12 @@
 #               a faulty run of the reference broker and of the YDB reference engine into out/ and validate
 #               their traces
 #   make models model-check every registered model of tier ci (what CI checks), counterexamples to out/
-#   make test   set up .venv if needed and run the whole test suite, on two pytest-xdist workers
-#               (most TLC runs use one core; the tests that share TLC runs stay on one worker)
+#   make test   set up .venv if needed, lint, types, and the tests CI runs (pytest --tier ci, about
+#               15 minutes on 2 cores): every test make quick runs, every model's outcome and pins but
+#               the 13 that take 25 s or more, the docs blocks of the others, a few short tests of each
+#               subsystem, and one of 16 shards of the rest, in turn by commit (tests/tiers.py)
+#   make test-all  the same with every test (45-55 minutes on 2 cores): what a session runs before
+#               it ends, and before an issue is resolved
 #   make quick  the loop while editing: lint, types, and the tests that start no TLC, Spark, broker or
 #               browser (about 860 of the 1,400, a minute or two on 2 cores); make test before a commit
 #   make docs   build the docs site into out/site (MkDocs, Material theme, Mermaid bundled; strict: a
@@ -49,7 +53,7 @@ models: $(STAMP)
 test: $(STAMP)
 	@$(BIN)/ruff check .
 	@$(BIN)/mypy
-	@$(BIN)/python -m pytest -n 2 --durations=40 -m "not long"
+	@$(BIN)/python -m pytest -n 2 --durations=40 --tier ci
 
 test-all: $(STAMP)
 	@$(BIN)/ruff check .

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from shared_runs import SharedTlcRuns, shares_runs
+import tiers
+from shared_runs import SharedTlcRuns
 
 from trace_check.engines.tlc_cache import CACHE_ENV
 
@@ -28,6 +29,12 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--tier",
+        choices=("all", "ci"),
+        default="all",
+        help="ci: the core and one shard of the other tests, what make test (CI) runs (tests/tiers.py); all: every test (make test-all)",
+    )
     parser.addoption(
         "--runs",
         type=int,
@@ -50,16 +57,32 @@ LONG_FIRST = (
 )
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def _shard(config: pytest.Config) -> int | None:
+    return tiers.this_shard() if config.getoption("--tier") == "ci" else None
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    if config.getoption("--tier") != "ci":
+        return None
+    shard = _shard(config)
+    return (f"tier ci: the core and shard {shard} of {tiers.SHARDS} of the other tests (tests/tiers.py); make test-all runs them all"
+            if shard is not None else "tier ci: every shard (TXCONFORM_SHARD=all)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    kept, left = tiers.select(items, _shard(config))
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = kept
     items.sort(key=lambda item: 0 if item.nodeid.startswith(LONG_FIRST) else 1)  # stable: the rest keep their order
 
 
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any | None:
     """Under ``pytest -n N`` (``--dist load``, the default): distribute the tests one by one, except
-    those that share TLC runs (shared_runs.SHARING_TESTS), which all go to one worker, since the
-    runs are shared within a process, and those that share the local Spark session
-    (LOCAL_SPARK_MODULES), which go to one worker for the same reason. (xdist's ``--dist loadgroup`` would do it with markers, but
+    those that share the local Spark session (LOCAL_SPARK_MODULES), which go to one worker, since
+    the session is the process's. (The tests that share TLC runs go to either worker: a run one
+    worker has under way or has done is read by the other from the run cache, tlc_cache.RunCache.) (xdist's ``--dist loadgroup`` would do it with markers, but
     under pytest 9 its groups are ignored: it renames the tests by an attribute pytest 9 dropped.)"""
     if config.getvalue("dist") != "load":
         return None
@@ -67,8 +90,6 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any | None:
 
     class SharedTlcScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            if shares_runs(nodeid):
-                return "shared TLC runs"
             if nodeid.partition("::")[0] in LOCAL_SPARK_MODULES:
                 return "local Spark session"
             if nodeid.partition("::")[0] in CASSANDRA_MODULES:

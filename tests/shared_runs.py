@@ -6,8 +6,9 @@ compares violating models under the exact and the reduced views, the exact one b
 model itself. Each of them asks ``SharedTlcRuns.run``, which runs TLC once per model and hands every
 later caller the same result: each test still checks what it checks, on one run.
 
-The runs are shared within one process: under pytest-xdist (``make test`` runs two workers),
-tests/conftest.py sends the tests of SHARING_TESTS to one worker.
+Within a process the runs are shared here; between the pytest-xdist workers (``make test`` runs
+two) through TLC's run cache (trace_check/engines/tlc_cache.py, ``TXCONFORM_TLC_CACHE``, which
+tests/conftest.py sets): a run one worker has under way is waited for and read by the other.
 
 A run is reused only for the same model: the same spec modules (by content), the same .cfg, the
 same TLC options and the same time budget. Anything else runs TLC again, in a working directory of
@@ -37,38 +38,17 @@ def model_key(task: CheckTask) -> tuple:
     return modules, tlc_workdir.config_text(task), options
 
 
-# The tests that share runs, by module or by test function (tests/conftest.py keeps them on one
-# pytest-xdist worker; the other tests of test_reduced_view run no registered model, and are free
-# to run on the other worker).
-SHARING_TESTS = (
-    "tests/test_models.py",
-    "tests/test_docs.py",
-    "tests/test_reduced_view.py::test_reduced_view_finds_the_same_violation",
-    "tests/test_reduced_view.py::test_the_reduction_explores_fewer_states",
-)
-
-
-ROOT = Path(__file__).resolve().parents[1]
-DOCS_TEST = "tests/test_docs.py::test_generated_blocks_match_a_fresh_run"
-
-
-def shares_runs(nodeid: str) -> bool:
-    """Whether the test of pytest node id ``nodeid`` is one of SHARING_TESTS. The docs test of a
-    page without a model-check block runs no TLC model, so it is free to run on another worker."""
-    module, _, rest = nodeid.partition("::")
-    function, _, param = rest.partition("[")
-    if f"{module}::{function}" == DOCS_TEST and param.endswith("]"):
-        page = ROOT / param[:-1]
-        if page.is_file() and "<!-- txconform: model-check" not in page.read_text(encoding="utf-8"):
-            return False
-    return module in SHARING_TESTS or f"{module}::{function}" in SHARING_TESTS
-
-
-# The registered models whose TLC run takes a minute or more on a loaded 2-core machine (CI's log:
-# kafka_tv2_safe_no_loss 164 s, resharding_txn_offset_check 208 s, kafka_tv1_safe_no_loss 67 s).
-# Their tests, and the docs blocks that model-check them, carry the marker `long`: `make test-all`
-# and `make models` check them, `make test` (CI) does not.
-LONG_MODELS = frozenset({"kafka_tv2_safe_no_loss", "kafka_tv1_safe_no_loss", "resharding_txn_offset_check"})
+# The registered models whose TLC run takes 25 s or more alone on 2 cores (`txconform model-check`
+# of all 117, this session: kafka_tv2_safe_no_loss 98 s, resharding_txn_offset_check 94 s,
+# kafka_no_group_fencing 52 s, ydb_seqno_stops_zombie 42 s, the others 27 to 34 s; together half
+# of the 1,114 s all models took). Their tests, and the docs blocks that model-check them, carry
+# the marker `long`: `make test-all` and `make models` check them every time, `make test` (CI) in
+# its turn (tests/tiers.py).
+LONG_MODELS = frozenset({
+    "kafka_tv2_safe_no_loss", "resharding_txn_offset_check", "kafka_no_group_fencing", "ydb_seqno_stops_zombie",
+    "kafka_fence_failed_append", "kafka_fence_bump_on_failed_append", "ydb_no_producer_block", "ydb_offset_overlap_check",
+    "ydb_resharding_txn", "ydb_no_offset_check", "kafka_tv1_safe_no_loss", "ydb_no_consumer_block", "ydb_no_seqno_check",
+})
 
 
 # A registered model's ``timeout`` is its user's budget on a machine of its own. In the test session it

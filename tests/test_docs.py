@@ -147,9 +147,14 @@ def _each_block() -> list[Any]:
 
 
 def _long(found: list[tuple[str, str, str]]) -> list[pytest.MarkDecorator]:
-    """The marker `long` for blocks that model-check one of shared_runs.LONG_MODELS."""
-    named = {word for _, args, _ in found if args.startswith("model-check") for word in args.split()}
-    return [pytest.mark.long] if named & LONG_MODELS else []
+    """The marker `long` for blocks that model-check one of shared_runs.LONG_MODELS; `core` for
+    blocks that only model-check other models (test_models checks each of them, and TLC runs it
+    once for both: tests/tiers.py keeps them in every CI run)."""
+    named = {word for kind, args, _ in found if kind == "txconform-mermaid" or args.startswith("model-check") for word in args.split()}
+    if named & LONG_MODELS:
+        return [pytest.mark.long]
+    only_models = all(kind == "txconform-mermaid" or args.startswith("model-check") for kind, args, _ in found)
+    return [pytest.mark.core] if only_models else []
 
 
 @pytest.mark.parametrize(("path", "k"), _each_block())

@@ -1,0 +1,95 @@
+"""Which tests ``make test`` runs (CI: ``pytest --tier ci``) and which ``make test-all`` adds.
+
+CI runs on every stop on 2 cores, and the whole suite takes 45-55 minutes there, mostly TLC's model
+checks and trace checks, Spark's replays and the real brokers' starts. ``--tier ci`` keeps it near
+15 minutes and still checks every claim over a few stops:
+
+- the core, run every time: every test that starts no TLC, Spark, broker or browser (``make
+  quick``'s), every registered model's outcome and pins but those of shared_runs.LONG_MODELS, the
+  docs blocks that model-check only the others (TLC runs each model once for both), and SMOKE, a
+  few short tests of each subsystem (trace checks, windows, replay, serve, the YDB and C*One
+  checkers, the hypothesis runs);
+- one shard of the rest, in turn: the other tests are dealt into SHARDS shards by a hash of their
+  node id, and the run of a commit takes the shard of its number of commits (``git rev-list
+  --count HEAD``), so SHARDS successive commits run every test once. ``TXCONFORM_SHARD=K`` picks
+  a shard by hand (``all``: every shard, what ``make test-all`` runs).
+
+A test marked ``long`` is never in the core. The run's header names the shard it took.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import zlib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARDS = 16
+SHARD_ENV = "TXCONFORM_SHARD"
+# The markers of tests that start TLC, Spark, a broker or a browser (Makefile: QUICK leaves them out).
+HEAVY = ("tlc", "spark", "spark_cluster", "probe", "hypothesis_runs", "browser")
+
+# A few short tests of each subsystem the core would otherwise leave to the shards (CI's log of
+# this session: each 2 to 15 s).
+SMOKE = frozenset({
+    "tests/test_trace_validation.py::test_a_run_of_the_reference_broker_is_accepted",
+    "tests/test_trace_validation.py::test_a_changed_answer_is_rejected_at_its_event_with_the_state_before",
+    "tests/test_trace_validation.py::test_cli_simulate_then_check",
+    "tests/test_windows.py::test_a_boundary_anywhere_gives_the_whole_trace_verdict[after a failover]",
+    "tests/test_windows.py::test_every_protocol_checks_in_windows[cone-album:adders=2,retaggers=1-all]",
+    "tests/test_parallel_windows.py::test_at_the_end_in_parallel",
+    "tests/test_replay.py::test_a_zoo_bug_trips_its_check[no_idempotence]",
+    "tests/test_serve.py::test_librdkafka_commits_and_aborts_and_a_read_committed_consumer_skips_the_aborted",
+    "tests/test_serve.py::test_kafka_python_transactions_are_accepted",
+    "tests/test_serve.py::test_a_zombie_is_fenced_by_its_successor_and_its_records_are_aborted",
+    "tests/test_serve_ydb.py::test_a_committed_copy_publishes_its_writes_and_commits_the_read_offsets[checked]",
+    "tests/test_ydb_check.py::test_what_an_event_does_not_log_is_left_free",
+    "tests/test_cone.py::test_a_trace_that_logs_only_its_keys_is_accepted_and_a_wrong_key_is_caught",
+    "tests/test_tlc.py::test_violation_names_the_invariant_and_parses_the_trace",
+    "tests/test_tlc.py::test_holds_reports_statistics",
+    "tests/test_hypothesis_runs.py::test_the_checker_catches_every_bug_of_the_zoo[no_idempotence]",
+})
+
+
+def core(item: pytest.Item) -> bool:
+    """Whether ``--tier ci`` runs ``item`` every time."""
+    if item.get_closest_marker("long"):
+        return False
+    if item.get_closest_marker("core") or item.nodeid in SMOKE:
+        return True
+    if item.nodeid.startswith("tests/test_models.py::"):
+        return True
+    return not any(item.get_closest_marker(m) for m in HEAVY)
+
+
+def shard_of(nodeid: str) -> int:
+    return zlib.crc32(nodeid.encode()) % SHARDS
+
+
+def this_shard() -> int | None:
+    """The shard this run takes: $TXCONFORM_SHARD, else the commit count of HEAD; None: all."""
+    given = os.environ.get(SHARD_ENV, "").strip()
+    if given == "all":
+        return None
+    if given:
+        try:
+            return int(given) % SHARDS
+        except ValueError:
+            raise pytest.UsageError(f"{SHARD_ENV}={given!r}: give a shard number 0..{SHARDS - 1} or 'all'") from None
+    try:
+        count = subprocess.run(["git", "rev-list", "--count", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=30, check=True).stdout
+        return int(count) % SHARDS
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return 0  # no git: the first shard
+
+
+def select(items: list[pytest.Item], shard: int | None) -> tuple[list[pytest.Item], list[pytest.Item]]:
+    """The items the tier runs, and those it leaves out."""
+    if shard is None:
+        return items, []
+    kept = [i for i in items if core(i) or shard_of(i.nodeid) == shard]
+    ids = {id(i) for i in kept}
+    return kept, [i for i in items if id(i) not in ids]
