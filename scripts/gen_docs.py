@@ -15,6 +15,10 @@ wrote (a trace made by ``txconform simulate --out PATH``).
 ``<!-- txconform-mermaid: NAME -->`` blocks get the Mermaid diagram of model NAME's counterexample
 (what ``txconform model-check --out DIR NAME`` writes to DIR/NAME.md).
 
+``<!-- txconform-tla: PATH NAME [NAME ...] -->`` blocks get the definitions NAME of the TLA+ module
+PATH, each with the comment lines just above it (its ``@type`` annotation left out), as the spec
+file has them: the excerpts a walkthrough quotes stay what the spec says.
+
     python scripts/gen_docs.py            rewrite the blocks of README.md and docs/*.md
     python scripts/gen_docs.py --check    exit 1 if any block differs from a fresh run (timings aside)
 
@@ -34,7 +38,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOCK = re.compile(
-    r"(?P<open><!-- (?P<kind>txconform|txconform-mermaid|txconform-head): (?P<args>[^>]*?) -->\n)"
+    r"(?P<open><!-- (?P<kind>txconform|txconform-mermaid|txconform-head|txconform-tla): (?P<args>[^>]*?) -->\n)"
     r"(?P<body>.*?)"
     r"(?P<close><!-- /txconform -->)",
     re.DOTALL,
@@ -82,11 +86,37 @@ def head(args: str) -> str:
     return "```json\n" + "\n".join(lines) + "\n```\n"
 
 
+def tla_excerpt(args: str) -> str:
+    """The definitions named in ``args`` ("PATH NAME ...") of a TLA+ module, each with the comment
+    lines just above it, as the file has them (``@type`` annotations left out), blank-line apart."""
+    path, *names = args.split()
+    source = ROOT / path
+    if not source.is_file() or not names:
+        raise SystemExit(f"gen_docs: txconform-tla: {args!r}: give a TLA+ file of this repository and the names to quote, "
+                         "e.g. specs/resharding/Resharding.tla Conflict")
+    lines = source.read_text(encoding="utf-8").splitlines()
+    parts = []
+    for name in names:
+        start = next((k for k, line in enumerate(lines) if re.match(rf"{re.escape(name)}(\(.*\))? ==", line)), None)
+        if start is None:
+            raise SystemExit(f"gen_docs: txconform-tla: {path} defines no {name}: quote a definition the module has")
+        top = start
+        while top > 0 and lines[top - 1].startswith("\\*"):
+            top -= 1
+        end = start + 1
+        while end < len(lines) and lines[end].strip() and not re.match(r"[A-Za-z_]\w*(\(.*\))? ==|\\\*|-{4,}|={4,}", lines[end]):
+            end += 1
+        parts.append("\n".join(line for line in lines[top:end] if "@type:" not in line))
+    return "```tla\n" + "\n\n".join(parts) + "\n```\n"
+
+
 def render(kind: str, args: str, run: Runner = txconform) -> str:
     if kind == "txconform":
         return f"```text\n$ txconform {args}\n{run(args.split())}\n```\n"
     if kind == "txconform-head":
         return head(args)
+    if kind == "txconform-tla":
+        return tla_excerpt(args)
     return f"```mermaid\n{mermaid(args.strip(), run)}\n```\n"
 
 

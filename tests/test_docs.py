@@ -153,7 +153,7 @@ def _long(found: list[tuple[str, str, str]]) -> list[pytest.MarkDecorator]:
     named = {word for kind, args, _ in found if kind == "txconform-mermaid" or args.startswith("model-check") for word in args.split()}
     if named & LONG_MODELS:
         return [pytest.mark.long]
-    only_models = all(kind == "txconform-mermaid" or args.startswith("model-check") for kind, args, _ in found)
+    only_models = all(kind in ("txconform-mermaid", "txconform-tla") or args.startswith("model-check") for kind, args, _ in found)
     return [pytest.mark.core] if only_models else []
 
 

@@ -50,3 +50,23 @@ def test_slugs_are_githubs() -> None:
     assert slug("## `txconform simulate` and `txconform check`".lstrip("# ")) == "txconform-simulate-and-txconform-check"
     assert slug("Where the test suite's minutes go") == "where-the-test-suites-minutes-go"
     assert slug("Long traces: checking in windows (issue 24)") == "long-traces-checking-in-windows-issue-24"
+
+
+def test_a_tla_excerpt_quotes_the_spec_and_names_what_it_cannot_find() -> None:
+    import importlib.util
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("gen_docs_excerpt", root / "scripts" / "gen_docs.py")
+    assert spec is not None and spec.loader is not None
+    gen_docs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen_docs)
+    text = gen_docs.tla_excerpt("specs/resharding/Resharding.tla Conflict ExactlyOnce")
+    source = (root / "specs" / "resharding" / "Resharding.tla").read_text(encoding="utf-8")
+    assert text.startswith("```tla\n\\* Does the commit of a transaction") and text.endswith("```\n")
+    assert 'Conflict(p, o) == Design = "txn_offset_check" /\\ committed[p] # o' in text
+    assert "ExactlyOnce == NoDuplicates /\\ NoLoss" in text
+    assert "@type:" not in text and "@type: (Int, Int) => Bool;" in source  # annotations left out
+    with pytest.raises(SystemExit, match="defines no Nope"):
+        gen_docs.tla_excerpt("specs/resharding/Resharding.tla Nope")
+    with pytest.raises(SystemExit, match="give a TLA\\+ file"):
+        gen_docs.tla_excerpt("specs/none.tla Conflict")
