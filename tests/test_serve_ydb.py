@@ -72,8 +72,9 @@ def sdk(server: Running | Any, endpoint: str | None = None) -> Iterator[Any]:
 
 @pytest.fixture
 def server(request: Any, tmp_path: Path) -> Iterator[Running]:
-    """A server on a free port; in the ``checked`` run of a test (marked tlc), its session's trace must be accepted."""
-    running = Running(Options(port=0, trace=tmp_path / "session.jsonl")).start()
+    """A server on a free port (options of its own by indirect parametrization); in the ``checked`` run
+    of a test (marked tlc), its session's trace must be accepted."""
+    running = Running(Options(port=0, trace=tmp_path / "session.jsonl", **getattr(request, "param", {}))).start()
     try:
         yield running
     finally:
@@ -226,6 +227,37 @@ def test_the_sdks_read_only_and_write_only_transactions_commit(server: Running, 
     assert [(ev["action"], ev.get("tablet")) for ev in server.front.events
             if ev["action"] in ("ReadOnlyBatch", "BeginWrites", "PqImmediate")] == [
         ("ReadOnlyBatch", None), ("PqImmediate", "A"), ("BeginWrites", None), ("PqImmediate", "B")]
+
+
+@CHECKED
+@pytest.mark.parametrize("server", [{"messages": 2}], indirect=True)
+def test_a_writer_outside_a_transaction_gives_a_its_data_before_it_is_read(server: Running, checked: str) -> None:
+    """The SDK's tests fill their source topic with a plain writer (``topic_with_messages``): those
+    writes give the messages the spec's A holds from the start their data, until A is read; a
+    missing topic is YDB's SCHEME_ERROR (the SDK's fixtures drop a topic before creating it), not a
+    refusal."""
+
+    def body() -> tuple[list[bytes], list[bytes]]:
+        got: dict[str, list[bytes]] = {}
+        with sdk(server) as driver, ydb.QuerySessionPool(driver) as pool:
+            with pytest.raises(ydb.SchemeError, match="no such topic"):
+                driver.topic_client.drop_topic("/local/test-topic")
+            with driver.topic_client.writer("A", producer_id="fixture") as w:
+                w.write_with_ack([ydb.TopicWriterMessage(b"123"), ydb.TopicWriterMessage(b"456")], timeout=T)
+            with pytest.raises(ydb.Unsupported, match="every one has its data"), \
+                    driver.topic_client.writer("A", producer_id="more") as w:
+                w.write_with_ack(ydb.TopicWriterMessage(b"789"), timeout=T)
+            with driver.topic_client.reader("A", consumer="c") as reader:
+                pool.retry_tx_sync(lambda tx: got.setdefault("copied", copy(driver, reader, tx)), retry_settings=RETRY)
+            with pytest.raises(ydb.Unsupported, match="after it was read"), \
+                    driver.topic_client.writer("A", producer_id="late") as w:
+                w.write_with_ack(ydb.TopicWriterMessage(b"0"), timeout=T)
+            return got["copied"], read_all(driver, "B", "check")
+
+    copied, b = bounded(body)
+    assert copied == b == [b"123", b"456"]
+    assert not any("no such topic" in r for r in server.front.refusals)
+    assert [ev["action"] for ev in server.front.events][:2] == ["ReadBatch", "TxWrite"], "the writes to A are no steps"
 
 
 @CHECKED

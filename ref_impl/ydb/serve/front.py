@@ -146,6 +146,8 @@ class Front:
         self.faults_taken: list[str] = []
         self.faults_missed: list[str] = []
         self.live: set[int] = set()  # the transactions a step touched since the engine was last quiet (settle)
+        self.source: dict[tuple[int, int], Stored] = {}  # (partition, offset) of A -> the data a writer gave it (preload)
+        self.source_read = False  # a reader of A was opened: A's data is fixed from then on
 
     # --- ids and errors ---
 
@@ -185,7 +187,9 @@ class Front:
     def topic(self, path: str) -> Topic:
         name = normalize(path)
         if name not in self.topics:
-            raise self.refuse("SCHEME_ERROR", f"path {path!r}: no such topic (create {SOURCE!r} and {TARGET!r} first)")
+            # YDB's own answer to a path that is not there (the SDK's fixtures drop a topic before creating it):
+            # not a refusal of the engine's
+            raise FrontError("SCHEME_ERROR", f"path {path!r}: no such topic (create {SOURCE!r} and {TARGET!r} first)")
         return self.topics[name]
 
     def drop_topic(self, path: str) -> None:
@@ -474,6 +478,33 @@ class Front:
                 rest.append((q, max(x, e), y))
             r.delivered = rest
 
+    # --- A's data, given by a writer before anyone reads A (preload) ---
+
+    def preload(self, path: str, partition: int, data: bytes, producer: str, seq_no: int) -> int:
+        """A write outside a transaction to topic A, before A is read: the data of the next of A's
+        messages, which the spec's Init holds from the start (MsgsPerSrc a partition; the spec does
+        not model data, so no step and no trace event). Its offset; refused once A was read, or when
+        the partition's MsgsPerSrc messages all have their data."""
+        if normalize(path) != SOURCE:
+            raise self.refuse("UNSUPPORTED", f"a write outside a transaction to {normalize(path)!r}: the engine's writes to "
+                              f"{TARGET!r} are transactional (use topic_client.tx_writer(tx, path)); only {SOURCE!r}'s "
+                              "messages may be given their data before it is read")
+        p = partition + 1
+        if p not in self.k.src_parts:
+            raise self.refuse("BAD_REQUEST", f"partition {partition} of {SOURCE!r} does not exist")
+        if self.source_read:
+            raise self.refuse("UNSUPPORTED", f"a write to {SOURCE!r} after it was read: its {self.k.msgs_per_src} messages "
+                              "(MsgsPerSrc) are fixed from its first reader on (write them before reading)")
+        o = sum(1 for q, _ in self.source if q == p)
+        if o >= self.k.msgs_per_src:
+            raise self.refuse("UNSUPPORTED", f"partition {partition} of {SOURCE!r} holds {self.k.msgs_per_src} messages "
+                              "(MsgsPerSrc, --workload copy:msgs=N): every one has its data")
+        self.source[(p, o)] = Stored(data, producer, seq_no)
+        return o
+
+    def source_last_seq_no(self, producer: str) -> int:
+        return max((s.seq_no for s in self.source.values() if s.producer == producer), default=0)
+
     # --- topic readers (StreamRead) ---
 
     def open_reader(self, consumer: str, paths: list[str]) -> ReaderStream:
@@ -487,6 +518,7 @@ class Front:
         if t.name == SOURCE:
             if consumer != CONSUMER:
                 raise self.refuse("BAD_REQUEST", f"topic {SOURCE!r} is read by consumer {CONSUMER!r} in this engine")
+            self.source_read = True
             free = [w for w in self.k.workers if self._worker_reader(w) is None]
             if not free:
                 # the newest reader of a worker replaces the old one (the SDK reconnects after a rollback)
@@ -534,7 +566,8 @@ class Front:
             msgs: list[tuple[int, bytes, Stored | None]] = []
             for o in range(x, y):
                 if r.topic == SOURCE:
-                    msgs.append((o, source_data(p, o), None))
+                    given = self.source.get((p, o))
+                    msgs.append((o, given.data if given else source_data(p, o), given))
                 else:
                     s = self.b_log[p][o]
                     msgs.append((o, s.data, s))

@@ -43,7 +43,7 @@ from ydb._grpc.common.protos import (
 
 from ..state import CONSUMER
 from .faults import NO_FAULTS, Switches
-from .front import DATABASE, Front, FrontError, ReaderStream
+from .front import DATABASE, SOURCE, Front, FrontError, ReaderStream
 
 log = logging.getLogger("txconform.serve.ydb")
 
@@ -395,21 +395,22 @@ class Topic(ydb_topic_v1_pb2_grpc.TopicServiceServicer):  # type: ignore[misc]
         def on_request(kind: str, msg: Any, out: queue.Queue[Any]) -> None:
             if kind == "init_request":
                 init = msg.init_request
-                front.topic(init.path)
-                if init.WhichOneof("partitioning") == "partition_id" and init.partition_id != 0:
-                    raise front.refuse("BAD_REQUEST", f"partition {init.partition_id}: topic B has one partition, 0")
+                t = front.topic(init.path)
+                if init.WhichOneof("partitioning") == "partition_id" and init.partition_id >= t.partitions:
+                    raise front.refuse("BAD_REQUEST", f"partition {init.partition_id}: topic {t.name!r} has {t.partitions}")
                 state["path"], state["producer"] = init.path, init.producer_id
-                last = max((s.seq_no for s in front.b_log[1] if s.producer == init.producer_id), default=0)
+                state["partition"] = init.partition_id if init.WhichOneof("partitioning") == "partition_id" else 0
+                if t.name == SOURCE:
+                    last = front.source_last_seq_no(init.producer_id)
+                else:
+                    last = max((s.seq_no for s in front.b_log[1] if s.producer == init.producer_id), default=0)
                 out.put(W.FromServer(status=status("SUCCESS"), init_response=W.InitResponse(
-                    last_seq_no=last, session_id=front.new_id("write"), partition_id=0,
+                    last_seq_no=last, session_id=front.new_id("write"), partition_id=state["partition"],
                     supported_codecs=ydb_topic_pb2.SupportedCodecs(codecs=[RAW]))))
             elif kind == "write_request":
                 if "path" not in state:
                     raise front.refuse("BAD_REQUEST", "a write before the stream's init_request")
                 wr = msg.write_request
-                if not wr.HasField("tx"):
-                    raise front.refuse("UNSUPPORTED", "a write outside a transaction: the engine's writes are transactional "
-                                       "(use topic_client.tx_writer(tx, path))")
                 # ydb-platform/ydb ydb/services/persqueue_v1/actors/write_session_topic_api_actor.cpp, HandleWrite:
                 # a write with no messages or with codec 0 is a protocol error (BAD_REQUEST); acks of writes in a
                 # transaction are written_in_tx, with no offset (write_session_actor.cpp)
@@ -418,6 +419,13 @@ class Topic(ydb_topic_v1_pb2_grpc.TopicServiceServicer):  # type: ignore[misc]
                 if wr.codec != RAW:
                     raise front.refuse("UNSUPPORTED", f"codec {wr.codec}: this server takes raw data only")
                 acks = []
+                if not wr.HasField("tx"):  # outside a transaction: only A's data before it is read (front.preload)
+                    for m in wr.messages:
+                        o = front.preload(state["path"], state["partition"], m.data, state["producer"], m.seq_no)
+                        acks.append(W.WriteResponse.WriteAck(seq_no=m.seq_no, written=W.WriteResponse.WriteAck.Written(offset=o)))
+                    out.put(W.FromServer(status=status("SUCCESS"), write_response=W.WriteResponse(
+                        acks=acks, partition_id=state["partition"])))
+                    return
                 for m in wr.messages:
                     with self.shared.faults_at("Write", wr.tx.id):
                         front.write(wr.tx.id, wr.tx.session, state["path"], m.data, state["producer"], m.seq_no)
