@@ -8,7 +8,7 @@
 #   make test   set up .venv if needed, lint, types, and the tests CI runs (pytest --tier ci, about
 #               15 minutes on 2 cores): every test make quick runs, every model's outcome and pins but
 #               the 13 that take 25 s or more, the docs blocks of the others, a few short tests of each
-#               subsystem, and one of 16 shards of the rest, in turn by commit (tests/tiers.py)
+#               subsystem, and one of 16 shards of the rest (even by measured times), in turn by commit (tests/tiers.py)
 #   make test-all  the same with every test (50-67 minutes on 2 cores): what a session runs before
 #               it ends, and before an issue is resolved
 #   make quick  the loop while editing: lint, types, and the tests that start no TLC, Spark, broker or

@@ -38,7 +38,7 @@ def test_the_core_runs_every_time_and_each_other_test_in_one_shard() -> None:
     assert [i.nodeid for i in core] == [i.nodeid for i in items[:2]] + [items[3].nodeid, items[4].nodeid]
     seen: dict[str, int] = {}
     for shard in range(tiers.SHARDS):
-        kept, left = tiers.select(items, shard)  # type: ignore[arg-type]
+        kept, left = tiers.select(items, shard, times={})  # type: ignore[arg-type]
         assert all(i in kept for i in core) and len(kept) + len(left) == len(items)
         for i in kept:
             if i not in core:
@@ -56,3 +56,22 @@ def test_a_shard_is_given_by_hand(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(tiers.SHARD_ENV, "three")
     with pytest.raises(pytest.UsageError, match="TXCONFORM_SHARD='three'"):
         tiers.this_shard()
+
+
+def test_timed_tests_are_dealt_the_longest_first_into_the_emptiest_shard() -> None:
+    times = {f"t{k}": float(k) for k in range(1, 65)}  # 64 tests of 1 to 64 s: 130 s a shard at best
+    dealt = tiers.shards([*times, "untimed"], times)
+    load = [sum(times[n] for n, k in dealt.items() if k == shard and n in times) for shard in range(tiers.SHARDS)]
+    assert max(load) - min(load) <= 10 and sum(load) == sum(times.values())
+    assert dealt["untimed"] == tiers.shard_of("untimed")
+    assert tiers.shards(list(reversed([*times, "untimed"])), times) == dealt  # the same in any order
+
+
+def test_the_recorded_times_are_read(tmp_path: Path) -> None:
+    junit = tmp_path / "run.xml"
+    junit.write_text('<testsuites><testsuite><testcase classname="tests.test_x" name="test_a[1]" time="12.34"/>'
+                     '<testcase classname="tests.test_x" name="test_b" time="0.2"/></testsuite></testsuites>')
+    out = tmp_path / "durations.json"
+    assert tiers.write_durations(junit, out) == 1
+    assert out.read_text().count("tests/test_x.py::test_a[1]") == 1
+    assert tiers.recorded()  # the repository's own file parses

@@ -9,8 +9,10 @@ checks and trace checks, Spark's replays and the real brokers' starts. ``--tier 
   docs blocks that model-check only the others (TLC runs each model once for both), and SMOKE, a
   few short tests of each subsystem (trace checks, windows, replay, serve, the YDB and C*One
   checkers, the hypothesis runs);
-- one shard of the rest, in turn: the other tests are dealt into SHARDS shards by a hash of their
-  node id, and the run of a commit takes the shard of its number of commits (``git rev-list
+- one shard of the rest, in turn: the other tests are dealt into SHARDS shards, those with a time
+  in DURATIONS (a fresh-clone run's, tests/durations.json: ``python tests/tiers.py JUNIT.xml``
+  writes it) the longest first into the shard with the least time so far, the others by a hash of
+  their node id; the run of a commit takes the shard of its number of commits (``git rev-list
   --count HEAD``), so SHARDS successive commits run every test once. ``TXCONFORM_SHARD=K`` picks
   a shard by hand (``all``: every shard, what ``make test-all`` runs).
 
@@ -19,8 +21,12 @@ A test marked ``long`` is never in the core. The run's header names the shard it
 
 from __future__ import annotations
 
+import heapq
+import json
 import os
 import subprocess
+import sys
+import xml.etree.ElementTree as ET
 import zlib
 from pathlib import Path
 
@@ -29,6 +35,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SHARDS = 16
 SHARD_ENV = "TXCONFORM_SHARD"
+DURATIONS = Path(__file__).resolve().parent / "durations.json"
 # The markers of tests that start TLC, Spark, a broker or a browser (Makefile: QUICK leaves them out).
 HEAVY = ("tlc", "spark", "spark_cluster", "probe", "hypothesis_runs", "browser")
 
@@ -66,7 +73,27 @@ def core(item: pytest.Item) -> bool:
 
 
 def shard_of(nodeid: str) -> int:
+    """The shard of a test with no recorded time."""
     return zlib.crc32(nodeid.encode()) % SHARDS
+
+
+def recorded() -> dict[str, float]:
+    try:
+        return {str(k): float(v) for k, v in json.loads(DURATIONS.read_text(encoding="utf-8")).items()}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def shards(nodeids: list[str], times: dict[str, float]) -> dict[str, int]:
+    """Each test's shard: the timed ones the longest first into the shard with the least time so
+    far (ties by node id, so every process deals alike), the others by shard_of."""
+    load = [(0.0, k) for k in range(SHARDS)]
+    out = {}
+    for nodeid in sorted((n for n in nodeids if n in times), key=lambda n: (-times[n], n)):
+        total, k = heapq.heappop(load)
+        out[nodeid] = k
+        heapq.heappush(load, (total + times[nodeid], k))
+    return out | {n: shard_of(n) for n in nodeids if n not in times}
 
 
 def this_shard() -> int | None:
@@ -86,10 +113,32 @@ def this_shard() -> int | None:
         return 0  # no git: the first shard
 
 
-def select(items: list[pytest.Item], shard: int | None) -> tuple[list[pytest.Item], list[pytest.Item]]:
+def select(items: list[pytest.Item], shard: int | None, times: dict[str, float] | None = None) -> tuple[list[pytest.Item], list[pytest.Item]]:
     """The items the tier runs, and those it leaves out."""
     if shard is None:
         return items, []
-    kept = [i for i in items if core(i) or shard_of(i.nodeid) == shard]
+    others = [i.nodeid for i in items if not core(i)]
+    dealt = shards(others, recorded() if times is None else times)
+    kept = [i for i in items if core(i) or dealt[i.nodeid] == shard]
     ids = {id(i) for i in kept}
     return kept, [i for i in items if id(i) not in ids]
+
+
+def write_durations(junit: Path, out: Path = DURATIONS) -> int:
+    """DURATIONS from a JUnit XML of a whole run (``PYTEST_ADDOPTS=--junitxml=X make test-all``):
+    each test of a second or more."""
+    times = {}
+    for case in ET.parse(junit).iter("testcase"):
+        module = "tests/" + case.get("classname", "").split(".")[-1] + ".py"
+        seconds = float(case.get("time", "0"))
+        if seconds >= 1.0:
+            times[f"{module}::{case.get('name')}"] = round(seconds, 1)
+    out.write_text(json.dumps(dict(sorted(times.items())), indent=0) + "\n", encoding="utf-8")
+    return len(times)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2 or not Path(sys.argv[1]).is_file():
+        print("usage: python tests/tiers.py JUNIT.xml   (a whole run's JUnit XML: writes tests/durations.json)", file=sys.stderr)
+        sys.exit(2)
+    print(f"tiers: {write_durations(Path(sys.argv[1]))} tests' times written to {DURATIONS}")
