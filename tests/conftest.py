@@ -88,7 +88,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any | None:
         return None
     from xdist.scheduler import LoadScopeScheduling
 
-    class SharedTlcScheduling(LoadScopeScheduling):
+    class GroupScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             if nodeid.partition("::")[0] in LOCAL_SPARK_MODULES:
                 return "local Spark session"
@@ -98,7 +98,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any | None:
                 return "docs site"
             return nodeid
 
-    return SharedTlcScheduling(config, log)
+    return GroupScheduling(config, log)
 
 
 # The modules whose tests share the session's real Cassandra (probe/testing.py

@@ -74,7 +74,7 @@ def test_every_run_of_the_correct_broker_is_accepted(tmp_path_factory: pytest.Te
 DETECTION_BUDGET = 40
 
 
-# The bugs that take half a minute or more to be caught run in `make test-all` only (the marker
+# The bugs that take half a minute or more to be caught are never in CI's core (the marker
 # `long`); their detection counts are in docs/benchmarks.md.
 LONG_BUGS = {"tv1_late_endtxn", "no_generation_check", "fence_bump_on_failed_append"}
 

@@ -70,7 +70,7 @@ def test_no_liveness_model_uses_a_reduction() -> None:
 
 
 # kafka_no_group_fencing's reduced run takes a minute and a half on a loaded 2-core machine: in
-# `make test-all` only (the marker `long`); the other violating models are each a few seconds.
+# outside CI's core (the marker `long`: tests/tiers.py runs it in its shard's turn); the other violating models are each a few seconds.
 LONG_VIOLATING = {"kafka_no_group_fencing"}
 
 
@@ -167,7 +167,7 @@ def visible_values(model: Model, next_: str, workdir: Path) -> set[tuple]:
 
 
 # Each pair of runs dumps every state; the first three bounds take a minute each on 2 cores and run
-# in `make test-all` only (the marker `long`); `make test` (CI) compares the late produce's.
+# outside CI's core (the marker `long`: tests/tiers.py runs them in their shard's turn); `make test` (CI) compares the late produce's.
 LONG_BOUNDS = {"zombie_loss", "late_endtxn_failover", "ctp"}
 
 

@@ -169,7 +169,7 @@ sys.exit(status)
 """
 
 
-@pytest.mark.long  # a second application on the cluster, 107 s in CI's log: `make test-all` only
+@pytest.mark.long  # a second application on the cluster, 107 s in CI's log: outside CI's core (tests/tiers.py)
 def test_spark_submit_master_and_conf_win_and_the_code_is_shipped(cluster: LocalCluster, lso_trace: Path, tmp_path: Path) -> None:
     entry = tmp_path / "entry.py"
     entry.write_text(PROBE, encoding="utf-8")

@@ -46,7 +46,7 @@ LOG_FORM_MODELS = (
 )
 
 
-# The models whose forms check takes half a minute or more on 2 cores run in `make test-all` only
+# The models whose forms check takes half a minute or more on 2 cores run in outside CI's core (tests/tiers.py)
 # (the marker `long`); `make test` (CI) checks the forms on the other five.
 LONG_FORM_MODELS = {"kafka_tv2_no_lowest_sequence", "kafka_zombie_never_commits", "kafka_tv1_hanging", "kafka_no_idempotence",
                     "kafka_tv1_late_endtxn_torn", "kafka_early_producer_expiry"}
@@ -145,7 +145,7 @@ WRONG_SINCE_FORMS = (
 )
 CASES = [(name, right, wrong, prop) for name, right, wrong, props in WRONG_SINCE_FORMS for prop in props]
 # The wrong forms that take 10 s or more to be caught (on models whose forms check is itself
-# `long`) run in `make test-all` only.
+# `long`) are outside CI's core (tests/tiers.py: in their shard's turn).
 LONG_WRONG = {("kafka_tv1_hanging", "IN \\A q \\in DOMAIN logs :"), ("kafka_tv1_hanging", "IF log[c].commit THEN ~AbortedIn(now, log[i].gtx)"),
               ("kafka_tv1_late_endtxn_torn", "=> ~CommittedIn(now, pl[p][i].gtx)")}
 
