@@ -69,8 +69,9 @@ def test_no_liveness_model_uses_a_reduction() -> None:
     assert LIVENESS and all(m.task.tlc.view is None and m.task.next == "Next" and m.task.specification for m in LIVENESS)
 
 
-# kafka_no_group_fencing's reduced run takes a minute and a half on a loaded 2-core machine: in
-# outside CI's core (the marker `long`: tests/tiers.py runs it in its shard's turn); the other violating models are each a few seconds.
+# kafka_no_group_fencing's reduced run takes a minute and a half on a loaded 2-core machine: it is
+# outside CI's core (the marker `long`: tests/tiers.py runs it in its shard's turn); the other
+# violating models are each a few seconds.
 LONG_VIOLATING = {"kafka_no_group_fencing"}
 
 

@@ -46,8 +46,8 @@ LOG_FORM_MODELS = (
 )
 
 
-# The models whose forms check takes half a minute or more on 2 cores run in outside CI's core (tests/tiers.py)
-# (the marker `long`); `make test` (CI) checks the forms on the other five.
+# The models whose forms check takes half a minute or more on 2 cores are outside CI's core (the
+# marker `long`: tests/tiers.py runs them in their shard's turn); the core checks the other five.
 LONG_FORM_MODELS = {"kafka_tv2_no_lowest_sequence", "kafka_zombie_never_commits", "kafka_tv1_hanging", "kafka_no_idempotence",
                     "kafka_tv1_late_endtxn_torn", "kafka_early_producer_expiry"}
 
