@@ -167,8 +167,9 @@ def visible_values(model: Model, next_: str, workdir: Path) -> set[tuple]:
     return values
 
 
-# Each pair of runs dumps every state; the first three bounds take a minute each on 2 cores and run
-# outside CI's core (the marker `long`: tests/tiers.py runs them in their shard's turn); `make test` (CI) compares the late produce's.
+# Each pair of runs dumps every state; the first three bounds take a minute each on 2 cores and are
+# outside CI's core (the marker `long`: tests/tiers.py runs them in their shard's turn); the core
+# compares the late produce's.
 LONG_BOUNDS = {"zombie_loss", "late_endtxn_failover", "ctp"}
 
 
