@@ -37,6 +37,8 @@ from .engine import INIT_DATA, INIT_TXN, NO_CELL, Cell, Key, Mut, Txn, txn_text
 
 KEYSPACE = "cone"
 REQUEST_SECONDS = 30.0  # a QUORUM write on three JVMs sharing two slow cores took < 1 s here
+EACH_NODE = "each_node"  # the execution profile with a pool to every node (``batchlog``)
+BATCHLOG_SECONDS = 2.0  # a node that does not answer its batchlog's query in this time: not known drained
 
 
 class StoreError(Exception):
@@ -64,11 +66,15 @@ class CassandraStore:
         limited to them), protocol v5, requests bounded by ``seconds``."""
         try:
             from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
-            from cassandra.policies import WhiteListRoundRobinPolicy
+            from cassandra.policies import RoundRobinPolicy, WhiteListRoundRobinPolicy
         except ImportError:
             raise StoreError("C*One over Cassandra needs cassandra-driver: pip install 'txconform[cassandra]'") from None
         profile = ExecutionProfile(load_balancing_policy=WhiteListRoundRobinPolicy(contact_points), request_timeout=seconds)
-        cluster = Cluster(contact_points, port=port, protocol_version=5, execution_profiles={EXEC_PROFILE_DEFAULT: profile}, connect_timeout=seconds)
+        # EACH_NODE: a pool to every node of the cluster, for the queries of one node's own tables
+        # (its batchlog) made with ``host=``; the steps' requests keep to ``contact_points``.
+        each = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(), request_timeout=BATCHLOG_SECONDS)
+        profiles = {EXEC_PROFILE_DEFAULT: profile, EACH_NODE: each}
+        cluster = Cluster(contact_points, port=port, protocol_version=5, execution_profiles=profiles, connect_timeout=seconds)
         try:
             session = cluster.connect()
         except Exception as e:
@@ -142,6 +148,32 @@ class CassandraStore:
 
         q = SimpleStatement(f"SELECT ts FROM {self.keyspace}.txns", consistency_level=self._quorum())
         return max((int(r.ts) for r in self.session.execute(q)), default=0)
+
+    def batchlog_queries(self) -> list[tuple[str, Any]]:
+        """Each node's own batchlog, asked for at once: ``(address, ResponseFuture)`` for every node
+        the driver holds up. ``system.batches`` is a node-local table (apache/cassandra
+        ``db/SystemKeyspace.java`` BATCHES): a logged batch's entry is written to two other nodes
+        of the coordinator node's data centre (``locator/ReplicaPlans.java`` forBatchlogWrite),
+        removed once the batch applied at its consistency level, and replayed by the node that
+        holds it once older than twice the write timeout (``batchlog/BatchlogManager.java``).
+        So the group's batchlog is the union of every node's, read one node at a time."""
+        cluster = self.session.cluster
+        query = "SELECT id FROM system.batches LIMIT 10"
+        return [
+            (h.address, self.session.execute_async(query, execution_profile=EACH_NODE, host=h, timeout=BATCHLOG_SECONDS))
+            for h in sorted(cluster.metadata.all_hosts(), key=lambda h: str(h.address))
+            if h.is_up is not False
+        ]
+
+    def batchlog(self) -> dict[str, int | None]:
+        """The entries in each node's batchlog (None: the node did not answer in BATCHLOG_SECONDS)."""
+        out: dict[str, int | None] = {}
+        for address, f in self.batchlog_queries():
+            try:
+                out[str(address)] = len(list(f.result()))
+            except Exception:
+                out[str(address)] = None
+        return out
 
     def committed(self) -> dict[str, int]:
         """Every committed transaction and its timestamp, at QUORUM."""

@@ -14,10 +14,11 @@ x is *confirmed* (Cone.tla ``Confirmed``) while some y it hears reports hearing 
 (``DeclareDead``) once the other two have both missed it for ``DEAD_S`` > ``FENCE_S`` (a running
 node fences itself before a quorum declares it dead: the spec's guard ``~Running(x) \\/ fenced``).
 Failover (``CoActivate``): the first coordinator in the fixed order 1, 2, 3 whose predecessors are all
-dead activates once Cassandra's batchlog is empty (``Drained``: ``system.batches`` read on the node;
-the guard the spec adds, cone_failover_no_drain) and sets its clock above the group's highest
-timestamp read at QUORUM. A Begin goes to all three (the unborn queue); only the active master
-answers it, and a new master serves the Begins its queue holds.
+dead activates once Cassandra's batchlog is empty (``Drained``: ``system.batches`` read on every node
+up, each its own, without blocking the loop; the guard the spec adds, cone_failover_no_drain) and
+sets its clock above the group's highest timestamp read at QUORUM (no_ts_bump: keeps its own).
+A Begin goes to all three (the unborn queue); only the active master answers it, and a new master
+serves the Begins its queue holds.
 
 One thread, one ``select`` loop: a loop that did not run for ``PAUSE_S`` was stopped (SIGSTOP, a
 GC pause): before anything else it drains the heartbeats that arrived meanwhile and fences itself if
@@ -53,6 +54,7 @@ FENCE_S = 1.0  # not confirmed for this long: fence
 DEAD_S = 2.5  # missed by the other two for this long: dead (> FENCE_S + MISS_S: fencing first)
 PAUSE_S = 0.8  # the loop did not run for this long: it was stopped
 START_GRACE_S = 1.5  # after "go": no fencing and no verdict before the peers' first heartbeats arrive
+DRAIN_EVERY_S = 0.2  # a successor waiting for the batchlog asks the nodes again after this
 
 
 @attrs.define
@@ -83,6 +85,11 @@ class Coordinator:
         self.lk: dict[Key, Txn] = {}
         self.txs: dict[Txn, TxState] = {}
         self.unborn: list[Txn] = []
+        self.entity: dict[Txn, Key] = {}  # the row a Begin locks (the client's photo; p0 for a retag)
+        self.drain_q: list[list[Any]] | None = None  # the batchlog queries in flight: [address, entries or None, done]
+        self.drain_at = 0.0  # when they were sent
+        self.drain_first: float | None = None  # the first check that found an entry (or no answer)
+        self.batchlog_seen = 0  # the most entries one check found
         self.dead: set[int] = set()
         self.cut_from: set[int] = set()  # peers whose heartbeats this coordinator drops (a cut link)
         start = time.monotonic()
@@ -170,18 +177,49 @@ class Coordinator:
         self.fenced = True
         self.report("CoSelfFence", why=why)
 
+    def drained(self, now: float) -> bool:
+        """Cone.tla Drained, asked of Cassandra without blocking the loop (the heartbeats go on):
+        every node up answered that its batchlog (``system.batches``, each node's own; an entry is
+        removed once its batch applied or was replayed: apache/cassandra batchlog/BatchlogManager.java,
+        service/StorageProxy.java mutateAtomically) is empty. False while the queries are in flight,
+        while an entry is there, or a node did not answer; asked again every DRAIN_EVERY_S."""
+        if self.drain_q is None:
+            if now < self.drain_at + DRAIN_EVERY_S:
+                return False
+            self.drain_at = now
+            self.drain_q = []
+            for address, f in self.store.batchlog_queries():
+                slot: list[Any] = [address, None, False]
+
+                def ok(rows: Any, slot: list[Any] = slot) -> None:
+                    slot[1], slot[2] = len(list(rows)), True
+
+                def failed(_e: Any, slot: list[Any] = slot) -> None:
+                    slot[2] = True
+
+                f.add_callbacks(ok, failed)
+                self.drain_q.append(slot)
+            return False
+        if not all(slot[2] for slot in self.drain_q):
+            return False
+        answers = [slot[1] for slot in self.drain_q]
+        self.drain_q = None
+        if answers and all(n == 0 for n in answers):
+            return True
+        self.drain_first = self.drain_first or self.drain_at
+        self.batchlog_seen = max([self.batchlog_seen, *(n for n in answers if n is not None)])
+        return False
+
     def activate(self) -> None:
-        if "failover_no_drain" not in self.bugs:
-            # The node's batchlog: apache/cassandra db/SystemKeyspace.java BATCHES; an entry is
-            # removed once its batch applied (batchlog/BatchlogManager.java, StorageProxy.mutateAtomically)
-            pending = self.store.session.execute("SELECT id FROM system.batches LIMIT 1").one()
-            if pending is not None:
-                return  # Cone.tla CoActivate: Drained; tried again next loop
+        now = time.monotonic()
+        if "failover_no_drain" not in self.bugs and not self.drained(now):
+            return  # Cone.tla CoActivate: Drained; tried again next loop
         top = self.store.top_timestamp()
         self.active = True
         if "no_ts_bump" not in self.bugs:
             self.clock = max(self.clock, top) + 1
-        self.report("CoActivate", top=top, clock=self.clock)
+        waited = round(now - self.drain_first, 2) if self.drain_first is not None else 0.0
+        self.report("CoActivate", top=top, clock=self.clock, batchlog_seen=self.batchlog_seen, drain_waited_s=waited)
         for t in list(self.unborn):  # the new master serves its unborn queue
             self.begin(t)
 
@@ -193,13 +231,15 @@ class Coordinator:
     def cell(self, c: Cell) -> dict[str, Any]:
         return {"val": c[0], "ts": c[1], "tomb": c[2], "writer": txn_text(c[3])}
 
-    def begin(self, t: Txn) -> None:
+    def begin(self, t: Txn, key: Key | None = None) -> None:
+        if key is not None:
+            self.entity[t] = key
         if t not in self.unborn:
             self.unborn.append(t)
         if not self.can_act():
             return  # a backup keeps it in its unborn queue
         self.unborn.remove(t)
-        k = row(t[0])
+        k = self.entity.get(t, row(t[0]))
         holder = self.lk.get(k)
         if holder is not None and holder != t:
             self.report("CoBegin", t=list(t), result="locked")
@@ -285,7 +325,7 @@ class Coordinator:
             return
         t = _txn(req["t"])
         if op == "begin":
-            self.begin(t)
+            self.begin(t, _key(req["key"]) if "key" in req else None)
         elif op == "read":
             self.read(t)
         elif op == "write":

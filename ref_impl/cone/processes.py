@@ -18,11 +18,16 @@ and a batch that Cassandra acknowledged at QUORUM is logged as applied at every 
 
 Scenarios (``SCENARIOS``): ``plain``, ``kill`` (the master SIGKILLed with a transaction open),
 ``pause`` (the master SIGSTOPped with a commit waiting, a successor serving meanwhile, then SIGCONT),
-``cut`` (the master's heartbeats to both backups dropped: it fences itself), ``dc`` (three nodes:
-Cassandra's node 3 stopped and x3 killed), and two with a guard off: ``zombie`` (``pause`` with
-Cone.tla's zombie_commit: the resumed master serves the waiting commit before reading its
-heartbeats) and ``split`` (one link cut with failover_no_quorum: the first backup declares the
-master dead on its own misses while the second still hears it).
+``cut`` (the master's heartbeats to both backups dropped: it fences itself), ``handover`` (the master
+SIGKILLed after c1's commit; the successor commits c2's retag of p0), ``dc`` (three nodes:
+Cassandra's node 3 stopped and x3 killed), ``stall`` (three nodes: Cassandra's node 2 SIGSTOPped
+while the master commits, so that the batch waits in node 3's batchlog with none of its mutations
+sent; the master SIGKILLed; the successor waits for the replay), and four with a guard off:
+``zombie`` (``pause`` with Cone.tla's zombie_commit: the resumed master serves the waiting commit
+before reading its heartbeats), ``split`` (one link cut with failover_no_quorum: the first backup
+declares the master dead on its own misses while the second still hears it), ``no_ts_bump``
+(``handover`` with no_ts_bump: the successor keeps its own clock) and ``failover_no_drain``
+(``stall`` with failover_no_drain: the successor serves while the batch waits in the batchlog).
 """
 
 from __future__ import annotations
@@ -52,8 +57,11 @@ from .engine import ALBUM, Cell, Engine, Key, Txn, row
 from .sim import GENERATOR
 
 WAIT_S = 30.0  # the longest the conductor waits for one step (a failover takes DEAD_S + a QUORUM read)
-SCENARIOS = ("plain", "kill", "pause", "cut", "zombie", "split", "dc")
-BUG_OF = {"zombie": "zombie_commit", "split": "failover_no_quorum"}
+SCENARIOS = ("plain", "kill", "pause", "cut", "handover", "dc", "stall", "zombie", "split", "no_ts_bump", "failover_no_drain")
+BUG_OF = {"zombie": "zombie_commit", "split": "failover_no_quorum", "no_ts_bump": "no_ts_bump", "failover_no_drain": "failover_no_drain"}
+THREE_NODES = ("dc", "stall", "failover_no_drain")  # the scenarios that stop or stall a Cassandra node
+RETAG = ("handover", "no_ts_bump")  # one adder (c1) and one retagger (c2, p0's tag 0 -> 1)
+STALL_S = 2.3  # node 2 stopped this long: past the batchlog write's timeout (write_request_timeout, 2 s)
 Q = (1, 2)  # the replica pair a mirror read is taken from (the answer is Cassandra's anyway)
 
 
@@ -103,7 +111,7 @@ class ProcRun:
     path: Path
     events: int
     departures: tuple[str, ...]  # steps the spec (with the run's bugs) did not allow where they came
-    violations: tuple[str, ...]  # the first invariant the run broke (ExclusiveLocks)
+    violations: tuple[str, ...]  # the first break of each invariant the mirror checks (ExclusiveLocks, TsMonotone, Serializable)
     album: int  # the album's counter in Cassandra at the end
     photos: int  # the photos in Cassandra at the end (p0 and every committed add)
     told: tuple[str, ...]  # what each attempt's client was told
@@ -111,6 +119,9 @@ class ProcRun:
     failover_s: float | None  # from the fault to the successor's CoActivate
     fence_s: float | None  # from the fault to the first CoSelfFence
     commit_ms: tuple[float, ...]
+    committed: tuple[tuple[str, int], ...] = ()  # each committed transaction's timestamp, read back from Cassandra's txns
+    seen: tuple[str, ...] = ()  # what the conductor saw in Cassandra on the way (the batchlog, a read)
+    replay_s: float | None = None  # from the fault to the batchlog found empty on every node
 
 
 class Conductor:
@@ -129,6 +140,7 @@ class Conductor:
         self.activated_at: float | None = None
         self.fenced_at: float | None = None
         self.commit_ms: list[float] = []  # each commit's LOGGED batch at QUORUM, as its coordinator timed it
+        self.seen: list[str] = []
 
     # --- the processes ---------------------------------------------------------------------------
 
@@ -235,8 +247,9 @@ class Conductor:
         if not enabled:
             self.departures.append(f"event {len(self.events) + 1}: {what}: not enabled in the spec here")
         take()
-        if not self.violations and not exclusive_locks(self.m):
-            self.violations.append(f"ExclusiveLocks violated after event {len(self.events)} ({self.events[-1]['action']})")
+        for name, holds in (("ExclusiveLocks", exclusive_locks), ("TsMonotone", ts_monotone), ("Serializable", serializable)):
+            if not any(v.startswith(name) for v in self.violations) and not holds(self.m):
+                self.violations.append(f"{name} violated after event {len(self.events)} ({self.events[-1]['action']})")
 
     def wait(self, what: str, done: Callable[[], bool], seconds: float = WAIT_S) -> None:
         deadline = time.monotonic() + seconds
@@ -296,6 +309,12 @@ class Conductor:
             if y not in m.dead:  # the cluster's verdict is one set: the first report makes it
                 self._step(m.declare_dead_enabled(y), f"DeclareDead x{y}", lambda: m.declare_dead(y))
         elif ev == "CoActivate":
+            if msg.get("batchlog_seen") and not m.k.bug("failover_no_drain"):
+                # It waited for the batchlog, found on the nodes, to empty: the replay it waited for
+                for i in range(1, len(m.batches) + 1):
+                    if m.batches[i - 1].blog:
+                        self._step(m.batchlog_replay_enabled(i), f"BatchlogReplay {i}", lambda i=i: m.batchlog_replay(i))  # type: ignore[misc]
+                self.seen.append(f"x{x} waited {msg.get('drain_waited_s', 0)} s for the batchlog ({msg['batchlog_seen']} entries at most)")
             m.real = {"clock": msg["clock"]}
             self.activated_at = time.monotonic()
             self._step(m.co_activate_enabled(x, Q), f"CoActivate x{x}", lambda: m.co_activate(x, Q))
@@ -345,7 +364,7 @@ class Conductor:
         self.m.client_begin(c)
         t = self.m.txn_of(c)
         for x in self.up():
-            self.send(x, {"op": "begin", "t": list(t)})
+            self.send(x, {"op": "begin", "t": list(t), "key": list(self.m.entity(c))})
         try:
             self.wait(f"{c}'s Begin answered", lambda: self.m.cl[c].st != "begin")
         except RunError:
@@ -393,15 +412,43 @@ class Conductor:
             return "unknown"
         return "committed"
 
+    def up_to_commit(self, c: str) -> None:
+        """An add up to its ClientCommit, the commit not sent: Begin, read the album, write, read it back."""
+        m = self.m
+        self.must_begin(c)
+        self._ask(c, "read", lambda: m.cl[c].pc != "read")
+        muts = [[list(key), v, tomb] for key, v, tomb in sorted(m.write_muts(c))]
+        self._ask(c, "write", lambda: m.cl[c].pc != "write", muts=muts)
+        self._ask(c, "read", lambda: m.cl[c].pc == "commit")
+        m.client_commit(c)
+
+    def retag_photo(self, c: str) -> str:
+        """The album's retag (Cone.tla): Begin locks and reads p0's row; write its new tag, the new
+        index row and the old one's tombstone (no album read); commit."""
+        m = self.m
+        if not self.begin(c):
+            return "failed"
+        muts = [[list(k), v, tomb] for k, v, tomb in sorted(m.write_muts(c))]
+        if not self._ask(c, "write", lambda: m.cl[c].pc != "write", muts=muts):
+            return "failed"
+        m.client_commit(c)
+        if not self._ask(c, "commit", lambda: m.cl[c].st == "done"):
+            return "unknown"
+        return "committed"
+
     def add_until_done(self, c: str) -> list[str]:
         told = []
         for _ in range(self.k.max_attempts):
             if self.m.cl[c].st == "done":
                 break
-            told.append(self.add_photo(c))
+            told.append(self.add_photo(c) if c in self.k.adders else self.retag_photo(c))
         return told
 
     # --- the result ------------------------------------------------------------------------------
+
+    def batchlog(self) -> str:
+        """Each node's batchlog entries, as ``address: n`` (``?``: no answer)."""
+        return ", ".join(f"{a}: {'?' if n is None else n}" for a, n in self.store.batchlog().items())
 
     def write_trace(self, out: Path, workload: str) -> None:
         k, bugs = self.k.to_spec(), sorted(self.k.bugs)
@@ -422,6 +469,24 @@ def exclusive_locks(e: Engine) -> bool:
     return all(len(xs) <= 1 for xs in holders.values())
 
 
+def ts_monotone(e: Engine) -> bool:
+    """ConeProperties.tla TsMonotone: two transactions' batches carry increasing timestamps in the
+    order they were sent."""
+    bs = e.batches
+    return all(bs[i].ts < bs[j].ts for i in range(len(bs)) for j in range(i + 1, len(bs)) if bs[i].t != bs[j].t)
+
+
+def serializable(e: Engine) -> bool:
+    """ConeProperties.tla Serializable: every committed transaction read, for each key it read, the
+    write of the committed transaction with the highest timestamp below its own."""
+
+    def latest_writer(k: Key, ts: int) -> Txn:
+        before = [(h_ts, t) for t, h_ts, _, ks in e.hist if k in ks and h_ts < ts]
+        return max(before)[1] if before else ("init", 0)
+
+    return all(writer == latest_writer(k, ts) for _, ts, rd, _ in e.hist for k, writer, _ in rd)
+
+
 def _free_udp_ports(n: int) -> list[int]:
     socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(n)]
     try:
@@ -439,20 +504,36 @@ def _counts(store: CassandraStore, adders: tuple[str, ...]) -> tuple[int, int]:
     return (album[0], photos)
 
 
-def run(store: CassandraStore, host: str, port: int, scenario: str, out: Path, stop_node3: Callable[[], None] | None = None) -> ProcRun:
+def run(
+    store: CassandraStore,
+    host: str,
+    port: int,
+    scenario: str,
+    out: Path,
+    stop_node3: Callable[[], None] | None = None,
+    signal_node: Callable[[int, int], None] | None = None,
+) -> ProcRun:
     """One run of ``scenario`` with three coordinator processes over ``store`` (a fresh keyspace,
     ``create_schema`` done), its trace written to ``out``. ``dc`` (three nodes, RF 3) loses data
     centre 3: ``stop_node3`` stops Cassandra's node 3 and coordinator x3 is SIGKILLed (Cone.tla
-    ``DcFail``)."""
+    ``DcFail``). ``stall`` and ``failover_no_drain`` (three nodes, RF 3) stop Cassandra's node 2
+    for STALL_S with ``signal_node(2, SIGSTOP)``, then ``signal_node(2, SIGCONT)``."""
     if scenario not in SCENARIOS:
         raise RunError(f"scenario {scenario!r}: use one of {', '.join(SCENARIOS)}")
     if scenario == "dc" and stop_node3 is None:
         raise RunError("scenario dc stops Cassandra's node 3: it needs a cluster of three nodes and a way to stop the third")
+    if scenario in ("stall", "failover_no_drain") and signal_node is None:
+        raise RunError(f"scenario {scenario} stops Cassandra's node 2 for {STALL_S} s: it needs a cluster of three nodes and their pids (--node-pids)")
     bug = BUG_OF.get(scenario)
-    k = Constants(("c1", "c2"), (), 1, 2, 1, 1, 2, 0, 1 if scenario == "dc" else 0, frozenset({bug} if bug else set()))
+    bugs = frozenset({bug} if bug else set())
+    if scenario in RETAG:
+        k = Constants(("c1",), ("c2",), 1, 2, 1, 0, 0, 0, 0, bugs)
+    else:  # a stalled node: the batch's three mutations never sent (DropMutation)
+        k = Constants(("c1", "c2"), (), 1, 2, 1, 1, 2, 3 if scenario in THREE_NODES else 0, 1 if scenario == "dc" else 0, bugs)
     con = Conductor(store, host, port, k)
     t0 = time.monotonic()
     fault_at: float | None = None
+    replay_at: float | None = None
     told: list[str] = []
     try:
         con.start()
@@ -477,12 +558,7 @@ def run(store: CassandraStore, host: str, port: int, scenario: str, out: Path, s
                 con.pause(1)
 
             con.acks.clear()
-            con.must_begin("c1")
-            con._ask("c1", "read", lambda: m.cl["c1"].pc != "read")
-            muts = [[list(key), v, tomb] for key, v, tomb in sorted(m.write_muts("c1"))]
-            con._ask("c1", "write", lambda: m.cl["c1"].pc != "write", muts=muts)
-            con._ask("c1", "read", lambda: m.cl["c1"].pc == "commit")
-            m.client_commit("c1")
+            con.up_to_commit("c1")
             stop_master()
             con.acks.clear()
             con.send(1, {"op": "commit", "t": list(m.txn_of("c1"))})  # waits in the stopped process's socket
@@ -510,6 +586,49 @@ def run(store: CassandraStore, host: str, port: int, scenario: str, out: Path, s
             con._step(m.dc_fail_enabled(3), "DcFail 3", lambda: m.dc_fail(3))
             told += con.add_until_done("c2")  # QUORUM: two replicas of three answer
             con.wait("x3 declared dead", lambda: 3 in m.dead)
+        elif scenario in RETAG:
+            m = con.m
+            told += con.add_until_done("c1")  # committed at x1, timestamp 1
+            fault_at = time.monotonic()
+            con.kill(1)
+            con.wait("x2 active", lambda: m.co[2].active)
+            told += con.add_until_done("c2")  # p0's retag at x2: its timestamp is above x2's clock and p0's
+        elif scenario in ("stall", "failover_no_drain"):
+            assert signal_node is not None
+            m = con.m
+            con.up_to_commit("c1")
+            t1 = m.txn_of("c1")
+            fault_at = time.monotonic()
+            signal_node(2, signal.SIGSTOP)  # node 2 stalls (a long GC pause): node 1 asks it and node 3 for the batchlog
+            try:
+                con.acks.clear()
+                con.send(1, {"op": "commit", "t": list(t1)})
+                con.wait("x1's CoCommit", lambda: m.tx(1, t1).st == "committing")
+                con.settle(0.5)  # the LOGGED batch reaches node 1, which sends the batchlog entry to nodes 2 and 3
+                con.kill(1)  # the master dies mid-commit
+                con._give_up("c1")
+                told.append("unknown")
+                con.settle(max(0.0, fault_at + STALL_S - time.monotonic()))
+            finally:
+                signal_node(2, signal.SIGCONT)
+            # Node 1 gave up on the batchlog's second copy after the write timeout (2 s), before it sent a
+            # mutation: the entry is in node 3's batchlog, no replica has the batch (DropMutation x3).
+            con.seen.append(
+                f"node 2 stopped {time.monotonic() - fault_at:.2f} s; then the batchlog: {con.batchlog()}; the album at QUORUM: {store.read(ALBUM)[:2]}"
+            )
+            for _ in range(3):
+                con._step(m.drop_mutation_enabled(1), "DropMutation 1", lambda: m.drop_mutation(1))
+            told += con.add_until_done("c2")
+            con.seen.append(f"at c2's commit, the batchlog: {con.batchlog()}")
+            deadline = time.monotonic() + 30
+            while any(n != 0 for n in store.batchlog().values()):  # Cassandra's replay: once older than 2 x 2 s, every 10 s
+                if time.monotonic() > deadline:
+                    raise RunError(f"the batchlog was not replayed within 30 s: {con.batchlog()}")
+                con.settle(0.3)
+            replay_at = time.monotonic()
+            if m.batches[0].blog:
+                con._step(m.batchlog_replay_enabled(1), "BatchlogReplay 1", lambda: m.batchlog_replay(1))
+            told += con.add_until_done("c1")  # its retry finds the photo: the batch was applied
         elif scenario == "split":
             m = con.m
             con.must_begin("c1")
@@ -533,13 +652,18 @@ def run(store: CassandraStore, host: str, port: int, scenario: str, out: Path, s
         con.settle(0.5)
     finally:
         con.stop()
-    con.write_trace(out, "album:adders=2,attempts=2")
+    workload = "album:adders=1,retaggers=1,retag_to=1,attempts=2" if scenario in RETAG else "album:adders=2,attempts=2"
+    con.write_trace(out, workload)
     album, photos = _counts(store, k.adders)
     failover = None if fault_at is None or con.activated_at is None else con.activated_at - fault_at
     fence = None if fault_at is None or con.fenced_at is None else con.fenced_at - fault_at
     seconds = time.monotonic() - t0
     found = (tuple(con.departures), tuple(con.violations))
-    return ProcRun(scenario, out, len(con.events), *found, album, photos, tuple(told), seconds, failover, fence, tuple(con.commit_ms))
+    committed = tuple(sorted(store.committed().items(), key=lambda kv: (kv[1], kv[0])))
+    replay = None if fault_at is None or replay_at is None else replay_at - fault_at
+    return ProcRun(
+        scenario, out, len(con.events), *found, album, photos, tuple(told), seconds, failover, fence, tuple(con.commit_ms), committed, tuple(con.seen), replay
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -552,11 +676,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--scenario", required=True, choices=SCENARIOS)
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--replicas", type=int, choices=(1, 3), default=1, help="the keyspace's replication factor: the cluster's nodes")
+    p.add_argument("--node-pids", default="", help="the three nodes' pids, as probe --hold prints them (stall, failover_no_drain)")
     a = p.parse_args(argv)
     host, _, port = a.cassandra.rpartition(":")
     if not host or not port.isdigit():
         print(f"--cassandra: {a.cassandra!r} is not HOST:PORT; give the address probe --hold prints, e.g. 127.0.0.1:9042", file=sys.stderr)
         return 2
+    pids = [int(v) for v in a.node_pids.replace(" ", "").split(",") if v.isdigit()]
+    if a.node_pids and len(pids) != 3:
+        print(f"--node-pids: {a.node_pids!r} is not three pids; give those probe --hold --nodes 3 prints, e.g. 101,102,103", file=sys.stderr)
+        return 2
+    signal_node = (lambda n, sig: os.kill(pids[n - 1], sig)) if pids else None
     try:
         store = CassandraStore.connect([host], int(port), keyspace=f"cone_procs_{a.scenario}_{int(time.time())}")
     except StoreError as e:
@@ -564,7 +694,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         store.create_schema(a.replicas)
-        r = run(store, host, int(port), a.scenario, a.out)
+        r = run(store, host, int(port), a.scenario, a.out, signal_node=signal_node)
     except RunError as e:
         print(f"{a.scenario}: {e}", file=sys.stderr)
         return 2
@@ -573,8 +703,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{r.scenario}: {r.events} events in {a.out}, {r.seconds:.1f} s; told {', '.join(r.told)}; album {r.album}, photos {r.photos}", end="")
     print(f"; failover {r.failover_s:.2f} s" if r.failover_s is not None else "", end="")
     print(f"; fenced {r.fence_s:.2f} s after the fault" if r.fence_s is not None else "", end="")
-    print(f"; commits {', '.join(f'{v:.0f}' for v in r.commit_ms)} ms")
-    for line in r.departures + r.violations:
+    print(f"; replayed {r.replay_s:.2f} s after the fault" if r.replay_s is not None else "", end="")
+    print(f"; commits {', '.join(f'{v:.0f}' for v in r.commit_ms)} ms; timestamps {', '.join(f'{t} {ts}' for t, ts in r.committed)}")
+    for line in r.seen + r.departures + r.violations:
         print(line)
     return 0
 
