@@ -154,7 +154,7 @@ LONG_WRONG = {("kafka_tv1_hanging", "IN \\A q \\in DOMAIN logs :"), ("kafka_tv1_
                          ids=[f"{c[0]}-{c[3]}" for c in CASES])
 def test_a_wrong_form_checked_from_a_prefix_is_caught(tmp_path: Path, name: str, right: str, wrong: str, prop: str) -> None:
     step = prop == "SinceFormsAgreeOnSteps"
-    violated(tmp_path, name, "KafkaTxnProperties.tla", right, wrong, prop, invariant=not step)
+    violated(tmp_path, name, "KafkaTxnSince.tla", right, wrong, prop, invariant=not step)
 
 
 def violated(tmp_path: Path, name: str, module: str, right: str, wrong: str, prop: str, invariant: bool = False) -> None:
@@ -193,7 +193,7 @@ def test_a_step_that_rewrites_a_log_is_caught(tmp_path: Path, name: str, right: 
 
 def test_the_state_after_a_step_is_given_every_variable() -> None:
     """MCKafkaTxnForms reads the invariants in the state after a step through ``InState``, an
-    INSTANCE of KafkaTxnProperties with each VARIABLE of KafkaTxn replaced by its value there. A
+    INSTANCE of KafkaTxnSince with each VARIABLE of KafkaTxn replaced by its value there. A
     variable left out of its WITH would silently keep the state before's value, and the step's
     check would compare the forms with invariants of a state that is neither."""
     import re
@@ -205,7 +205,7 @@ def test_the_state_after_a_step_is_given_every_variable() -> None:
     declared = {m.group(1) for m in re.finditer(r"^\s+(\w+),?\s*$", block.group(1), re.M)}
     assert {"net", "plog", "tlog", "pst", "action"} <= declared  # the block was found and read
     forms = (specs / "MCKafkaTxnForms.tla").read_text(encoding="utf-8")
-    with_ = re.search(r"InState\((.*?)\) ==\s*INSTANCE KafkaTxnProperties WITH(.*?)\n\n", forms, re.S)
+    with_ = re.search(r"InState\((.*?)\) ==\s*INSTANCE KafkaTxnSince WITH(.*?)\n\n", forms, re.S)
     assert with_ is not None
     substituted = set(re.findall(r"(\w+) <- \w+", with_.group(2)))
     assert substituted == declared

@@ -418,7 +418,9 @@ def test_an_invariant_made_of_named_parts_is_checked_part_by_part() -> None:
     assert reads(kafka, "AtomicityNow") == {"plog"}  # checked only after a step that changed a log
     assert "net" in reads(kafka, "AtomicityWhenQuiescent")
     assert conjuncts(plugins.get("ydb"), "ExactlyOnce") == ("NoDuplicates", "NoLoss")
-    for name in ("MarkerSafety", "TypeOK", "Quiescent", "AtomicityWith"):  # not a conjunction of names alone
+    assert conjuncts(kafka, "TypeOK")[:3] == ("NetTypeOK", "ClTypeOK", "TcTypeOK")  # one part per variable
+    assert reads(kafka, "TcTypeOK") == {"tc"} and reads(kafka, "CepochTypeOK") == {"cepoch", "failovers"}
+    for name in ("MarkerSafety", "Quiescent", "AtomicityWith"):  # not a conjunction of names alone
         assert conjuncts(kafka, name) == (name,)
     with pytest.raises(ReadsError, match="define no Nonexistent"):
         conjuncts(kafka, "Nonexistent")
@@ -451,7 +453,10 @@ def test_an_invariant_made_of_named_parts_is_checked_part_by_part() -> None:
     # the log declared before it
     assert ("ProducerStateInLogSinceIndexed(Plogs, traceFrom_plog, traceIndexBefore_plog, traceIndex_plog, pst, "
             "tracePrev_pst)") in next(x for x in lines if x.startswith("TraceInv_ProducerStateInLog =="))
-    assert "=> TypeOK)" in next(x for x in lines if x.startswith("TraceInv_TypeOK =="))  # no such form
+    # each part of TypeOK reads one variable (CepochTypeOK two) and has no form: it is checked
+    # after a step that changed what it reads
+    type_ok = next(x for x in lines if x.startswith("TraceInv_TypeOK =="))
+    assert "=> TcTypeOK)" in type_ok and "=> PlogTypeOK)" in type_ok
 
 
 def test_a_form_checked_from_the_state_before_that_reads_a_variable_is_refused(tmp_path: Path) -> None:
@@ -483,9 +488,9 @@ def test_a_form_checked_from_the_state_before_that_reads_a_variable_is_refused(t
     )):
         variant = tmp_path / f"variant{k}"
         shutil.copytree(kafka.spec_dir, variant)
-        original = (variant / "KafkaTxnProperties.tla").read_text(encoding="utf-8")
+        original = (variant / "KafkaTxnSince.tla").read_text(encoding="utf-8")
         assert original.count(right) == 1
-        (variant / "KafkaTxnProperties.tla").write_text(original.replace(right, wrong), encoding="utf-8")
+        (variant / "KafkaTxnSince.tla").write_text(original.replace(right, wrong), encoding="utf-8")
         with pytest.raises(ReadsError, match=error):
             since_form(attrs.evolve(kafka, spec_dir=variant), "ReadCommitted")
 
@@ -568,8 +573,8 @@ def test_the_forms_of_the_invariants_are_read_once_and_again_after_the_spec_chan
     first = invariant_forms(copy)
     assert invariant_forms(copy) is first
     assert first[3]["MarkerSafety"] == ("MarkerSafetySince", ("plog",), ())
-    props = specs / "KafkaTxnProperties.tla"
-    props.write_text(props.read_text(encoding="utf-8").replace("MarkerSafetySince", "MarkerSafetyNewer"), encoding="utf-8")
+    forms = specs / "KafkaTxnSince.tla"
+    forms.write_text(forms.read_text(encoding="utf-8").replace("MarkerSafetySince", "MarkerSafetyNewer"), encoding="utf-8")
     again = invariant_forms(copy)
     assert again is not first and "MarkerSafety" not in again[3]
 

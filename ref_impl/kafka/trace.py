@@ -35,7 +35,7 @@ from .messages import MESSAGE_TYPES
 from .states import ERRORS, TXN_STATES
 
 SPEC_DIR = Path(__file__).resolve().parents[2] / "specs" / "kafka"
-SPEC_MODULES = ("KafkaTxn.tla", "KafkaTxnProperties.tla", "KafkaLog.tla", "KafkaTxnStates.tla")
+SPEC_MODULES = ("KafkaTxn.tla", "KafkaTxnProperties.tla", "KafkaTxnSince.tla", "KafkaLog.tla", "KafkaTxnStates.tla")
 TRACE_MODULE = "TraceKafkaTxn"
 RECORDS_MODULE = "TraceKafkaTxnRecords"
 

@@ -13,10 +13,12 @@ Quiescent ==
     /\ \A x \in Coords : Running(x) => \A t \in TxnIds : txs[x][t].st # "indexing"
 
 \* INV: TypeOK
-\* Every variable holds a value of the expected shape: one conjunct per variable, in the
-\* order of their declarations (Cone), each the set its @type annotation names, with the
-\* bounds the constants give, but the history variable action, which no module reads (a
-\* window of a trace check starts from a state without it: trace_check/traces/handoff.py).
+\* Every variable holds a value of the expected shape: one named part per variable (XTypeOK
+\* for variable x), in the order of their declarations (Cone), each the set its @type
+\* annotation names, with the bounds the constants give, but the history variable action,
+\* which no module reads (a window of a trace check starts from a state without it:
+\* trace_check/traces/handoff.py). A trace check checks a part only after a step that
+\* changed what it reads (trace_check/traces/invariants.py).
 \* (Sequences are checked element by element and strings not at
 \* all: Apalache takes neither Seq(S) nor STRING; its types say the rest.)
 Writers == TxnIds \cup {InitTxn}
@@ -34,24 +36,39 @@ CommitRecords == [t: TxnIds, ts: Nat, rd: SUBSET Reads, ks: SUBSET Keys]
 \* Every element of sequence s is in S.
 \* @type: (Seq(a), Set(a)) => Bool;
 SeqOf(s, S) == \A i \in DOMAIN s : s[i] \in S
+
+ClTypeOK == cl \in [Clients -> ClientRecords]
+CoTypeOK == co \in [Coords -> CoordRecords]
+LkTypeOK == lk \in [Coords -> SUBSET (Keys \X TxnIds)]
+TxsTypeOK == txs \in [Coords -> [TxnIds -> TxRecords]]
+UnbornTypeOK == unborn \in [Coords -> SUBSET TxnIds]
+CutTypeOK == cut \subseteq Coords \X Coords
+DeadTypeOK == dead \subseteq Coords
+BatchesTypeOK ==
+    /\ SeqOf(batches, BatchRecords)
+    /\ \A i \in DOMAIN batches :
+         /\ batches[i].pend \cap batches[i].applied = {}
+         /\ batches[i].pend \cap dcDown = {}
+         /\ batches[i].bdc \subseteq Coords \ dcDown
+         /\ batches[i].blog => batches[i].bdc # {}
+DcDownTypeOK == dcDown \subseteq Coords
+HistTypeOK == hist \subseteq CommitRecords
+ToldTypeOK == told \subseteq TxnIds \X {"committed", "failed", "unknown"}
+FaultsTypeOK == faults \in (0..MaxCrashes) \X (0..MaxPauses) \X (0..MaxCuts) \X (0..MaxDrops) \X (0..MaxDcFails)
+
 TypeOK ==
-    /\ cl \in [Clients -> ClientRecords]
-    /\ co \in [Coords -> CoordRecords]
-    /\ lk \in [Coords -> SUBSET (Keys \X TxnIds)]
-    /\ txs \in [Coords -> [TxnIds -> TxRecords]]
-    /\ unborn \in [Coords -> SUBSET TxnIds]
-    /\ cut \subseteq Coords \X Coords
-    /\ dead \subseteq Coords
-    /\ /\ SeqOf(batches, BatchRecords)
-       /\ \A i \in DOMAIN batches :
-            /\ batches[i].pend \cap batches[i].applied = {}
-            /\ batches[i].pend \cap dcDown = {}
-            /\ batches[i].bdc \subseteq Coords \ dcDown
-            /\ batches[i].blog => batches[i].bdc # {}
-    /\ dcDown \subseteq Coords
-    /\ hist \subseteq CommitRecords
-    /\ told \subseteq TxnIds \X {"committed", "failed", "unknown"}
-    /\ faults \in (0..MaxCrashes) \X (0..MaxPauses) \X (0..MaxCuts) \X (0..MaxDrops) \X (0..MaxDcFails)
+    /\ ClTypeOK
+    /\ CoTypeOK
+    /\ LkTypeOK
+    /\ TxsTypeOK
+    /\ UnbornTypeOK
+    /\ CutTypeOK
+    /\ DeadTypeOK
+    /\ BatchesTypeOK
+    /\ DcDownTypeOK
+    /\ HistTypeOK
+    /\ ToldTypeOK
+    /\ FaultsTypeOK
 
 \* INV: ExclusiveLocks
 \* No split brain: no two coordinators that can act both hold a lock on one key for a live

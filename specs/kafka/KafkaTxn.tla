@@ -348,9 +348,11 @@ ASSUME OpenClients \in BOOLEAN /\ (OpenClients => ~ClientBumps)
 *)
 KafkaTxn_typedefs == TRUE
 
-\* The variables, one group per component (the tuples below). An action
-\* names in UNCHANGED the groups it leaves alone, and single variables only
-\* of a group it changes in part.
+\* The variables, one group per component (the tuples after the declarations,
+\* as etcd raft's and CCF's specs group theirs). An action's UNCHANGED names
+\* only groups: a component that steps change in part (the coordinator, the
+\* partition leaders, the fault budgets) is split into groups of one variable,
+\* and the component's group is the tuple of its parts.
 VARIABLES
     \* -- netVars: the network --
     \* Messages in flight.
@@ -404,18 +406,33 @@ VARIABLES
     failovers,
     \* @type: Int;
     appendFails,
-    \* -- history --
+    \* -- historyVars --
     \* The last step, for readable traces (history only).
     \* @type: $action;
     action
 
+\* The groups, smallest first. historyVars, which every step changes, is the
+\* part of vars that MCKafkaTxn's View leaves out.
 netVars == <<net>>
 clientVars == <<cl>>
-coordVars == <<tc, tlog, cepoch>>
-leaderVars == <<plog, pst, held, lag>>
+tcVars == <<tc>>
+tlogVars == <<tlog>>
+cepochVars == <<cepoch>>
+coordVars == <<tcVars, tlogVars, cepochVars>>
+plogVars == <<plog>>
+pstVars == <<pst>>
+heldVars == <<held>>
+lagVars == <<lag>>
+leaderVars == <<plogVars, pstVars, heldVars, lagVars>>
 groupVars == <<gc>>
-faultVars == <<hangs, retries, losses, failovers, appendFails>>
-vars == <<netVars, clientVars, coordVars, leaderVars, groupVars, faultVars, action>>
+hangVars == <<hangs>>
+retryVars == <<retries>>
+lossVars == <<losses>>
+failoverVars == <<failovers>>
+appendFailVars == <<appendFails>>
+faultVars == <<hangVars, retryVars, lossVars, failoverVars, appendFailVars>>
+historyVars == <<action>>
+vars == <<netVars, clientVars, coordVars, leaderVars, groupVars, faultVars, historyVars>>
 
 Parts == 1..NumPartitions
 \* The consumer-offsets partition of the application's group: a transaction
@@ -774,8 +791,8 @@ RetryRequest(i) ==
                IN /\ net' = net \cup {m}
                   /\ cl' = [cl EXCEPT ![i].req = m]
        ELSE /\ net' = net \cup {cl[i].req}
-            /\ UNCHANGED <<clientVars, retries>>
-    /\ UNCHANGED <<coordVars, leaderVars, groupVars, hangs, losses, failovers, appendFails>>
+            /\ UNCHANGED <<clientVars, retryVars>>
+    /\ UNCHANGED <<coordVars, leaderVars, groupVars, hangVars, lossVars, failoverVars, appendFailVars>>
 
 \* Pipelining: a batch in fly of which nothing is under way (its request
 \* was lost with its connection, or refused with an error worth a retry)
@@ -794,7 +811,7 @@ RetryBatch(i, f) ==
        IN /\ cl' = [cl EXCEPT ![i].fly = (@ \ {f}) \cup {b}, ![i].sent = @ + 1]
           /\ net' = net \cup {b}
     /\ retries' = retries + 1
-    /\ UNCHANGED <<coordVars, leaderVars, groupVars, hangs, losses, failovers, appendFails>>
+    /\ UNCHANGED <<coordVars, leaderVars, groupVars, hangVars, lossVars, failoverVars, appendFailVars>>
 
 \* @type: ($inst, Int) => Str -> Int;
 ClientPartArgs(i, p) == "instance" :> i[2] @@ "txn" :> cl[i].txn @@ "part" :> p
@@ -816,7 +833,7 @@ ProduceTimeoutRequest(i) ==
     /\ "Produce" \in LateRequests \/ ~InFlight(cl[i].req)
     /\ retries' = retries + 1
     /\ cl' = [cl EXCEPT ![i].out = FALSE, ![i].pc = EndPc, ![i].commit = FALSE, ![i].bump = KipBump]
-    /\ UNCHANGED <<netVars, coordVars, leaderVars, groupVars, hangs, losses, failovers, appendFails>>
+    /\ UNCHANGED <<netVars, coordVars, leaderVars, groupVars, hangVars, lossVars, failoverVars, appendFailVars>>
 
 \* Pipelining: a batch waiting to be sent again when the retry budget is
 \* spent expires (delivery.timeout.ms): an abortable error.
@@ -949,7 +966,7 @@ Hang(i) ==
     /\ cl' = [cl EXCEPT ![i].hung = TRUE]
     /\ hangs' = hangs + 1
     /\ action' = Act("Hang", InstName(i), "instance" :> i[2])
-    /\ UNCHANGED <<netVars, coordVars, leaderVars, groupVars, retries, losses, failovers, appendFails>>
+    /\ UNCHANGED <<netVars, coordVars, leaderVars, groupVars, retryVars, lossVars, failoverVars, appendFailVars>>
 
 \* A hung instance resumes. If it was replaced meanwhile (a successor
 \* started, or the group gave its input away), it does not know: a zombie.
@@ -1044,7 +1061,7 @@ GcTxnOffsetCommit(m) ==
                /\ UNCHANGED <<leaderVars, groupVars>>
           ELSE /\ held' = [held EXCEPT ![OffsetsPart] = @ \cup {[m |-> m, void |-> FALSE]}]
                /\ net' = (net \ {m}) \cup {[m EXCEPT !.type = "Verify"]}
-               /\ UNCHANGED <<plog, pst, lag, groupVars>>
+               /\ UNCHANGED <<plogVars, pstVars, lagVars, groupVars>>
     /\ action' = On(m.tid, Act("GcTxnOffsetCommit", "group", "instance" :> m.inst @@ "offset" :> m.val @@ "generation" :> m.gen))
     /\ UNCHANGED <<clientVars, coordVars, faultVars>>
 
@@ -1076,10 +1093,10 @@ GcVerified(r) ==
                           THEN [pst EXCEPT ![OffsetsPart][r.tid].epoch = r.epoch, ![OffsetsPart][r.tid].open = TRUE]
                           ELSE pst
            ELSE /\ net' = (net \ {r}) \cup {Reply(h.m, GcVerifyError(r))}
-                /\ UNCHANGED <<pst, groupVars>>
+                /\ UNCHANGED <<pstVars, groupVars>>
         /\ action' = On(r.tid, Act("GcVerified", "group", "instance" :> r.inst @@ "txn" :> r.gtx[3]
                                              @@ "ok" :> (IF r.err = "NONE" /\ ~h.void THEN 1 ELSE 0)))
-    /\ UNCHANGED <<clientVars, coordVars, plog, lag, faultVars>>
+    /\ UNCHANGED <<clientVars, coordVars, plogVars, lagVars, faultVars>>
 
 \* TV1V, TV2: a coordinator failover lost the verification of held
 \* TxnOffsetCommit h (its pending answer died with the old coordinator):
@@ -1094,7 +1111,7 @@ GcVerifyLost ==
         /\ net' = net \cup {Reply(h.m, "NOT_COORDINATOR")}
         /\ action' = On(h.m.tid, ActNote("GcVerifyLost", "group", "instance" :> h.m.inst @@ "txn" :> h.m.gtx[3],
                                          "NOT_COORDINATOR"))
-    /\ UNCHANGED <<clientVars, coordVars, plog, pst, lag, groupVars, faultVars>>
+    /\ UNCHANGED <<clientVars, coordVars, plogVars, pstVars, lagVars, groupVars, faultVars>>
 
 \* Whether partition-side producer state s accepts marker m: a marker from
 \* an older coordinator epoch, or for an older producer epoch, is refused
@@ -1121,11 +1138,10 @@ GcMarker(m) ==
                                         ![OffsetsPart][m.tid].open = FALSE]
                   \* a TxnOffsetCommit held for verification meanwhile is voided
                   /\ held' = [held EXCEPT ![OffsetsPart] = {IF h.m.tid = m.tid THEN [h EXCEPT !.void = TRUE] ELSE h : h \in @}]
-             ELSE UNCHANGED <<pst, held, groupVars>>
+             ELSE UNCHANGED <<pstVars, heldVars, groupVars>>
           /\ net' = (net \ {m}) \cup {Reply(m, err)}
     /\ action' = On(m.tid, Act("GcMarker", "group", "epoch" :> m.epoch @@ "commit" :> (IF m.commit THEN 1 ELSE 0)))
-    /\ UNCHANGED <<clientVars, coordVars, plog, faultVars>>
-    /\ UNCHANGED lag
+    /\ UNCHANGED <<clientVars, coordVars, plogVars, lagVars, faultVars>>
 
 -----------------------------------------------------------------------------
 (* Transaction coordinator *)
@@ -1147,7 +1163,7 @@ Pending(t, entry, replies) ==
 \* @type: ($msg, $msg) => Bool;
 TcReplyNow(m, reply) ==
     /\ net' = (net \ {m}) \cup {reply}
-    /\ UNCHANGED <<tc>>
+    /\ UNCHANGED tcVars
 
 \* KIP-360 (TransactionCoordinator.prepareInitProducerIdTransit,
 \* isValidProducerId): the producer id a running producer gives must be the
@@ -1196,7 +1212,7 @@ TcInitProducerId(m) ==
                                                     {[Reply(m, "NONE") EXCEPT !.epoch = next]})]
                  /\ net' = net \ {m}
     /\ action' = On(m.tid, Act("TcInitProducerId", "coordinator", "instance" :> m.inst))
-    /\ UNCHANGED <<clientVars, tlog, cepoch, leaderVars, groupVars, faultVars>>
+    /\ UNCHANGED <<clientVars, tlogVars, cepochVars, leaderVars, groupVars, faultVars>>
 
 \* TV2: the transaction of t is being ended with a new producer id to
 \* follow (its PrepareX is at MaxEpoch), and generation e is that id.
@@ -1236,7 +1252,7 @@ TcAddPartitionsToTxn(m) ==
     \* the fixed program adds every partition; an open client names one (OpenRequest)
     /\ TcAddPartitions(m, IF OpenClients THEN {m.part} ELSE Parts, Reply(m, "NONE"))
     /\ action' = On(m.tid, Act("TcAddPartitionsToTxn", "coordinator", "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "epoch" :> m.epoch))
-    /\ UNCHANGED <<clientVars, tlog, cepoch, leaderVars, groupVars, faultVars>>
+    /\ UNCHANGED <<clientVars, tlogVars, cepochVars, leaderVars, groupVars, faultVars>>
 
 \* AddOffsetsToTxn: adds the group's offsets partition to the transaction.
 \* @type: ($msg) => Bool;
@@ -1244,7 +1260,7 @@ TcAddOffsetsToTxn(m) ==
     /\ m \in net /\ m.type = "AddOffsetsToTxn"
     /\ TcAddPartitions(m, {OffsetsPart}, Reply(m, "NONE"))
     /\ action' = On(m.tid, Act("TcAddOffsetsToTxn", "coordinator", "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "epoch" :> m.epoch))
-    /\ UNCHANGED <<clientVars, tlog, cepoch, leaderVars, groupVars, faultVars>>
+    /\ UNCHANGED <<clientVars, tlogVars, cepochVars, leaderVars, groupVars, faultVars>>
 
 \* TV1V: is partition m.part in the ongoing transaction of m's producer?
 \* (handleVerifyPartitionsInTransaction: the pending state is not checked;
@@ -1269,7 +1285,7 @@ TcVerify(m) ==
     /\ IF TV2 THEN TcAddPartitions(m, {m.part}, Reply(m, "NONE"))
        ELSE TcReplyNow(m, Reply(m, VerifyOnly(m)))
     /\ action' = On(m.tid, Act("TcVerify", "coordinator", "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "part" :> m.part @@ "epoch" :> m.epoch))
-    /\ UNCHANGED <<clientVars, tlog, cepoch, leaderVars, groupVars, faultVars>>
+    /\ UNCHANGED <<clientVars, tlogVars, cepochVars, leaderVars, groupVars, faultVars>>
 
 \* Kafka 4.x, TV2 (KAFKA-14563, apache/kafka#17698): an EndTxn(abort) at the
 \* current epoch while no transaction is open (Empty, CompleteCommit,
@@ -1335,7 +1351,7 @@ TcEndTxn(m) ==
                  TcReplyNow(m, Reply(m, "INVALID_TXN_STATE"))
     /\ action' = On(m.tid, Act("TcEndTxn", "coordinator", "instance" :> m.inst @@ "txn" :> m.gtx[3] @@ "epoch" :> m.epoch
                                        @@ "commit" :> (IF m.commit THEN 1 ELSE 0)))
-    /\ UNCHANGED <<clientVars, tlog, cepoch, leaderVars, groupVars, faultVars>>
+    /\ UNCHANGED <<clientVars, tlogVars, cepochVars, leaderVars, groupVars, faultVars>>
 
 \* The markers for the transaction described by `entry`, one per partition.
 \* @type: (Str, $tentry, Int) => Set($msg);
@@ -1365,7 +1381,7 @@ TcAppend(t) ==
                                       pending |-> Tail(tc[t].pending)]]
           /\ net' = net \cup Head(tc[t].pending).replies \cup (IF prepared THEN Markers(t, e, cepoch) ELSE {})
           /\ action' = On(t, Act("TcAppend", "coordinator", "epoch" :> e.epoch))
-    /\ UNCHANGED <<clientVars, cepoch, leaderVars, groupVars, faultVars>>
+    /\ UNCHANGED <<clientVars, cepochVars, leaderVars, groupVars, faultVars>>
 
 \* The append of the head pending transition to __transaction_state fails
 \* without a failover (its partition lost its in-sync replicas, or the write
@@ -1392,7 +1408,7 @@ TcAppendFail(t) ==
                                  THEN head.entry.epoch ELSE @]
     /\ appendFails' = appendFails + 1
     /\ action' = On(t, ActNote("TcAppendFail", "coordinator", NoArgs, "COORDINATOR_NOT_AVAILABLE"))
-    /\ UNCHANGED <<clientVars, tlog, cepoch, leaderVars, groupVars, hangs, retries, losses, failovers>>
+    /\ UNCHANGED <<clientVars, tlogVars, cepochVars, leaderVars, groupVars, hangVars, retryVars, lossVars, failoverVars>>
 
 \* A partition acknowledged its marker.
 \* @type: ($msg) => Bool;
@@ -1403,7 +1419,7 @@ TcMarkerAck(m) ==
              THEN [tc EXCEPT ![m.tid].todo = @ \ {m.part}]
              ELSE tc   \* an answer to an earlier coordinator epoch or transaction: ignored
     /\ action' = On(m.tid, Act("TcMarkerAck", "coordinator", "part" :> m.part @@ "cepoch" :> m.cepoch))
-    /\ UNCHANGED <<clientVars, tlog, cepoch, leaderVars, groupVars, faultVars>>
+    /\ UNCHANGED <<clientVars, tlogVars, cepochVars, leaderVars, groupVars, faultVars>>
 
 \* The generation CompleteCommit / CompleteAbort is logged with. TV2: a
 \* transaction ended at MaxEpoch completes with the next producer id at
@@ -1427,7 +1443,7 @@ TcComplete(t) ==
                                            last |-> tc[t].last],
                                        {})]
     /\ action' = On(t, Act("TcComplete", "coordinator", NoArgs))
-    /\ UNCHANGED <<netVars, clientVars, tlog, cepoch, leaderVars, groupVars, faultVars>>
+    /\ UNCHANGED <<netVars, clientVars, tlogVars, cepochVars, leaderVars, groupVars, faultVars>>
 
 \* The transaction timed out (transaction.timeout.ms): the coordinator aborts
 \* it on its own (TransactionCoordinator.abortTimedOutTransactions: it fences
@@ -1446,7 +1462,7 @@ TcTimeoutAbort(t) ==
                                            parts |-> tc[t].parts, gtx |-> tc[t].gtx, endBy |-> TimeoutGtx(t), last |-> tc[t].last],
                                        {})]
     /\ action' = On(t, Act("TcTimeoutAbort", "coordinator", "epoch" :> tc[t].epoch))
-    /\ UNCHANGED <<netVars, clientVars, tlog, cepoch, leaderVars, groupVars, faultVars>>
+    /\ UNCHANGED <<netVars, clientVars, tlogVars, cepochVars, leaderVars, groupVars, faultVars>>
 
 \* The coordinator fails over: a new one (coordinator epoch + 1) loads
 \* __transaction_state; in-memory state and pending appends are lost; the
@@ -1464,7 +1480,7 @@ Failover ==
     /\ net' = net \cup UNION { IF TlogLen(t) # 0 /\ Tlog(t)[TlogLen(t)].st \in {"PrepareCommit", "PrepareAbort"}
                                 THEN Markers(t, Tlog(t)[TlogLen(t)], cepoch + 1) ELSE {} : t \in TxnIds }
     /\ action' = Act("Failover", "coordinator", "cepoch" :> cepoch + 1)
-    /\ UNCHANGED <<clientVars, tlog, leaderVars, groupVars, hangs, retries, losses, appendFails>>
+    /\ UNCHANGED <<clientVars, tlogVars, leaderVars, groupVars, hangVars, retryVars, lossVars, appendFailVars>>
 
 -----------------------------------------------------------------------------
 (* Partition leaders *)
@@ -1547,13 +1563,12 @@ LeaderProduce(m) ==
           THEN /\ held' = [held EXCEPT ![m.part] = @ \cup {[m |-> m, void |-> FALSE]}]
                /\ net' = (net \ {m}) \cup {[m EXCEPT !.type = "Verify"]}
                /\ pst' = [pst EXCEPT ![m.part][m.tid] = StartVerification(s, m.epoch, m.seq)]
-               /\ UNCHANGED plog
+               /\ UNCHANGED plogVars
           ELSE /\ AppendBatch(m, {m})
-               /\ UNCHANGED held
+               /\ UNCHANGED heldVars
     /\ action' = On(m.tid, Act("LeaderProduce", "leader", "part" :> m.part @@ "instance" :> m.inst @@ "txn" :> m.gtx[3]
                                             @@ "epoch" :> m.epoch @@ "seq" :> m.seq))
-    /\ UNCHANGED <<clientVars, coordVars, groupVars, faultVars>>
-    /\ UNCHANGED lag
+    /\ UNCHANGED <<clientVars, coordVars, lagVars, groupVars, faultVars>>
 
 \* TV2: the coordinator answered the verification of a held batch. Append
 \* it, unless a marker for its producer arrived meanwhile (Kafka's
@@ -1577,11 +1592,10 @@ LeaderVerified(r) ==
         /\ IF r.err = "NONE" /\ ~h.void
            THEN AppendBatch(h.m, {r})
            ELSE /\ net' = (net \ {r}) \cup {Reply(h.m, VerifyError(r))}
-                /\ UNCHANGED <<plog, pst>>
+                /\ UNCHANGED <<plogVars, pstVars>>
         /\ action' = On(r.tid, Act("LeaderVerified", "leader", "part" :> r.part @@ "txn" :> r.gtx[3]
                                                  @@ "ok" :> (IF r.err = "NONE" /\ ~h.void THEN 1 ELSE 0)))
-    /\ UNCHANGED <<clientVars, coordVars, groupVars, faultVars>>
-    /\ UNCHANGED lag
+    /\ UNCHANGED <<clientVars, coordVars, lagVars, groupVars, faultVars>>
 
 \* TV2: a coordinator failover lost the verification of held batch h (its
 \* pending answer died with the old coordinator): the produce fails with a
@@ -1597,8 +1611,7 @@ LeaderVerifyLost(p) ==
         /\ held' = [held EXCEPT ![p] = @ \ {h}]
         /\ net' = net \cup {Reply(h.m, "NOT_ENOUGH_REPLICAS")}
         /\ action' = On(h.m.tid, ActNote("LeaderVerifyLost", "leader", "part" :> p @@ "txn" :> h.m.gtx[3], "NOT_ENOUGH_REPLICAS"))
-    /\ UNCHANGED <<clientVars, coordVars, plog, pst, groupVars, faultVars>>
-    /\ UNCHANGED lag
+    /\ UNCHANGED <<clientVars, coordVars, plogVars, pstVars, lagVars, groupVars, faultVars>>
 
 \* An answer to a verification whose batch was already dealt with (a
 \* retried produce asked twice): nothing waits for it. (The offsets
@@ -1635,8 +1648,7 @@ LeaderMarker(m) ==
           /\ net' = (net \ {m}) \cup {Reply(m, err)}
     /\ action' = On(m.tid, Act("LeaderMarker", "leader", "part" :> m.part @@ "epoch" :> m.epoch @@ "cepoch" :> m.cepoch
                                            @@ "commit" :> (IF m.commit THEN 1 ELSE 0)))
-    /\ UNCHANGED <<clientVars, coordVars, groupVars, faultVars>>
-    /\ UNCHANGED lag
+    /\ UNCHANGED <<clientVars, coordVars, lagVars, groupVars, faultVars>>
 
 \* The producer state of t that a leader rebuilds from `log` when it loads
 \* the partition (ProducerStateManager: snapshot plus replay of the log),
@@ -1700,8 +1712,7 @@ LeaderRestart(p) ==
     /\ held' = [held EXCEPT ![p] = {}]
     /\ net' = net \ ConnectionsLost(p)
     /\ action' = Act("LeaderRestart", "leader", "part" :> p)
-    /\ UNCHANGED <<clientVars, coordVars, plog, groupVars, faultVars>>
-    /\ UNCHANGED lag
+    /\ UNCHANGED <<clientVars, coordVars, plogVars, lagVars, groupVars, faultVars>>
 
 \* The follower of partition p stops replicating and leaves the ISR; the
 \* leader goes on alone (min.insync.replicas = 1), so what it appends from
@@ -1711,7 +1722,7 @@ FollowerLag(p) ==
     /\ UncleanElections /\ lag[p] = -1
     /\ lag' = [lag EXCEPT ![p] = PlogLen(p)]
     /\ action' = Act("FollowerLag", "leader", "part" :> p @@ "offset" :> PlogLen(p))
-    /\ UNCHANGED <<netVars, clientVars, coordVars, plog, pst, held, groupVars, faultVars>>
+    /\ UNCHANGED <<netVars, clientVars, coordVars, plogVars, pstVars, heldVars, groupVars, faultVars>>
 
 \* unclean.leader.election.enable: the leader of p dies and its lagging
 \* follower, out of the ISR, is elected. Its log is the prefix it had: what
@@ -1760,8 +1771,7 @@ LeaderExpireProducer(p, t) ==
           /\ ~\E k \in DOMAIN tc[t].pending : p \in tc[t].pending[k].entry.parts
     /\ pst' = [pst EXCEPT ![p][t] = [FreshProducerState[t] EXCEPT !.from = PlogLen(p)]]
     /\ action' = On(t, Act("LeaderExpireProducer", "leader", "part" :> p))
-    /\ UNCHANGED <<netVars, clientVars, coordVars, plog, held, groupVars, faultVars>>
-    /\ UNCHANGED lag
+    /\ UNCHANGED <<netVars, clientVars, coordVars, plogVars, heldVars, lagVars, groupVars, faultVars>>
 
 \* The coordinator's marker channel re-sends a marker that got lost.
 \* @type: (Str, Int) => Bool;
@@ -1904,7 +1914,7 @@ Drop(m) ==
     /\ net' = net \ LostWith(m)
     /\ losses' = losses + 1
     /\ action' = On(m.tid, Act("Drop", "network", "instance" :> m.inst @@ "part" :> m.part @@ "txn" :> m.gtx[3]))
-    /\ UNCHANGED <<clientVars, coordVars, leaderVars, groupVars, hangs, retries, failovers, appendFails>>
+    /\ UNCHANGED <<clientVars, coordVars, leaderVars, groupVars, hangVars, retryVars, failoverVars, appendFailVars>>
 
 \* Nothing left in flight and no transaction between prepare and complete,
 \* of a network n and a coordinator c (the trace checker's forms pass them).

@@ -51,6 +51,9 @@ VARIABLE
     \* @type: {msg: $msg -> Int, ctl: $inst -> Int, all: $inst -> Int, pend: Str -> Seq(Int), tlog: Str -> Int, acks: Str -> Int, answer: Int, complete: Int};
     kd
 
+\* The ghost's group (KafkaTxn's groups frame every other variable).
+depthVars == <<kd>>
+
 \* @type: (Int, Int) => Int;
 Max2(a, b) == IF a >= b THEN a ELSE b
 
@@ -107,7 +110,7 @@ ReceivedBy == <<Received.tid, Received.inst>>
 Receiving == action'.actor \in TxnIds /\ Received # NoMsg
 
 DepthStep ==
-    IF UNCHANGED vars THEN UNCHANGED kd
+    IF UNCHANGED vars THEN UNCHANGED depthVars
     ELSE LET t == action'.txn_id
              appended == IF action'.name = "TcAppend" THEN tlog'[t][Len(tlog'[t])] ELSE [st |-> ""]
          IN kd' = [msg |-> [m \in net' |-> IF m \in net THEN kd.msg[m] ELSE NewDepth(m)],

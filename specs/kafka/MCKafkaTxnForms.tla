@@ -1,15 +1,15 @@
 --------------------------- MODULE MCKafkaTxnForms ---------------------------
 (***************************************************************************)
-(* The invariants' forms checked from a prefix (KafkaTxnProperties:       *)
+(* The invariants' forms checked from a prefix (KafkaTxnSince:            *)
 (* XSince) against the invariants themselves, on the states of MCKafkaTxn *)
 (* models (tests/test_spec_forms.py). For TLC only: it evaluates the       *)
 (* invariants on a prefix of the logs through a parametrized INSTANCE,     *)
 (* which Apalache does not take, so MCKafkaTxn stays free of it.           *)
 (***************************************************************************)
-EXTENDS MCKafkaTxn
+EXTENDS MCKafkaTxn, KafkaTxnSince
 
-\* KafkaTxnProperties with other logs in place of plog and tlog.
-WithLogs(pl, tl) == INSTANCE KafkaTxnProperties WITH plog <- pl, tlog <- tl
+\* KafkaTxnSince (and the properties it extends) with other logs in place of plog and tlog.
+WithLogs(pl, tl) == INSTANCE KafkaTxnSince WITH plog <- pl, tlog <- tl
 
 \* The prefixes of logs the trace checker passes: the whole of every log
 \* but one (a step appends to one log), and nothing of any.
@@ -21,7 +21,7 @@ Prefixes(logs) ==
 \* @type: (a -> Seq(b), a -> Int) => (a -> Seq(b));
 Cut(logs, from) == [k \in DOMAIN logs |-> SubSeq(logs[k], 1, from[k])]
 
-\* Each invariant's form checked from a prefix (KafkaTxnProperties: XSince)
+\* Each invariant's form checked from a prefix (KafkaTxnSince: XSince)
 \* agrees with the invariant wherever the invariant held on the prefix
 \* (tests/test_spec_forms.py checks it on the models of LogFormsAgree).
 SinceFormsAgree ==
@@ -82,7 +82,7 @@ SinceFormsAgree ==
                 WithLogs(cut, Cut(tlog, tfrom))!NoHangingTransaction =>
                     (noHangingTransaction <=> NoHangingTransactionSince(tlog, tfrom, plog, pfrom))
 
-\* The index of each partition log (KafkaTxnProperties: IndexOf_plog) is
+\* The index of each partition log (KafkaTxnSince: IndexOf_plog) is
 \* what it says: the producers with an open transaction and where it
 \* starts (KafkaLog's FirstOpen), and the transactions with a committed
 \* record and with an aborted one, and the producer epochs with a record;
@@ -111,10 +111,10 @@ IndexMeans ==
 \* @type: (a -> Seq(b), a -> Seq(b)) => (a -> Int);
 Kept(before, after) == [k \in DOMAIN after |-> IF k \in DOMAIN before /\ Len(after[k]) >= Len(before[k]) THEN Len(before[k]) ELSE 0]
 
-\* KafkaTxnProperties in a state given by the values of its variables. (A
+\* KafkaTxnSince (and the properties it extends) in a state given by the values of its variables. (A
 \* variable left out of WITH would keep this state's value:
 \* tests/test_spec_forms.py checks that every VARIABLE of KafkaTxn is here.)
-InState(n, c, t, tl, ce, pl, ps, h, lg, g, hs, rs, ls, fs, afs, a) == INSTANCE KafkaTxnProperties WITH net <- n, cl <- c, tc <- t, tlog <- tl, cepoch <- ce, plog <- pl, pst <- ps,
+InState(n, c, t, tl, ce, pl, ps, h, lg, g, hs, rs, ls, fs, afs, a) == INSTANCE KafkaTxnSince WITH net <- n, cl <- c, tc <- t, tlog <- tl, cepoch <- ce, plog <- pl, pst <- ps,
     held <- h, lag <- lg, gc <- g, hangs <- hs, retries <- rs, losses <- ls, failovers <- fs, appendFails <- afs,
     action <- a
 

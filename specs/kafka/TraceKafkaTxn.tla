@@ -40,7 +40,7 @@
 \* KafkaTxn before KafkaTxnProperties: TLC orders strings and record fields by when it
 \* first reads them, and this keeps the order it had when the invariants were in KafkaTxn
 \* (specs/README.md).
-EXTENDS TraceKafkaTxnDispatch, KafkaTxn, KafkaTxnProperties, TraceKafkaTxnAppends
+EXTENDS TraceKafkaTxnDispatch, KafkaTxn, KafkaTxnProperties, KafkaTxnSince, TraceKafkaTxnAppends
 
 (*
   @typeAlias: event = <<Str, Int, Str, Int, Int, Str, Int, Str, Str, Str>>;

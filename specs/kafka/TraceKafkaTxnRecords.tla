@@ -15,7 +15,7 @@
 \* KafkaTxn before KafkaTxnProperties: TLC orders strings and record fields by when it
 \* first reads them, and this keeps the order it had when the invariants were in KafkaTxn
 \* (specs/README.md).
-EXTENDS TraceKafkaTxnDispatch, KafkaTxn, KafkaTxnProperties, TraceKafkaTxnAppends
+EXTENDS TraceKafkaTxnDispatch, KafkaTxn, KafkaTxnProperties, KafkaTxnSince, TraceKafkaTxnAppends
 
 (*
   @typeAlias: event = {action: Str, logged: Set(Str), txn_id: Str, instance: Int, partition: Int,

@@ -99,7 +99,17 @@ VARIABLES
     \* @type: $action;
     action
 
-vars == <<target, committed, owner, wk, crashes, hangs, action>>
+\* The variables' groups, as etcd raft's spec groups its own: an action's UNCHANGED names
+\* the groups it leaves alone. Each variable is a group of its own but the fault budgets.
+targetVars == <<target>>
+offsetVars == <<committed>>
+ownerVars == <<owner>>
+workerVars == <<wk>>
+crashVars == <<crashes>>
+hangVars == <<hangs>>
+faultVars == <<crashVars, hangVars>>
+historyVars == <<action>>
+vars == <<targetVars, offsetVars, ownerVars, workerVars, faultVars, historyVars>>
 
 SrcParts == 1..NumSrc
 DstParts == 1..NumDst
@@ -154,7 +164,7 @@ Fetch(w, p) ==
     /\ committed[p] < MsgsPerSrc
     /\ wk' = [wk EXCEPT ![w] = [phase |-> "fetched", src |-> p, off |-> committed[p], hung |-> FALSE]]
     /\ action' = Act("Fetch", w, "src" :> p @@ "off" :> committed[p])
-    /\ UNCHANGED <<target, committed, owner, crashes, hangs>>
+    /\ UNCHANGED <<targetVars, offsetVars, ownerVars, faultVars>>
 
 \* Worker w writes the message to the target partition its key routes to.
 \* Naive: the write is acknowledged, durable and visible at once.
@@ -169,7 +179,7 @@ Write(w) ==
                        ELSE [target EXCEPT ![Dest(p, o)] = Append(@, Msg(p, o))]
           /\ action' = Act("Write", w, "src" :> p @@ "off" :> o @@ "dst" :> Dest(p, o))
     /\ wk' = [wk EXCEPT ![w].phase = "written"]
-    /\ UNCHANGED <<committed, owner, crashes, hangs>>
+    /\ UNCHANGED <<offsetVars, ownerVars, faultVars>>
 
 \* Naive design: once the write is acknowledged, commit the read offset.
 \* @type: (Str) => Bool;
@@ -180,7 +190,7 @@ CommitOffset(w) ==
     /\ committed' = [committed EXCEPT ![wk[w].src] = wk[w].off + 1]
     /\ wk' = [wk EXCEPT ![w] = Idle]
     /\ action' = Act("CommitOffset", w, "src" :> wk[w].src @@ "off" :> wk[w].off)
-    /\ UNCHANGED <<target, owner, crashes, hangs>>
+    /\ UNCHANGED <<targetVars, ownerVars, faultVars>>
 
 \* Does the commit of a transaction that read offset o of partition p
 \* conflict with what is committed now? Only txn_offset_check looks.
@@ -200,7 +210,7 @@ CommitTxn(w) ==
           /\ committed' = [committed EXCEPT ![p] = o + 1]
           /\ action' = Act("CommitTxn", w, "src" :> p @@ "off" :> o)
     /\ wk' = [wk EXCEPT ![w] = Idle]
-    /\ UNCHANGED <<owner, crashes, hangs>>
+    /\ UNCHANGED <<ownerVars, faultVars>>
 
 \* txn_offset_check: the broker rejects the commit because another
 \* transaction moved the offset since this one read it; the write is
@@ -213,7 +223,7 @@ CommitRejected(w) ==
     /\ Conflict(wk[w].src, wk[w].off)
     /\ wk' = [wk EXCEPT ![w] = Idle]
     /\ action' = Act("CommitRejected", w, "src" :> wk[w].src @@ "read" :> wk[w].off @@ "committed" :> committed[wk[w].src])
-    /\ UNCHANGED <<target, committed, owner, crashes, hangs>>
+    /\ UNCHANGED <<targetVars, offsetVars, ownerVars, faultVars>>
 
 \* Worker w crashes mid-iteration and restarts at once: its volatile state,
 \* and with it any open transaction, is gone; durable state stays.
@@ -225,7 +235,7 @@ Crash(w) ==
     /\ crashes' = crashes + 1
     /\ wk' = [wk EXCEPT ![w] = Idle]
     /\ action' = Act("Crash", w, NoArgs)
-    /\ UNCHANGED <<target, committed, owner, hangs>>
+    /\ UNCHANGED <<targetVars, offsetVars, ownerVars, hangVars>>
 
 \* Worker w hangs mid-iteration (a GC pause, a stalled disk, a VM freeze).
 \* @type: (Str) => Bool;
@@ -236,7 +246,7 @@ Hang(w) ==
     /\ hangs' = hangs + 1
     /\ wk' = [wk EXCEPT ![w].hung = TRUE]
     /\ action' = Act("Hang", w, NoArgs)
-    /\ UNCHANGED <<target, committed, owner, crashes>>
+    /\ UNCHANGED <<targetVars, offsetVars, ownerVars, crashVars>>
 
 \* The group's failure detector gives partition p of a hung worker to w.
 \* @type: (Str, Int) => Bool;
@@ -246,7 +256,7 @@ TakeOver(w, p) ==
     /\ ~wk[w].hung
     /\ owner' = [owner EXCEPT ![p] = w]
     /\ action' = Act("TakeOver", w, "src" :> p)
-    /\ UNCHANGED <<target, committed, wk, crashes, hangs>>
+    /\ UNCHANGED <<targetVars, offsetVars, workerVars, faultVars>>
 
 \* A hung worker resumes where it stopped, unaware of what happened
 \* meanwhile: a zombie until it next asks the group what it owns (Fetch).
@@ -255,7 +265,7 @@ Resume(w) ==
     /\ wk[w].hung
     /\ wk' = [wk EXCEPT ![w].hung = FALSE]
     /\ action' = Act("Resume", w, NoArgs)
-    /\ UNCHANGED <<target, committed, owner, crashes, hangs>>
+    /\ UNCHANGED <<targetVars, offsetVars, ownerVars, faultVars>>
 
 \* Every message is moved and every worker is idle: nothing left to do.
 \* An explicit terminal step, so that TLC's deadlock check stays meaningful.
@@ -281,17 +291,25 @@ Spec == Init /\ [][Next]_vars
 -----------------------------------------------------------------------------
 (* Invariants *)
 
-TypeOK ==
-    /\ DOMAIN target = DstParts
-    /\ \A d \in DstParts : \A i \in DOMAIN target[d] : target[d][i] \in Messages
-    /\ committed \in [SrcParts -> 0..MsgsPerSrc]
-    /\ owner \in [SrcParts -> Workers]
+\* Every variable holds a value of the expected shape: one named part per variable.
+TargetTypeOK == DOMAIN target = DstParts /\ \A d \in DstParts : \A i \in DOMAIN target[d] : target[d][i] \in Messages
+CommittedTypeOK == committed \in [SrcParts -> 0..MsgsPerSrc]
+OwnerTypeOK == owner \in [SrcParts -> Workers]
+WkTypeOK ==
     /\ DOMAIN wk = Workers
     /\ \A w \in Workers :
         /\ wk[w].phase \in {"idle", "fetched", "written"}
         /\ wk[w].phase # "idle" => wk[w].src \in SrcParts /\ wk[w].off \in Offsets
-    /\ crashes \in 0..MaxCrashes
-    /\ hangs \in 0..MaxHangs
+CrashesTypeOK == crashes \in 0..MaxCrashes
+HangsTypeOK == hangs \in 0..MaxHangs
+
+TypeOK ==
+    /\ TargetTypeOK
+    /\ CommittedTypeOK
+    /\ OwnerTypeOK
+    /\ WkTypeOK
+    /\ CrashesTypeOK
+    /\ HangsTypeOK
 
 \* How many copies of message (p, o) the target exposes.
 \* @type: (Int, Int) => Int;

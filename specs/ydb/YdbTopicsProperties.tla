@@ -7,10 +7,12 @@
 EXTENDS YdbTopics
 
 \* INV: TypeOK
-\* Every variable holds a value of the expected shape: one conjunct per variable, in the
-\* order of their declarations (YdbTopics), each the set its @type annotation names, with
-\* the bounds the constants give, but the history variable action, which no module reads (a
-\* window of a trace check starts from a state without it: trace_check/traces/handoff.py).
+\* Every variable holds a value of the expected shape: one named part per variable (XTypeOK
+\* for variable x), in the order of their declarations (YdbTopics), each the set its @type
+\* annotation names, with the bounds the constants give, but the history variable action,
+\* which no module reads (a window of a trace check starts from a state without it:
+\* trace_check/traces/handoff.py). A trace check checks a part only after a step that
+\* changed what it reads (trace_check/traces/invariants.py).
 \* (Sequences are checked element by element and strings not at all: Apalache takes
 \* neither Seq(S) nor STRING; its types say the rest.)
 TxStateNames == {"NONE", "PREPARED", "PLANNED", "WAIT_RS", "EXECUTING", "WAIT_RS_ACKS", "DELETED", "EXPIRED"}
@@ -36,40 +38,74 @@ VolatileRecords ==
 \* Every element of sequence s is in S.
 \* @type: (Seq(a), Set(a)) => Bool;
 SeqOf(s, S) == \A i \in DOMAIN s : s[i] \in S
+
+OwnerTypeOK == owner \in [SrcParts -> Workers]
+ClTypeOK ==
+    /\ cl \in [Workers -> WorkerRecords]
+    /\ \A w \in Workers : cl[w].phase # "idle" => cl[w].tx \in Txns /\ (cl[w].shape # "write" => cl[w].src \in SrcParts)
+KqpTypeOK == kqp \in [Txns -> SessionRecords]
+NextTxTypeOK == nextTx \in 1..(MaxTxns + 1)
+NetTypeOK == net \subseteq NetRecords
+SupTypeOK ==
+    /\ DOMAIN sup = Txns
+    /\ \A tx \in Txns : DOMAIN sup[tx] = DstParts
+    /\ \A tx \in Txns, d \in DstParts : sup[tx][d].st \in SupStates /\ SeqOf(sup[tx][d].data, AllMessages)
+CommittedTypeOK == committed \in [SrcParts -> 0..MsgsPerSrc]
+TargetTypeOK == DOMAIN target = DstParts /\ \A d \in DstParts : SeqOf(target[d], AllMessages)
+RowsTypeOK == SeqOf(rows, Txns)
+UrowsTypeOK == urows \in [Txns -> BOOLEAN]
+MetaTypeOK == meta \in [Tablets -> [PartIds -> Steps \X (0..MaxTxns)]]
+PdurTypeOK == pdur \in [Tablets -> [Txns -> DurableRecords]]
+PtxTypeOK == ptx \in [Tablets -> [Txns -> VolatileRecords]]
+PlanTypeOK == plan \in [Txns -> Steps]
+PendingTypeOK == pending \in [Tablets -> SUBSET ((1..nextStep) \X Txns)]
+NextStepTypeOK == nextStep \in 1..(MaxTxns + 1)
+ExpiredTypeOK == expired \in [Txns -> BOOLEAN]
+AppliedTypeOK == applied \in [Tablets -> [Txns -> Decisions]]
+VotesTypeOK == votes \in [Tablets -> [Txns -> Decisions]]
+WackedTypeOK == wacked \in [Txns -> SUBSET AllMessages]
+PlainTypeOK == plain \subseteq AppMessages
+ToldTypeOK == told \in [Txns -> {"none", "COMMITTED", "ABORTED"}]
+ToldDepthTypeOK == toldDepth \in [Txns -> Nat]
+RangeBadTypeOK == rangeBad \in BOOLEAN
+OrderBadTypeOK == orderBad \in BOOLEAN
+HangsTypeOK == hangs \in 0..MaxHangs
+RestartsTypeOK == restarts \in 0..MaxRestarts
+LossesTypeOK == losses \in 0..MaxLoss
+LockLossesTypeOK == lockLosses \in 0..MaxLockLosses
+DeadlinesTypeOK == deadlines \in 0..MaxDeadlines
+
 TypeOK ==
-    /\ owner \in [SrcParts -> Workers]
-    /\ /\ cl \in [Workers -> WorkerRecords]
-       /\ \A w \in Workers : cl[w].phase # "idle" => cl[w].tx \in Txns /\ (cl[w].shape # "write" => cl[w].src \in SrcParts)
-    /\ kqp \in [Txns -> SessionRecords]
-    /\ nextTx \in 1..(MaxTxns + 1)
-    /\ net \subseteq NetRecords
-    /\ /\ DOMAIN sup = Txns
-       /\ \A tx \in Txns : DOMAIN sup[tx] = DstParts
-       /\ \A tx \in Txns, d \in DstParts : sup[tx][d].st \in SupStates /\ SeqOf(sup[tx][d].data, AllMessages)
-    /\ committed \in [SrcParts -> 0..MsgsPerSrc]
-    /\ DOMAIN target = DstParts /\ \A d \in DstParts : SeqOf(target[d], AllMessages)
-    /\ SeqOf(rows, Txns)
-    /\ urows \in [Txns -> BOOLEAN]
-    /\ meta \in [Tablets -> [PartIds -> Steps \X (0..MaxTxns)]]
-    /\ pdur \in [Tablets -> [Txns -> DurableRecords]]
-    /\ ptx \in [Tablets -> [Txns -> VolatileRecords]]
-    /\ plan \in [Txns -> Steps]
-    /\ pending \in [Tablets -> SUBSET ((1..nextStep) \X Txns)]
-    /\ nextStep \in 1..(MaxTxns + 1)
-    /\ expired \in [Txns -> BOOLEAN]
-    /\ applied \in [Tablets -> [Txns -> Decisions]]
-    /\ votes \in [Tablets -> [Txns -> Decisions]]
-    /\ wacked \in [Txns -> SUBSET AllMessages]
-    /\ plain \subseteq AppMessages
-    /\ told \in [Txns -> {"none", "COMMITTED", "ABORTED"}]
-    /\ toldDepth \in [Txns -> Nat]
-    /\ rangeBad \in BOOLEAN
-    /\ orderBad \in BOOLEAN
-    /\ hangs \in 0..MaxHangs
-    /\ restarts \in 0..MaxRestarts
-    /\ losses \in 0..MaxLoss
-    /\ lockLosses \in 0..MaxLockLosses
-    /\ deadlines \in 0..MaxDeadlines
+    /\ OwnerTypeOK
+    /\ ClTypeOK
+    /\ KqpTypeOK
+    /\ NextTxTypeOK
+    /\ NetTypeOK
+    /\ SupTypeOK
+    /\ CommittedTypeOK
+    /\ TargetTypeOK
+    /\ RowsTypeOK
+    /\ UrowsTypeOK
+    /\ MetaTypeOK
+    /\ PdurTypeOK
+    /\ PtxTypeOK
+    /\ PlanTypeOK
+    /\ PendingTypeOK
+    /\ NextStepTypeOK
+    /\ ExpiredTypeOK
+    /\ AppliedTypeOK
+    /\ VotesTypeOK
+    /\ WackedTypeOK
+    /\ PlainTypeOK
+    /\ ToldTypeOK
+    /\ ToldDepthTypeOK
+    /\ RangeBadTypeOK
+    /\ OrderBadTypeOK
+    /\ HangsTypeOK
+    /\ RestartsTypeOK
+    /\ LossesTypeOK
+    /\ LockLossesTypeOK
+    /\ DeadlinesTypeOK
 
 \* How many copies of message (p, o) topic B exposes.
 \* @type: (Int, Int) => Int;
