@@ -164,3 +164,23 @@ def test_spark_replay_uses_only_the_coordinators_states_of_ref_impl() -> None:
     used = {t for m, targets in graph.items() if m.startswith("spark_replay") for t in targets if t.startswith("ref_impl")}
     assert used <= {"ref_impl", "ref_impl.kafka", "ref_impl.kafka.states"}
     assert graph["ref_impl.kafka.states"] == set()
+
+
+def private_imports(path: Path) -> list[str]:
+    """The private names (``_x``, not dunders) that ``path`` imports from another module of the
+    tree: what a module keeps to itself is used by no other."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [f"{node.module}.{a.name}" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+            and (node.level > 0 or (node.module or "").split(".")[0] in (*PACKAGES, "scripts"))
+            for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+
+
+def test_no_module_imports_another_modules_private_names(tmp_path: Path) -> None:
+    found = {str(p.relative_to(ROOT)): names for pkg in (*PACKAGES, "scripts") for p in sorted((ROOT / pkg).rglob("*.py"))
+             if (names := private_imports(p))}
+    assert not found, f"private names imported across modules: {found}"
+    planted = tmp_path / "m.py"
+    planted.write_text("def f():\n    from ref_impl.kafka.replay import _hidden, public\n", encoding="utf-8")
+    assert private_imports(planted) == ["ref_impl.kafka.replay._hidden"]  # lazy imports count

@@ -12,7 +12,7 @@ import attrs
 import pytest
 
 from trace_check.cli.main import main
-from trace_check.traces import handoff, plugins
+from trace_check.traces import handoff, plugins, spec_text
 from trace_check.traces.reads import ReadsError, reads, reads_before
 from trace_check.traces.verdicts import Status, Verdict, verdict_lines
 from trace_check.values.tla import Record
@@ -28,7 +28,7 @@ KAFKA_LSO = ROOT / "docs" / "examples" / "kafka-lso-inclusive.jsonl"  # rejected
 def test_an_action_reads_what_it_names_unprimed_not_what_it_sets_or_keeps() -> None:
     ydb, kafka = plugins.get("ydb"), plugins.get("kafka")
     # reads() counts every name, UNCHANGED and primed ones too: every variable of the spec
-    assert reads(ydb, "PqWrite") == set(handoff.spec_variables(ydb)) - {"l"}
+    assert reads(ydb, "PqWrite") == set(spec_text.spec_variables(ydb)) - {"l"}
     assert reads_before(ydb, "PqWrite") == {"net", "sup", "target", "wacked"}
     assert reads_before(kafka, "ClientSend") == {"net"}  # net' = net \cup {m}: a step from the old value reads it
     assert reads_before(kafka, "Fetch") == set()  # action' = ..., UNCHANGED <<...>>

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from ref_impl.kafka.sim.faults import Fault, Faults, Schedule
 from ref_impl.kafka.sim.run import simulate, write_trace
 from ref_impl.kafka.sim.workloads import Workload
-from trace_check.traces import handoff, plugins
+from trace_check.traces import handoff, plugins, spec_text
 from trace_check.traces.mutation import apply, mutations
 from trace_check.traces.protocol import SimulateOptions
 from trace_check.traces.reader import Trace, TraceError, read_trace, read_windows
@@ -402,7 +402,7 @@ def test_what_an_invariant_reads_is_found_through_the_definitions_it_names() -> 
     assert "l" not in reads(kafka, "ReadCommitted")  # \E is a quantifier, not the trace spec's E (which reads l)
     for name in ("kafka", "ydb", "cone"):
         protocol = plugins.get(name)
-        variables = set(handoff.spec_variables(protocol))
+        variables = set(spec_text.spec_variables(protocol))
         for inv in invariants_of(protocol):
             assert reads(protocol, inv) <= variables - {"l"}, (name, inv)
     with pytest.raises(ReadsError, match="define no Nonexistent"):
@@ -590,7 +590,7 @@ def test_the_variables_and_what_a_definition_reads_are_kept_until_the_spec_chang
     module = tmp_path / "Toy.tla"
     module.write_text("---- MODULE Toy ----\nVARIABLES x, y\nInv == x > 0\n====\n", encoding="utf-8")
     toy = attrs.evolve(plugins.get("kafka"), spec_dir=tmp_path, trace_module="Toy")
-    assert handoff.spec_variables(toy) == ("x", "y") and reads(toy, "Inv") == {"x"}
-    assert handoff.spec_variables(toy) is handoff.spec_variables(toy) and reads(toy, "Inv") is reads(toy, "Inv")
+    assert spec_text.spec_variables(toy) == ("x", "y") and reads(toy, "Inv") == {"x"}
+    assert spec_text.spec_variables(toy) is spec_text.spec_variables(toy) and reads(toy, "Inv") is reads(toy, "Inv")
     module.write_text("---- MODULE Toy ----\nVARIABLES x, y, z\nInv == y > z\n====\n", encoding="utf-8")
-    assert handoff.spec_variables(toy) == ("x", "y", "z") and reads(toy, "Inv") == {"y", "z"}
+    assert spec_text.spec_variables(toy) == ("x", "y", "z") and reads(toy, "Inv") == {"y", "z"}

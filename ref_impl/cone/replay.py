@@ -49,7 +49,9 @@ def _fits(a: Action, arg: tuple[Any, ...], ev: dict[str, Any]) -> bool:
     return all(c not in ev or ev[c] == v for c, v in logged.items())
 
 
-class _Replayer:
+class Replayer:
+    """The engine taking a trace's events one by one (``replay``, and ``replay_state``'s window by window)."""
+
     def __init__(self, constants: dict[str, Any]) -> None:
         self.emitted: list[dict[str, Any]] = []
         self.engine = Engine(Constants.from_spec({**constants, "Bugs": []}), self.emitted.append)
@@ -76,7 +78,7 @@ class _Replayer:
 
 def replay(constants: dict[str, Any], events: list[dict[str, Any]]) -> int | None:
     """The 1-based index of the first event the engine cannot reproduce, or None if it can all."""
-    r = _Replayer(constants)
+    r = Replayer(constants)
     for n, ev in enumerate(events, 1):
         if r.step(ev) is None:
             return n
@@ -85,7 +87,7 @@ def replay(constants: dict[str, Any], events: list[dict[str, Any]]) -> int | Non
 
 def engine_value(constants: dict[str, Any], events: list[dict[str, Any]], n: int, field: str) -> Any:
     """What the engine logs for ``field`` when it takes event ``n`` after replaying the ones before."""
-    r = _Replayer(constants)
+    r = Replayer(constants)
     for ev in events[: n - 1]:
         if r.step(ev) is None:
             return None

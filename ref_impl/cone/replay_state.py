@@ -30,7 +30,7 @@ from trace_check.values.tla import function_value as function
 
 from .constants import COORDS
 from .engine import Batch, Client, Coord, Engine, Tx
-from .replay import _Replayer
+from .replay import Replayer
 
 __all__ = ["SpecStates", "spec_states"]
 
@@ -119,13 +119,13 @@ class SpecStates(ReplayStates):
     state it is in after each window (every variable but ``action``)."""
 
     def __init__(self, constants: dict[str, Any]) -> None:
-        self._replayer = _Replayer(constants)  # replay.replay's construction
+        self._replayer = Replayer(constants)  # replay.replay's construction
         k = self._replayer.engine.k
         self._txn_ids = [(c, a) for c in k.clients for a in range(1, k.max_attempts + 1)]  # Cone's TxnIds
         self._kept = _Kept()
 
     def take(self, ev: dict[str, Any]) -> bool:
-        """As ``replay.replay`` takes it (``_Replayer.step``)."""
+        """As ``replay.replay`` takes it (``Replayer.step``)."""
         ok = self._replayer.step(ev) is not None
         self._replayer.emitted.clear()  # only the step's own event is looked at: no need to keep them all
         return ok

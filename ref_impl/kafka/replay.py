@@ -40,7 +40,8 @@ def _matches(c: Cluster, m: Msg, ev: dict[str, Any]) -> bool:
     )
 
 
-def _agrees(got: dict[str, Any] | None, ev: dict[str, Any]) -> bool:
+def agrees(got: dict[str, Any] | None, ev: dict[str, Any]) -> bool:
+    """Does the event the engine emitted (``got``) log what ``ev`` logs, but its informative columns?"""
     if got is None:
         return False
     return all(got.get(c) == v for c, v in ev.items() if c not in INFO)
@@ -57,7 +58,7 @@ def open_request(c: Cluster, ev: dict[str, Any]) -> Msg:
 
 
 def _argument(a: Action, ev: dict[str, Any]) -> Any:
-    """The argument of ``a`` that event ``ev`` names (not a message: ``_step`` finds that)."""
+    """The argument of ``a`` that event ``ev`` names (not a message: ``take_step`` finds that)."""
     if a.over == INSTANCE:
         return (ev.get("txn_id"), ev.get("instance"))
     if a.over == TXN_ID:
@@ -73,7 +74,7 @@ def _argument(a: Action, ev: dict[str, Any]) -> Any:
     return None
 
 
-def _step(c: Cluster, ev: dict[str, Any]) -> bool:
+def take_step(c: Cluster, ev: dict[str, Any]) -> bool:
     """Take the step ``ev`` logs; False if its action is unknown or not enabled. A message-driven
     step takes the first message in flight that has the event's message columns."""
     a = ACTION.get(ev["action"])
@@ -97,10 +98,10 @@ def broker_value(constants: dict[str, Any], events: list[dict[str, Any]], n: int
     c = Cluster(Constants.from_spec({**constants, "Bugs": []}), emitted.append)
     try:
         for ev in events[: n - 1]:
-            if not _step(c, ev):
+            if not take_step(c, ev):
                 return None
         before = len(emitted)
-        if not _step(c, events[n - 1]) or len(emitted) != before + 1:
+        if not take_step(c, events[n - 1]) or len(emitted) != before + 1:
             return None
     except (KeyError, TypeError, ValueError):
         return None
@@ -115,9 +116,9 @@ def replay(constants: dict[str, Any], events: list[dict[str, Any]]) -> int | Non
     for n, ev in enumerate(events, 1):
         before = len(emitted)
         try:
-            ok = _step(c, ev)
+            ok = take_step(c, ev)
         except (KeyError, TypeError, ValueError):
             return n
-        if not ok or len(emitted) != before + 1 or not _agrees(emitted[-1], ev):
+        if not ok or len(emitted) != before + 1 or not agrees(emitted[-1], ev):
             return n
     return None

@@ -26,7 +26,7 @@ from .cluster import Cluster
 from .constants import Constants
 from .log import Entry
 from .messages import Msg
-from .replay import _agrees, _step
+from .replay import agrees, take_step
 from .state import Client, Coord, Group, Held, ProducerState, TxnEntry
 
 
@@ -96,7 +96,7 @@ class SpecStates(ReplayStates):
     def take(self, ev: dict[str, Any]) -> bool:
         """As ``replay.replay`` takes it: one step that emits exactly this event."""
         before = self.taken
-        return _step(self.cluster, ev) and self.taken == before + 1 and _agrees(self.last, ev)
+        return take_step(self.cluster, ev) and self.taken == before + 1 and agrees(self.last, ev)
 
     def _log(self, kept: dict[Any, tuple[list[Any], list[Record]]], key: Any, entries: list[Any],
              convert: Any) -> tuple[Record, ...]:

@@ -90,7 +90,9 @@ def _snapshot(e: Engine) -> dict[str, Any]:
     return {name: copy.deepcopy(v) for name, v in e.__dict__.items() if name not in ("emit_event", "k")}
 
 
-class _Replayer:
+class Replayer:
+    """The engine taking a trace's events one by one (``replay``, and ``replay_state``'s window by window)."""
+
     def __init__(self, constants: dict[str, Any], events: list[dict[str, Any]]) -> None:
         k = Constants.from_spec({**constants, "Bugs": []})
         self.emitted: list[dict[str, Any]] = []
@@ -121,7 +123,7 @@ class _Replayer:
 
 def replay(constants: dict[str, Any], events: list[dict[str, Any]]) -> int | None:
     """The 1-based index of the first event the engine cannot reproduce, or None if it can all."""
-    r = _Replayer(constants, events)
+    r = Replayer(constants, events)
     for n, ev in enumerate(events, 1):
         if r.step(ev) is None:
             return n
@@ -131,7 +133,7 @@ def replay(constants: dict[str, Any], events: list[dict[str, Any]]) -> int | Non
 def engine_value(constants: dict[str, Any], events: list[dict[str, Any]], n: int, field: str) -> Any:
     """What the engine logs for ``field`` when it takes event ``n`` (1-based) after replaying the
     events before it, with the event's other columns; None when it cannot get there."""
-    r = _Replayer(constants, events)
+    r = Replayer(constants, events)
     for ev in events[: n - 1]:
         if r.step(ev) is None:
             return None

@@ -38,7 +38,7 @@ from trace_check.values.tla import function_value as function
 
 from .constants import Constants
 from .engine import Engine
-from .replay import _Replayer
+from .replay import Replayer
 from .state import Durable, Msg, NetMsg, Session, Sup, Volatile, Worker
 
 __all__ = ["SpecStates", "spec_states"]
@@ -165,11 +165,11 @@ class SpecStates(ReplayStates):
 
     def __init__(self, constants: dict[str, Any]) -> None:
         # replay.replay's construction, with the owner decided as the events come (_Owner)
-        self._replayer = _Replayer(constants, [])
+        self._replayer = Replayer(constants, [])
         self._owner = _Owner(self._replayer.engine.k)
 
     def take(self, ev: dict[str, Any]) -> bool:
-        """As ``replay.replay`` takes it (``_Replayer.step``), the partition's owner decided first."""
+        """As ``replay.replay`` takes it (``Replayer.step``), the partition's owner decided first."""
         r = self._replayer
         decided = self._owner.decide(ev)
         if decided is not None:

@@ -28,7 +28,6 @@ state, escaped by ToString. SANY's time grows with the length of a line (1.7 MB 
 
 from __future__ import annotations
 
-import functools
 import operator
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -38,62 +37,19 @@ from typing import Any
 import attrs
 
 from trace_check.traces.protocol import Protocol
+from trace_check.traces.spec_text import spec_variables
 from trace_check.values.tla import format_log, format_value, function_value
 from trace_check.values.tlc_print import TlcValueError, parse_value
 
 MARK = "txconform-handoff "
 TRACE_VARIABLE = "l"  # the trace spec's own variable: the index of the next event
 
-_COMMENT_RE = re.compile(r"\(\*.*?\*\)|\\\*[^\n]*", re.DOTALL)
-_STRING_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"')
-_EXTENDS_RE = re.compile(r"\bEXTENDS\b\s+([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)")
-_VARIABLES_RE = re.compile(r"\bVARIABLES?\b\s+([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)")
 _SPLIT_STRINGS = re.compile(r'("(?:[^"\\]|\\.)*")')
 LINE = 100  # break hand-off text at the first comma after this many characters
 
 
 class HandOffError(RuntimeError):
     """TLC printed a hand-off line that is not a state record (never expected; a bug if seen)."""
-
-
-def _declarations(text: str) -> tuple[list[str], list[str]]:
-    body = _STRING_RE.sub('""', _COMMENT_RE.sub(" ", text))
-    extends = [n.strip() for m in _EXTENDS_RE.finditer(body) for n in m.group(1).split(",")]
-    variables = [n.strip() for m in _VARIABLES_RE.finditer(body) for n in m.group(1).split(",")]
-    return extends, variables
-
-
-def spec_stamps(spec_dir: Path) -> tuple[tuple[str, int, int], ...]:
-    """The spec modules of ``spec_dir`` as they are now (name, modification time, size): what is
-    read from them is kept under this key, so a module edited while the process runs is read again."""
-    return tuple((f.name, st.st_mtime_ns, st.st_size) for f in sorted(spec_dir.glob("*.tla")) if (st := f.stat()))
-
-
-def spec_variables(protocol: Protocol) -> tuple[str, ...]:
-    """The variables of the protocol's trace spec, in the order they are declared: those of the trace
-    module and of every module of ``protocol.spec_dir`` it extends (standard modules declare none)."""
-    return _spec_variables(protocol.spec_dir, protocol.trace_module, spec_stamps(protocol.spec_dir))
-
-
-@functools.lru_cache(maxsize=32)  # asked again for every window of a long trace
-def _spec_variables(spec_dir: Path, trace_module: str, stamps: tuple[tuple[str, int, int], ...]) -> tuple[str, ...]:
-    seen: set[str] = set()
-    out: list[str] = []
-
-    def visit(module: str) -> None:
-        if module in seen:
-            return
-        seen.add(module)
-        path = spec_dir / f"{module}.tla"
-        if not path.is_file():
-            return  # a standard module (Integers, TLC, ...)
-        extends, variables = _declarations(path.read_text(encoding="utf-8"))
-        for m in extends:
-            visit(m)
-        out.extend(v for v in variables if v not in out)
-
-    visit(trace_module)
-    return tuple(out)
 
 
 def state_fields(protocol: Protocol) -> tuple[str, ...]:

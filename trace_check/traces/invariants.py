@@ -10,9 +10,9 @@ from typing import Any
 
 from trace_check.models.registry import spec_invariants
 from trace_check.traces import handoff
-from trace_check.traces.handoff import spec_stamps
 from trace_check.traces.protocol import Protocol
 from trace_check.traces.reads import INDEX, conjuncts, indexed_log, reads, since_form
+from trace_check.traces.spec_text import spec_stamps, spec_variables
 from trace_check.traces.tla_text import tla_string
 from trace_check.values.tla import format_value, function_value
 
@@ -67,7 +67,7 @@ def changed_definitions(protocol: Protocol, init: str, checked: bool = False, pr
     # Protocol.logs; else 0; 0 in an initial state); for another variable V, tracePrev_V, its value
     # in the state before (in an initial state, its own).
     used = {v for _, vs, _ in since.values() for v in vs} | set(indexed_logs(protocol))
-    known = {v: f"traceFrom_{v}" if v in protocol.logs else f"tracePrev_{v}" for v in handoff.spec_variables(protocol) if v in used}
+    known = {v: f"traceFrom_{v}" if v in protocol.logs else f"tracePrev_{v}" for v in spec_variables(protocol) if v in used}
     # A log's index (reads.indexed_log), for the XSinceIndexed forms: traceIndex_L, IndexOf_L of the
     # log, kept from the state before's by IndexOf_LSince (the new entries alone), and
     # traceIndexBefore_L, the state before's (in an initial state, its own). Computed from scratch
@@ -183,7 +183,7 @@ def indexed_logs(protocol: Protocol) -> list[str]:
     _, _, _, since = invariant_forms(protocol)
     used = {v for _, vs, _ in since.values() for v in vs}
     wanted = {log for _, log, _ in protocol.from_index if indexed_log(protocol, log)}
-    return [v for v in handoff.spec_variables(protocol) if v in protocol.logs
+    return [v for v in spec_variables(protocol) if v in protocol.logs
             and (v in wanted or (v in used and any(v in ix for _, _, ix in since.values())))]
 
 

@@ -29,9 +29,8 @@ from pathlib import Path
 
 import attrs
 
-from trace_check.traces import handoff
-from trace_check.traces.handoff import _COMMENT_RE, _EXTENDS_RE, _STRING_RE, _VARIABLES_RE, spec_stamps
 from trace_check.traces.protocol import Protocol
+from trace_check.traces.spec_text import EXTENDS_RE, VARIABLES_RE, code, spec_stamps, spec_variables
 
 _DEFINITION_RE = re.compile(r"^([A-Za-z_]\w*)\s*(?:\([^)]*\)|\[[^\]]*\])?\s*==", re.MULTILINE)
 _IDENT_RE = re.compile(r"[A-Za-z_]\w*")
@@ -58,14 +57,14 @@ def _scan(spec_dir: Path, module: str, seen: dict[str, frozenset[str]], spec: _S
     path = spec_dir / f"{module}.tla"
     if not path.is_file():
         return frozenset()  # a standard module: it declares no variable, and its operators read none
-    text = _STRING_RE.sub('""', _COMMENT_RE.sub(" ", path.read_text(encoding="utf-8")))
+    text = code(path.read_text(encoding="utf-8"))
     raw = text
     text = _BACKSLASH_RE.sub(lambda m: " " * len(m.group()), text)  # the same length: spans agree with raw's
     visible: set[str] = set()
-    for m in _EXTENDS_RE.finditer(text):
+    for m in EXTENDS_RE.finditer(text):
         for name in m.group(1).split(","):
             visible |= _scan(spec_dir, name.strip(), seen, spec)
-    for m in _VARIABLES_RE.finditer(text):
+    for m in VARIABLES_RE.finditer(text):
         visible |= {v.strip() for v in m.group(1).split(",")}
     seen[module] = frozenset(visible)
     starts = list(_DEFINITION_RE.finditer(text))
@@ -214,7 +213,7 @@ def since_form(protocol: Protocol, name: str) -> tuple[str, tuple[str, ...], tup
     if reads(protocol, form):
         raise ReadsError(f"{form} reads {', '.join(sorted(reads(protocol, form)))}: it must read only its arguments, "
                          f"each variable {name} reads and what is known of it in the state before")
-    variables = tuple(v for v in handoff.spec_variables(protocol) if v in read)
+    variables = tuple(v for v in spec_variables(protocol) if v in read)
     if not form.endswith(INDEXED):
         return form, variables, ()
     indexed = tuple(v for v in variables if indexed_log(protocol, v))
