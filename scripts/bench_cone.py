@@ -32,6 +32,7 @@ from bench_ydb import load, loads  # noqa: E402
 from ref_impl.cone.protocol import PROTOCOL as CONE  # noqa: E402
 from trace_check.models.registry import load_registries  # noqa: E402
 from trace_check.traces.format import write_trace  # noqa: E402
+from trace_check.traces.options import CheckOptions  # noqa: E402
 from trace_check.traces.protocol import SimulateOptions  # noqa: E402
 from trace_check.traces.reader import Trace, read_trace  # noqa: E402
 from trace_check.traces.validation import check_trace  # noqa: E402
@@ -102,7 +103,7 @@ def validation_table(tmp: Path) -> str:
     for n, (w, f) in enumerate(SIZES):
         trace = save(simulate(w, f, 1), tmp / f"size-{n}.jsonl")
         t0 = time.perf_counter()
-        v = check_trace(trace, engine="tlc")
+        v = check_trace(trace, CheckOptions(engine="tlc"))
         lines.append(f"| `{w}` | {f} | {len(trace.events):,} | {v.status.value} | {time.perf_counter() - t0:.1f} |")
         print(lines[-1], flush=True)
     lines += ["", "Invariants are checked after every event. " + loads(before)]

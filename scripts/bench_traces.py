@@ -38,6 +38,7 @@ from ref_impl.kafka.sim.run import simulate, simulate_to, write_trace  # noqa: E
 from ref_impl.kafka.sim.workloads import Workload  # noqa: E402
 from ref_impl.kafka.sim.zoo import ZOO  # noqa: E402
 from trace_check.traces.mutation import mutation_report  # noqa: E402
+from trace_check.traces.options import CheckOptions  # noqa: E402
 from trace_check.traces.reader import read_trace  # noqa: E402
 from trace_check.traces.validation import check_trace  # noqa: E402
 
@@ -75,7 +76,7 @@ def validation_times(tmp: Path) -> str:
         write_trace(path, head, events)
         trace = read_trace(path)
         for every in sorted({len(events) <= 2000, False}, reverse=True):
-            v = check_trace(trace, every_step=every)
+            v = check_trace(trace, CheckOptions(every_step=every))
             rows.append(
                 f"| {len(events):,} | {'after every event' if every else 'at the end'} | {v.status} | "
                 f"{v.distinct_states or 0:,} | {v.wall_time:.1f} s |"
@@ -196,10 +197,11 @@ SCALE_SIZES = (1_000, 10_000, 100_000)
 CHECK_CHILD = """
 import json, resource, sys, time
 from pathlib import Path
+from trace_check.traces.options import CheckOptions
 from trace_check.traces.validation import check_trace_file
 path, window, every = Path(sys.argv[1]), int(sys.argv[2]) or None, sys.argv[3] == "every"
 t0 = time.perf_counter()
-v = check_trace_file(path, engine="tlc", every_step=every, window=window, timeout=float(sys.argv[4]), jobs=int(sys.argv[5]))
+v = check_trace_file(path, CheckOptions(engine="tlc", every_step=every, window=window, timeout=float(sys.argv[4]), jobs=int(sys.argv[5])))
 print(json.dumps({"status": v.status.value, "message": v.message[:200], "windows": v.windows, "states": v.distinct_states,
                   "jobs": v.jobs, "run_ahead": v.run_ahead, "run_again": v.run_again,
                   "wall": time.perf_counter() - t0, "tlc_wall": v.wall_time,

@@ -43,6 +43,7 @@ from ref_impl.ydb.protocol import PROTOCOL as YDB  # noqa: E402
 from ref_impl.ydb.zoo import ZOO, ZooBug  # noqa: E402
 from trace_check.models.registry import load_registries  # noqa: E402
 from trace_check.traces.format import write_trace  # noqa: E402
+from trace_check.traces.options import CheckOptions  # noqa: E402
 from trace_check.traces.protocol import Protocol, SimulateOptions  # noqa: E402
 from trace_check.traces.reader import Trace, read_trace  # noqa: E402
 from trace_check.traces.validation import check_trace  # noqa: E402
@@ -210,7 +211,7 @@ def simulation_rates() -> str:
 
 
 def validate(trace: Trace, every: bool) -> Verdict:
-    v = check_trace(trace, engine="tlc", every_step=every)
+    v = check_trace(trace, CheckOptions(engine="tlc", every_step=every))
     if v.status is Status.ERROR:
         print(f"bench_ydb: {trace.path.name}: {v.message}", file=sys.stderr, flush=True)
     return v
@@ -304,7 +305,7 @@ def runs_to_detection(bug: ZooBug, budget: int, tmp: Path) -> tuple[int | None, 
         trace = save(YDB, run(YDB, bug.workload, seed, 100_000, bug.faults, "+".join(bug.bugs)), path)
         key = path.read_bytes()
         if key not in checked:
-            checked[key] = check_trace(trace, engine="tlc", timeout=300)
+            checked[key] = check_trace(trace, CheckOptions(engine="tlc", timeout=300))
         v = checked[key]
         if v.status is Status.ERROR:
             raise RuntimeError(f"{bug.name}, seed {seed}: {v.message}")

@@ -21,6 +21,7 @@ from ref_impl.kafka.sim.run import simulate, write_trace
 from ref_impl.kafka.sim.strategies import seeds, zoo_schedules
 from ref_impl.kafka.sim.workloads import Workload
 from ref_impl.kafka.sim.zoo import ZooBug
+from trace_check.traces.options import CheckOptions
 from trace_check.traces.reader import read_trace
 from trace_check.traces.validation import check_trace
 from trace_check.traces.verdicts import Verdict
@@ -40,10 +41,10 @@ def run_and_check(
     path = tmp / f"run-{seed}.jsonl"
     write_trace(path, head, events)
     if checked is None:
-        return check_trace(read_trace(path), timeout=300), events
+        return check_trace(read_trace(path), CheckOptions(timeout=300)), events
     trace = path.read_bytes()
     if trace not in checked:
-        checked[trace] = check_trace(read_trace(path), timeout=300)
+        checked[trace] = check_trace(read_trace(path), CheckOptions(timeout=300))
     return checked[trace], events
 
 

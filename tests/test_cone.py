@@ -23,6 +23,7 @@ from ref_impl.cone.replay import replay
 from ref_impl.cone.zoo import ZOO, ZooBug
 from trace_check.cli.main import main
 from trace_check.traces.format import write_trace
+from trace_check.traces.options import CheckOptions
 from trace_check.traces.protocol import SimulateOptions
 from trace_check.traces.reader import read_trace
 from trace_check.traces.validation import check_trace
@@ -108,7 +109,7 @@ def test_generated_runs_of_the_correct_engine_are_accepted(tmp_path_factory: pyt
         w = f"album:adders=2,retaggers={retaggers},attempts={attempts}"
         path = simulate(tmp_path_factory.mktemp("run") / "t.jsonl", seed, w, faults)
         note(f"txconform simulate --protocol cone --seed {seed} --workload {w} --faults {faults}")
-        v = check_trace(read_trace(path), engine="tlc")
+        v = check_trace(read_trace(path), CheckOptions(engine="tlc"))
         assert v.status is Status.ACCEPTED, (v.status, v.at_event, v.reason, v.invariant, v.message)
 
     run()
@@ -120,7 +121,7 @@ def zoo_verdict(tmp: Path, bug: ZooBug) -> str:
     path = simulate(tmp / f"{bug.name}.jsonl", bug.seed, bug.workload, bug.faults, bug.name)
     trace = read_trace(path)
     deviation = replay(trace.constants, [dict(e) for e in trace.events])
-    v = check_trace(trace, engine="tlc")
+    v = check_trace(trace, CheckOptions(engine="tlc"))
     if v.status is not Status.REJECTED:
         return f"{bug.name}: {v.status.value} {v.invariant or ''} {v.message}"
     if v.at_event != deviation or v.event is None or v.event["action"] != bug.rejected_at:
@@ -144,11 +145,11 @@ def test_a_trace_that_logs_only_its_keys_is_accepted_and_a_wrong_key_is_caught(t
     keys = {"event", "action", *cone_trace.PARAMS, "replica"}
     partial = [lines[0]] + [{k: v for k, v in ev.items() if k in keys} for ev in lines[1:]]
     (tmp_path / "partial.jsonl").write_text("".join(json.dumps(x) + "\n" for x in partial))
-    assert check_trace(read_trace(tmp_path / "partial.jsonl"), engine="tlc").status is Status.ACCEPTED
+    assert check_trace(read_trace(tmp_path / "partial.jsonl"), CheckOptions(engine="tlc")).status is Status.ACCEPTED
     n = next(i for i, ev in enumerate(partial) if ev.get("action") == "ApplyMutation")
     partial[n]["replica"] = 3  # a batch's mutations reach r1 first
     (tmp_path / "wrong.jsonl").write_text("".join(json.dumps(x) + "\n" for x in partial))
-    v = check_trace(read_trace(tmp_path / "wrong.jsonl"), engine="tlc")
+    v = check_trace(read_trace(tmp_path / "wrong.jsonl"), CheckOptions(engine="tlc"))
     assert v.status is Status.REJECTED and v.at_event == n
 
 

@@ -19,6 +19,7 @@ from ref_impl.kafka.sim.strategies import schedules, seeds, workloads
 from ref_impl.kafka.sim.workloads import Workload
 from ref_impl.kafka.sim.zoo import ZOO, ZooBug
 from ref_impl.kafka.trace import event_text
+from trace_check.traces.options import CheckOptions
 from trace_check.traces.reader import read_trace
 from trace_check.traces.validation import check_trace
 from trace_check.traces.verdicts import Verdict
@@ -41,7 +42,7 @@ def run_and_check(
     checked = {} if checked is None else checked
     trace = path.read_bytes()
     if trace not in checked:
-        checked[trace] = check_trace(read_trace(path), timeout=300)
+        checked[trace] = check_trace(read_trace(path), CheckOptions(timeout=300))
     v = checked[trace]
     note(f"workload {w.describe()}, seed {seed}, bugs {bugs or 'none'}")
     note("fault schedule:\n  " + "\n  ".join(schedule.describe()))

@@ -15,6 +15,7 @@ from ref_impl.kafka.sim.faults import Faults
 from ref_impl.kafka.sim.run import simulate, write_trace
 from ref_impl.kafka.sim.workloads import Workload
 from trace_check.traces import handoff
+from trace_check.traces.options import CheckOptions
 from trace_check.traces.reader import Trace, read_trace
 from trace_check.traces.validation import check_trace_file
 from trace_check.traces.verdicts import Status
@@ -61,7 +62,7 @@ def same_form(a: Any, b: Any) -> bool:
 def test_the_broker_replays_to_the_state_tlc_hands_on(tmp_path: Path, workload: str, faults: str, seed: int) -> None:
     trace = simulated(tmp_path, workload, faults, seed)
     size = len(trace.events) // 3 + 1  # two hand-offs, mid-run (a TLC run takes some 3 s)
-    v = check_trace_file(tmp_path / "t.jsonl", every_step=False, workdir=tmp_path / "w", window=size)
+    v = check_trace_file(tmp_path / "t.jsonl", CheckOptions(every_step=False, workdir=tmp_path / "w", window=size))
     assert v.status is Status.ACCEPTED and v.windows == 3, v.reason or v.message
     replay = spec_states(dict(trace.constants))
     compared = 0

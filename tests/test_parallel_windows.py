@@ -21,6 +21,7 @@ from ref_impl.kafka.sim.faults import Fault, Faults, Schedule
 from ref_impl.kafka.sim.run import simulate, write_trace
 from ref_impl.kafka.sim.workloads import Workload
 from trace_check.traces import handoff, plugins
+from trace_check.traces.options import CheckOptions
 from trace_check.traces.protocol import Protocol, SimulateOptions, StateReplay
 from trace_check.traces.reader import Trace, read_trace
 from trace_check.traces.validation import check_trace, check_trace_file
@@ -119,7 +120,7 @@ def faulty(tmp_path_factory: pytest.TempPathFactory) -> Trace:
 
 @pytest.fixture(scope="module")
 def faulty_one(faulty: Trace) -> Verdict:
-    v = check_trace(faulty, every_step=True)
+    v = check_trace(faulty)
     assert v.status is Status.ACCEPTED and v.windows == 1, v.reason or v.message
     return v
 
@@ -137,7 +138,7 @@ def boundaries(trace: Trace) -> list[int]:
 
 def test_windows_run_ahead_from_the_engines_state_and_get_one_runs_verdict(faulty: Trace, faulty_one: Verdict) -> None:
     ends = boundaries(faulty)
-    v = check_trace(faulty, every_step=True, ends=ends, jobs=2)
+    v = check_trace(faulty, CheckOptions(jobs=2), ends=ends)
     same(faulty_one, v)
     # fully logged: every window's start was the engine's state, so each ran ahead and counted
     assert (v.windows, v.run_ahead, v.run_again) == (len(ends) + 1, len(ends), 0)
@@ -146,7 +147,7 @@ def test_windows_run_ahead_from_the_engines_state_and_get_one_runs_verdict(fault
 def test_a_wrong_engine_state_costs_a_run_not_the_verdict(faulty: Trace, faulty_one: Verdict, replayed_by: Any) -> None:
     replayed_by(Wrong)
     ends = boundaries(faulty)
-    v = check_trace(faulty, every_step=True, ends=ends, jobs=2)
+    v = check_trace(faulty, CheckOptions(jobs=2), ends=ends)
     same(faulty_one, v)
     assert (v.run_ahead, v.run_again) == (0, len(ends))
     assert tlc_children() == []
@@ -155,7 +156,7 @@ def test_a_wrong_engine_state_costs_a_run_not_the_verdict(faulty: Trace, faulty_
 def test_an_engine_that_cannot_replay_leaves_the_windows_one_at_a_time(faulty: Trace, faulty_one: Verdict,
                                                                        replayed_by: Any) -> None:
     replayed_by(lambda inner: Dead())
-    v = check_trace(faulty, every_step=True, ends=boundaries(faulty), jobs=2)
+    v = check_trace(faulty, CheckOptions(jobs=2), ends=boundaries(faulty))
     same(faulty_one, v)
     assert (v.run_ahead, v.run_again) == (0, 0)
 
@@ -181,26 +182,26 @@ def test_runs_at_once_that_fill_the_cores_compile_with_the_first_tier_alone(faul
     for cores, jobs, expected in ((2, 2, True), (8, 2, False), (2, 1, False)):
         monkeypatch.setattr(windows.os, "cpu_count", lambda cores=cores: cores)
         quick.clear()
-        v = check_trace(faulty, every_step=True, ends=ends, jobs=jobs)
+        v = check_trace(faulty, CheckOptions(jobs=jobs), ends=ends)
         assert v.status is Status.ACCEPTED and v.windows == len(ends) + 1, (cores, jobs)
         assert quick == [expected] * (len(ends) + 1), (cores, jobs)
     # a trace of one window is one run
     quick.clear()
     monkeypatch.setattr(windows.os, "cpu_count", lambda: 2)
-    v = check_trace(faulty, every_step=True, jobs=2)
+    v = check_trace(faulty, CheckOptions(jobs=2))
     assert v.status is faulty_one.status and v.windows == 1
     assert quick == [False]
     # a short one compiles with the first tier alone, at or below the bound
     for bound, expected in ((len(faulty.events), True), (len(faulty.events) - 1, False)):
         monkeypatch.setattr(one_window, "QUICK_JIT_EVENTS", bound)
         quick.clear()
-        assert check_trace(faulty, every_step=True, jobs=1).status is faulty_one.status
+        assert check_trace(faulty, CheckOptions(jobs=1)).status is faulty_one.status
         assert quick == [expected], bound
 
 
 def test_at_the_end_in_parallel(faulty: Trace) -> None:
-    one = check_trace(faulty, every_step=False)
-    v = check_trace(faulty, every_step=False, ends=[len(faulty.events) // 3, 2 * len(faulty.events) // 3], jobs=2)
+    one = check_trace(faulty, CheckOptions(every_step=False))
+    v = check_trace(faulty, CheckOptions(every_step=False, jobs=2), ends=[len(faulty.events) // 3, 2 * len(faulty.events) // 3])
     same(one, v)
     assert v.run_ahead == 2
 
@@ -211,10 +212,10 @@ def test_a_violation_in_a_window_run_ahead_is_found_again_from_the_hand_off(tmp_
     for seed in range(40):
         head, events = simulate(Workload.parse("transfer:version=TV1,txns=3"), Faults(), seed, schedule=schedule)
         trace = read_trace(write(tmp_path / f"late-{seed}.jsonl", head, events))
-        one = check_trace(trace, every_step=True)
+        one = check_trace(trace)
         if one.status is Status.VIOLATES:
             assert one.at_event is not None and one.at_event > 10
-            v = check_trace(trace, every_step=True, ends=[one.at_event // 3, one.at_event - 1], jobs=2)
+            v = check_trace(trace, CheckOptions(jobs=2), ends=[one.at_event // 3, one.at_event - 1])
             same(one, v)
             assert v.run_ahead == 1  # the second window's run counted; the third's violation was found again
             assert tlc_children() == []
@@ -228,10 +229,10 @@ def test_a_rejected_event_ahead_is_diagnosed_from_the_hand_off_and_the_runs_ahea
     n = first(faulty.events[20:], lambda ev: ev["action"] == "TcAddPartitionsToTxn" and ev.get("result") == "NONE") + 20
     events[n - 1]["result"] = "INVALID_TXN_STATE"
     bad = read_trace(write(tmp_path / "bad.jsonl", faulty.header, events))
-    one = check_trace(bad, every_step=True)
+    one = check_trace(bad)
     assert one.status is Status.REJECTED and one.at_event == n and one.state_before
     # the engine cannot take the changed event either, so the windows after it have no state to run from
-    v = check_trace(bad, every_step=True, ends=[n // 2, n - 1, n + 5], jobs=2)
+    v = check_trace(bad, CheckOptions(jobs=2), ends=[n // 2, n - 1, n + 5])
     same(one, v)
     assert tlc_children() == []
 
@@ -244,16 +245,16 @@ def test_a_trace_logged_in_part(faulty: Trace, tmp_path: Path) -> None:
     are missing: the windows go one at a time, with one run's verdict."""
     partial = [{c: v for c, v in ev.items() if c in KEYS} for ev in faulty.events]
     trace = read_trace(write(tmp_path / "partial.jsonl", faulty.header, partial))
-    one = check_trace(trace, every_step=True)
+    one = check_trace(trace)
     assert one.status is Status.ACCEPTED
-    v = check_trace(trace, every_step=True, ends=[len(partial) // 3, 2 * len(partial) // 3], jobs=2)
+    v = check_trace(trace, CheckOptions(jobs=2), ends=[len(partial) // 3, 2 * len(partial) // 3])
     same(one, v)
     assert v.handed_on > 1 and (v.run_ahead, v.run_again) == (0, 0)
 
 
 def test_a_file_in_balanced_windows(faulty: Trace, faulty_one: Verdict, tmp_path: Path) -> None:
     path = write(tmp_path / "t.jsonl", faulty.header, list(faulty.events))
-    v = check_trace_file(path, every_step=True, window=len(faulty.events) // 2 + 1, jobs=2)
+    v = check_trace_file(path, CheckOptions(window=len(faulty.events) // 2 + 1, jobs=2))
     same(faulty_one, v)
     assert v.run_ahead == 1
 
@@ -268,9 +269,9 @@ def test_every_protocols_windows_run_ahead_from_its_engines_state(tmp_path: Path
     partitions' owners free: its engine takes them from the first window's reads)."""
     sim = plugins.get(name).simulate(SimulateOptions(seed=seed, workload=workload, faults="all"))
     trace = read_trace(write(tmp_path / f"{name}.jsonl", sim.header, list(sim.events)))
-    one = check_trace(trace, engine="tlc", every_step=True)
+    one = check_trace(trace, CheckOptions(engine="tlc"))
     assert one.status is Status.ACCEPTED
-    v = check_trace(trace, engine="tlc", every_step=True, window=len(trace.events) // 4 + 1, jobs=2)
+    v = check_trace(trace, CheckOptions(engine="tlc", window=len(trace.events) // 4 + 1, jobs=2))
     same(one, v)
     assert (v.run_ahead, v.run_again) == (v.windows - 1, 0)
 
@@ -281,7 +282,7 @@ def test_a_protocol_without_a_replay_checks_its_windows_one_at_a_time(tmp_path: 
     monkeypatch.setattr(plugins, "get", lambda name: attrs.evolve(real, spec_states=None) if name == "cone" else get(name))
     sim = real.simulate(SimulateOptions(seed=3, workload="album:adders=2,retaggers=1", faults="all"))
     trace = read_trace(write(tmp_path / "cone.jsonl", sim.header, list(sim.events)))
-    v = check_trace(trace, engine="tlc", every_step=True, window=len(trace.events) // 2 + 1, jobs=2)
+    v = check_trace(trace, CheckOptions(engine="tlc", window=len(trace.events) // 2 + 1, jobs=2))
     assert v.status is Status.ACCEPTED and v.windows == 2 and v.jobs == 1
 
 

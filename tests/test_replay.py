@@ -25,6 +25,7 @@ from spark_replay.adapters import FORMATS
 from spark_replay.replay import Report, run_replay
 from spark_replay.staging import ReplayInputError
 from trace_check.cli.main import main
+from trace_check.traces.options import CheckOptions
 from trace_check.traces.reader import read_trace
 from trace_check.traces.validation import check_trace
 
@@ -74,7 +75,7 @@ CLEAN = [
 def test_runs_tlc_accepts_give_no_violation(spark: Any, tmp_path: Path) -> None:
     paths = [trace(tmp_path, f"clean-{i}", w, f, s) for i, (w, f, s) in enumerate(CLEAN)]
     for p in paths:
-        verdict = check_trace(read_trace(p), every_step=False)
+        verdict = check_trace(read_trace(p), CheckOptions(every_step=False))
         assert verdict.status == "accepted", f"{p.name}: {verdict.message}"
     report = replay(spark, paths)
     assert report.rows["entries"] > 0 and report.rows["txn_log"] > 0 and report.rows["reads"] > 0
@@ -141,7 +142,7 @@ def test_a_zoo_bug_trips_its_check(
     also: tuple[str, ...],
 ) -> None:
     path = Path(next(iter(zoo["paths"]["dir"]))) / f"{bug}.jsonl"
-    verdict = check_trace(read_trace(path), every_step=False)
+    verdict = check_trace(read_trace(path), CheckOptions(every_step=False))
     assert verdict.status == "rejected" and verdict.at_event is not None, verdict.message
     assert kind in zoo[bug].get(check, set()), zoo[bug]
     first = min(int(e) for e in zoo[f"first:{bug}:{check}"]["event"])

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from trace_check.engines import tlc_java, tlc_tools
+from trace_check.traces.options import CheckOptions
 from trace_check.traces.reader import read_trace
 from trace_check.traces.validation import check_trace
 from trace_check.traces.verdicts import Status
@@ -235,7 +236,7 @@ def test_a_windowed_check_gives_the_same_verdicts_with_and_without_the_class(tmp
     for loader in ("1", "0"):
         monkeypatch.setenv(tlc_java.LOADER_ENV, loader)
         for name in ("ok", "bad"):
-            v = check_trace(read_trace(tmp_path / f"{name}.jsonl"), every_step=True, window=25)
+            v = check_trace(read_trace(tmp_path / f"{name}.jsonl"), CheckOptions(window=25))
             verdicts[loader, name] = (v.status, v.at_event, v.reason, v.distinct_states, v.state_before)
     assert verdicts["1", "ok"][0] is Status.ACCEPTED and verdicts["1", "bad"][0] is Status.REJECTED
     assert verdicts["1", "ok"] == verdicts["0", "ok"] and verdicts["1", "bad"] == verdicts["0", "bad"]

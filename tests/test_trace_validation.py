@@ -13,6 +13,7 @@ from ref_impl.kafka.sim.run import simulate, write_trace
 from ref_impl.kafka.sim.workloads import Workload
 from trace_check.cli import main as cli
 from trace_check.traces.module_text import CHUNK, module_text
+from trace_check.traces.options import CheckOptions
 from trace_check.traces.reader import read_trace
 from trace_check.traces.tla_text import tla_string
 from trace_check.traces.validation import check_trace
@@ -136,7 +137,7 @@ def test_long_traces_are_split_into_chunks(tmp_path: Path) -> None:
     assert len(trace.events) > CHUNK
     text = module_text(trace, every_step=False)
     assert "TraceChunk2 ==" in text and "TraceData == <<TraceChunk1, TraceChunk2" in text
-    assert check_trace(trace, every_step=False).status == "accepted"
+    assert check_trace(trace, CheckOptions(every_step=False)).status == "accepted"
 
 
 def test_a_buggy_broker_is_rejected(tmp_path: Path) -> None:
@@ -196,7 +197,7 @@ def test_fake_apalache_checks_a_trace_with_the_record_encoding(tv1: Path, tmp_pa
     monkeypatch.setenv("APALACHE_HOME", str(tmp_path / "nohome"))
     monkeypatch.setenv("PATH", f"{fake.parent}:{__import__('os').environ['PATH']}")
     trace = read_trace(tv1)
-    v = check_trace(trace, engine="apalache", workdir=tmp_path / "work")
+    v = check_trace(trace, CheckOptions(engine="apalache", workdir=tmp_path / "work"))
     assert v.engine == "apalache" and v.status == "rejected"  # the fake found no acceptance
     argv = (fake.parent / "argv.txt").read_text().splitlines()
     assert "--init=TraceInit" in argv and "--next=TraceNext" in argv
@@ -301,7 +302,7 @@ def test_an_unclean_election_that_loses_a_marker_is_a_behaviour_that_breaks_no_h
     assert [e["action"] for e in events].count("UncleanElection") == (1 if unclean_at else 0)
     path = tmp_path / "unclean.jsonl"
     write_trace(path, head, events)
-    v = check_trace(read_trace(path), timeout=300)
+    v = check_trace(read_trace(path), CheckOptions(timeout=300))
     assert v.status == status, v.message
     if unclean_at:
         assert v.invariant == "NoHangingTransaction"

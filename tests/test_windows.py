@@ -23,6 +23,7 @@ from ref_impl.kafka.sim.run import simulate, write_trace
 from ref_impl.kafka.sim.workloads import Workload
 from trace_check.traces import handoff, plugins, spec_text
 from trace_check.traces.mutation import apply, mutations
+from trace_check.traces.options import CheckOptions
 from trace_check.traces.protocol import SimulateOptions
 from trace_check.traces.reader import Trace, TraceError, read_trace, read_windows
 from trace_check.traces.validation import check_trace, check_trace_file
@@ -70,7 +71,7 @@ def faulty(tmp_path_factory: pytest.TempPathFactory) -> Trace:
 
 @pytest.fixture(scope="module")
 def faulty_whole(faulty: Trace) -> Verdict:
-    v = check_trace(faulty, every_step=True)
+    v = check_trace(faulty)
     assert v.status is Status.ACCEPTED and v.windows == 1, v.reason or v.message
     return v
 
@@ -86,7 +87,7 @@ def test_a_boundary_anywhere_gives_the_whole_trace_verdict(faulty: Trace, faulty
         boundary = first(evs, lambda ev: ev["action"] == "Failover")
     else:
         boundary = first(evs, lambda ev: ev["action"] == "Retry")
-    same(faulty_whole, check_trace(faulty, every_step=True, ends=[boundary]))
+    same(faulty_whole, check_trace(faulty, CheckOptions(), ends=[boundary]))
 
 
 def test_a_window_from_one_state_starts_from_bases_of_its_logs(faulty: Trace, faulty_whole: Verdict, tmp_path: Path) -> None:
@@ -99,7 +100,7 @@ def test_a_window_from_one_state_starts_from_bases_of_its_logs(faulty: Trace, fa
         pytest.skip("no javac here: windows start from whole states (tests/test_tlc_java.py covers that way)")
     work = tmp_path / "work"
     boundary = first(faulty.events, lambda ev: ev["action"] == "Failover")
-    same(faulty_whole, check_trace(faulty, every_step=True, ends=[boundary], workdir=work))
+    same(faulty_whole, check_trace(faulty, CheckOptions(workdir=work), ends=[boundary]))
     folder = work / "window2" / "accept"
     cfg = (folder / "TraceRun.cfg").read_text()
     assert "PlogBase <- TraceBase_plog" in cfg and "TlogBase <- TraceBase_tlog" in cfg and "Joined <- TraceConcat" in cfg
@@ -127,12 +128,12 @@ def test_a_window_computes_its_bases_index_from_the_one_a_window_before_saved(fa
     failover = first(faulty.events, lambda ev: ev["action"] == "Failover")
     n = len(faulty.events)
     ends = sorted({n // 5, failover, 2 * n // 5, 3 * n // 5, 4 * n // 5} - {0, n})
-    same(faulty_whole, check_trace(faulty, every_step=True, ends=ends, workdir=tmp_path / "prior"))
+    same(faulty_whole, check_trace(faulty, CheckOptions(workdir=tmp_path / "prior"), ends=ends))
     modules = [(tmp_path / "prior" / f"window{k}" / "accept" / "TraceRun.tla").read_text() for k in range(3, len(ends) + 2)]
     assert all("IndexOf_plogSince(PlogBase, " in m and "IndexOf_tlogSince(TlogBase, " in m and "/indexes/run" in m for m in modules)
     with monkeypatch.context() as m:
         m.setattr(handoff, "prior_of", lambda saved, base: None)
-        same(faulty_whole, check_trace(faulty, every_step=True, ends=ends, workdir=tmp_path / "scratch"))
+        same(faulty_whole, check_trace(faulty, CheckOptions(workdir=tmp_path / "scratch"), ends=ends))
     saved = sorted((tmp_path / "prior" / "indexes").glob("run*.txt"))
     assert len(saved) == 2 * len(ends)
     for f in saved:
@@ -142,9 +143,9 @@ def test_a_window_computes_its_bases_index_from_the_one_a_window_before_saved(fa
     k = first(faulty.events[ends[1]:], lambda ev: ev["action"] == "TcAddPartitionsToTxn" and ev.get("result") == "NONE") + ends[1]
     events[k - 1]["result"] = "INVALID_TXN_STATE"
     bad = read_trace(write(tmp_path / "bad.jsonl", faulty.header, events))
-    whole = check_trace(bad, every_step=True)
+    whole = check_trace(bad)
     assert whole.status is Status.REJECTED and whole.at_event == k
-    same(whole, check_trace(bad, every_step=True, ends=ends))
+    same(whole, check_trace(bad, CheckOptions(), ends=ends))
 
 
 def test_a_violation_in_a_later_window_is_the_whole_trace_violation(tmp_path: Path) -> None:
@@ -154,13 +155,13 @@ def test_a_violation_in_a_later_window_is_the_whole_trace_violation(tmp_path: Pa
         head, events = simulate(Workload.parse("transfer:version=TV1,txns=3"), Faults(), seed, schedule=schedule)
         write_trace(tmp_path / f"late-{seed}.jsonl", head, events)
         trace = read_trace(tmp_path / f"late-{seed}.jsonl")
-        whole = check_trace(trace, every_step=True)
+        whole = check_trace(trace)
         if whole.status is Status.VIOLATES:
             assert whole.at_event is not None and whole.at_event > 10
-            same(whole, check_trace(trace, every_step=True, ends=[whole.at_event // 2]))
+            same(whole, check_trace(trace, CheckOptions(), ends=[whole.at_event // 2]))
             # a window that ends right before the violating event: the next one starts from states
             # the window before checked, and checks them no more, but checks its first step
-            same(whole, check_trace(trace, every_step=True, ends=[whole.at_event - 1]))
+            same(whole, check_trace(trace, CheckOptions(), ends=[whole.at_event - 1]))
             return
     raise AssertionError("no run with a late EndTxn broke an invariant")
 
@@ -174,14 +175,14 @@ def test_mutants_are_rejected_at_the_same_event_for_the_same_reason(faulty: Trac
             continue
         events = apply([dict(e) for e in faulty.events], m)
         mutant = read_trace(write(tmp_path / f"m{k}.jsonl", faulty.header, events))
-        whole = check_trace(mutant, every_step=True)
+        whole = check_trace(mutant)
         if whole.status is Status.REJECTED:
             assert whole.at_event is not None
             if whole.at_event < 6:
                 continue
-            same(whole, check_trace(mutant, every_step=True, ends=[whole.at_event - 3]))
+            same(whole, check_trace(mutant, CheckOptions(), ends=[whole.at_event - 3]))
         elif compared["accepted"] == 0:
-            same(whole, check_trace(mutant, every_step=True, ends=[m.index - 3]))
+            same(whole, check_trace(mutant, CheckOptions(), ends=[m.index - 3]))
         else:
             continue
         compared[whole.status.value] = compared.get(whole.status.value, 0) + 1
@@ -200,19 +201,19 @@ def test_a_window_that_starts_at_the_rejected_event_explains_it_the_same_way(fau
     n = first(faulty.events[20:], lambda ev: ev["action"] == "TcAddPartitionsToTxn" and ev.get("result") == "NONE") + 20
     events[n - 1]["result"] = "INVALID_TXN_STATE"
     bad = read_trace(write(tmp_path / "bad.jsonl", faulty.header, events))
-    whole = check_trace(bad, every_step=True)
+    whole = check_trace(bad)
     assert whole.status is Status.REJECTED and whole.at_event == n and whole.state_before
     assert whole.reason.startswith("the step is possible, but it does not answer INVALID_TXN_STATE")
-    same(whole, check_trace(bad, every_step=True, ends=[n - 1]))
+    same(whole, check_trace(bad, CheckOptions(), ends=[n - 1]))
 
 
 def test_a_trace_logged_in_part_hands_on_several_states(faulty: Trace, tmp_path: Path) -> None:
     partial = [{c: v for c, v in ev.items() if c in KEYS} for ev in faulty.events]
     trace = read_trace(write(tmp_path / "partial.jsonl", faulty.header, partial))
-    whole = check_trace(trace, every_step=True)
+    whole = check_trace(trace)
     assert whole.status is Status.ACCEPTED
     assert whole.distinct_states is not None and whole.distinct_states > len(partial) + 1  # several states at some level
-    windowed = check_trace(trace, every_step=True, ends=[len(partial) // 3, 2 * len(partial) // 3])
+    windowed = check_trace(trace, CheckOptions(), ends=[len(partial) // 3, 2 * len(partial) // 3])
     same(whole, windowed)
     assert windowed.handed_on > 1
     # Rejected after a boundary: an event no state of the level explains.
@@ -222,16 +223,16 @@ def test_a_trace_logged_in_part_hands_on_several_states(faulty: Trace, tmp_path:
     header = json.loads(json.dumps(faulty.header))
     header["constants"]["TxnIds"] = sorted({*header["constants"]["TxnIds"], "t9"})
     bad = read_trace(write(tmp_path / "partial-wrong.jsonl", header, wrong))
-    whole = check_trace(bad, every_step=True)
+    whole = check_trace(bad)
     assert whole.status is Status.REJECTED and whole.at_event == n
-    windowed = check_trace(bad, every_step=True, ends=[len(partial) // 3])
+    windowed = check_trace(bad, CheckOptions(), ends=[len(partial) // 3])
     assert (windowed.status, windowed.at_event, windowed.event) == (whole.status, whole.at_event, whole.event)
     assert windowed.distinct_states == whole.distinct_states
 
 
 def test_at_the_end_only_the_last_window_checks_the_invariants(faulty: Trace) -> None:
-    whole = check_trace(faulty, every_step=False)
-    same(whole, check_trace(faulty, every_step=False, ends=[len(faulty.events) // 2]))
+    whole = check_trace(faulty, CheckOptions(every_step=False))
+    same(whole, check_trace(faulty, CheckOptions(every_step=False), ends=[len(faulty.events) // 2]))
 
 
 @settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -246,11 +247,11 @@ def test_at_the_end_only_the_last_window_checks_the_invariants(faulty: Trace) ->
 def test_hypothesis_runs_get_the_same_verdict_in_windows(tmp_path: Path, seed: int, workload: str, faults: str, cut: float) -> None:
     trace = read_trace(run(tmp_path, workload, faults, seed, name=f"h{seed}.jsonl"))
     end = min(max(1, int(len(trace.events) * cut)), len(trace.events) - 1)
-    whole = check_trace(trace, every_step=True)
+    whole = check_trace(trace)
     if whole.at_event is not None:  # rejected or violated at event n: the windows split before it
         assume(whole.at_event > 2)
         end = min(end, whole.at_event - 1)
-    same(whole, check_trace(trace, every_step=True, ends=[end]))
+    same(whole, check_trace(trace, CheckOptions(), ends=[end]))
 
 
 @pytest.mark.parametrize("name,workload,faults", [("ydb", "copy:workers=2,txns=3", "all"), ("cone", "album:adders=2,retaggers=1", "all")])
@@ -258,16 +259,16 @@ def test_every_protocol_checks_in_windows(tmp_path: Path, name: str, workload: s
     protocol = plugins.get(name)
     sim = protocol.simulate(SimulateOptions(seed=3, workload=workload, faults=faults))
     trace = read_trace(write(tmp_path / f"{name}.jsonl", sim.header, list(sim.events)))
-    whole = check_trace(trace, engine="tlc", every_step=True)
+    whole = check_trace(trace, CheckOptions(engine="tlc"))
     assert whole.status is Status.ACCEPTED, whole.reason or whole.message
-    same(whole, check_trace(trace, engine="tlc", every_step=True, window=len(trace.events) // 2 + 1))
+    same(whole, check_trace(trace, CheckOptions(engine="tlc", window=len(trace.events) // 2 + 1)))
 
 
 def test_the_variables_handed_on_are_the_state_tlc_prints(faulty: Trace, tmp_path: Path) -> None:
     events = [dict(e) for e in faulty.events]
     n = first(faulty.events, lambda ev: ev["action"] == "TcAddPartitionsToTxn" and ev.get("result") == "NONE")
     events[n - 1]["result"] = "INVALID_TXN_STATE"
-    v = check_trace(read_trace(write(tmp_path / "bad.jsonl", faulty.header, events)), every_step=True)
+    v = check_trace(read_trace(write(tmp_path / "bad.jsonl", faulty.header, events)))
     assert v.status is Status.REJECTED and v.state_before is not None
     assert set(handoff.state_fields(faulty.protocol)) == set(v.state_before)
 
@@ -277,13 +278,13 @@ def test_a_file_is_read_window_by_window_and_checked_whole_first(faulty: Trace, 
     sizes = [(w.first, len(w.events)) for w in read_windows(path, 40)]
     n = len(faulty.events)
     assert sizes == [(k + 1, min(40, n - k)) for k in range(0, n, 40)]
-    assert check_trace_file(path, every_step=True, window=40).distinct_states == check_trace(faulty, every_step=True).distinct_states
+    assert check_trace_file(path, CheckOptions(window=40)).distinct_states == check_trace(faulty).distinct_states
     # A bad last line is reported before any engine runs.
     with open(path, "a") as f:
         f.write('{"action": "NoSuchAction"}\n')
     work = tmp_path / "work"
     with pytest.raises(TraceError, match=rf":{n + 2}:"):
-        check_trace_file(path, window=40, workdir=work)
+        check_trace_file(path, CheckOptions(window=40, workdir=work))
     assert not work.exists()
 
 
@@ -380,9 +381,9 @@ def test_a_log_cut_below_the_window_start_is_checked_again_without_the_view(tmp_
             break
     else:
         raise AssertionError("no run appended between a follower falling behind and its unclean election")
-    whole = check_trace(trace, every_step=True)
+    whole = check_trace(trace)
     work = tmp_path / "work"
-    windowed = check_trace(trace, every_step=True, ends=[appended[-1]], workdir=work)
+    windowed = check_trace(trace, CheckOptions(workdir=work), ends=[appended[-1]])
     same(whole, windowed)
     assert (work / "window2" / "accept-without-view").is_dir() is not java
     assert "VIEW TraceView" in (work / "window2" / "accept" / "TraceRun.cfg").read_text()
@@ -528,7 +529,7 @@ def test_after_every_event_the_lso_comes_from_the_index(faulty: Trace, tmp_path:
 
     for every_step, folder in ((True, "every"), (False, "end")):
         work = tmp_path / folder
-        v = check_trace(faulty, every_step=every_step, workdir=work)
+        v = check_trace(faulty, CheckOptions(every_step=every_step, workdir=work))
         assert v.status is Status.ACCEPTED
         cfg = (work / "accept" / "TraceRun.cfg").read_text()
         module = (work / "accept" / "TraceRun.tla").read_text()

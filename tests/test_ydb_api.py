@@ -24,6 +24,7 @@ from ref_impl.ydb.replay import replay
 from ref_impl.ydb.sim import GENERATOR, AppRunner, Faults, Simulation, Workload
 from ref_impl.ydb.state import Msg
 from trace_check.traces import format as trace_format
+from trace_check.traces.options import CheckOptions
 from trace_check.traces.reader import read_trace
 from trace_check.traces.validation import check_trace
 from trace_check.traces.verdicts import Status
@@ -53,7 +54,7 @@ def accepted(tmp_path: Path, sim: Simulation, events: list[dict[str, Any]]) -> N
     from trace_check.traces.format import write_trace
 
     write_trace(path, head, events, PROTOCOL.columns.order)
-    v = check_trace(read_trace(path), engine="tlc")
+    v = check_trace(read_trace(path), CheckOptions(engine="tlc"))
     assert v.status is Status.ACCEPTED, (v.status, v.at_event, v.reason, v.message)
 
 

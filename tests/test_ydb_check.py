@@ -19,6 +19,7 @@ from ref_impl.ydb.replay import replay
 from ref_impl.ydb.zoo import ZOO, ZooBug
 from trace_check.cli.main import main
 from trace_check.traces.format import write_trace
+from trace_check.traces.options import CheckOptions
 from trace_check.traces.protocol import SimulateOptions
 from trace_check.traces.reader import read_trace
 from trace_check.traces.validation import check_trace
@@ -58,7 +59,7 @@ def test_generated_runs_of_the_correct_engine_are_accepted(tmp_path_factory: pyt
     def run(w: str, f: str, seed: int) -> None:
         path = simulate(tmp_path_factory.mktemp("run") / "t.jsonl", seed, w, f)
         note(f"txconform simulate --protocol ydb --seed {seed} --workload {w} --faults {f}")
-        v = check_trace(read_trace(path), engine="tlc")
+        v = check_trace(read_trace(path), CheckOptions(engine="tlc"))
         assert v.status is Status.ACCEPTED, (v.status, v.at_event, v.reason, v.invariant, v.message)
 
     run()
@@ -75,11 +76,11 @@ def test_what_an_event_does_not_log_is_left_free(tmp_path: Path) -> None:
     lines = [json.loads(x) for x in path.read_text().splitlines()]
     partial = [lines[0]] + [{k: v for k, v in ev.items() if k not in POST} for ev in lines[1:]]
     (tmp_path / "partial.jsonl").write_text("".join(json.dumps(x) + "\n" for x in partial))
-    assert check_trace(read_trace(tmp_path / "partial.jsonl"), engine="tlc").status is Status.ACCEPTED
+    assert check_trace(read_trace(tmp_path / "partial.jsonl"), CheckOptions(engine="tlc")).status is Status.ACCEPTED
     n = next(i for i, ev in enumerate(partial) if ev.get("action") == "TxWrite")
     partial[n]["offset"] += 1  # the writer sends the batch in order: this is not the next message
     (tmp_path / "wrong.jsonl").write_text("".join(json.dumps(x) + "\n" for x in partial))
-    v = check_trace(read_trace(tmp_path / "wrong.jsonl"), engine="tlc")
+    v = check_trace(read_trace(tmp_path / "wrong.jsonl"), CheckOptions(engine="tlc"))
     assert v.status is Status.REJECTED and v.at_event == n
 
 
@@ -92,7 +93,7 @@ def zoo_verdict(tmp: Path, bug: ZooBug) -> str:
     path = simulate(tmp / f"{bug.name}.jsonl", bug.seed, bug.workload, bug.faults, "+".join(bug.bugs))
     trace = read_trace(path)
     deviation = replay(trace.constants, [dict(e) for e in trace.events])  # the correct engine's opinion
-    v = check_trace(trace, engine="tlc")
+    v = check_trace(trace, CheckOptions(engine="tlc"))
     if v.status is not Status.REJECTED:
         return f"{bug.name}: {v.status.value} {v.invariant or ''} {v.message}"
     if v.at_event != deviation or v.event is None or v.event["action"] != bug.rejected_at:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from trace_check.traces import handoff, plugins
+from trace_check.traces.options import CheckOptions
 from trace_check.traces.protocol import SimulateOptions
 from trace_check.traces.reader import read_trace
 from trace_check.traces.validation import check_trace_file
@@ -45,7 +46,7 @@ def test_the_engine_replays_to_the_state_tlc_hands_on(tmp_path: Path, name: str,
     path = simulated(tmp_path, name, workload, seed)
     trace = read_trace(path)
     size = -(-len(trace.events) // WINDOWS)
-    v = check_trace_file(path, engine="tlc", every_step=False, workdir=tmp_path / "w", window=size)
+    v = check_trace_file(path, CheckOptions(engine="tlc", every_step=False, workdir=tmp_path / "w", window=size))
     assert v.status is Status.ACCEPTED and v.windows == WINDOWS
     history = plugins.get(name).history
     replay = replay_states(name, dict(trace.constants))

@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from trace_check.traces import plugins
+from trace_check.traces.options import CheckOptions
 from trace_check.traces.protocol import ServeOptions, Server
 
 TRACE_NAME = "session.jsonl"
@@ -41,7 +42,7 @@ def txconform_check(path: Path, timeout: float = 300.0) -> Any:
     from trace_check.traces.reader import read_trace
     from trace_check.traces.validation import check_trace
 
-    return check_trace(read_trace(path), engine="tlc", every_step=None, timeout=timeout)
+    return check_trace(read_trace(path), CheckOptions(engine="tlc", timeout=timeout))
 
 
 @pytest.fixture

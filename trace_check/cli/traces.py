@@ -16,6 +16,7 @@ from trace_check.engines.runner import ENGINE_CHOICES
 from trace_check.errors import TxconformError
 from trace_check.traces import plugins
 from trace_check.traces.format import spec_hash, write_trace
+from trace_check.traces.options import CheckOptions
 from trace_check.traces.protocol import ProtocolInputError, SimulateOptions
 from trace_check.traces.reader import count_events, read_trace
 from trace_check.traces.validation import check_trace_file
@@ -133,8 +134,9 @@ def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
             if p.distinct_states:
                 bar.update(t, description=f"checking {events} events: {p.distinct_states:,} states explored")
 
-        v = check_trace_file(args.trace, engine=args.engine, every_step=args.every_step, timeout=args.timeout,
-                             workdir=args.workdir, on_progress=progress, window=args.window, events=events, jobs=jobs)
+        options = CheckOptions(engine=args.engine, every_step=args.every_step is not False, timeout=args.timeout, workdir=args.workdir,
+                               window=args.window, jobs=jobs, on_progress=progress)
+        v = check_trace_file(args.trace, options, events=events)
     if args.json:
         out.print_json(json.dumps(verdict_json(v, args.trace), default=str))
     else:

@@ -27,6 +27,7 @@ import attrs
 
 from trace_check.errors import TxconformError
 from trace_check.traces import format as tf
+from trace_check.traces.options import CheckOptions
 from trace_check.traces.protocol import Protocol
 from trace_check.traces.reader import Trace, read_trace
 from trace_check.traces.validation import check_trace
@@ -150,7 +151,7 @@ def judge(trace: Trace, m: Mutation, workdir: Path, timeout: float = 300.0) -> M
         t = read_trace(path)
     except TxconformError as e:
         return MutantResult(m, desc, "killed", f"the reader refuses it: {str(e).split(': ', 1)[-1]}")
-    v = check_trace(t, timeout=timeout)
+    v = check_trace(t, CheckOptions(timeout=timeout))
     if v.status is Status.REJECTED:
         return MutantResult(m, desc, "killed", f"rejected at event {v.at_event}: {v.reason}")
     if v.status is Status.VIOLATES:

@@ -19,20 +19,19 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
 
 from trace_check.engines.runner import check_engine_available, resolve_engine
 from trace_check.errors import TxconformError
-from trace_check.models.result import Progress
-from trace_check.traces.one_window import Prefix
+from trace_check.traces.options import DEFAULT, CheckOptions
 from trace_check.traces.reader import Trace, count_events, read_trace, read_windows, windows_ending, windows_of
 from trace_check.traces.records import check_trace_records
 from trace_check.traces.verdicts import Status, Verdict
 from trace_check.traces.window_sizes import balanced_size, parallel_jobs
-from trace_check.traces.windows import check_windows
+from trace_check.traces.windows import TraceSource, check_windows
 
 
 def _engine(trace: Trace, engine: str) -> str:
@@ -46,79 +45,40 @@ def _engine(trace: Trace, engine: str) -> str:
     return name
 
 
-def check_trace(
-    trace: Trace,
-    engine: str = "auto",
-    every_step: bool | None = None,
-    timeout: float = 600.0,
-    workdir: Path | None = None,
-    on_progress: Callable[[Progress], None] | None = None,
-    window: int | None = None,
-    ends: Sequence[int] | None = None,
-    jobs: int = 1,
-) -> Verdict:
-    """Validate ``trace`` against its protocol's spec. ``every_step`` (the default) checks the
-    invariants after every event; False checks them in the final state only. TLC checks the
-    trace in windows of ``window`` events (default WINDOW), or in windows that end after the
-    events ``ends``, each starting from the states the last one ended in: the verdict is the same
-    as one run's. With ``jobs`` > 1, up to ``jobs`` windows run at once (``check_windows``)."""
-    jobs = parallel_jobs(trace.protocol, jobs)
-    size = balanced_size(window, len(trace.events), jobs)
+def check_trace(trace: Trace, options: CheckOptions = DEFAULT, ends: Sequence[int] | None = None) -> Verdict:
+    """Validate ``trace`` against its protocol's spec, as ``options`` say. TLC checks the trace in
+    windows of ``options.window`` events, or in windows that end after the events ``ends``, each
+    starting from the states the last one ended in: the verdict is the same as one run's. With
+    ``options.jobs`` > 1, up to that many windows run at once (``check_windows``)."""
+    jobs = parallel_jobs(trace.protocol, options.jobs)
+    size = balanced_size(options.window, len(trace.events), jobs)
     windows = windows_of(trace, size) if ends is None else windows_ending(trace, ends)
-    return _check(_Source(trace, windows, len(trace.events), lambda n: [dict(e) for e in trace.events[:n]], lambda: trace),
-                  engine, every_step, timeout, workdir, on_progress, jobs)
+    source = TraceSource(trace, windows, len(trace.events), lambda n: [dict(e) for e in trace.events[:n]], lambda: trace)
+    return _check(source, attrs.evolve(options, jobs=jobs))
 
 
-def check_trace_file(
-    path: Path,
-    engine: str = "auto",
-    every_step: bool | None = None,
-    timeout: float = 600.0,
-    workdir: Path | None = None,
-    on_progress: Callable[[Progress], None] | None = None,
-    window: int | None = None,
-    events: int | None = None,
-    jobs: int = 1,
-) -> Verdict:
+def check_trace_file(path: Path, options: CheckOptions = DEFAULT, events: int | None = None) -> Verdict:
     """``check_trace`` for a file, read window by window, so that memory holds one window of
     events, not the trace. ``events`` is the number of events, if the caller has already checked
     the whole file (``reader.count_events``): every line is checked before any engine runs."""
     total = count_events(path) if events is None else events
     head = read_trace(path, limit=1)
-    jobs = parallel_jobs(head.protocol, jobs)
-    source = _Source(head, read_windows(path, balanced_size(window, total, jobs)), total,
-                     lambda n: [dict(e) for e in read_trace(path, limit=n).events], lambda: read_trace(path))
-    return _check(source, engine, every_step, timeout, workdir, on_progress, jobs)
+    jobs = parallel_jobs(head.protocol, options.jobs)
+    source = TraceSource(head, read_windows(path, balanced_size(options.window, total, jobs)), total,
+                         lambda n: [dict(e) for e in read_trace(path, limit=n).events], lambda: read_trace(path))
+    return _check(source, attrs.evolve(options, jobs=jobs))
 
 
-@attrs.frozen
-class _Source:
-    """A trace to check: its head (header and first events), its windows, its length, its first n
-    events on demand (a diagnosis replays them), and all of it (for Apalache's record encoding)."""
-
-    head: Trace
-    windows: Iterator[Trace]
-    total: int
-    prefix: Prefix
-    whole: Callable[[], Trace]
-
-
-def _check(source: _Source, engine: str, every_step: bool | None, timeout: float, workdir: Path | None,
-           on_progress: Callable[[Progress], None] | None, jobs: int = 1) -> Verdict:
-    if every_step is None:  # after every event, at any length (docs/benchmarks.md: "Long traces")
-        every_step = True
-    name = _engine(source.head, engine)
-    base = workdir or Path(tempfile.mkdtemp(prefix="txconform-check-"))
+def _check(source: TraceSource, options: CheckOptions) -> Verdict:
+    name = _engine(source.head, options.engine)
+    base = options.workdir or Path(tempfile.mkdtemp(prefix="txconform-check-"))
     if name == "apalache":  # no ToString in Apalache: the record encoding, field by field
-        return check_trace_records(source.whole(), "apalache", base / "apalache", timeout)
+        return check_trace_records(source.whole(), "apalache", base / "apalache", options.timeout)
     protocol = source.head.protocol
-    if jobs > 1 and protocol.spec_states is not None and name == "tlc":
+    if options.jobs > 1 and protocol.spec_states is not None and name == "tlc":
         replay = protocol.spec_states(dict(source.head.constants))
-        return _checked(base, workdir is not None, lambda: check_windows(
-            source.windows, source.total, source.prefix, every_step, timeout, base, on_progress, workdir is not None,
-            jobs, replay, protocol.history))
-    return _checked(base, workdir is not None, lambda: check_windows(
-        source.windows, source.total, source.prefix, every_step, timeout, base, on_progress, workdir is not None))
+        return _checked(base, options.keep, lambda: check_windows(source, options, base, replay, protocol.history))
+    return _checked(base, options.keep, lambda: check_windows(source, attrs.evolve(options, jobs=1), base))
 
 
 def _checked(base: Path, keep: bool, check: Callable[[], Verdict]) -> Verdict:

@@ -18,11 +18,11 @@ from typing import Any
 import attrs
 
 from trace_check.engines import tlc_java, tlc_tools
-from trace_check.models.result import Progress
 from trace_check.traces import handoff
 from trace_check.traces.invariants import indexed_logs
 from trace_check.traces.module_text import Window
 from trace_check.traces.one_window import Prefix, check_window
+from trace_check.traces.options import CheckOptions
 from trace_check.traces.protocol import Protocol, StateReplay
 from trace_check.traces.reader import Trace
 from trace_check.traces.verdicts import Status, Verdict
@@ -143,21 +143,23 @@ def uses_bases(protocol: Protocol) -> bool:
     return bool(protocol.log_bases) and tlc_java.loader_classes(tlc_tools.find_tla2tools()) is not None
 
 
-def check_windows(
-    windows: Iterator[Trace],
-    total: int,
-    prefix: Prefix,
-    every_step: bool,
-    timeout: float,
-    base: Path,
-    on_progress: Callable[[Progress], None] | None,
-    keep: bool,
-    jobs: int = 1,
-    replay: StateReplay | None = None,
-    history: tuple[str, ...] = (),
-) -> Verdict:
-    """The windows' verdicts, joined: the first that is not an acceptance, or the last's. ``keep``
-    keeps each window's folder (``--workdir``); otherwise a window's files go once it is done.
+@attrs.frozen
+class TraceSource:
+    """A trace to check: its head (header and first events), its windows, its length, its first n
+    events on demand (a diagnosis replays them), and all of it (for Apalache's record encoding)."""
+
+    head: Trace
+    windows: Iterator[Trace]
+    total: int
+    prefix: Prefix
+    whole: Callable[[], Trace]
+
+
+def check_windows(source: TraceSource, options: CheckOptions, base: Path, replay: StateReplay | None = None,
+                  history: tuple[str, ...] = ()) -> Verdict:
+    """The verdicts of the windows of ``source``, each a TLC run in a folder under ``base``,
+    joined: the first that is not an acceptance, or the last's. ``options.workdir`` given, each
+    window's folder stays; otherwise a window's files go once it is done.
 
     With a ``replay`` (``Protocol.spec_states``), up to ``jobs`` windows run at once. A window
     cannot know the states it starts from before the window ahead of it ends. The reference
@@ -169,6 +171,8 @@ def check_windows(
     the hand-off, so that its diagnosis and the state shown are TLC's own. The engine can only
     cost time, never change a verdict. On 10,004 events after every event, 2 cores: two windows
     of 5,002 at once 11.5 s, windows of 5,000 one after the other 20.6 s (docs/benchmarks.md)."""
+    windows, total, prefix = source.windows, source.total, source.prefix
+    every_step, timeout, on_progress, keep, jobs = options.every_step, options.timeout, options.on_progress, options.keep, options.jobs
     began = time.monotonic()
     spent = 0.0  # TLC's time, window after window (one job: the verdict's time)
     marked = enumerate(_marked_last(windows), 1)
