@@ -686,6 +686,9 @@ def main(argv: list[str] | None = None) -> int:
     if a.node_pids and len(pids) != 3:
         print(f"--node-pids: {a.node_pids!r} is not three pids; give those probe --hold --nodes 3 prints, e.g. 101,102,103", file=sys.stderr)
         return 2
+    if a.scenario in ("stall", "failover_no_drain") and not pids:
+        print(f"{a.scenario}: stops Cassandra's node 2 for {STALL_S} s; give --node-pids with the pids probe --hold --nodes 3 prints", file=sys.stderr)
+        return 2
     signal_node = (lambda n, sig: os.kill(pids[n - 1], sig)) if pids else None
     try:
         store = CassandraStore.connect([host], int(port), keyspace=f"cone_procs_{a.scenario}_{int(time.time())}")
@@ -693,7 +696,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"--cassandra: {e}", file=sys.stderr)
         return 2
     try:
-        store.create_schema(a.replicas)
+        try:
+            store.create_schema(a.replicas)
+        except Exception as e:  # the driver's NoHostAvailable, OperationTimedOut, ...: one line
+            why = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
+            raise RunError(f"no keyspace created at {a.cassandra}: {why}; is the cluster up (txconform probe --target cassandra --hold)?") from None
         r = run(store, host, int(port), a.scenario, a.out, signal_node=signal_node)
     except RunError as e:
         print(f"{a.scenario}: {e}", file=sys.stderr)
