@@ -20,7 +20,7 @@ import pytest
 from ref_impl.kafka.sim.faults import Fault, Faults, Schedule
 from ref_impl.kafka.sim.run import simulate, write_trace
 from ref_impl.kafka.sim.workloads import Workload
-from trace_check.traces import handoff, plugins
+from trace_check.traces import handoff, plugins, spec_text
 from trace_check.traces.options import CheckOptions
 from trace_check.traces.protocol import Protocol, SimulateOptions, StateReplay
 from trace_check.traces.reader import Trace, read_trace
@@ -310,8 +310,8 @@ def _tokens(text: str) -> Iterator[tuple[int, str]]:
 def history_reads(text: str, var: str) -> list[str]:
     """The lines of a module that use history variable ``var`` otherwise than primed (set by a
     step), in its declaration, in a tuple of variables, or in Init's assignment."""
-    text = handoff._COMMENT_RE.sub(lambda m: " " * len(m.group()), text)
-    text = handoff._STRING_RE.sub(lambda m: " " * len(m.group()), text)
+    text = spec_text.COMMENT_RE.sub(lambda m: " " * len(m.group()), text)
+    text = spec_text.STRING_RE.sub(lambda m: " " * len(m.group()), text)
     found = []
     definition = ""
     for line in text.splitlines():

@@ -326,7 +326,7 @@ def test_records_written_as_calls_are_the_same_values_to_tlc(values: list[Any], 
     records = handoff._Records()
     texts = [format_value(v) for v in values]
     compact = [handoff._broken(records.compact(t)) for t in texts]
-    assert all("|->" not in handoff._STRING_RE.sub('""', c) for c in compact)  # every record became a call
+    assert all("|->" not in spec_text.STRING_RE.sub('""', c) for c in compact)  # every record became a call
     work = tmp_path_factory.mktemp("records")
     assumes = "\n".join(f"ASSUME ({t}) = ({c})" for t, c in zip(texts, compact, strict=True))
     (work / "Records.tla").write_text("---- MODULE Records ----\nEXTENDS Integers, TLC\n" + "\n".join(records.definitions())

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ import attrs
 
 from trace_check.engines import tlc_java
 from trace_check.engines.runner import run_task
-from trace_check.models.result import ApalacheOptions, CheckResult, CheckTask, Outcome, Progress, TlcOptions
+from trace_check.models.result import ApalacheOptions, CheckResult, CheckTask, Outcome, TlcOptions
 from trace_check.traces import handoff
 from trace_check.traces.invariants import from_index_definitions, invariants_of
 from trace_check.traces.module_text import (
@@ -28,6 +27,7 @@ from trace_check.traces.module_text import (
     module_text,
     viewed,
 )
+from trace_check.traces.options import CheckOptions, Prefix, TraceSource
 from trace_check.traces.protocol import Protocol
 from trace_check.traces.reader import Trace
 from trace_check.traces.reads import ReadsError, reads_before
@@ -48,12 +48,13 @@ QUICK_JIT_EVENTS = 3_000
 HEAP = "1g"
 
 
-def _task(trace: Trace, workdir: Path, invariants: tuple[str, ...], timeout: float, init: str = "TraceInit",
-          view: bool = False, every_step: bool = False, beside: bool = False, classes: str | None = None,
-          base: handoff.Base | None = None) -> CheckTask:
+def _task(trace: Trace, workdir: Path, invariants: tuple[str, ...], timeout: float, init: str, every_step: bool,
+          where: Window) -> CheckTask:
     """The TLC task of a generated module: after every event, with the module's traceChanged
     (``changed_definitions``) and the view that leaves it out, and the operators it computes from
-    its index of a log (``from_index_definitions``)."""
+    its index of a log (``from_index_definitions``). ``where`` gives the view, the Java classes, the
+    bases and whether other runs share the cores."""
+    view, beside, classes, base = where.view, where.beside, where.classes, where.base
     subs = {name: f"TraceConst_{name}" for name in trace_constants(trace)}
     if classes is not None and trace.protocol.log_join:  # a base and the entries after it, joined in Java
         subs[trace.protocol.log_join] = "TraceConcat"
@@ -89,7 +90,6 @@ def _prepare(workdir: Path, trace: Trace, every_step: bool, stuck: int | None = 
             (workdir / window.base.file_name(v)).write_text(window.base.file_text(v), encoding="utf-8")
 
 
-Prefix = Callable[[int], list[dict[str, Any]]]  # the trace's first n events (read again when asked)
 
 
 def _explain(diag: str, ev: dict[str, Any], trace: Trace, n: int, prefix: Prefix) -> str:
@@ -108,19 +108,12 @@ def _explain(diag: str, ev: dict[str, Any], trace: Trace, n: int, prefix: Prefix
     return "the step is possible, but not with all of the event's logged fields together"
 
 
-def check_window(
-    win: Trace,
-    where: Window,
-    total: int,
-    prefix: Prefix,
-    every_step: bool,
-    timeout: float,
-    folder: Path,
-    on_progress: Callable[[Progress], None] | None,
-    stop: threading.Event | None = None,
-) -> tuple[Verdict, tuple[str, ...] | None]:
+def check_window(win: Trace, where: Window, source: TraceSource, options: CheckOptions, folder: Path,
+                 stop: threading.Event | None = None) -> tuple[Verdict, tuple[str, ...] | None]:
     """One window's verdict, in the whole trace's numbering, and (when accepted and not last) the
     states it ends in. An accepted verdict without states is the last window's."""
+    total, prefix = source.total, source.prefix
+    every_step, timeout, on_progress = options.every_step, options.timeout, options.on_progress
     protocol = win.protocol
     init = "TraceInit" if where.start is None else "TraceHandOffInit"
     offset = win.first - 1
@@ -135,15 +128,14 @@ def check_window(
         invs += ("TraceHandOffOut",)
     _prepare(run1, win, every_step, window=where)
     # TraceLogsKept first: TLC checks a state's invariants in order and stops at the first that fails
-    r: CheckResult = run_task("tlc", _task(win, run1, ("TraceLogsKept",) * where.view + invs, timeout, init, where.view, every_step,
-                                           where.beside, where.classes, where.base), run1, on_progress, stop=stop)
+    r: CheckResult = run_task("tlc", _task(win, run1, ("TraceLogsKept",) * where.view + invs, timeout, init, every_step, where), run1,
+                              on_progress, stop=stop)
     if where.view and r.outcome is Outcome.VIOLATED and r.invariant == "TraceLogsKept":
         # a log was cut shorter than at the window's start: the view may not tell states apart
         where = attrs.evolve(where, view=False)
         run1 = folder / "accept-without-view"
         _prepare(run1, win, every_step, window=where)
-        r = run_task("tlc", _task(win, run1, invs, timeout, init, every_step=every_step, beside=where.beside, classes=where.classes,
-                                  base=where.base), run1, on_progress, stop=stop)
+        r = run_task("tlc", _task(win, run1, invs, timeout, init, every_step, where), run1, on_progress, stop=stop)
     common: dict[str, Any] = dict(events=total, engine="tlc", every_step=every_step, distinct_states=r.distinct_states)
     if r.outcome is Outcome.HOLDS and r.depth == len(win.events) + 1:
         states = None if where.last else tuple(handoff.read_states(r.log_file))
@@ -170,8 +162,8 @@ def check_window(
     run2 = folder / "diagnose"
     _prepare(run2, win, every_step, stuck, Window(start=where.start, classes=where.classes, base=where.base, prior=where.prior))
     ev = win.events[stuck - 1]
-    d = run_task("tlc", _task(win, run2, diagnosis_names(protocol, ev), timeout, init, every_step=every_step, beside=where.beside,
-                              classes=where.classes, base=where.base), run2, None, stop=stop)
+    d = run_task("tlc", _task(win, run2, diagnosis_names(protocol, ev), timeout, init, every_step, attrs.evolve(where, view=False)), run2,
+                 None, stop=stop)
     state = None
     reason = "no behaviour of the spec reaches this event with the logged fields"
     if d.outcome is Outcome.VIOLATED and d.counterexample:

@@ -1,14 +1,31 @@
-"""How a trace is checked: the options of ``txconform check``, in one record that the entry points
-(``validation.check_trace``, ``check_trace_file``) take and pass down to the windows."""
+"""What is checked and how: a trace as the windows read it (``TraceSource``), and the options of
+``txconform check`` in one record (``CheckOptions``) that the entry points (``validation.check_trace``,
+``check_trace_file``) take and pass down to the windows."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import attrs
 
 from trace_check.models.result import Progress
+from trace_check.traces.reader import Trace
+
+Prefix = Callable[[int], list[dict[str, Any]]]  # the trace's first n events (read again when asked)
+
+
+@attrs.frozen
+class TraceSource:
+    """A trace to check: its head (header and first events), its windows, its length, its first n
+    events on demand (a diagnosis replays them), and all of it (for Apalache's record encoding)."""
+
+    head: Trace
+    windows: Iterator[Trace]
+    total: int
+    prefix: Prefix
+    whole: Callable[[], Trace]
 
 
 @attrs.frozen

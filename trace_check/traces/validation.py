@@ -26,12 +26,12 @@ import attrs
 
 from trace_check.engines.runner import check_engine_available, resolve_engine
 from trace_check.errors import TxconformError
-from trace_check.traces.options import DEFAULT, CheckOptions
+from trace_check.traces.options import DEFAULT, CheckOptions, TraceSource
 from trace_check.traces.reader import Trace, count_events, read_trace, read_windows, windows_ending, windows_of
 from trace_check.traces.records import check_trace_records
 from trace_check.traces.verdicts import Status, Verdict
 from trace_check.traces.window_sizes import balanced_size, parallel_jobs
-from trace_check.traces.windows import TraceSource, check_windows
+from trace_check.traces.windows import check_windows
 
 
 def _engine(trace: Trace, engine: str) -> str:

@@ -10,7 +10,7 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -21,8 +21,8 @@ from trace_check.engines import tlc_java, tlc_tools
 from trace_check.traces import handoff
 from trace_check.traces.invariants import indexed_logs
 from trace_check.traces.module_text import Window
-from trace_check.traces.one_window import Prefix, check_window
-from trace_check.traces.options import CheckOptions
+from trace_check.traces.one_window import check_window
+from trace_check.traces.options import CheckOptions, TraceSource
 from trace_check.traces.protocol import Protocol, StateReplay
 from trace_check.traces.reader import Trace
 from trace_check.traces.verdicts import Status, Verdict
@@ -143,18 +143,6 @@ def uses_bases(protocol: Protocol) -> bool:
     return bool(protocol.log_bases) and tlc_java.loader_classes(tlc_tools.find_tla2tools()) is not None
 
 
-@attrs.frozen
-class TraceSource:
-    """A trace to check: its head (header and first events), its windows, its length, its first n
-    events on demand (a diagnosis replays them), and all of it (for Apalache's record encoding)."""
-
-    head: Trace
-    windows: Iterator[Trace]
-    total: int
-    prefix: Prefix
-    whole: Callable[[], Trace]
-
-
 def check_windows(source: TraceSource, options: CheckOptions, base: Path, replay: StateReplay | None = None,
                   history: tuple[str, ...] = ()) -> Verdict:
     """The verdicts of the windows of ``source``, each a TLC run in a folder under ``base``,
@@ -171,8 +159,8 @@ def check_windows(source: TraceSource, options: CheckOptions, base: Path, replay
     the hand-off, so that its diagnosis and the state shown are TLC's own. The engine can only
     cost time, never change a verdict. On 10,004 events after every event, 2 cores: two windows
     of 5,002 at once 11.5 s, windows of 5,000 one after the other 20.6 s (docs/benchmarks.md)."""
-    windows, total, prefix = source.windows, source.total, source.prefix
-    every_step, timeout, on_progress, keep, jobs = options.every_step, options.timeout, options.on_progress, options.keep, options.jobs
+    windows, total = source.windows, source.total
+    keep, jobs = options.keep, options.jobs
     began = time.monotonic()
     spent = 0.0  # TLC's time, window after window (one job: the verdict's time)
     marked = enumerate(_marked_last(windows), 1)
@@ -215,7 +203,7 @@ def check_windows(source: TraceSource, options: CheckOptions, base: Path, replay
                 written.popleft().unlink(missing_ok=True)
             save = {v: str(f) for v, f in files.items()}
         a.run = pool.submit(check_window, a.win, Window(start=start, last=a.last, beside=near, base=base, prior=prior, save=save),
-                            total, prefix, every_step, timeout, folder, on_progress, a.stop)
+                            source, options, folder, a.stop)
 
     # With the engine's replay, one window more than runs at once is read, replayed and written
     # ahead, its run waiting in the pool for a worker: it starts the moment a run ends, instead of
