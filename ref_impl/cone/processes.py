@@ -447,8 +447,7 @@ class Conductor:
     # --- the result ------------------------------------------------------------------------------
 
     def batchlog(self) -> str:
-        """Each node's batchlog entries, as ``address: n`` (``?``: no answer)."""
-        return ", ".join(f"{a}: {'?' if n is None else n}" for a, n in self.store.batchlog().items())
+        return entries_text(self.store.batchlog())
 
     def write_trace(self, out: Path, workload: str) -> None:
         k, bugs = self.k.to_spec(), sorted(self.k.bugs)
@@ -467,6 +466,11 @@ def exclusive_locks(e: Engine) -> bool:
                 if e.tx(x, t).st in ("open", "committing"):
                     holders.setdefault(k, set()).add(x)
     return all(len(xs) <= 1 for xs in holders.values())
+
+
+def entries_text(entries: dict[str, int | None]) -> str:
+    """Each node's batchlog entries, as ``address: n`` (``?``: no answer)."""
+    return ", ".join(f"{a}: {'?' if n is None else n}" for a, n in entries.items())
 
 
 def ts_monotone(e: Engine) -> bool:
@@ -604,18 +608,20 @@ def run(
                 con.acks.clear()
                 con.send(1, {"op": "commit", "t": list(t1)})
                 con.wait("x1's CoCommit", lambda: m.tx(1, t1).st == "committing")
+                sent_at = time.monotonic()  # x1 reports CoCommit, then sends the batch
                 con.settle(0.5)  # the LOGGED batch reaches node 1, which sends the batchlog entry to nodes 2 and 3
                 con.kill(1)  # the master dies mid-commit
                 con._give_up("c1")
                 told.append("unknown")
-                con.settle(max(0.0, fault_at + STALL_S - time.monotonic()))
+                con.settle(max(0.0, sent_at + STALL_S - time.monotonic()))  # past node 1's deadline for node 2's answer
             finally:
                 signal_node(2, signal.SIGCONT)
             # Node 1 gave up on the batchlog's second copy after the write timeout (2 s), before it sent a
             # mutation: the entry is in node 3's batchlog, no replica has the batch (DropMutation x3).
-            con.seen.append(
-                f"node 2 stopped {time.monotonic() - fault_at:.2f} s; then the batchlog: {con.batchlog()}; the album at QUORUM: {store.read(ALBUM)[:2]}"
-            )
+            entries, cell = store.batchlog(), store.read(ALBUM)
+            con.seen.append(f"node 2 stopped {time.monotonic() - fault_at:.2f} s; then the batchlog: {entries_text(entries)}; the album at QUORUM: {cell[:2]}")
+            if cell[1] != 0 or not any(entries.values()):
+                raise RunError(f"the stall did not hold c1's batch back: the batchlog {entries_text(entries)}, the album at QUORUM {cell[:2]}")
             for _ in range(3):
                 con._step(m.drop_mutation_enabled(1), "DropMutation 1", lambda: m.drop_mutation(1))
             told += con.add_until_done("c2")
