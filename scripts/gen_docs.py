@@ -71,7 +71,9 @@ Runner = Callable[[list[str]], str]
 
 def mermaid(model: str, run: Runner = txconform) -> str:
     with tempfile.TemporaryDirectory() as out:
-        run(["model-check", "--out", out, model])
+        said = run(["model-check", "--out", out, model])
+        if not (Path(out) / f"{model}.md").is_file():  # no counterexample: the run says why (a timeout under load, ...)
+            raise SystemExit(f"gen_docs: model-check {model} wrote no counterexample: {said.splitlines()[-1] if said else 'no output'}")
         md = (Path(out) / f"{model}.md").read_text()
     match = re.search(r"```mermaid\n(.*?)```", md, re.DOTALL)
     if not match:

@@ -99,6 +99,11 @@ def test_a_reading_shows_what_the_broken_property_reads_and_marks_the_last_state
     assert init == ["       committed = <<0, 0>>", "       target = <<<<>>, <<>>>>", "       (and wk, which ExactlyOnce does not read)"]
     assert lines[-3:] == ["  => state 3 breaks ExactlyOnce; what it reads there:", "       committed = <<1, 0>>",
                           "       target = <<<<>>, <<[src |-> 1, off |-> 0]>>>>"]
+    # the named part that is false (a model checks an invariant's parts one by one): what it reads
+    part = render_steps(TRACE, reading=Reading("ExactlyOnce", frozenset({"target"}), width=160, part="NoDuplicates"))
+    assert "       (and committed, wk, which NoDuplicates does not read)" in part
+    assert part[-2:] == ["  => state 3 breaks ExactlyOnce: its part NoDuplicates is false; what that reads there:",
+                         "       target = <<<<>>, <<[src |-> 1, off |-> 0]>>>>"]
     witness = render_steps(TRACE, reading=Reading("Reached", frozenset({"committed"}), witness=True))
     assert witness[-2] == "  => state 3 is the one the witness Reached asks for; what it reads there:"
     assert render_steps(TRACE)[1:4] == ["       committed = <<0, 0>>", "       target = <<<<>>, <<>>>>",

@@ -6,6 +6,7 @@ import functools
 import shutil
 from pathlib import Path
 
+import attrs
 import pytest
 
 from trace_check.models.registry import (
@@ -257,6 +258,30 @@ def test_select_unknown_model(tmp_path: Path) -> None:
     reg = load_registry(registry(tmp_path, GOOD_MODEL))
     with pytest.raises(RegistryError, match="no model named 'countr' \\(did you mean 'counter'\\?\\)"):
         reg.select(["countr"])
+
+
+def test_an_invariant_made_of_named_parts_is_checked_part_by_part(tmp_path: Path) -> None:
+    from trace_check.models.definitions import named_parts
+
+    spec = FIXTURES / "Counter.tla"
+    assert named_parts(spec, "Bounded") == ("Small", "BelowThree")
+    assert named_parts(spec, "BoundedAgain") == ("Small", "BelowThree")  # parts of parts, each once
+    assert named_parts(spec, "BoundedAtZero") == ("BoundedAtZero",)  # not names alone
+    assert named_parts(spec, "Small") == ("Small",) and named_parts(spec, "Nowhere") == ("Nowhere",)
+    model = load_registry(registry(tmp_path, GOOD_MODEL.replace('invariants = ["Small", "BelowThree"]',
+                                                                 'invariants = ["Small", "BoundedAgain"]')
+                                   .replace('expect = "violates BelowThree"', 'expect = "violates BoundedAgain"'))).models[0]
+    assert model.task.invariants == ("Small", "BoundedAgain")  # what the model names
+    assert model.task.parts == {"BoundedAgain": ("Small", "BelowThree")}
+    assert model.task.checked_invariants == ("Small", "BelowThree")  # what the engine checks, each once
+    violated = CheckResult(engine="tlc", outcome=Outcome.VIOLATED, wall_time=1.0, invariant="BelowThree")
+    assert (model.task.named(violated).invariant, model.task.named(violated).part) == ("BoundedAgain", "BelowThree")
+    small = attrs.evolve(violated, invariant="Small")  # a part that is also the model's own invariant
+    assert (model.task.named(small).invariant, model.task.named(small).part) == ("Small", None)
+    # the project's: TypeOK one part per variable, Kafka's Atomicity in two
+    kafka = next(m for m in project().models if m.name == "kafka_tv1_late_endtxn_torn")
+    assert kafka.task.parts["Atomicity"] == ("AtomicityNow", "AtomicityWhenQuiescent")
+    assert kafka.task.parts["TypeOK"][:2] == ("NetTypeOK", "ClTypeOK")
 
 
 def test_static_reading_of_specs_follows_extends() -> None:

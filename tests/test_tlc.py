@@ -148,6 +148,19 @@ def test_violation_names_the_invariant_and_parses_the_trace(tmp_path: Path) -> N
     assert cex.variables == ("hist", "seen", "x")
 
 
+def test_a_violated_invariant_made_of_named_parts_names_the_part_that_is_false(tmp_path: Path) -> None:
+    """Its parts are checked one by one (CheckTask.parts): the same states, the same counterexample,
+    and the part that failed beside the invariant the model names."""
+    whole = tlc.run_tlc(counter(invariants=("Bounded",)), tmp_path / "whole")
+    split = counter(invariants=("Bounded",), parts={"Bounded": ("Small", "BelowThree")})
+    assert "INVARIANT Small\nINVARIANT BelowThree" in tlc_workdir.config_text(split)
+    result = tlc.run_tlc(split, tmp_path / "split")
+    assert (whole.invariant, whole.part) == ("Bounded", None)
+    assert (result.invariant, result.part, result.verdict) == ("Bounded", "BelowThree", "violates Bounded")
+    assert (result.distinct_states, result.depth) == (whole.distinct_states, whole.depth)
+    assert result.counterexample == whole.counterexample
+
+
 def test_deadlock(tmp_path: Path) -> None:
     result = tlc.run_tlc(counter(next="OnlyInc"), tmp_path / "run")
     assert result.outcome is Outcome.DEADLOCK

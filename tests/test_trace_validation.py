@@ -17,6 +17,7 @@ from trace_check.traces.options import CheckOptions
 from trace_check.traces.reader import read_trace
 from trace_check.traces.tla_text import tla_string
 from trace_check.traces.validation import check_trace
+from trace_check.traces.verdicts import verdict_lines
 
 pytestmark = pytest.mark.tlc
 
@@ -94,6 +95,8 @@ def test_tv1_late_endtxn_is_a_behaviour_of_the_spec_that_breaks_marker_safety(tm
             # The late COMMIT can also close the next transaction before its last produce,
             # which then hangs: the same bug, seen first by NoHangingTransaction.
             assert v.invariant in ("MarkerSafety", "Atomicity", "NoHangingTransaction")
+            # Atomicity is a conjunction of named parts, checked one by one: the verdict names the false one
+            assert (v.part is None) == (v.invariant != "Atomicity") and v.part in (None, "AtomicityNow", "AtomicityWhenQuiescent")
             if v.invariant != "NoHangingTransaction":
                 found = v
                 break
@@ -309,3 +312,36 @@ def test_an_unclean_election_that_loses_a_marker_is_a_behaviour_that_breaks_no_h
         # caught once the coordinator's log says the transaction is complete (its CompleteCommit)
         election = 1 + next(n for n, e in enumerate(events) if e["action"] == "UncleanElection")
         assert v.event is not None and v.event["event"] > election and v.event["action"] == "TcAppend"
+
+
+def test_a_trace_that_breaks_a_part_of_an_invariant_is_told_which_part(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An invariant that is a conjunction of named parts is checked part by part, each its own
+    TLC invariant (TraceInv_X__P): the verdict names the part that is false. Here the unclean
+    election's run (above), against a copy of the spec whose NoHangingTransaction is made of two
+    named parts, one of them the old invariant."""
+    import shutil
+
+    import attrs
+
+    from trace_check.traces import plugins
+
+    faults = (Fault(11, "lag"), Fault(18, "unclean"))
+    head, events = simulate(Workload.parse("transfer:version=TV1,partitions=1,txns=1"), Faults(), 0, schedule=Schedule(faults))
+    path = tmp_path / "unclean.jsonl"
+    write_trace(path, head, events)
+    kafka = plugins.get("kafka")
+    specs = tmp_path / "kafka"
+    shutil.copytree(kafka.spec_dir, specs)
+    props = specs / "KafkaTxnProperties.tla"
+    text = props.read_text(encoding="utf-8")
+    assert text.count("\nNoHangingTransaction ==") == 1
+    text = text.replace("\nNoHangingTransaction ==", "\nNoHangingTransactionItself ==")
+    text = text.replace("\n=====", "\nCepochCounts == cepoch = failovers\nNoHangingTransaction == CepochCounts /\\ NoHangingTransactionItself\n\n=====", 1)
+    props.write_text(text, encoding="utf-8")
+    variant = attrs.evolve(kafka, spec_dir=specs)
+    original = plugins.get
+    monkeypatch.setattr(plugins, "get", lambda name: variant if name == "kafka" else original(name))
+    v = check_trace(read_trace(path), CheckOptions(timeout=300))
+    assert (v.status, v.invariant, v.part) == ("violates", "NoHangingTransaction", "NoHangingTransactionItself"), v.message
+    assert "breaks NoHangingTransaction after event" in "\n".join(verdict_lines(v, path, "the reference broker"))
+    assert "(its part NoHangingTransactionItself is false)" in "\n".join(verdict_lines(v, path, "the reference broker"))

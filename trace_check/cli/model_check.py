@@ -288,11 +288,12 @@ def reading(run: ModelRun, width: int) -> Reading | None:
     kind, _, name = run.result.verdict.partition(" ")
     if kind != "violates" or not name:
         return None
+    part = run.result.part
     try:
-        read = reads_in_module(run.model.task.spec_file, name)
+        read = reads_in_module(run.model.task.spec_file, part or name)
     except (ReadsError, OSError):
         return None
-    return Reading(broken=name, reads=read, witness=run.model.witness and run.outcome_ok, width=width)
+    return Reading(broken=name, reads=read, witness=run.model.witness and run.outcome_ok, width=width, part=part)
 
 
 def print_counterexample(run: ModelRun, out: Console, full: bool = False) -> None:
@@ -300,7 +301,9 @@ def print_counterexample(run: ModelRun, out: Console, full: bool = False) -> Non
     reads and lines fit the console; ``full`` shows every variable whole."""
     cex = run.result.counterexample
     assert cex is not None
-    out.print(Text(f"\n{run.model.name}: {run.model.shown(run.result.verdict)} ({run.result.engine}, {len(cex.steps)} states)", style="bold"))
+    part = f", its part {run.result.part} false" if run.result.part else ""
+    out.print(Text(f"\n{run.model.name}: {run.model.shown(run.result.verdict)}{part} ({run.result.engine}, {len(cex.steps)} states)",
+                   style="bold"))
     out.print(Text(f"  {run.model.note}", style="italic"))
     for line in render_steps(cex, run.model.trace_hide, None if full else reading(run, out.width)):
         out.print(Text(line))
@@ -397,6 +400,7 @@ def runs_json(runs: list[ModelRun], engine: str, registry: Registry) -> dict[str
                 "pin_mismatch": run.pin_mismatch,
                 "outcome": run.result.outcome.value,
                 "invariant": run.result.invariant,
+                "part": run.result.part,
                 "bound": run.result.bound,
                 "resumed_from": run.result.resumed_from,
                 "message": run.result.message,

@@ -155,6 +155,7 @@ def verdict_json(v: Verdict, path: Path) -> dict[str, Any]:
         "engine": v.engine,
         "invariants_checked": "every step" if v.every_step else "final state",
         "invariant": v.invariant,
+        "part": v.part,
         "at_event": v.at_event,
         "event": v.event,
         "reason": v.reason or None,

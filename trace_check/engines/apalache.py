@@ -106,7 +106,7 @@ def build_command(task: CheckTask, workdir: Path, executable: Path) -> list[str]
     """The ``apalache-mc check`` argv for ``task``, checking the wrapper module in ``workdir``."""
     cmd = [str(executable), "check", f"--init={task.init}", f"--next={task.next}"]
     if task.invariants:
-        cmd.append(f"--inv={','.join(task.invariants)}")
+        cmd.append(f"--inv={','.join(task.checked_invariants)}")
     if task.constants or task.substitutions:
         cmd.append(f"--cinit={CINIT_OPERATOR}")
     cmd.append(f"--length={task.apalache.length}")
@@ -307,10 +307,10 @@ def _counterexample_verdict(task: CheckTask, lines: list[str], reported: str | N
         violated = _VIOLATED.search(line)
         if violated:
             kind, index = violated.group(2), int(violated.group(3))
-            invariant = invariant_for_condition(kind, index, task.invariants, verification_conditions(lines))
+            invariant = invariant_for_condition(kind, index, task.checked_invariants, verification_conditions(lines))
             message = violated.group(0) + "."
             if invariant is None and task.invariants:
-                message += f" (cannot tell which of {', '.join(task.invariants)} it is)"
+                message += f" (cannot tell which of {', '.join(task.checked_invariants)} it is)"
             return LogReading(Outcome.VIOLATED, invariant=invariant, message=message)
     if reported == "Deadlock" or any("Found a deadlock" in line for line in lines):
         return LogReading(Outcome.DEADLOCK, message="Found a deadlock.")

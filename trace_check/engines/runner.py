@@ -50,9 +50,9 @@ def run_task(
     """Run ``task``; checkpoints are TLC's alone (Apalache has none). ``stop`` (TLC only) kills
     the run when set, which then raises ``tlc.Cancelled``."""
     if engine == "tlc":
-        return tlc.run_tlc(task, workdir, on_progress, checkpointing, stop)
+        return tlc.run_tlc(task, workdir, on_progress, checkpointing, stop)  # a violated part named (tlc_output.interpret)
     check_checkpointing(engine, checkpointing)
-    return apalache.run_apalache(task, workdir, on_progress)
+    return task.named(apalache.run_apalache(task, workdir, on_progress))
 
 
 def check_checkpointing(engine: str, checkpointing: Checkpointing) -> None:

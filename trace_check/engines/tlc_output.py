@@ -201,7 +201,7 @@ def interpret(
             counterexample = _error_trace(reader)
         except TlcValueError as exc:
             message = f"{message} (the error trace could not be read: {exc}; see {log_file})"
-    return CheckResult(outcome=outcome, invariant=invariant, message=message, counterexample=counterexample, **common)
+    return task.named(CheckResult(outcome=outcome, invariant=invariant, message=message, counterexample=counterexample, **common))
 
 
 def _violated_property(reader: OutputReader) -> tuple[str | None, str]:

@@ -32,7 +32,7 @@ def config_text(task: CheckTask) -> str:
         lines += [f"    {name} = {constant_to_tla(value)}" for name, value in sorted(task.constants.items())]
         lines += [f"    {name} <- {op}" for name, op in sorted(task.substitutions.items())]
     lines += [f"SPECIFICATION {task.specification}"] if task.specification else [f"INIT {task.init}", f"NEXT {task.next}"]
-    lines += [f"INVARIANT {inv}" for inv in task.invariants]
+    lines += [f"INVARIANT {inv}" for inv in task.checked_invariants]
     lines += [f"PROPERTY {prop}" for prop in task.properties]
     lines += [f"CONSTRAINT {c}" for c in task.tlc.constraints]
     lines += [f"ACTION_CONSTRAINT {c}" for c in task.tlc.action_constraints]

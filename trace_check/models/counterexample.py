@@ -164,8 +164,10 @@ def _diff(var: str, keys: tuple[Any, ...], old: Any, new: Any) -> Iterator[Chang
 @attrs.frozen
 class Reading:
     """How to show a counterexample to a reader rather than in full: the property it breaks
-    (``broken``) and the variables that property reads (``reads``): the first state shows only
-    those, and the last state is marked as the one that breaks it, with their values there; a
+    (``broken``), its named part that is false (``part``, when the engine checked its parts one
+    by one: CheckTask.parts), and the variables that part or property reads (``reads``): the first
+    state shows only those, and the last state is marked as the one that breaks it, with their
+    values there; a
     ``witness`` is marked as the example run it is. A state's value too long for ``width``
     columns is shown part by part, a line per element or field (None: every value on one line)."""
 
@@ -173,6 +175,12 @@ class Reading:
     reads: frozenset[str]
     witness: bool = False
     width: int | None = None
+    part: str | None = None
+
+    @property
+    def reader(self) -> str:
+        """What reads the variables shown: the false part, or the property."""
+        return self.part or self.broken
 
 
 INDENT = "       "
@@ -237,7 +245,7 @@ def render_steps(cex: Counterexample, hide: tuple[str, ...] = (), reading: Readi
                 lines += values(step.state, [v for v in visible if v in reading.reads])
                 others = [v for v in visible if v not in reading.reads]
                 if others:
-                    lines.append(f"{INDENT}(and {', '.join(others)}, which {reading.broken} does not read)")
+                    lines.append(f"{INDENT}(and {', '.join(others)}, which {reading.reader} does not read)")
         else:
             found = changes(previous, step.state, hidden)
             lines += [f"{INDENT}{c.describe()}" for c in found] or [f"{INDENT}(no change)"]
@@ -250,6 +258,8 @@ def render_steps(cex: Counterexample, hide: tuple[str, ...] = (), reading: Readi
         last = cex.steps[-1]
         if reading.witness:
             lines.append(f"  => state {last.index} is the one the witness {reading.broken} asks for; what it reads there:")
+        elif reading.part:
+            lines.append(f"  => state {last.index} breaks {reading.broken}: its part {reading.part} is false; what that reads there:")
         else:
             lines.append(f"  => state {last.index} breaks {reading.broken}; what it reads there:")
         lines += values(last.state, [v for v in last.state if v not in whole and v in reading.reads])

@@ -22,6 +22,7 @@ from typing import Any
 import attrs
 
 from trace_check.errors import TxconformError, suggest
+from trace_check.models.definitions import COMMENT, declared_constants, defined_operators, named_parts
 from trace_check.models.result import ApalacheOptions, CheckResult, CheckTask, TlcOptions
 
 if sys.version_info >= (3, 11):
@@ -403,6 +404,7 @@ def _load_model(path: Path, text: str, name: str, own: Any, base: Mapping[str, A
         spec_file=spec_file,
         constants=constants,
         invariants=invariants,
+        parts={inv: parts for inv in invariants if (parts := named_parts(spec_file, inv)) != (inv,)},
         init=init,
         next=nxt,
         specification=specification,
@@ -421,7 +423,7 @@ def _is_liveness(spec_file: Path, name: str) -> bool:
     depth), rather than a box of an action (checked on each step, like an invariant)? Read from
     its definition: a leads-to or an eventually."""
     for module in [spec_file, *spec_file.parent.glob("*.tla")]:
-        text = _COMMENT.sub("", module.read_text(encoding="utf-8"))
+        text = COMMENT.sub("", module.read_text(encoding="utf-8"))
         match = re.search(rf"^\s*{re.escape(name)}\s*==(.*?)(?=^\S|\Z)", text, re.MULTILINE | re.DOTALL)
         if match:
             body = match.group(1).replace("<<", "").replace(">>", "")  # tuples, not <> (eventually)
@@ -432,46 +434,6 @@ def _is_liveness(spec_file: Path, name: str) -> bool:
 def _unprefixed(name: str) -> str:
     """NoTransactionCommits -> TransactionCommits: the run a witness shows, for a suggested name."""
     return name[2:] if name.startswith("No") and name[2:3].isupper() else name
-
-
-# --- what a spec defines, read statically so that typos are caught before an engine starts ---
-
-_DEF = re.compile(r"^\s*(?:LOCAL\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*(?:\([^)]*\))?\s*==", re.MULTILINE)
-_EXTENDS = re.compile(r"^\s*EXTENDS\s+([\w\s,]+?)\s*$", re.MULTILINE)
-_CONSTANTS = re.compile(r"^\s*CONSTANTS?\b(.*?)(?=^\s*(?:VARIABLES?|ASSUME|[A-Za-z_]\w*\s*(?:\(|==))|\Z)", re.MULTILINE | re.DOTALL)
-_COMMENT = re.compile(r"\(\*.*?\*\)|\\\*[^\n]*", re.DOTALL)
-
-
-def _module_texts(spec_file: Path) -> list[str]:
-    """The text of a module and of the modules it extends that live beside it (comments removed)."""
-    seen: set[str] = set()
-    texts: list[str] = []
-    todo = [spec_file.stem]
-    while todo:
-        module = todo.pop()
-        if module in seen:
-            continue
-        seen.add(module)
-        file = spec_file.parent / f"{module}.tla"
-        if not file.is_file():
-            continue  # a standard module (Naturals, TLC, ...) or one TLC will report as missing
-        text = _COMMENT.sub(" ", file.read_text(encoding="utf-8", errors="replace"))
-        texts.append(text)
-        for match in _EXTENDS.finditer(text):
-            todo += [m.strip() for m in match.group(1).split(",") if m.strip()]
-    return texts
-
-
-def defined_operators(spec_file: Path) -> set[str]:
-    return {m.group(1) for text in _module_texts(spec_file) for m in _DEF.finditer(text)}
-
-
-def declared_constants(spec_file: Path) -> set[str]:
-    names: set[str] = set()
-    for text in _module_texts(spec_file):
-        for block in _CONSTANTS.finditer(text):
-            names |= set(re.findall(r"([A-Za-z_]\w*)(?:\s*\([^)]*\))?\s*(?:,|$)", block.group(1).strip(), re.MULTILINE))
-    return names
 
 
 # --- small validators ---

@@ -79,6 +79,10 @@ class CheckTask:
     # constants bound to operators of the module, e.g. {"Trace": "TraceData"} (TLC: Trace <- TraceData)
     substitutions: Mapping[str, str] = attrs.field(factory=dict)
     invariants: tuple[str, ...] = ()
+    # The named parts of each invariant that is a conjunction of names (models.definitions:
+    # named_parts): the engines check the parts one by one, in order, so that a violation names
+    # the part that is false (CheckResult.part). The same states are explored either way.
+    parts: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
     init: str = "Init"
     next: str = "Next"
     # A spec formula with fairness (e.g. "FairSpec"): TLC then checks SPECIFICATION it, not
@@ -92,6 +96,21 @@ class CheckTask:
     @property
     def module(self) -> str:
         return self.spec_file.stem
+
+    @property
+    def checked_invariants(self) -> tuple[str, ...]:
+        """What the engine checks: each invariant, or its named parts in its place (each name once)."""
+        return tuple(dict.fromkeys(p for inv in self.invariants for p in self.parts.get(inv, (inv,))))
+
+    def named(self, result: CheckResult) -> CheckResult:
+        """``result`` with a violated part reported as its invariant, the part kept beside it (a
+        part that is also one of the model's invariants is reported as itself)."""
+        if result.invariant in self.invariants:
+            return result
+        for inv, parts in self.parts.items():
+            if result.invariant in parts and result.invariant != inv:
+                return attrs.evolve(result, invariant=inv, part=result.invariant)
+        return result
 
 
 @attrs.frozen
@@ -131,6 +150,7 @@ class CheckResult:
     outcome: Outcome
     wall_time: float
     invariant: str | None = None
+    part: str | None = None  # the named part of ``invariant`` that is false (CheckTask.parts)
     message: str = ""  # one line, for anything but HOLDS
     counterexample: Counterexample | None = None
     distinct_states: int | None = None

@@ -57,7 +57,7 @@ def changed_definitions(protocol: Protocol, init: str, checked: bool = False, pr
             return f"(TraceSame({v}', {v}) \\/ ({lengths}))" if kept else lengths
         return f"TraceSame({v}', {v})" if kept else f"{v}' = {v}"
 
-    invariants, parts, read, since = invariant_forms(protocol)
+    _, parts, read, since = invariant_forms(protocol)
     # Each variable by its number, not its name: a string in the module would change the order in
     # which TLC prints record fields of the same name (specs/README.md), and with it the docs.
     number = {n: k for k, n in enumerate(sorted({v for vs in read.values() for v in vs}), 1)}
@@ -139,8 +139,8 @@ def changed_definitions(protocol: Protocol, init: str, checked: bool = False, pr
             return f"(l = 1 => {check})"
         return f"(traceChanged \\cap {{{', '.join(str(number[v]) for v in read[part])}}} # {{}} => {check})"
 
-    for inv in invariants:
-        lines.append(f"TraceInv_{inv} == " + " /\\ ".join(guarded(part) for part in parts[inv]))
+    for inv, part in checked_parts(protocol):  # each named part its own invariant, so that TLC names the one that fails
+        lines.append(f"{checked_name(inv, part)} == " + (guarded(part) if part else " /\\ ".join(guarded(q) for q in parts[inv])))
     lines += [f"{head} == {form}" for head, form in from_index_definitions(protocol).values()]
     return lines
 
@@ -175,6 +175,30 @@ def _read_forms(protocol: Protocol) -> _Forms:
     read = {part: sorted(reads(protocol, part)) for inv in invariants for part in parts[inv]}
     since = {part: form for part in read if (form := since_form(protocol, part)) is not None}
     return invariants, parts, read, since
+
+
+TRACE_INV = "TraceInv_"  # the generated module's invariant for X: TraceInv_X
+PART = "__"  # and for part P of X, when X is a conjunction of named parts: TraceInv_X__P
+
+
+def checked_parts(protocol: Protocol) -> list[tuple[str, str | None]]:
+    """What a trace check checks, in order: each invariant (part None), or each named part of one
+    that is a conjunction of named parts (``reads.conjuncts``), so that a violation names the part."""
+    invariants, parts, _, _ = invariant_forms(protocol)
+    return [(inv, part if len(parts[inv]) > 1 else None) for inv in invariants for part in parts[inv]]
+
+
+def checked_name(invariant: str, part: str | None) -> str:
+    """The generated module's name of what checks ``invariant`` (or its ``part``)."""
+    return f"{TRACE_INV}{invariant}" + (f"{PART}{part}" if part else "")
+
+
+def checked_of(name: str) -> tuple[str, str | None] | None:
+    """The invariant and its part that TLC's violated ``name`` checks; None when it is no TraceInv_."""
+    if not name.startswith(TRACE_INV):
+        return None
+    invariant, _, part = name[len(TRACE_INV):].partition(PART)
+    return invariant, part or None
 
 
 def indexed_logs(protocol: Protocol) -> list[str]:

@@ -18,7 +18,7 @@ import attrs
 
 from trace_check.engines import tlc_java, tlc_tools
 from trace_check.traces import handoff
-from trace_check.traces.invariants import changed_definitions, invariants_of
+from trace_check.traces.invariants import changed_definitions, checked_name, checked_parts
 from trace_check.traces.protocol import Protocol
 from trace_check.traces.reader import Trace
 from trace_check.traces.tla_text import Shape, event_tuple, module_head, shape_of, tla_string, tla_value
@@ -118,7 +118,7 @@ def module_text(trace: Trace, every_step: bool, stuck: int | None = None, window
                                      window.prior if window.base is not None else None, window.save if window.base is not None else None,
                                      kept=window.classes is not None)
     else:
-        lines += [f"TraceInv_{inv} == AtEnd({inv})" for inv in invariants_of(protocol)]
+        lines += [f"{checked_name(inv, part)} == AtEnd({part or inv})" for inv, part in checked_parts(protocol)]
     if stuck is not None:
         ev = events[stuck - 1]
         lines += ["", f"Stuck == {stuck}"]

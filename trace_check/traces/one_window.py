@@ -16,7 +16,7 @@ from trace_check.engines import tlc_java
 from trace_check.engines.runner import run_task
 from trace_check.models.result import ApalacheOptions, CheckResult, CheckTask, Outcome, TlcOptions
 from trace_check.traces import handoff
-from trace_check.traces.invariants import from_index_definitions, invariants_of
+from trace_check.traces.invariants import checked_name, checked_of, checked_parts, from_index_definitions
 from trace_check.traces.module_text import (
     EVENTS_FILE,
     GENERATED_MODULE,
@@ -123,7 +123,7 @@ def check_window(win: Trace, where: Window, source: TraceSource, options: CheckO
     # (quadratic in the trace's length). A complete search instead reports its depth:
     # Len(Trace) + 1 levels means every event was explained. At the end only: the invariants are
     # the last window's alone.
-    invs = tuple(f"TraceInv_{i}" for i in invariants_of(protocol)) if every_step or where.last else ()
+    invs = tuple(checked_name(inv, part) for inv, part in checked_parts(protocol)) if every_step or where.last else ()
     if not where.last:
         invs += ("TraceHandOffOut",)
     _prepare(run1, win, every_step, window=where)
@@ -140,13 +140,14 @@ def check_window(win: Trace, where: Window, source: TraceSource, options: CheckO
     if r.outcome is Outcome.HOLDS and r.depth == len(win.events) + 1:
         states = None if where.last else tuple(handoff.read_states(r.log_file))
         return Verdict(Status.ACCEPTED, wall_time=r.wall_time, **common), states
-    if r.outcome is Outcome.VIOLATED and r.invariant and r.invariant.startswith("TraceInv_"):
+    if r.outcome is Outcome.VIOLATED and r.invariant and (named := checked_of(r.invariant)) is not None:
         steps = r.counterexample.steps if r.counterexample else ()
         at = int(steps[-1].state.get("l", 1)) - 1 if steps else None
         verdict = Verdict(
             Status.VIOLATES,
             wall_time=r.wall_time,
-            invariant=r.invariant[len("TraceInv_") :],
+            invariant=named[0],
+            part=named[1],
             at_event=offset + at if at else None,
             event=win.events[at - 1] if at else None,
             **common,

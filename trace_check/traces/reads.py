@@ -29,12 +29,12 @@ from pathlib import Path
 
 import attrs
 
+from trace_check.models.definitions import conjunct_names
 from trace_check.traces.protocol import Protocol
 from trace_check.traces.spec_text import EXTENDS_RE, VARIABLES_RE, code, spec_stamps, spec_variables
 
 _DEFINITION_RE = re.compile(r"^([A-Za-z_]\w*)\s*(?:\([^)]*\)|\[[^\]]*\])?\s*==", re.MULTILINE)
 _IDENT_RE = re.compile(r"[A-Za-z_]\w*")
-_CONJUNCTS_RE = re.compile(r"\s*(?:/\\)?\s*([A-Za-z_]\w*)((?:\s*/\\\s*[A-Za-z_]\w*)+)\s*")
 _BACKSLASH_RE = re.compile(r"\\[A-Za-z]+")  # \E, \A, \in, \o: operators, not names (E may be a definition)
 
 
@@ -162,11 +162,8 @@ def conjuncts(protocol: Protocol, name: str) -> tuple[str, ...]:
     spec = _spec(protocol.spec_dir, protocol.trace_module)
     if name not in spec.raw:
         raise ReadsError(f"{protocol.trace_module} and the modules it extends define no {name}")
-    m = _CONJUNCTS_RE.fullmatch(re.sub(r"-{4,}|={4,}", " ", spec.raw[name]))  # a body runs to the next definition
-    if m is None:
-        return (name,)
-    parts = (m.group(1), *re.findall(r"[A-Za-z_]\w*", m.group(2)))
-    return parts if all(p in spec.bodies for p in parts) else (name,)
+    parts = conjunct_names(spec.raw[name])  # a body runs to the next definition
+    return parts if parts is not None and all(p in spec.bodies for p in parts) else (name,)
 
 
 SINCE = "Since"  # XSince(V1, known1, V2, known2, ...): X, given what is known of the state before

@@ -32,6 +32,7 @@ class Verdict:
     engine: str
     wall_time: float
     invariant: str | None = None  # for VIOLATES
+    part: str | None = None  # ... the named part of the invariant that is false (invariants.checked_parts)
     at_event: int | None = None  # for REJECTED: the event nothing explained
     event: dict[str, Any] | None = None
     reason: str = ""
@@ -70,7 +71,8 @@ def verdict_lines(v: Verdict, path: Path, engine: str = "the reference engine", 
                 f"({v.engine}{runs}, {v.wall_time:.1f} s)"]
     if v.status is Status.VIOLATES:
         at = f" after event {v.at_event} (line {v.at_event + 1})" if v.at_event else ""
-        lines = [f"violates {v.invariant}: {path} is a behaviour of the spec, and it breaks {v.invariant}{at} "
+        part = f" (its part {v.part} is false)" if v.part else ""
+        lines = [f"violates {v.invariant}: {path} is a behaviour of the spec, and it breaks {v.invariant}{at}{part} "
                  f"({v.engine}{runs}, {v.wall_time:.1f} s)"]
         if v.event:
             lines.append("  event: " + json.dumps(v.event))
