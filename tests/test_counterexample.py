@@ -119,7 +119,15 @@ def test_a_value_too_wide_is_shown_part_by_part_and_nothing_is_cut() -> None:
     assert len(one) == 1 and one[0].startswith("       plog = <<<<[gtx")
     split = state_lines("plog", log, 80)  # split as far as needed: plog[1] is too wide, plog[2] fits
     text = '[gtx |-> <<"t1", 2, 1>>, kind |-> "data", zombie |-> TRUE]'
-    assert split == [f"       plog[1][1] = {text}", f"       plog[1][2] = {text}", f"       plog[2] = <<{text}>>"]
+    # consecutive entries with the same value are one line, their arguments a range
+    assert split == [f"       plog[1][1..2] = {text}", f"       plog[2] = <<{text}>>"]
+    idle = Record({"st": "none", "w": "", "prepared": frozenset(), "depth": 0})
+    busy = [Record({**idle, "st": s, "w": w}) for s, w in (("planned", "w1"), ("open", "w2"))]
+    sessions = state_lines("kqp", (busy[0], idle, busy[1], idle, idle, idle, idle), 60)
+    assert [x.split(" = ")[0].strip() for x in sessions] == ["kqp[1]", "kqp[2]", "kqp[3]", "kqp[4..7]"]
+    assert sessions[-1] == '       kqp[4..7] = [st |-> "none", w |-> "", prepared |-> {}, depth |-> 0]'
+    keyed = state_lines("pst", FnMap({0: idle, 1: idle, 3: idle}), 60)  # 1 and 3 are not consecutive
+    assert [x.split(" = ")[0].strip() for x in keyed] == ["pst[0..1]", "pst[3]"]
     nested = state_lines("tc", Record({"a": entry, "b": entry}), 60)  # a record of records: a line per field
     assert [x.split(" = ")[0].strip() for x in nested] == ["tc.a", "tc.b"]
     tight = state_lines("e", entry, 30)  # a plain record over twice the width: its fields

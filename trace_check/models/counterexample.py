@@ -56,7 +56,7 @@ def _set_delta(added: frozenset[Any], removed: frozenset[Any]) -> str:
 
 
 def _keys_text(keys: tuple[Any, ...]) -> str:
-    return "".join(f".{k}" if _is_field(k) else f"[{format_value(k)}]" for k in keys)
+    return "".join(f".{k}" if _is_field(k) else f"[{k}]" if isinstance(k, _Range) else f"[{format_value(k)}]" for k in keys)
 
 
 class _Field(str):
@@ -199,14 +199,33 @@ def _split(var: str, keys: tuple[Any, ...], value: Any, width: int | None, inden
     # a record of plain fields is one thing (a log entry, a client): kept on one line up to twice the width
     if width is None or len(line) <= width * (2 if _flat(value) else 1) or not value:
         yield line
-    elif isinstance(value, (Record, FnMap)):
-        for key in sorted(value, key=sort_key) if isinstance(value, FnMap) else value:
-            yield from _split(var, (*keys, _Field(key) if isinstance(value, Record) else key), value[key], width, indent)
-    elif isinstance(value, tuple):
-        for i, element in enumerate(value, start=1):
-            yield from _split(var, (*keys, i), element, width, indent)
+    elif isinstance(value, Record):
+        for key in value:
+            yield from _split(var, (*keys, _Field(key)), value[key], width, indent)
+    elif isinstance(value, (FnMap, tuple)):
+        entries = list(enumerate(value, start=1)) if isinstance(value, tuple) else [(k, value[k]) for k in sorted(value, key=sort_key)]
+        for key, element in _runs(entries):
+            yield from _split(var, (*keys, key), element, width, indent)
     else:
         yield line  # a set or a long string: whole
+
+
+class _Range(str):
+    """Consecutive arguments of a function whose values are all the same (printed ``[3..6]``)."""
+
+
+def _runs(entries: list[tuple[Any, Any]]) -> Iterator[tuple[Any, Any]]:
+    """``entries`` (argument, value), with each run of consecutive integer arguments that have the
+    same value as one entry, its argument the range: ``kqp[3..6]`` for four sessions not begun."""
+    k = 0
+    while k < len(entries):
+        key, value = entries[k]
+        end = k
+        while (end + 1 < len(entries) and isinstance(key, int) and entries[end + 1][0] == key + (end + 1 - k)
+               and entries[end + 1][1] == value):
+            end += 1
+        yield (_Range(f"{key}..{entries[end][0]}") if end > k else key), value
+        k = end + 1
 
 
 def _flat(value: Any) -> bool:
