@@ -18,6 +18,7 @@ import attrs
 
 from trace_check.engines import tlc_java, tlc_tools
 from trace_check.traces import handoff
+from trace_check.traces.guards import ENABLED, guard_diagnosis
 from trace_check.traces.invariants import changed_definitions, checked_name, checked_parts
 from trace_check.traces.protocol import Protocol
 from trace_check.traces.reader import Trace
@@ -32,7 +33,11 @@ EVENTS_FILE = "TraceEvents.txt"
 def diagnosis_names(protocol: Protocol, ev: dict[str, Any]) -> tuple[str, ...]:
     """The diagnosis invariants of a rejected event, in the order they are tried."""
     fields = tuple(f"Diag_field_{f}" for f in shape_of(protocol, ev)[protocol.encoding.diagnosed])
-    return tuple(f"Diag_{d.name}" for d in protocol.diagnoses) + fields + ("Diag_reached",)
+    guard = guard_diagnosis(protocol, protocol.spec_action(str(ev.get("action", ""))))
+    names: list[str] = []
+    for d in protocol.diagnoses:  # each prefix of the action's guard just before the whole action
+        names += [*(guard.conjuncts if guard is not None and d.name == ENABLED else ()), f"Diag_{d.name}"]
+    return (*names, *fields, "Diag_reached")
 
 
 @attrs.frozen
@@ -122,6 +127,9 @@ def module_text(trace: Trace, every_step: bool, stuck: int | None = None, window
     if stuck is not None:
         ev = events[stuck - 1]
         lines += ["", f"Stuck == {stuck}"]
+        guard = guard_diagnosis(protocol, protocol.spec_action(str(ev.get("action", ""))))
+        if guard is not None:
+            lines += ["", *guard.lines, ""]
         lines += [f"Diag_{d.name} == {d.name}(Stuck)" for d in protocol.diagnoses]
         for f in shape_of(protocol, ev)[protocol.encoding.diagnosed]:
             lines.append(f"Diag_field_{f} == DiagnoseField(Stuck, {tla_string(f)}, {tla_string(tla_value(ev[f]))})")

@@ -16,6 +16,7 @@ from trace_check.engines import tlc_java
 from trace_check.engines.runner import run_task
 from trace_check.models.result import ApalacheOptions, CheckResult, CheckTask, Outcome, TlcOptions
 from trace_check.traces import handoff
+from trace_check.traces.guards import GUARD, guard_diagnosis
 from trace_check.traces.invariants import checked_name, checked_of, checked_parts, from_index_definitions
 from trace_check.traces.module_text import (
     EVENTS_FILE,
@@ -97,6 +98,12 @@ def _explain(diag: str, ev: dict[str, Any], trace: Trace, n: int, prefix: Prefix
     for d in protocol.diagnoses:
         if diag == f"Diag_{d.name}":
             return d.explain(ev)
+    if diag.startswith(GUARD):
+        action = protocol.spec_action(str(ev.get("action", "")))
+        guard = guard_diagnosis(protocol, action)
+        conjunct = guard.conjuncts.get(diag, "?") if guard is not None else "?"
+        return (f"the spec's {action} is not enabled here: conjunct {diag[len(GUARD):]} of its guard is false in this state "
+                f"(with the event's arguments): {conjunct}")
     if diag.startswith("Diag_field_"):
         f = diag[len("Diag_field_") :]
         # The reference engine implements the spec step by step: ask it for the value.

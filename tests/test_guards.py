@@ -1,0 +1,47 @@
+"""A rejected event whose spec action is not enabled is told which conjunct of the action's guard
+is false (trace_check/traces/guards.py): the diagnosis checks each prefix of the guard, copied from
+the spec with the dispatch that reaches the action."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from trace_check.cli.main import main
+from trace_check.traces import plugins
+from trace_check.traces.guards import GUARD, guard_conjuncts, guard_diagnosis
+
+
+def test_the_guard_is_the_leading_conjuncts_that_read_no_primed_variable() -> None:
+    body = '\n    /\\ x > 0\n    /\\ \\A y \\in S :\n           y # x\n    /\\ x\' = x - 1\n    /\\ z > 0\n    /\\ UNCHANGED y'
+    assert guard_conjuncts(body) == ["    /\\ x > 0", "    /\\ \\A y \\in S :\n           y # x"]
+    assert guard_conjuncts(" x > 0 /\\ x' = 1") == []  # not a list of conjuncts
+    assert guard_conjuncts('\n    /\\ s = "it\'s"\n    /\\ x\' = 1') == ['    /\\ s = "it\'s"']  # a quote in a string is no prime
+
+
+def test_each_prefix_of_a_guard_is_reached_through_the_trace_specs_dispatch() -> None:
+    cone = guard_diagnosis(plugins.get("cone"), "CoActivate")
+    assert cone is not None and list(cone.conjuncts) == [f"{GUARD}{k}" for k in range(1, len(cone.conjuncts) + 1)]
+    assert any("Drained" in c for c in cone.conjuncts.values())
+    text = "\n".join(cone.lines)
+    assert "CoActivate__g1(" in text and "Bound__g1(ev) ==" in text and "DiagnoseEnabled__g1(stuck) ==" in text
+    assert '"CoActivate"' in text  # the dispatch's strings are left as they are
+    kafka = guard_diagnosis(plugins.get("kafka"), "TcAppend")  # through StepWith and Dispatch
+    assert kafka is not None and "Dispatch__g1(" in "\n".join(kafka.lines)
+    assert guard_diagnosis(plugins.get("kafka"), "NoSuchAction") is None
+
+
+@pytest.mark.tlc
+def test_a_new_master_that_serves_before_the_drain_is_told_the_drain_conjunct(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The C*One article's design as written (failover_no_drain): the checker rejects its trace at
+    the CoActivate and names the guard's conjunct that the drain makes true."""
+    trace = tmp_path / "no-drain.jsonl"
+    assert main(["simulate", "--protocol", "cone", "--seed", "11", "--workload", "album:adders=2,attempts=1", "--faults", "crash=1",
+                 "--bugs", "failover_no_drain", "--out", str(trace)]) == 0
+    capsys.readouterr()
+    assert main(["check", "--json", str(trace)]) == 1
+    verdict = json.loads(capsys.readouterr().out)
+    assert verdict["status"] == "rejected" and verdict["event"]["action"] == "CoActivate"
+    assert "CoActivate is not enabled here: conjunct" in verdict["reason"] and "Drained" in verdict["reason"], verdict["reason"]
