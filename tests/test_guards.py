@@ -5,6 +5,7 @@ the spec with the dispatch that reaches the action."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -45,3 +46,8 @@ def test_a_new_master_that_serves_before_the_drain_is_told_the_drain_conjunct(tm
     verdict = json.loads(capsys.readouterr().out)
     assert verdict["status"] == "rejected" and verdict["event"]["action"] == "CoActivate"
     assert "CoActivate is not enabled here: conjunct" in verdict["reason"] and "Drained" in verdict["reason"], verdict["reason"]
+    # the state before shows what that conjunct reads: the batchlog entry still there, not the coordinators
+    assert main(["check", str(trace)]) == 1
+    out = capsys.readouterr().out
+    assert re.search(r"what conjunct \d of CoActivate's guard read:\n    batches\[1\] = .*blog \|-> TRUE", out), out
+    assert "    dead = " not in out and "    co[" not in out, out

@@ -23,7 +23,8 @@ from pathlib import Path
 import attrs
 
 from trace_check.traces.protocol import Protocol
-from trace_check.traces.spec_text import COMMENT_RE, EXTENDS_RE, spec_stamps
+from trace_check.traces.reads import reads
+from trace_check.traces.spec_text import COMMENT_RE, EXTENDS_RE, spec_stamps, spec_variables
 
 ENABLED = "DiagnoseEnabled"  # the trace spec's diagnosis that the action is enabled
 GUARD = "Diag_guard_"  # Diag_guard_K: the guard's first K conjuncts are enabled
@@ -44,10 +45,12 @@ class Definition:
 
 @attrs.frozen
 class GuardDiagnosis:
-    """The generated module's lines and, for each ``Diag_guard_K``, the conjunct K of the guard."""
+    """The generated module's lines and, for each ``Diag_guard_K``, the conjunct K of the guard and
+    the variables it reads (an over-approximation, as ``reads.reads`` finds them)."""
 
     lines: tuple[str, ...]
     conjuncts: dict[str, str]
+    reads: dict[str, frozenset[str]]
 
 
 def _definitions(text: str) -> dict[str, Definition]:
@@ -165,6 +168,8 @@ def guard_diagnosis(protocol: Protocol, action: str) -> GuardDiagnosis | None:
         return None
     lines: list[str] = []
     conjuncts: dict[str, str] = {}
+    read: dict[str, frozenset[str]] = {}
+    variables = set(spec_variables(protocol))
     action_head = defs[action].head
     for k in range(1, len(guard) + 1):
         renames = {n: f"{n}{COPY}{k}" for n in (*chain, action)}
@@ -174,4 +179,6 @@ def guard_diagnosis(protocol: Protocol, action: str) -> GuardDiagnosis | None:
             lines.append(f"{_renamed(d.head, renames)} =={_renamed(d.body, renames)}")
         lines.append(f"{GUARD}{k} == {ENABLED}{COPY}{k}(Stuck)")
         conjuncts[f"{GUARD}{k}"] = " ".join(guard[k - 1].split()).removeprefix("/\\ ")
-    return GuardDiagnosis(tuple(lines), conjuncts)
+        named = _names(guard[k - 1])
+        read[f"{GUARD}{k}"] = frozenset(named & variables).union(*(reads(protocol, n) for n in sorted(named & set(defs))))
+    return GuardDiagnosis(tuple(lines), conjuncts, read)

@@ -182,6 +182,10 @@ def check_window(win: Trace, where: Window, source: TraceSource, options: CheckO
         reason = _explain(d.invariant or "", ev, win, offset + stuck, prefix)
     action = protocol.spec_action(str(ev.get("action", "")))
     read_by = f"{action} and the spec's values of the event's columns" if protocol.column_values else action
+    action_reads = _reads_before(protocol, action) if state else None
+    guard = guard_diagnosis(protocol, action) if d.invariant and d.invariant.startswith(GUARD) else None
+    if guard is not None and state and d.invariant in guard.reads:  # the conjunct that is false, and what it reads
+        read_by, action_reads = f"conjunct {d.invariant[len(GUARD):]} of {action}'s guard", guard.reads[d.invariant]
     verdict = Verdict(
         Status.REJECTED,
         wall_time=r.wall_time + d.wall_time,
@@ -191,7 +195,7 @@ def check_window(win: Trace, where: Window, source: TraceSource, options: CheckO
         state_before=state,
         spec_action=action,
         read_by=read_by,
-        action_reads=_reads_before(protocol, action) if state else None,
+        action_reads=action_reads,
         **common,
     )
     return verdict, None
