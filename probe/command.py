@@ -398,7 +398,7 @@ def check(directory: Path, master: str | None, err: Console, spark_factory: Any 
     """The replay checks on a probe's record (the Spark session from ``spark_factory``, else a local one)."""
     try:
         from spark_replay.adapters import FORMATS
-        from spark_replay.replay import run_replay
+        from spark_replay.replay import ReplayOptions, run_replay
         from spark_replay.session import replay_spark  # noqa: F401 (on_spark's; checked here for the extra)
     except ImportError as e:
         raise TxconformError(f"the probe's checks need the spark extra ({e.name} is missing): pip install 'txconform[spark]', or use --no-check") from None
@@ -408,7 +408,8 @@ def check(directory: Path, master: str | None, err: Console, spark_factory: Any 
         err.print(f"probe: {s}", markup=False)
 
     def run(factory: Any) -> Any:
-        return run_replay([directory], FORMATS, input_format="probe", spark_factory=factory, out=directory / "replay" if keep else None, progress=progress)
+        options = ReplayOptions(input_format="probe", spark_factory=factory, out=directory / "replay" if keep else None, progress=progress)
+        return run_replay([directory], FORMATS, options)
 
     if spark_factory is not None:  # a session the caller owns (the tests')
         return run(spark_factory)

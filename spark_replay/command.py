@@ -65,7 +65,7 @@ def add_parsers(sub: Any) -> None:
 def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     try:
         from spark_replay.adapters import FORMATS
-        from spark_replay.replay import Report, run_replay
+        from spark_replay.replay import ReplayOptions, Report, run_replay
         from spark_replay.session import replay_spark  # noqa: F401 (on_spark's; checked here for the extra)
     except ImportError as e:
         raise TxconformError(f"replay needs the spark extra ({e.name} is missing): pip install 'txconform[spark]'") from None
@@ -84,16 +84,9 @@ def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
         err.print(f"replay: {s}", markup=False)
 
     def work(spark_factory: Any) -> Any:
-        return run_replay(
-            args.inputs,
-            FORMATS,
-            input_format=args.input_format,
-            spark_factory=spark_factory,
-            out=args.out,
-            checks=only or None,
-            progress=progress,
-            plan=args.plan,
-        )
+        options = ReplayOptions(input_format=args.input_format, spark_factory=spark_factory, out=args.out, checks=only or None,
+                                progress=progress, plan=args.plan)
+        return run_replay(args.inputs, FORMATS, options)
 
     report: Report = on_spark(args.master, log, work, where=lambda: stage[0])
     if args.json:

@@ -84,19 +84,35 @@ def _jsonable(row: Any) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 
 
-def run_replay(
-    inputs: list[Path],
-    formats: dict[str, InputFormat],
-    input_format: str | None = None,
-    spark_factory: Callable[[], Any] | None = None,
-    out: Path | None = None,
-    checks: list[str] | None = None,
-    progress: Callable[[str], None] = lambda s: None,
-    plan: str = "pass",
-) -> Report:
-    """Replay ``inputs``; ``spark_factory`` makes the Spark session (spark_replay.session by default);
-    ``plan`` is how the checks of one partition's log run (checks.Derived)."""
+def _quiet(line: str) -> None:
+    """Progress told to no one."""
+
+
+@attrs.frozen
+class ReplayOptions:
+    """How ``run_replay`` replays: ``input_format`` names the inputs' format (None: each is
+    detected); ``spark_factory`` makes the Spark session (None: spark_replay.session's);
+    ``out`` keeps the staged tables and every violation (None: a temporary folder, removed);
+    ``checks`` the checks to run (None: all); ``progress`` is told each stage; ``plan`` is how
+    the checks of one partition's log run (checks.Derived)."""
+
+    input_format: str | None = None
+    spark_factory: Callable[[], Any] | None = None
+    out: Path | None = None
+    checks: list[str] | None = None
+    progress: Callable[[str], None] = _quiet
+    plan: str = "pass"
+
+
+DEFAULT_REPLAY = ReplayOptions()
+
+
+def run_replay(inputs: list[Path], formats: dict[str, InputFormat], options: ReplayOptions = DEFAULT_REPLAY) -> Report:
+    """Replay ``inputs`` of ``formats``, as ``options`` say."""
     from spark_replay.session import spark_session
+
+    input_format, spark_factory, out, checks, progress, plan = (
+        options.input_format, options.spark_factory, options.out, options.checks, options.progress, options.plan)
 
     t0 = time.perf_counter()
     missing = [p for p in inputs if not p.exists()]

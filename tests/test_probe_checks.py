@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 from probe.findings import ANOMALIES, findings, record_findings
 from spark_replay.adapters import FORMATS
 from spark_replay.adapters.probe import SCALE
-from spark_replay.replay import run_replay
+from spark_replay.replay import ReplayOptions, run_replay
 
 pytestmark = [pytest.mark.spark, pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.filterwarnings("ignore::FutureWarning")]
 
@@ -182,7 +182,7 @@ def _replay(spark: Any, records: dict[str, Lines], root: Path) -> tuple[Any, dic
         (root / name).mkdir(parents=True)
         (root / name / "probe.jsonl").write_text("".join(json.dumps(ln) + "\n" for ln in lines))
         dirs.append(root / name)
-    report = run_replay(dirs, FORMATS, spark_factory=lambda: spark, out=root / "replay")
+    report = run_replay(dirs, FORMATS, ReplayOptions(spark_factory=lambda: spark, out=root / "replay"))
     rows: dict[str, dict[str, list[dict[str, Any]]]] = {name: {} for name in records}
     for name in records:
         trace_id = name  # the record's directory

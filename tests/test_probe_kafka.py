@@ -178,7 +178,7 @@ def control_runs(txconform_kafka_cluster: Any, tmp_path_factory: pytest.TempPath
     from probe.run import TargetSpec, record
     from probe.workload import make_plan
     from spark_replay.adapters import FORMATS
-    from spark_replay.replay import run_replay
+    from spark_replay.replay import ReplayOptions, run_replay
 
     root = tmp_path_factory.mktemp("kafka-controls")
     runs = {}
@@ -188,7 +188,8 @@ def control_runs(txconform_kafka_cluster: Any, tmp_path_factory: pytest.TempPath
         plan = make_plan(seed, txns=3)
         rec = record(plan, TargetSpec("kafka", version, tv), out, command=f"control {version} TV{tv}", seconds=60, target=cluster)
         runs[(version, tv)] = (rec, cluster)
-    report = run_replay([r.directory for r, _ in runs.values()], FORMATS, input_format="probe", spark_factory=lambda: local_spark, out=root / "replay")
+    options = ReplayOptions(input_format="probe", spark_factory=lambda: local_spark, out=root / "replay")
+    report = run_replay([r.directory for r, _ in runs.values()], FORMATS, options)
     return {"runs": runs, "report": report}
 
 
@@ -282,7 +283,7 @@ def test_three_nodes_under_a_kill_and_a_pause_show_no_anomaly(tmp_path: Path, lo
         pytest.skip(str(environment_problem()))
     from probe.findings import findings, record_findings
     from spark_replay.adapters import FORMATS
-    from spark_replay.replay import run_replay
+    from spark_replay.replay import ReplayOptions, run_replay
 
     out = tmp_path / "three"
     done = subprocess.run([sys.executable, "-m", "trace_check.cli.main", "probe", "--target", "kafka:4.4.0", "--brokers", "3",
@@ -299,5 +300,5 @@ def test_three_nodes_under_a_kill_and_a_pause_show_no_anomaly(tmp_path: Path, lo
     assert [n["fault"] for n in healed] == ["kill-coordinator", "pause-leader"] and all(n["answers"] for n in healed), healed
     assert any(ln["type"] == "txn" and ln["outcome"] == "ok" for ln in lines[1:])
     assert record_findings(out / "probe.jsonl") == []
-    report = run_replay([out], FORMATS, input_format="probe", spark_factory=lambda: local_spark, out=tmp_path / "replay")
+    report = run_replay([out], FORMATS, ReplayOptions(input_format="probe", spark_factory=lambda: local_spark, out=tmp_path / "replay"))
     assert findings(report) == [], [(o.id, o.status, dict(o.by_kind)) for o in report.outcomes]

@@ -22,7 +22,7 @@ from ref_impl.kafka.sim.faults import Faults
 from ref_impl.kafka.sim.run import simulate, write_trace
 from ref_impl.kafka.sim.workloads import Workload
 from spark_replay.adapters import FORMATS
-from spark_replay.replay import Report, run_replay
+from spark_replay.replay import ReplayOptions, Report, run_replay
 from spark_replay.staging import ReplayInputError
 from trace_check.cli.main import main
 from trace_check.traces.options import CheckOptions
@@ -47,7 +47,7 @@ def spark(local_spark: Any) -> Any:
 
 
 def replay(spark: Any, paths: list[Path], out: Path | None = None) -> Report:
-    return run_replay(paths, FORMATS, spark_factory=lambda: spark, out=out)
+    return run_replay(paths, FORMATS, ReplayOptions(spark_factory=lambda: spark, out=out))
 
 
 def outcome(report: Report, check: str) -> Any:
@@ -187,14 +187,14 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Capture
 def test_a_trace_of_another_protocol_is_refused(tmp_path: Path) -> None:
     ydb = ROOT / "docs" / "examples" / "ydb-faulty.jsonl"
     with pytest.raises(ReplayInputError, match="txconform check"):
-        run_replay([ydb], FORMATS, spark_factory=lambda: pytest.fail("no Spark for bad input"))
+        run_replay([ydb], FORMATS, ReplayOptions(spark_factory=lambda: pytest.fail("no Spark for bad input")))
 
 
 def test_a_broken_header_is_refused(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"format": "txconform-trace", "version": 1, "protocol": "kafka"}\n{"event": 1}\n')
     with pytest.raises(ReplayInputError, match=r"bad\.jsonl"):
-        run_replay([bad], FORMATS, spark_factory=lambda: pytest.fail("no Spark for bad input"))
+        run_replay([bad], FORMATS, ReplayOptions(spark_factory=lambda: pytest.fail("no Spark for bad input")))
 
 
 def test_the_real_dump_log_samples_check_clean_and_say_what_they_cannot_see(spark: Any) -> None:
@@ -312,8 +312,8 @@ def test_a_spark_failure_is_one_line_naming_the_stage(tmp_path: Path, monkeypatc
 
     Py4JJavaError.__module__ = "py4j.protocol"
 
-    def failing(*args: Any, progress: Any = None, **kwargs: Any) -> None:
-        progress("P7 coordinator state machine")
+    def failing(inputs: Any, formats: Any, options: Any) -> None:
+        options.progress("P7 coordinator state machine")
         raise Py4JJavaError(
             "An error occurred while calling o2203.collectToPython.\n"
             ": org.apache.spark.SparkException: Not enough memory to build and broadcast the table\n"

@@ -163,14 +163,14 @@ def cycles(local_spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[s
     import pyarrow.parquet as pq
 
     from spark_replay.adapters import FORMATS
-    from spark_replay.replay import run_replay
+    from spark_replay.replay import ReplayOptions, run_replay
 
     tmp = tmp_path_factory.mktemp("cycles")
     paths = [Path(__file__).parent / "fixtures" / "jepsen" / "history.edn"]
     for name, (text, _) in HISTORIES.items():
         paths.append(tmp / f"{name}.edn")
         paths[-1].write_text("\n".join(line.strip() for line in text.strip().splitlines()) + "\n")
-    report = run_replay(paths, FORMATS, spark_factory=lambda: local_spark, out=tmp / "out", checks=["C5"])
+    report = run_replay(paths, FORMATS, ReplayOptions(spark_factory=lambda: local_spark, out=tmp / "out", checks=["C5"]))
     found: dict[str, list[dict[str, Any]]] = {}
     root = tmp / "out" / "violations"
     for d in root.iterdir() if root.is_dir() else []:

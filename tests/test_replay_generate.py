@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import spark_replay.partition_pass as partition_pass
 from spark_replay.checks import VIOLATION_COLUMNS
 from spark_replay.generate import generate, violation_key
-from spark_replay.replay import run_replay
+from spark_replay.replay import ReplayOptions, run_replay
 from spark_replay.staged import STAGED, run_checks
 
 pytestmark = [
@@ -90,7 +90,7 @@ def test_replay_reads_a_staged_directory(spark: Any, tmp_path: Path) -> None:
     from spark_replay.adapters import FORMATS  # kafka-python warns on import: inside the test's filters
 
     generate(tmp_path / "staged", 8_000, seed=3)
-    report = run_replay([tmp_path / "staged"], {STAGED.name: STAGED, **FORMATS}, spark_factory=lambda: spark, checks=["P7"])
+    report = run_replay([tmp_path / "staged"], {STAGED.name: STAGED, **FORMATS}, ReplayOptions(spark_factory=lambda: spark, checks=["P7"]))
     assert report.formats == {"staged": [str(tmp_path / "staged")]}
     (p7,) = report.outcomes
     assert p7.by_kind == {"ILLEGAL_TRANSITION": 1}

@@ -385,13 +385,13 @@ def spark(local_spark: Any) -> Any:
 @pytest.fixture(scope="module")
 def replayed(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """One replay (checks C2 and C4) of everything: the report, and the violations per input (its stem)."""
-    from spark_replay.replay import run_replay
+    from spark_replay.replay import ReplayOptions, run_replay
 
     tmp = tmp_path_factory.mktemp("jepsen")
     paths = [FIXTURE, dump_log(tmp / "t4-0.txt"), *traces(tmp)]
     for name, (text, _) in PLANTED.items():
         paths.append(history(tmp, f"{name}.edn", text))
-    report = run_replay(paths, FORMATS, spark_factory=lambda: spark, out=tmp / "out", checks=["C2", "C4"])
+    report = run_replay(paths, FORMATS, ReplayOptions(spark_factory=lambda: spark, out=tmp / "out", checks=["C2", "C4"]))
     found: dict[str, list[dict[str, Any]]] = {}
     for d in (tmp / "out" / "violations").iterdir():
         for row in pq.read_table(d).to_pylist():

@@ -855,7 +855,7 @@ def test_mutated_inputs_give_rows_or_a_one_line_error(tmp_path: Path) -> None:
 def test_a_replay_that_reads_nothing_is_an_error_not_a_clean_report(tmp_path: Path) -> None:
     """A log directory whose partition holds an empty segment stages nothing: the replay says so
     (exit 2 at the command line) before it starts Spark, instead of reporting no violation."""
-    from spark_replay.replay import run_replay
+    from spark_replay.replay import ReplayOptions, run_replay
 
     part = tmp_path / "node-1" / "orders-0"
     part.mkdir(parents=True)
@@ -865,5 +865,5 @@ def test_a_replay_that_reads_nothing_is_an_error_not_a_clean_report(tmp_path: Pa
         raise AssertionError("Spark was started for a replay with nothing to read")
 
     with pytest.raises(ReplayInputError, match=r"nothing to replay: no record, batch or event was read"):
-        run_replay([tmp_path / "node-1"], FORMATS, input_format="segment", spark_factory=no_spark, out=tmp_path / "out")
+        run_replay([tmp_path / "node-1"], FORMATS, ReplayOptions(input_format="segment", spark_factory=no_spark, out=tmp_path / "out"))
     assert not (tmp_path / "out" / "staged").exists()

@@ -26,7 +26,7 @@ from kafka.record.util import calc_crc32c
 from spark_replay.adapters import FORMATS
 from spark_replay.adapters.dumplog import DUMP_LOG
 from spark_replay.adapters.segments import SEGMENTS, read_batches
-from spark_replay.replay import Report, run_replay
+from spark_replay.replay import ReplayOptions, Report, run_replay
 from spark_replay.staging import Stager
 
 pytestmark = [
@@ -72,7 +72,7 @@ def spark(local_spark: Any) -> Any:
 
 
 def replay(spark: Any, paths: list[Path]) -> Report:
-    return run_replay(paths, FORMATS, spark_factory=lambda: spark)
+    return run_replay(paths, FORMATS, ReplayOptions(spark_factory=lambda: spark))
 
 
 def violations(report: Report) -> set[tuple[Any, ...]]:
