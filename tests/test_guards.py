@@ -51,3 +51,23 @@ def test_a_new_master_that_serves_before_the_drain_is_told_the_drain_conjunct(tm
     out = capsys.readouterr().out
     assert re.search(r"what conjunct \d of CoActivate's guard read:\n    batches\[1\] = .*blog \|-> TRUE", out), out
     assert "    dead = " not in out and "    co[" not in out, out
+
+
+@pytest.mark.tlc
+def test_a_guard_diagnosis_that_does_not_run_falls_back_to_the_action(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """The prefixes are TLA+ text copied from the spec: should a copy not parse or resolve, the
+    event is still diagnosed, without them."""
+    from trace_check.traces import module_text, one_window
+    from trace_check.traces.guards import GuardDiagnosis
+
+    broken = GuardDiagnosis(("Diag_guard_1 == NoSuchDefinition",), {"Diag_guard_1": "x"}, {"Diag_guard_1": frozenset()})
+    monkeypatch.setattr(module_text, "guard_diagnosis", lambda protocol, action: broken)
+    monkeypatch.setattr(one_window, "guard_diagnosis", lambda protocol, action: broken)
+    trace = tmp_path / "no-drain.jsonl"
+    assert main(["simulate", "--protocol", "cone", "--seed", "11", "--workload", "album:adders=2,attempts=1", "--faults", "crash=1",
+                 "--bugs", "failover_no_drain", "--out", str(trace)]) == 0
+    capsys.readouterr()
+    assert main(["check", "--json", str(trace)]) == 1
+    verdict = json.loads(capsys.readouterr().out)
+    assert verdict["status"] == "rejected" and "CoActivate is not enabled here: its guard is false" in verdict["reason"], verdict

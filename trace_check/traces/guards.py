@@ -31,7 +31,9 @@ GUARD = "Diag_guard_"  # Diag_guard_K: the guard's first K conjuncts are enabled
 COPY = "__g"  # a definition copied for prefix K: Name__gK
 
 _HEAD = re.compile(r"^([A-Za-z_]\w*)[ \t]*(\(|==)", re.MULTILINE)
-_END = re.compile(r"^(?:-{4,}|={4,})", re.MULTILINE)
+# what ends a definition's body besides the next one: a separator, the module's end, or another unit
+_END = re.compile(r"^(?:-{4,}|={4,}|(?:ASSUME|ASSUMPTION|VARIABLES?|CONSTANTS?|RECURSIVE|INSTANCE|THEOREM|LEMMA|EXTENDS|LOCAL)\b)",
+                  re.MULTILINE)
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _NAME = re.compile(r"(?<![.!\w])([A-Za-z_]\w*)\b")
 

@@ -30,10 +30,11 @@ CHUNK = 250
 EVENTS_FILE = "TraceEvents.txt"
 
 
-def diagnosis_names(protocol: Protocol, ev: dict[str, Any]) -> tuple[str, ...]:
-    """The diagnosis invariants of a rejected event, in the order they are tried."""
+def diagnosis_names(protocol: Protocol, ev: dict[str, Any], guards: bool = True) -> tuple[str, ...]:
+    """The diagnosis invariants of a rejected event, in the order they are tried (``guards``: with
+    each prefix of its action's guard, guards.py)."""
     fields = tuple(f"Diag_field_{f}" for f in shape_of(protocol, ev)[protocol.encoding.diagnosed])
-    guard = guard_diagnosis(protocol, protocol.spec_action(str(ev.get("action", ""))))
+    guard = guard_diagnosis(protocol, protocol.spec_action(str(ev.get("action", "")))) if guards else None
     names: list[str] = []
     for d in protocol.diagnoses:  # each prefix of the action's guard just before the whole action
         names += [*(guard.conjuncts if guard is not None and d.name == ENABLED else ()), f"Diag_{d.name}"]
@@ -59,6 +60,8 @@ class Window:
     # scratch), and the files to save this base's index in, for the windows after (log -> file)
     prior: handoff.Prior | None = None
     save: Mapping[str, str] | None = None
+    # A rejected event's diagnosis checks each prefix of its action's guard (guards.py)
+    guards: bool = True
 
 
 def viewed(protocol: Protocol, where: Window) -> Window:
@@ -127,7 +130,7 @@ def module_text(trace: Trace, every_step: bool, stuck: int | None = None, window
     if stuck is not None:
         ev = events[stuck - 1]
         lines += ["", f"Stuck == {stuck}"]
-        guard = guard_diagnosis(protocol, protocol.spec_action(str(ev.get("action", ""))))
+        guard = guard_diagnosis(protocol, protocol.spec_action(str(ev.get("action", "")))) if window.guards else None
         if guard is not None:
             lines += ["", *guard.lines, ""]
         lines += [f"Diag_{d.name} == {d.name}(Stuck)" for d in protocol.diagnoses]

@@ -167,11 +167,11 @@ def check_window(win: Trace, where: Window, source: TraceSource, options: CheckO
                     "or check in smaller windows (--window)")
         return Verdict(Status.ERROR, wall_time=r.wall_time, message=f"{r.outcome.value}: {r.message}{log}", **common), None
     stuck = min(r.depth or 1, len(win.events))
-    run2 = folder / "diagnose"
-    _prepare(run2, win, every_step, stuck, Window(start=where.start, classes=where.classes, base=where.base, prior=where.prior))
     ev = win.events[stuck - 1]
-    d = run_task("tlc", _task(win, run2, diagnosis_names(protocol, ev), timeout, init, every_step, attrs.evolve(where, view=False)), run2,
-                 None, stop=stop)
+    d = _diagnose(win, folder / "diagnose", stuck, where, timeout, init, every_step, stop)
+    if where.guards and d.outcome in (Outcome.PARSE_ERROR, Outcome.SEMANTIC_ERROR, Outcome.EVAL_ERROR):
+        # the guard's prefixes, copied from the spec, did not run: the diagnosis without them
+        d = _diagnose(win, folder / "diagnose-without-guard", stuck, attrs.evolve(where, guards=False), timeout, init, every_step, stop)
     state = None
     reason = "no behaviour of the spec reaches this event with the logged fields"
     if d.outcome is Outcome.VIOLATED and d.counterexample:
@@ -199,6 +199,16 @@ def check_window(win: Trace, where: Window, source: TraceSource, options: CheckO
         **common,
     )
     return verdict, None
+
+
+def _diagnose(win: Trace, run: Path, stuck: int, where: Window, timeout: float, init: str, every_step: bool,
+              stop: threading.Event | None) -> CheckResult:
+    """The diagnosis run of the event ``stuck`` that nothing explained: the first of its diagnoses
+    that fails in the state before it (``diagnosis_names``)."""
+    _prepare(run, win, every_step, stuck, Window(start=where.start, classes=where.classes, base=where.base, prior=where.prior,
+                                                 guards=where.guards))
+    names = diagnosis_names(win.protocol, win.events[stuck - 1], where.guards)
+    return run_task("tlc", _task(win, run, names, timeout, init, every_step, attrs.evolve(where, view=False)), run, None, stop=stop)
 
 
 def _reads_before(protocol: Protocol, action: str) -> frozenset[str] | None:
