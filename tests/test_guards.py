@@ -34,16 +34,21 @@ def test_each_prefix_of_a_guard_is_reached_through_the_trace_specs_dispatch() ->
     assert guard_diagnosis(plugins.get("kafka"), "NoSuchAction") is None
 
 
-@pytest.mark.tlc
-def test_a_new_master_that_serves_before_the_drain_is_told_the_drain_conjunct(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The C*One article's design as written (failover_no_drain): the checker rejects its trace at
-    the CoActivate and names the guard's conjunct that the drain makes true."""
+def no_drain_verdict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, dict]:
+    """The trace of C*One's failover_no_drain (docs/cone.md's example) and its verdict as JSON."""
     trace = tmp_path / "no-drain.jsonl"
     assert main(["simulate", "--protocol", "cone", "--seed", "11", "--workload", "album:adders=2,attempts=1", "--faults", "crash=1",
                  "--bugs", "failover_no_drain", "--out", str(trace)]) == 0
     capsys.readouterr()
     assert main(["check", "--json", str(trace)]) == 1
-    verdict = json.loads(capsys.readouterr().out)
+    return trace, json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.tlc
+def test_a_new_master_that_serves_before_the_drain_is_told_the_drain_conjunct(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The C*One article's design as written (failover_no_drain): the checker rejects its trace at
+    the CoActivate and names the guard's conjunct that the drain makes true."""
+    trace, verdict = no_drain_verdict(tmp_path, capsys)
     assert verdict["status"] == "rejected" and verdict["event"]["action"] == "CoActivate"
     assert "CoActivate is not enabled here: conjunct" in verdict["reason"] and "Drained" in verdict["reason"], verdict["reason"]
     # the state before shows what that conjunct reads: the batchlog entry still there, not the coordinators
@@ -64,10 +69,5 @@ def test_a_guard_diagnosis_that_does_not_run_falls_back_to_the_action(tmp_path: 
     broken = GuardDiagnosis(("Diag_guard_1 == NoSuchDefinition",), {"Diag_guard_1": "x"}, {"Diag_guard_1": frozenset()})
     monkeypatch.setattr(module_text, "guard_diagnosis", lambda protocol, action: broken)
     monkeypatch.setattr(one_window, "guard_diagnosis", lambda protocol, action: broken)
-    trace = tmp_path / "no-drain.jsonl"
-    assert main(["simulate", "--protocol", "cone", "--seed", "11", "--workload", "album:adders=2,attempts=1", "--faults", "crash=1",
-                 "--bugs", "failover_no_drain", "--out", str(trace)]) == 0
-    capsys.readouterr()
-    assert main(["check", "--json", str(trace)]) == 1
-    verdict = json.loads(capsys.readouterr().out)
+    _, verdict = no_drain_verdict(tmp_path, capsys)
     assert verdict["status"] == "rejected" and "CoActivate is not enabled here: its guard is false" in verdict["reason"], verdict
