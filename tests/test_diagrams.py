@@ -302,3 +302,30 @@ def test_every_sequence_diagram_in_the_docs_is_well_formed() -> None:
     blocks = [(d.name, b) for d in docs for b in re.findall(r"```mermaid\n(sequenceDiagram\n.*?)```", d.read_text(encoding="utf-8"), re.DOTALL)]
     assert len(blocks) >= 20
     assert {name: mermaid_problems(b) for name, b in blocks if mermaid_problems(b)} == {}
+
+
+@pytest.mark.tlc
+def test_a_rejected_trace_is_drawn_to_the_event_nothing_explains(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`txconform check --diagram FILE`: the spec's run to the state before the rejected event, as
+    steps numbered by the trace's events and a sequence diagram of the protocol's processes, its
+    last step marked with the event that cannot follow; an accepted trace gets no file."""
+    from test_guards import no_drain_verdict
+
+    from trace_check.cli.main import main
+
+    trace, _ = no_drain_verdict(tmp_path, capsys)
+    drawn = tmp_path / "no-drain.md"
+    assert main(["check", str(trace), "--diagram", str(drawn)]) == 1
+    assert f"the spec's run to event 18 written to {drawn}" in capsys.readouterr().err
+    text = drawn.read_text()
+    assert text.startswith("# no-drain.jsonl: rejected at event 18 (line 19): the spec's CoActivate is not enabled here")
+    assert "  0. Init\n" in text and "\n  1. ClientBegin c2" in text  # numbered by the events
+    mermaid = text.split("```mermaid\n")[1].split("```")[0]
+    assert mermaid_problems(mermaid) == []
+    assert "participant p_x1 as x1" in mermaid and "17. timeout: outcome unknown" in mermaid
+    assert mermaid.rstrip().endswith("Note over p_c2: event 18 (CoActivate) cannot be taken next: rejected\n    end")
+    ok = tmp_path / "ok.jsonl"
+    assert main(["simulate", "--protocol", "cone", "--seed", "4", "--workload", "album:adders=2,attempts=2", "--out", str(ok)]) == 0
+    capsys.readouterr()
+    assert main(["check", str(ok), "--diagram", str(tmp_path / "ok.md")]) == 0
+    assert "no diagram written" in capsys.readouterr().err and not (tmp_path / "ok.md").exists()

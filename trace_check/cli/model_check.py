@@ -362,24 +362,13 @@ def itf_meta(run: ModelRun) -> dict[str, Any]:
 def counterexample_markdown(run: ModelRun) -> str:
     cex = run.result.counterexample
     assert cex is not None
-    steps = "\n".join(render_steps(cex, run.model.trace_hide))
-    return (
-        f"# {run.model.name}: {run.model.shown(run.result.verdict)}\n\n{run.model.note}\n\n"
-        f"Found by {run.result.engine} in {run.result.wall_time:.1f} s.\n\n"
-        f"```text\n{steps}\n```\n\n```mermaid\n{diagram(run)}```\n"
-    )
-
-
-def diagram(run: ModelRun) -> str:
-    """The counterexample as a sequence diagram with the protocol's processes as lifelines (the
-    registry's ``diagram``), its last step marked with the property it breaks."""
-    cex = run.result.counterexample
-    assert cex is not None
     kind, _, name = run.result.verdict.partition(" ")
     mark = ""
     if kind == "violates" and name:
         mark = f"{name}: the example run ends here" if run.model.witness and run.outcome_ok else f"breaks {name}"
-    return diagrams.to_mermaid(cex, diagrams.load(run.model.diagram) if run.model.diagram else None, mark)
+    return diagrams.markdown(f"{run.model.name}: {run.model.shown(run.result.verdict)}", cex,
+                             diagrams.load(run.model.diagram) if run.model.diagram else None, mark, run.model.trace_hide,
+                             f"{run.model.note}\n\nFound by {run.result.engine} in {run.result.wall_time:.1f} s.")
 
 
 def runs_json(runs: list[ModelRun], engine: str, registry: Registry) -> dict[str, Any]:

@@ -14,10 +14,11 @@ from rich.text import Text
 
 from trace_check.engines.runner import ENGINE_CHOICES
 from trace_check.errors import TxconformError
-from trace_check.traces import plugins
+from trace_check.models.registry import spec_diagram
+from trace_check.traces import diagrams, plugins
 from trace_check.traces.format import spec_hash, write_trace
 from trace_check.traces.options import CheckOptions
-from trace_check.traces.protocol import ProtocolInputError, SimulateOptions
+from trace_check.traces.protocol import Protocol, ProtocolInputError, SimulateOptions
 from trace_check.traces.reader import count_events, read_trace
 from trace_check.traces.validation import check_trace_file
 from trace_check.traces.verdicts import Status, Verdict, verdict_lines
@@ -82,6 +83,9 @@ def add_parsers(sub: Any) -> None:
                      help="print a rejected event's state before it whole, every variable on one line (default: the "
                      "variables the event's spec action reads, a wide value part by part)")
     chk.add_argument("--workdir", type=Path, metavar="DIR", help="keep the generated module and engine logs in DIR")
+    chk.add_argument("--diagram", type=Path, metavar="FILE",
+                     help="for a trace rejected or breaking an invariant: write the spec's run up to there (of the last "
+                          "window) to FILE, as steps and a Mermaid sequence diagram of the protocol's processes (Markdown)")
     chk.set_defaults(func=cmd_check)
 
     mut = sub.add_parser(
@@ -137,6 +141,8 @@ def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
         options = CheckOptions(engine=args.engine, every_step=args.every_step is not False, timeout=args.timeout, workdir=args.workdir,
                                window=args.window, jobs=jobs, on_progress=progress)
         v = check_trace_file(args.trace, options, events=events)
+    if args.diagram is not None:
+        _write_diagram(args.diagram, v, args.trace, protocol, err)
     if args.json:
         out.print_json(json.dumps(verdict_json(v, args.trace), default=str))
     else:
@@ -145,6 +151,26 @@ def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
     if v.status is Status.ERROR:
         return EXIT_USAGE
     return EXIT_OK if v.ok else EXIT_FAIL
+
+
+def _write_diagram(target: Path, v: Verdict, path: Path, protocol: Protocol, err: Console) -> None:
+    """The spec's run of a rejected trace (to the state before the event) or of one that breaks an
+    invariant, as Markdown: its steps and a sequence diagram, the last step marked."""
+    if v.run is None or not v.run.steps:
+        err.print(Text(f"txconform: no diagram written to {target}: the trace was {v.status.value}, not rejected or breaking an invariant"))
+        return
+    module, hide = spec_diagram(protocol.registry) if protocol.registry is not None else (None, ())
+    if v.status is Status.REJECTED and v.event is not None:
+        mark = f"event {v.at_event} ({v.event.get('action')}) cannot be taken next: rejected"
+    else:
+        mark = f"breaks {v.invariant}" + (f" (its part {v.part})" if v.part else "")
+    first = verdict_lines(v, path, protocol.engine_noun)[0]
+    text = diagrams.markdown(f"{path.name}: {first}", v.run, diagrams.load(module) if module else None, mark, hide)
+    try:
+        target.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise TxconformError(f"--diagram {target}: cannot write it ({e.strerror}); give a file in a folder that exists") from None
+    err.print(Text(f"txconform: the spec's run to event {v.at_event or v.events} written to {target}"))
 
 
 def verdict_json(v: Verdict, path: Path) -> dict[str, Any]:

@@ -209,6 +209,14 @@ def spec_invariants(registry_file: Path) -> tuple[str, ...]:
     return tuple(base["invariants"])
 
 
+def spec_diagram(registry_file: Path) -> tuple[str | None, tuple[str, ...]]:
+    """The [base]'s ``diagram`` module (None: none) and ``trace_hide``: how a run of the spec is
+    drawn and shown (a checked trace's, as a model's counterexample)."""
+    text, data = _read(registry_file)
+    base = _load_base(registry_file, text, data)
+    return base.get("diagram"), tuple(base.get("trace_hide", ()))
+
+
 def _read(path: Path) -> tuple[str, dict[str, Any]]:
     if not path.is_file():
         raise RegistryError(f"{path}: registry file not found: pass --registry FILE or run from the project root")

@@ -14,7 +14,7 @@ import importlib
 from collections.abc import Iterable
 
 from trace_check.errors import TxconformError
-from trace_check.models.counterexample import label
+from trace_check.models.counterexample import label, render_steps
 from trace_check.models.result import Counterexample
 from trace_check.traces.protocol import Arrow, Diagram, Note
 
@@ -76,6 +76,12 @@ def to_mermaid(cex: Counterexample, diagram: Diagram | None, mark: str = "") -> 
     if cex.loop is not None and used:
         lines.append(f"    Note over {_span(used, used)}: {_text(f'↻ back to state {cex.loop}: the run loops from there for ever')}")
     return "\n".join(lines) + "\n"
+
+
+def markdown(title: str, cex: Counterexample, diagram: Diagram | None, mark: str, hide: tuple[str, ...] = (), note: str = "") -> str:
+    """A run as Markdown: a title, a note, its numbered steps and its sequence diagram."""
+    steps = "\n".join(render_steps(cex, hide))
+    return f"# {title}\n\n" + (f"{note}\n\n" if note else "") + f"```text\n{steps}\n```\n\n```mermaid\n{to_mermaid(cex, diagram, mark)}```\n"
 
 
 def _order(declared: list[str], appearing: Iterable[str]) -> list[str]:

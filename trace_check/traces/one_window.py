@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import attrs
 
 from trace_check.engines import tlc_java
 from trace_check.engines.runner import run_task
-from trace_check.models.result import ApalacheOptions, CheckResult, CheckTask, Outcome, TlcOptions
+from trace_check.models.result import ApalacheOptions, CheckResult, CheckTask, Counterexample, Outcome, TlcOptions
 from trace_check.traces import handoff
 from trace_check.traces.guards import GUARD, guard_diagnosis
 from trace_check.traces.invariants import checked_name, checked_of, checked_parts, from_index_definitions
@@ -149,6 +150,7 @@ def check_window(win: Trace, where: Window, source: TraceSource, options: CheckO
         return Verdict(Status.ACCEPTED, wall_time=r.wall_time, **common), states
     if r.outcome is Outcome.VIOLATED and r.invariant and (named := checked_of(r.invariant)) is not None:
         steps = r.counterexample.steps if r.counterexample else ()
+        common["run"] = _spec_run(r.counterexample, win.first - 1)
         at = int(steps[-1].state.get("l", 1)) - 1 if steps else None
         verdict = Verdict(
             Status.VIOLATES,
@@ -175,8 +177,8 @@ def check_window(win: Trace, where: Window, source: TraceSource, options: CheckO
     state = None
     reason = "no behaviour of the spec reaches this event with the logged fields"
     if d.outcome is Outcome.VIOLATED and d.counterexample:
-        generated = ("traceFrom_", "tracePrev_", "traceIndex")  # the generated module's own variables
-        state = {k: v for k, v in d.counterexample.steps[-1].state.items() if k not in ("l", "traceChanged") and not k.startswith(generated)}
+        common["run"] = _spec_run(d.counterexample, win.first - 1)
+        state = _spec_state(d.counterexample.steps[-1].state)
         if where.base is not None:  # shown with whole logs
             state = where.base.joined(state)
         reason = _explain(d.invariant or "", ev, win, offset + stuck, prefix)
@@ -199,6 +201,24 @@ def check_window(win: Trace, where: Window, source: TraceSource, options: CheckO
         **common,
     )
     return verdict, None
+
+
+GENERATED = ("traceFrom_", "tracePrev_", "traceIndex")  # the prefixes of the generated module's own variables
+
+
+def _spec_state(state: Mapping[str, Any]) -> dict[str, Any]:
+    """A state of the generated module without its own variables: the spec's state."""
+    return {k: v for k, v in state.items() if k not in ("l", "traceChanged") and not k.startswith(GENERATED)}
+
+
+def _spec_run(cex: Counterexample | None, offset: int) -> Counterexample | None:
+    """The run TLC printed, each state the spec's (``_spec_state``), numbered by the trace's events:
+    state k of a window whose first event follows ``offset`` events is the state after event
+    ``offset + k - 1`` (0: the initial state)."""
+    if cex is None:
+        return None
+    steps = tuple(attrs.evolve(s, index=offset + s.index - 1, state=_spec_state(s.state)) for s in cex.steps)
+    return attrs.evolve(cex, steps=steps, variables=tuple(v for v in cex.variables if v in steps[0].state) if steps else ())
 
 
 def _diagnose(win: Trace, run: Path, stuck: int, where: Window, timeout: float, init: str, every_step: bool,

@@ -11,6 +11,7 @@ from typing import Any
 import attrs
 
 from trace_check.models.counterexample import state_lines
+from trace_check.models.result import Counterexample
 from trace_check.values.tla import format_value
 
 
@@ -41,6 +42,9 @@ class Verdict:
     action_reads: frozenset[str] | None = None  # ... and the variables it reads in the state before (None: unknown)
     read_by: str = ""  # ... what reads them, for people: the action and the spec's values of the event's columns
     message: str = ""  # for ERROR
+    # for REJECTED and VIOLATES: the spec's run to the state before the event nothing explained, or
+    # to the state that breaks the invariant (of the last window: its start is the window's first state)
+    run: Counterexample | None = None
     every_step: bool = False
     distinct_states: int | None = None
     windows: int = 1  # TLC runs the trace was checked in, each from the states the last ended in
