@@ -103,7 +103,7 @@ def _state_before_lines(v: Verdict, width: int | None, full: bool) -> list[str]:
     lines = [f"  the spec's state just before it, what {v.read_by or v.spec_action} read:"]
     lines += [line for var in shown for line in state_lines(var, state[var], width, "    ")]
     if not shown:
-        lines.append("    (no variable)")
+        lines.append("    (no variable: only constants)")
     if others:
         noun = "variable" if others == 1 else "variables"
         lines.append(f"    (and {others} other {noun}, which they do not read: --full prints the whole state)")
