@@ -67,6 +67,19 @@ def test_timed_tests_are_dealt_the_longest_first_into_the_emptiest_shard() -> No
     assert tiers.shards(list(reversed([*times, "untimed"])), times) == dealt  # the same in any order
 
 
+def test_the_tests_of_a_module_that_shares_a_server_are_dealt_together() -> None:
+    """A module of TOGETHER (its module-scoped fixture starts a real server) is one unit: all its
+    tests in one shard, timed or not, so that a CI run starts the server once."""
+    module = next(iter(tiers.TOGETHER))
+    tests = [f"{module}::test_{k}" for k in range(12)]
+    times = {tests[0]: 30.0, tests[1]: 5.0} | {f"t{k}": float(k) for k in range(1, 40)}
+    dealt = tiers.shards([*tests, *(n for n in times if n.startswith("t"))], times)
+    assert len({dealt[n] for n in tests}) == 1
+    untimed = tiers.shards(tests[2:], {})
+    assert set(untimed.values()) == {tiers.shard_of(module)}
+    assert tiers.unit_of("tests/test_cli.py::test_a") == "tests/test_cli.py::test_a"
+
+
 def test_the_recorded_times_are_read(tmp_path: Path) -> None:
     junit = tmp_path / "run.xml"
     junit.write_text('<testsuites><testsuite><testcase classname="tests.test_x" name="test_a[1]" time="12.34"/>'

@@ -14,7 +14,8 @@ checks and trace checks, Spark's replays and the real brokers' starts. ``--tier 
   writes it) the longest first into the shard with the least time so far, the others by a hash of
   their node id; the run of a commit takes the shard of its number of commits (``git rev-list
   --count HEAD``), so SHARDS successive commits run every test once. ``TXCONFORM_SHARD=K`` picks
-  a shard by hand (``all``: every shard, what ``make test-all`` runs).
+  a shard by hand (``all``: every shard, what ``make test-all`` runs). The tests of a module of
+  TOGETHER, which share a real server, are dealt as one, so a shard starts it once.
 
 A test marked ``long`` is never in the core. The run's header names the shard it took.
 """
@@ -84,16 +85,32 @@ def recorded() -> dict[str, float]:
         return {}
 
 
+# The modules whose tests share a real server that a module-scoped fixture starts (a Cassandra node
+# takes 30-40 s, three nodes 95-143 s): their tests are dealt as one, so that one shard starts it once.
+TOGETHER = frozenset({"tests/test_cassandra_target.py"})
+
+
+def unit_of(nodeid: str) -> str:
+    """What is dealt to a shard as one: a test, or the module of TOGETHER it is in."""
+    module = nodeid.partition("::")[0]
+    return module if module in TOGETHER else nodeid
+
+
 def shards(nodeids: list[str], times: dict[str, float]) -> dict[str, int]:
-    """Each test's shard: the timed ones the longest first into the shard with the least time so
-    far (ties by node id, so every process deals alike), the others by shard_of."""
+    """Each test's shard: the units (unit_of) with a time (their tests' recorded times added up) the
+    longest first into the shard with the least time so far (ties by name, so every process deals
+    alike), the others by shard_of."""
+    units: dict[str, list[str]] = {}
+    for n in nodeids:
+        units.setdefault(unit_of(n), []).append(n)
+    took = {u: sum(times[n] for n in ns if n in times) for u, ns in units.items() if any(n in times for n in ns)}
     load = [(0.0, k) for k in range(SHARDS)]
-    out = {}
-    for nodeid in sorted((n for n in nodeids if n in times), key=lambda n: (-times[n], n)):
+    dealt = {}
+    for unit in sorted(took, key=lambda u: (-took[u], u)):
         total, k = heapq.heappop(load)
-        out[nodeid] = k
-        heapq.heappush(load, (total + times[nodeid], k))
-    return out | {n: shard_of(n) for n in nodeids if n not in times}
+        dealt[unit] = k
+        heapq.heappush(load, (total + took[unit], k))
+    return {n: dealt[u] if u in dealt else shard_of(u) for u, ns in units.items() for n in ns}
 
 
 def this_shard() -> int | None:
