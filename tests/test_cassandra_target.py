@@ -5,12 +5,16 @@ Without a node (always run, no JVM started): the cassandra.yaml and command line
 target's names and versions, and the one-line errors for a missing or wrong Java, a missing Maven,
 a version Maven Central does not serve and a node that does not start.
 
-With a real node (mark ``probe``; skipped without Java 17, Maven or cassandra-driver): one node on
-127.0.0.1 (about 20-45 s to start on 2 slow cores), on which last-write-wins by timestamp holds as
-the engine's rule says (a lower timestamp written later loses), and a LOGGED batch at QUORUM
-``USING TIMESTAMP`` applies whole, index rows included. The same tests on three nodes (127.0.0.1 to
-127.0.0.3, RF=3, one node stopped by its pid at the end and started again) run only with
-``TXCONFORM_CASSANDRA_CLUSTER_TESTS=1`` (about 4 minutes more, 2.2 GiB of memory). The clusters come
+With real nodes (mark ``probe``; skipped without Java 17, Maven or cassandra-driver): three nodes on
+127.0.0.1 to 127.0.0.3, one per simulated data centre, RF = 3, as the design has them (2.2 GiB; 26 s
+to start on a quiet 2-core machine), or one node when less than 6 GiB is free. On them
+last-write-wins by timestamp holds as the engine's rule says (a lower timestamp written later
+loses), a LOGGED batch at QUORUM ``USING TIMESTAMP`` applies whole, index rows included, a quorum
+holds with a node stopped by its pid, and the C*One coordinator processes run under every fault.
+The runs of the design's guards on the cluster (pause, zombie, stall, failover_no_drain) are in
+every ``make test`` (mark ``core``); the module's other tests are dealt together into one shard
+(tests/tiers.py TOGETHER). ``TXCONFORM_CASSANDRA_CLUSTER_TESTS=1`` runs them all on one node and
+again on three, ``=0`` on one node only. The clusters come
 from probe/testing.py's ``txconform_cassandra_cluster``: at most one is up at a time, the module
 runs on one xdist worker (tests/conftest.py CASSANDRA_MODULES), and every node is stopped by its
 process id and its folder removed when the session ends.
@@ -170,6 +174,24 @@ def test_the_engines_cell_rule_is_cassandras() -> None:
 # --- on real nodes ----------------------------------------------------------------------------------
 
 CLUSTER_TESTS = os.environ.get("TXCONFORM_CASSANDRA_CLUSTER_TESTS") == "1"
+# Free memory three nodes need beside the rest of the suite (each ~700 MiB, measured: 2.2 GiB in all).
+THREE_NODES_MEMORY = 6 << 30
+
+
+def cluster_sizes() -> list[int]:
+    """The cluster sizes the tests on real nodes run on: three nodes, one per simulated data centre
+    as the design has them (RF = 3), when the memory is there (one node otherwise: the tests that
+    need three skip, saying so); TXCONFORM_CASSANDRA_CLUSTER_TESTS=1 runs them on one node and
+    again on three, =0 on one node only."""
+    if CLUSTER_TESTS:
+        return [1, 3]
+    if os.environ.get("TXCONFORM_CASSANDRA_CLUSTER_TESTS") == "0":
+        return [1]
+    try:
+        free = next(int(line.split()[1]) << 10 for line in Path("/proc/meminfo").read_text().splitlines() if line.startswith("MemAvailable:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        return [1]
+    return [3] if free >= THREE_NODES_MEMORY else [1]
 
 
 @pytest.mark.probe
@@ -197,7 +219,7 @@ def test_hold_keeps_a_node_until_interrupted_and_stops_it(tmp_path: Path) -> Non
         assert not alive(java[0]) and not list(held.glob("txconform-cassandra-*"))
 
 
-@pytest.fixture(scope="module", params=[1, 3] if CLUSTER_TESTS else [1], ids=lambda n: f"{n}node")
+@pytest.fixture(scope="module", params=cluster_sizes(), ids=lambda n: f"{n}node")
 def store(request: pytest.FixtureRequest, txconform_cassandra_cluster: Callable[..., Any]) -> Iterator[tuple[cassandra.CassandraCluster, object]]:
     """The session's cluster of ``param`` nodes (probe/testing.py), with the C*One schema in a
     keyspace of this module's own."""
@@ -302,7 +324,7 @@ def test_quorum_holds_with_one_node_stopped(store: tuple[cassandra.CassandraClus
     cluster, s = store
     assert isinstance(s, CassandraStore)
     if len(cluster.nodes) < 3:
-        pytest.skip("needs three nodes: TXCONFORM_CASSANDRA_CLUSTER_TESTS=1")
+        pytest.skip("needs three nodes: this run has one (less than 6 GiB free, or TXCONFORM_CASSANDRA_CLUSTER_TESTS=0)")
     node = cluster.nodes[2]
     assert node.process is not None
     pid = node.process.pid
@@ -316,7 +338,9 @@ def test_quorum_holds_with_one_node_stopped(store: tuple[cassandra.CassandraClus
 
 # --- the coordinators as processes (ref_impl/cone/processes.py) ------------------------------------
 
-FAULT_TESTS = os.environ.get("TXCONFORM_CASSANDRA_FAULT_TESTS") == "1"
+# The one-node process runs under every fault, in make test (the module is one shard's, tests/tiers.py
+# TOGETHER); TXCONFORM_CASSANDRA_FAULT_TESTS=0 leaves out those beyond pause, zombie and no_ts_bump.
+FAULT_TESTS = os.environ.get("TXCONFORM_CASSANDRA_FAULT_TESTS", "1") != "0"
 
 
 def test_a_reported_step_the_spec_does_not_allow_is_kept_and_named() -> None:
@@ -403,6 +427,7 @@ def _accepted(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.probe
+@pytest.mark.core  # every make test: the design's guards on a real cluster
 def test_a_paused_master_fences_itself_and_the_run_is_accepted(
     store: tuple[cassandra.CassandraCluster, object], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -418,6 +443,7 @@ def test_a_paused_master_fences_itself_and_the_run_is_accepted(
 
 
 @pytest.mark.probe
+@pytest.mark.core  # every make test: the design's guards on a real cluster
 def test_a_zombie_master_loses_an_update_and_the_run_is_rejected(
     store: tuple[cassandra.CassandraCluster, object], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -442,9 +468,9 @@ def test_the_other_process_runs_are_accepted(
 ) -> None:
     """No fault; the master SIGKILLed with c1's transaction open (c1 told failed, its retry and c2
     commit at the first backup); the master's heartbeats to both backups cut (it fences itself,
-    then is declared dead). About 25 s each: TXCONFORM_CASSANDRA_FAULT_TESTS=1."""
+    then is declared dead). About 25 s each (TXCONFORM_CASSANDRA_FAULT_TESTS=0 leaves them out)."""
     if not FAULT_TESTS:
-        pytest.skip("about 75 s more: TXCONFORM_CASSANDRA_FAULT_TESTS=1")
+        pytest.skip("left out by TXCONFORM_CASSANDRA_FAULT_TESTS=0")
     r = _process_run(store, scenario, tmp_path)
     assert r.told == (("committed", "committed") if scenario == "plain" else ("failed", "committed", "committed")), r
     assert (r.album, r.photos) == (3, 3) and r.departures == () and r.violations == (), r
@@ -472,10 +498,10 @@ def test_a_new_master_lifts_its_clock_and_the_handover_is_accepted(
     store: tuple[cassandra.CassandraCluster, object], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The guarded counterpart of no_ts_bump: x2 activates with its clock above the group's highest
-    timestamp (1, read at QUORUM from txns), so c2's retag commits at 3. About 15 s:
-    TXCONFORM_CASSANDRA_FAULT_TESTS=1."""
+    timestamp (1, read at QUORUM from txns), so c2's retag commits at 3. About 15 s
+    (TXCONFORM_CASSANDRA_FAULT_TESTS=0 leaves it out)."""
     if not FAULT_TESTS:
-        pytest.skip("about 15 s more: TXCONFORM_CASSANDRA_FAULT_TESTS=1")
+        pytest.skip("left out by TXCONFORM_CASSANDRA_FAULT_TESTS=0")
     r = _process_run(store, "handover", tmp_path)
     assert r.told == ("committed", "committed") and (r.album, r.photos) == (2, 2), r
     assert dict(r.committed) == {"init": 0, "c1/1": 1, "c2/1": 3} and r.departures == () and r.violations == (), r
@@ -490,7 +516,7 @@ def _stall_run(store: tuple[cassandra.CassandraCluster, object], scenario: str, 
 
     cluster, s = store
     if len(cluster.nodes) < 3:
-        pytest.skip("needs three nodes: TXCONFORM_CASSANDRA_CLUSTER_TESTS=1")
+        pytest.skip("needs three nodes: this run has one (less than 6 GiB free, or TXCONFORM_CASSANDRA_CLUSTER_TESTS=0)")
     assert isinstance(s, CassandraStore)
     fresh = CassandraStore(s.session, None, f"cone_procs_3_{scenario}")
     fresh.create_schema(3)
@@ -508,6 +534,7 @@ def _stall_run(store: tuple[cassandra.CassandraCluster, object], scenario: str, 
 
 
 @pytest.mark.probe
+@pytest.mark.core  # every make test: the design's guards on a real cluster
 def test_a_batch_left_in_the_batchlog_is_waited_for_and_the_run_is_accepted(
     store: tuple[cassandra.CassandraCluster, object], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -526,6 +553,7 @@ def test_a_batch_left_in_the_batchlog_is_waited_for_and_the_run_is_accepted(
 
 
 @pytest.mark.probe
+@pytest.mark.core  # every make test: the design's guards on a real cluster
 def test_a_new_master_that_does_not_drain_the_batchlog_loses_an_update_and_the_run_is_rejected(
     store: tuple[cassandra.CassandraCluster, object], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -554,7 +582,7 @@ def test_a_lost_data_centre_leaves_a_quorum_and_the_run_is_accepted(
     again, with its data, for the session's next user."""
     cluster, _ = store
     if len(cluster.nodes) < 3:
-        pytest.skip("needs three nodes: TXCONFORM_CASSANDRA_CLUSTER_TESTS=1")
+        pytest.skip("needs three nodes: this run has one (less than 6 GiB free, or TXCONFORM_CASSANDRA_CLUSTER_TESTS=0)")
     from ref_impl.cone import processes
     from ref_impl.cone.cassandra_store import CassandraStore
 
@@ -579,10 +607,10 @@ def test_a_backup_deciding_alone_makes_two_masters_and_the_run_is_rejected(
     """Cone.tla's failover_no_quorum on real processes: x1's heartbeats to x2 cut (x3 still hears
     x1); x2 declares x1 dead on its own misses and activates while x1, still confirmed by x3, holds
     c1's photo row: two masters hold one lock (ExclusiveLocks) until x1 learns the verdict and
-    fences itself. The checker rejects the trace at the DeclareDead. About 25 s:
-    TXCONFORM_CASSANDRA_FAULT_TESTS=1."""
+    fences itself. The checker rejects the trace at the DeclareDead. About 25 s
+    (TXCONFORM_CASSANDRA_FAULT_TESTS=0 leaves it out)."""
     if not FAULT_TESTS:
-        pytest.skip("about 25 s more: TXCONFORM_CASSANDRA_FAULT_TESTS=1")
+        pytest.skip("left out by TXCONFORM_CASSANDRA_FAULT_TESTS=0")
     r = _process_run(store, "split", tmp_path)
     assert r.violations and r.violations[0].startswith("ExclusiveLocks violated after event"), r
     assert r.told == ("failed", "committed", "committed") and (r.album, r.photos) == (3, 3), r
