@@ -11,9 +11,9 @@ to start on a quiet 2-core machine), or one node when less than 6 GiB is free. O
 last-write-wins by timestamp holds as the engine's rule says (a lower timestamp written later
 loses), a LOGGED batch at QUORUM ``USING TIMESTAMP`` applies whole, index rows included, a quorum
 holds with a node stopped by its pid, and the C*One coordinator processes run under every fault.
-The runs of the design's guards on the cluster (pause, zombie, stall, failover_no_drain) are in
-every ``make test`` (mark ``core``); the module's other tests are dealt together into one shard
-(tests/tiers.py TOGETHER). ``TXCONFORM_CASSANDRA_CLUSTER_TESTS=1`` runs them all on one node and
+The process runs under every fault, guarded and not (pause, zombie, kill, cut, split, handover,
+no_ts_bump, stall, failover_no_drain, dc), are in every ``make test`` (mark ``core``); the module's
+other tests are dealt together into one shard (tests/tiers.py TOGETHER). ``TXCONFORM_CASSANDRA_CLUSTER_TESTS=1`` runs them all on one node and
 again on three, ``=0`` on one node only. The clusters come
 from probe/testing.py's ``txconform_cassandra_cluster``: at most one is up at a time, the module
 runs on one xdist worker (tests/conftest.py CASSANDRA_MODULES), and every node is stopped by its
@@ -427,7 +427,7 @@ def _accepted(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.probe
-@pytest.mark.core  # every make test: the design's guards on a real cluster
+@pytest.mark.core  # every make test: the design's guards and faults on a real cluster
 def test_a_paused_master_fences_itself_and_the_run_is_accepted(
     store: tuple[cassandra.CassandraCluster, object], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -443,7 +443,7 @@ def test_a_paused_master_fences_itself_and_the_run_is_accepted(
 
 
 @pytest.mark.probe
-@pytest.mark.core  # every make test: the design's guards on a real cluster
+@pytest.mark.core  # every make test: the design's guards and faults on a real cluster
 def test_a_zombie_master_loses_an_update_and_the_run_is_rejected(
     store: tuple[cassandra.CassandraCluster, object], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -462,7 +462,7 @@ def test_a_zombie_master_loses_an_update_and_the_run_is_rejected(
 
 
 @pytest.mark.probe
-@pytest.mark.parametrize("scenario", ["plain", "kill", "cut"])
+@pytest.mark.parametrize("scenario", ["plain", pytest.param("kill", marks=pytest.mark.core), pytest.param("cut", marks=pytest.mark.core)])
 def test_the_other_process_runs_are_accepted(
     store: tuple[cassandra.CassandraCluster, object], scenario: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -478,6 +478,7 @@ def test_the_other_process_runs_are_accepted(
 
 
 @pytest.mark.probe
+@pytest.mark.core  # every make test: the design's guards and faults on a real cluster
 def test_a_new_master_that_keeps_its_clock_commits_at_the_old_masters_timestamp_and_the_run_is_rejected(
     store: tuple[cassandra.CassandraCluster, object], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -494,6 +495,7 @@ def test_a_new_master_that_keeps_its_clock_commits_at_the_old_masters_timestamp_
 
 
 @pytest.mark.probe
+@pytest.mark.core  # every make test: the design's guards and faults on a real cluster
 def test_a_new_master_lifts_its_clock_and_the_handover_is_accepted(
     store: tuple[cassandra.CassandraCluster, object], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -534,7 +536,7 @@ def _stall_run(store: tuple[cassandra.CassandraCluster, object], scenario: str, 
 
 
 @pytest.mark.probe
-@pytest.mark.core  # every make test: the design's guards on a real cluster
+@pytest.mark.core  # every make test: the design's guards and faults on a real cluster
 def test_a_batch_left_in_the_batchlog_is_waited_for_and_the_run_is_accepted(
     store: tuple[cassandra.CassandraCluster, object], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -553,7 +555,7 @@ def test_a_batch_left_in_the_batchlog_is_waited_for_and_the_run_is_accepted(
 
 
 @pytest.mark.probe
-@pytest.mark.core  # every make test: the design's guards on a real cluster
+@pytest.mark.core  # every make test: the design's guards and faults on a real cluster
 def test_a_new_master_that_does_not_drain_the_batchlog_loses_an_update_and_the_run_is_rejected(
     store: tuple[cassandra.CassandraCluster, object], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -573,6 +575,7 @@ def test_a_new_master_that_does_not_drain_the_batchlog_loses_an_update_and_the_r
 
 
 @pytest.mark.probe
+@pytest.mark.core  # every make test: the design's guards and faults on a real cluster
 def test_a_lost_data_centre_leaves_a_quorum_and_the_run_is_accepted(
     store: tuple[cassandra.CassandraCluster, object], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -601,6 +604,7 @@ def test_a_lost_data_centre_leaves_a_quorum_and_the_run_is_accepted(
 
 
 @pytest.mark.probe
+@pytest.mark.core  # every make test: the design's guards and faults on a real cluster
 def test_a_backup_deciding_alone_makes_two_masters_and_the_run_is_rejected(
     store: tuple[cassandra.CassandraCluster, object], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
