@@ -6,10 +6,10 @@
 #               their traces
 #   make models model-check every registered model of tier ci (what CI checks), counterexamples to out/
 #   make test   set up .venv if needed, lint, types, and the tests CI runs (pytest --tier ci, about
-#               15 minutes on 2 cores): every test make quick runs, every model's outcome and pins but
+#               8-15 minutes on 2 cores): every test make quick runs, every model's outcome and pins but
 #               the 13 that take 25 s or more, the docs blocks of the others, a few short tests of each
 #               subsystem, and one of 16 shards of the rest (even by measured times), in turn by commit (tests/tiers.py)
-#   make test-all  the same with every test (50-67 minutes on 2 cores): what a session runs before
+#   make test-all  the same with every test (23-67 minutes on 2 cores): what a session runs before
 #               it ends, and before an issue is resolved
 #   make quick  the loop while editing: lint, types, and the tests that start no TLC, Spark, broker or
 #               browser (about 860 of the 1,400, a minute or two on 2 cores); make test before a commit
