@@ -177,6 +177,42 @@ def _read_a_after(server: Running) -> bytes:
 
 
 @CHECKED
+def test_a_writer_in_gzip_publishes_its_messages_and_bad_gzip_is_a_bad_request(server: Running, checked: str) -> None:
+    """The SDK's writer compresses with the codec asked for (GZIP here): the server takes it, the
+    engine keeps the data decoded, and a reader gets it as written. Data that is not gzip in a GZIP
+    write is BAD_REQUEST, not a crash (a raw frame of the SDK's own stream)."""
+
+    def body() -> list[bytes]:
+        with sdk(server) as driver, ydb.QuerySessionPool(driver) as pool, driver.topic_client.reader("A", consumer="c") as reader:
+            def gzipped(tx: Any) -> None:
+                batch = reader.receive_batch_with_tx(tx, max_messages=2, timeout=T)
+                writer = driver.topic_client.tx_writer(tx, "B", codec=ydb.TopicCodec.GZIP)
+                for m in batch.messages:
+                    writer.write(ydb.TopicWriterMessage(m.data), timeout=T)
+
+            pool.retry_tx_sync(gzipped, retry_settings=RETRY)
+            return read_all(driver, "B", "check")
+
+    assert bounded(body) == [b"A/1/0", b"A/1/1"]
+    assert server.front.engine.told[1] == "COMMITTED"
+    import grpc
+    from ydb._grpc.v4.protos import ydb_status_codes_pb2, ydb_topic_pb2
+
+    from ref_impl.ydb.serve.services import GZIP, RAW
+
+    W = ydb_topic_pb2.StreamWriteMessage
+    frames = [W.FromClient(init_request=W.InitRequest(path="B", producer_id="p", partition_id=0)),
+              W.FromClient(write_request=W.WriteRequest(codec=GZIP, messages=[W.WriteRequest.MessageData(seq_no=1, data=b"not gzip")]))]
+    with grpc.insecure_channel(server.bootstrap) as channel:
+        stream = channel.stream_stream("/Ydb.Topic.V1.TopicService/StreamWrite", request_serializer=W.FromClient.SerializeToString,
+                                       response_deserializer=W.FromServer.FromString)
+        answers = list(stream(iter(frames), timeout=T))
+    assert answers[0].HasField("init_response") and set(answers[0].init_response.supported_codecs.codecs) == {RAW, GZIP}
+    assert answers[-1].status == ydb_status_codes_pb2.StatusIds.BAD_REQUEST, answers[-1]
+    assert any("not codec 2 (GZIP)" in i.message for i in answers[-1].issues), answers[-1]
+
+
+@CHECKED
 def test_what_the_engine_cannot_express_is_refused_with_a_clear_status(server: Running, checked: str) -> None:
     def body() -> None:
         with sdk(server) as driver, ydb.QuerySessionPool(driver) as pool:

@@ -16,10 +16,12 @@ generator yields from, so that the front can push data to a reader when B's log 
 from __future__ import annotations
 
 import contextlib
+import gzip
 import logging
 import queue
 import re
 import threading
+import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -49,6 +51,11 @@ log = logging.getLogger("txconform.serve.ydb")
 
 StatusIds = ydb_status_codes_pb2.StatusIds
 RAW = 1  # Ydb.Topic.Codec.CODEC_RAW
+GZIP = 2  # Ydb.Topic.Codec.CODEC_GZIP
+# The codecs a writer may send data in, and how the server reads it (a codec is how the data travels,
+# not a step of the transaction protocol: the engine keeps the data decoded, and readers get it RAW).
+# LZOP and ZSTD are refused (UNSUPPORTED): they would need packages this project does not install.
+DECODERS: dict[int, Callable[[bytes], bytes]] = {RAW: lambda data: data, GZIP: gzip.decompress}
 NODE_ID = 1
 POLL_S = 0.2  # how often a waiting stream looks whether its client or the server has gone
 SELECT_1 = re.compile(r"^\s*select\s+1\s*;?\s*$", re.IGNORECASE)
@@ -353,7 +360,7 @@ class Topic(ydb_topic_v1_pb2_grpc.TopicServiceServicer):  # type: ignore[misc]
                 partitioning_settings=ydb_topic_pb2.PartitioningSettings(min_active_partitions=t.partitions,
                                                                          partition_count_limit=t.partitions),
                 partitions=[ydb_topic_pb2.DescribeTopicResult.PartitionInfo(partition_id=p, active=True) for p in range(t.partitions)],
-                supported_codecs=ydb_topic_pb2.SupportedCodecs(codecs=[RAW]),
+                supported_codecs=ydb_topic_pb2.SupportedCodecs(codecs=sorted(DECODERS)),
                 consumers=[ydb_topic_pb2.Consumer(name=c) for c in t.consumers])
 
         return self._op("DescribeTopic", describe, lambda op: ydb_topic_pb2.DescribeTopicResponse(operation=op))
@@ -406,7 +413,7 @@ class Topic(ydb_topic_v1_pb2_grpc.TopicServiceServicer):  # type: ignore[misc]
                     last = max((s.seq_no for s in front.b_log[1] if s.producer == init.producer_id), default=0)
                 out.put(W.FromServer(status=status("SUCCESS"), init_response=W.InitResponse(
                     last_seq_no=last, session_id=front.new_id("write"), partition_id=state["partition"],
-                    supported_codecs=ydb_topic_pb2.SupportedCodecs(codecs=[RAW]))))
+                    supported_codecs=ydb_topic_pb2.SupportedCodecs(codecs=sorted(DECODERS)))))
             elif kind == "write_request":
                 if "path" not in state:
                     raise front.refuse("BAD_REQUEST", "a write before the stream's init_request")
@@ -416,19 +423,25 @@ class Topic(ydb_topic_v1_pb2_grpc.TopicServiceServicer):  # type: ignore[misc]
                 # transaction are written_in_tx, with no offset (write_session_actor.cpp)
                 if not wr.messages or wr.codec == 0:
                     raise front.refuse("BAD_REQUEST", "bad write request: no messages, or codec unspecified (id 0)")
-                if wr.codec != RAW:
-                    raise front.refuse("UNSUPPORTED", f"codec {wr.codec}: this server takes raw data only")
+                if wr.codec not in DECODERS:
+                    raise front.refuse("UNSUPPORTED", f"codec {wr.codec}: this server takes RAW (1) and GZIP (2) data only")
+                data = []
+                for m in wr.messages:
+                    try:
+                        data.append(DECODERS[wr.codec](m.data))
+                    except (OSError, EOFError, zlib.error):
+                        raise front.refuse("BAD_REQUEST", f"message seq_no {m.seq_no}: its data is not codec {wr.codec} (GZIP)") from None
                 acks = []
                 if not wr.HasField("tx"):  # outside a transaction: only A's data before it is read (front.preload)
-                    for m in wr.messages:
-                        o = front.preload(state["path"], state["partition"], m.data, state["producer"], m.seq_no)
+                    for m, d in zip(wr.messages, data, strict=True):
+                        o = front.preload(state["path"], state["partition"], d, state["producer"], m.seq_no)
                         acks.append(W.WriteResponse.WriteAck(seq_no=m.seq_no, written=W.WriteResponse.WriteAck.Written(offset=o)))
                     out.put(W.FromServer(status=status("SUCCESS"), write_response=W.WriteResponse(
                         acks=acks, partition_id=state["partition"])))
                     return
-                for m in wr.messages:
+                for m, d in zip(wr.messages, data, strict=True):
                     with self.shared.faults_at("Write", wr.tx.id):
-                        front.write(wr.tx.id, wr.tx.session, state["path"], m.data, state["producer"], m.seq_no)
+                        front.write(wr.tx.id, wr.tx.session, state["path"], d, state["producer"], m.seq_no)
                     acks.append(W.WriteResponse.WriteAck(seq_no=m.seq_no, written_in_tx=W.WriteResponse.WriteAck.WrittenInTx()))
                 out.put(W.FromServer(status=status("SUCCESS"), write_response=W.WriteResponse(acks=acks, partition_id=0)))
 
