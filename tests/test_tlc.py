@@ -314,7 +314,7 @@ WALK_SIZE = 99
 # tlc2.TLCGlobals.chkpt sets the interval in milliseconds instead (TLCGlobals.java), so the first
 # checkpoint comes about 3 s into the run and the test costs seconds of CPU, not minutes.
 CHECKPOINT_EVERY_MS = 2000
-FIRST_RUN_SECONDS = 7
+FIRST_RUN_SECONDS = 120  # at most, for the first run to write its first checkpoint (then it is stopped)
 
 
 def walk(**overrides) -> CheckTask:
@@ -334,15 +334,34 @@ def walk(**overrides) -> CheckTask:
 
 def test_a_resumed_run_finds_exactly_the_states_of_an_uninterrupted_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(tlc_tools.JAVA_OPTS_ENV, f"-Dtlc2.TLCGlobals.chkpt={CHECKPOINT_EVERY_MS}")
+    # The first run is stopped once its first checkpoint is complete, however fast the machine: a
+    # fixed budget was too short on two loaded cores and longer than the whole walk on a quiet one
+    # (stop 62: 6.4 s in all).
     work = tmp_path / "run"
-    first = tlc.run_tlc(walk(timeout=FIRST_RUN_SECONDS), work)
-    assert first.outcome is Outcome.TIMEOUT, "the walk ended before the first run's time was up: raise its Work"
+    stop = threading.Event()
+
+    def stop_after_the_first_checkpoint() -> None:
+        deadline = time.monotonic() + FIRST_RUN_SECONDS
+        log = work / "tlc.log"
+        while time.monotonic() < deadline and not stop.is_set():
+            if log.exists() and "Checkpointing completed" in log.read_text(errors="replace"):
+                stop.set()
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=stop_after_the_first_checkpoint)
+    watcher.start()
+    try:
+        with pytest.raises(tlc.Cancelled):
+            tlc.run_tlc(walk(), work, stop=stop)
+    finally:
+        stop.set()
+        watcher.join()
     checkpoint = tlc_workdir.find_checkpoint(work)
-    assert checkpoint is not None, f"no checkpoint after {FIRST_RUN_SECONDS} s; see {first.log_file}"
-    assert f"-Dtlc2.TLCGlobals.chkpt={CHECKPOINT_EVERY_MS}" in first.command
+    assert checkpoint is not None, f"no checkpoint in {FIRST_RUN_SECONDS} s; see {work / 'tlc.log'}"
 
     resumed = tlc.run_tlc(walk(), work, checkpointing=Checkpointing(resume=True))
     assert resumed.outcome is Outcome.HOLDS, resumed.message
+    assert f"-Dtlc2.TLCGlobals.chkpt={CHECKPOINT_EVERY_MS}" in resumed.command
     assert resumed.resumed_from == checkpoint.taken_at
     # a grid of (Size+1)^2 points, each counted once, as in one run from the start: with another
     # fingerprint polynomial than the first run's, the states seen before the checkpoint count twice

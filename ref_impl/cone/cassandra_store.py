@@ -39,6 +39,7 @@ KEYSPACE = "cone"
 REQUEST_SECONDS = 30.0  # a QUORUM write on three JVMs sharing two slow cores took < 1 s here
 EACH_NODE = "each_node"  # the execution profile with a pool to every node (``batchlog``)
 BATCHLOG_SECONDS = 2.0  # a node that does not answer its batchlog's query in this time: not known drained
+SCHEMA_AGREEMENT_SECONDS = 60  # how long the nodes may take to agree on a new table (the driver's default: 10 s)
 
 
 class StoreError(Exception):
@@ -74,7 +75,11 @@ class CassandraStore:
         # (its batchlog) made with ``host=``; the steps' requests keep to ``contact_points``.
         each = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(), request_timeout=BATCHLOG_SECONDS)
         profiles = {EXEC_PROFILE_DEFAULT: profile, EACH_NODE: each}
-        cluster = Cluster(contact_points, port=port, protocol_version=5, execution_profiles=profiles, connect_timeout=seconds)
+        # A table created on one node is usable at QUORUM once the others have its schema: a write
+        # before that fails (INCOMPATIBLE_SCHEMA). The driver waits for the nodes to agree after each
+        # CREATE, 10 s by default; on two loaded cores three nodes took longer (stop 62's make test).
+        cluster = Cluster(contact_points, port=port, protocol_version=5, execution_profiles=profiles, connect_timeout=seconds,
+                          max_schema_agreement_wait=SCHEMA_AGREEMENT_SECONDS)
         try:
             session = cluster.connect()
         except Exception as e:
@@ -103,6 +108,8 @@ class CassandraStore:
         # a cell per key; UPDATE writes no row marker, so a DELETE of the value leaves no row
         self.session.execute(f"CREATE TABLE IF NOT EXISTS {ks}.cells (kind text, tag int, pk text, value int, writer text, PRIMARY KEY ((kind, tag, pk)))")
         self.session.execute(f"CREATE TABLE IF NOT EXISTS {ks}.txns (txn text PRIMARY KEY, ts bigint, coordinator int)")
+        if not self.session.cluster.control_connection.wait_for_schema_agreement(wait_time=SCHEMA_AGREEMENT_SECONDS):
+            raise StoreError(f"keyspace {ks}: the nodes did not agree on its schema within {SCHEMA_AGREEMENT_SECONDS} s")
         self.commit(INIT_TXN, 0, 0, INIT_DATA)
 
     def _statement(self, m: Mut, ts: int, writer: Txn) -> tuple[str, tuple[Any, ...]]:
