@@ -92,8 +92,6 @@ def _prepare(workdir: Path, trace: Trace, every_step: bool, stuck: int | None = 
             (workdir / window.base.file_name(v)).write_text(window.base.file_text(v), encoding="utf-8")
 
 
-
-
 def _explain(diag: str, ev: dict[str, Any], trace: Trace, n: int, prefix: Prefix) -> str:
     protocol = trace.protocol
     for d in protocol.diagnoses:
