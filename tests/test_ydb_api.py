@@ -257,3 +257,70 @@ def test_a_write_outside_the_transaction_wins_and_the_commit_is_aborted(tmp_path
     [aborted] = [x for x in events if x["action"] == "PqImmediate" and x["decision"] == "abort"]
     assert aborted["reason"] == "MinSeqNo"
     accepted(tmp_path, sim, events)
+
+
+@pytest.mark.tlc
+def test_a_write_only_transaction_that_writes_nothing_commits_as_an_empty_one(tmp_path: Path) -> None:
+    """The SDK's tx_writer opened and nothing written, then tx.commit(): no topic operation, so
+    no participant; KQP answers COMMITTED at once, and B publishes nothing."""
+
+    def app(driver: api.Driver, seen: list[Any]) -> api.App:
+        tx = driver.begin_transaction(shape="write")
+        yield driver.tx_writer(tx, "B")
+        seen.append((yield tx.commit()))
+
+    sim, events, seen = run_app(app, workload="copy:workers=1,dst=1,batch=2,txns=1,shapes=write")
+    assert seen == ["COMMITTED"]
+    assert actions(events) == ["BeginWrites", "Flush", "CommitTx", "KqpResult"]
+    assert sim.engine.target[1] == [] and sim.engine.kqp[1].st == "done"
+    accepted(tmp_path, sim, events)
+
+
+def resend_run(bugs: tuple[str, ...] = ()) -> tuple[Engine, list[dict[str, Any]]]:
+    """A write-only transaction of producer 0 writes SeqNo 1 and 2; the first write's
+    acknowledgement is lost, which breaks the stream and loses the second write with it; the SDK's
+    writer reconnects and sends both again; the commit is immediate on B's one partition."""
+    events: list[dict[str, Any]] = []
+    e = Engine(Constants(workers=("w1",), msgs_per_src=2, max_txns=1, shapes=("write",), producers="partition",
+                         max_reconnects=1, bugs=bugs), emit=events.append)
+    assert run(e, "BeginWrites", "w1") and run(e, "TxWrite", "w1") and run(e, "TxWrite", "w1")
+    first, _second = sorted(e.net, key=lambda m: m.m.off)
+    assert run(e, "PqWriteAckLost", first) and e.net == [] and e.wacked[1] == set()
+    assert run(e, "Resend", "w1") and sorted(m.m for m in e.net) == [Msg(0, 0), Msg(0, 1)]
+    for m in sorted(e.net, key=lambda m: m.m.off):
+        assert run(e, "PqWrite", m)
+    for name, arg in (("Flush", "w1"), ("CommitTx", "w1"), ("PqImmediate", ("B", 1)), ("KqpResult", 1)):
+        assert run(e, name, arg), f"{name} is not enabled"
+    return e, events
+
+
+@pytest.mark.tlc
+def test_a_resent_write_the_partition_has_is_skipped_and_published_once(tmp_path: Path) -> None:
+    """partition_write.cpp AnswerCurrentWrites: a SeqNo at or below the SourceId's last one is
+    AlreadyWritten and not stored; the SDK reports it as Skipped. Each message is published once."""
+    e, events = resend_run()
+    writes = [(x["action"], x["offset"]) for x in events if x["action"].startswith("PqWrite")]
+    assert writes == [("PqWriteAckLost", 0), ("PqWriteSkipped", 0), ("PqWrite", 1)]
+    assert e.told[1] == "COMMITTED" and e.target[1] == [Msg(0, 0), Msg(0, 1)]
+    assert replay(e.k.to_spec(), events) is None
+    head = trace_format.header("ydb", trace.SPEC_DIR, trace.SPEC_MODULES, e.k.to_spec(), 0, GENERATOR, trace.LOGGED,
+                               workload="explicit", faults="reconnects=1", bugs=[])
+    from ref_impl.ydb.protocol import PROTOCOL
+
+    trace_format.write_trace(tmp_path / "t.jsonl", head, events, PROTOCOL.columns.order)
+    v = check_trace(read_trace(tmp_path / "t.jsonl"), CheckOptions(engine="tlc"))
+    assert v.status is Status.ACCEPTED, (v.status, v.at_event, v.reason)
+
+
+@pytest.mark.tlc
+def test_without_deduplication_the_resend_is_published_twice_and_the_trace_is_rejected(tmp_path: Path) -> None:
+    e, events = resend_run(bugs=("no_write_dedup",))
+    assert e.told[1] == "COMMITTED" and e.target[1] == [Msg(0, 0), Msg(0, 0), Msg(0, 1)]
+    head = trace_format.header("ydb", trace.SPEC_DIR, trace.SPEC_MODULES, e.k.to_spec(), 0, GENERATOR, trace.LOGGED,
+                               workload="explicit", faults="reconnects=1", bugs=["no_write_dedup"])
+    from ref_impl.ydb.protocol import PROTOCOL
+
+    trace_format.write_trace(tmp_path / "t.jsonl", head, events, PROTOCOL.columns.order)
+    v = check_trace(read_trace(tmp_path / "t.jsonl"), CheckOptions(engine="tlc"))
+    resent = next(i for i, x in enumerate(events, 1) if x["action"] == "PqWrite" and x["offset"] == 0)
+    assert v.status is Status.REJECTED and v.at_event == resent, (v.status, v.at_event, v.reason)

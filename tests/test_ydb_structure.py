@@ -53,7 +53,7 @@ def test_the_table_names_exactly_the_actions_of_the_specs_next() -> None:
     table = {a.name for a in ACTIONS}
     assert spec - table == set(), "actions of the spec's Next that the reference engine lacks"
     assert table - spec == set(), "actions of the reference engine that the spec's Next lacks"
-    assert len(table) == len(ACTIONS) == 32
+    assert len(table) == len(ACTIONS) == 34
 
 
 def operator_body(text: str, name: str) -> str:
@@ -65,12 +65,13 @@ def operator_body(text: str, name: str) -> str:
 
 def test_the_events_are_the_names_the_specs_action_variable_gives() -> None:
     """Each action emits the names its spec operator writes into ``action'``: Act("ReadBatch", ...),
-    or Act(IF accept THEN "PqWrite" ELSE "PqWriteRefused", ...)."""
+    or Act(CASE ~accept -> "PqWriteRefused" [] ... [] OTHER -> "PqWrite", ...)."""
     text = SPEC.read_text()
     assert "Act(" in text
     for a in ACTIONS:
         names: set[str] = set()
-        for first in re.findall(r'Act\((IF [^,]*? THEN "\w+" ELSE "\w+"|"\w+")', operator_body(text, a.name)):
+        body = operator_body(text, a.name)
+        for first in re.findall(r'Act\((CASE .*?OTHER -> "\w+"|IF [^,]*? THEN "\w+" ELSE "\w+"|"\w+")', body, flags=re.S):
             names |= set(re.findall(r'"(\w+)"', first))
         assert set(a.events) == names, (a.name, a.events, names)
     assert set(EVENTS) == set(BY_EVENT) == set(ydb_trace.EVENT_COLUMNS)
@@ -93,7 +94,7 @@ def test_the_sdk_takes_the_workers_steps_and_the_scheduler_the_rest() -> None:
     assert sdk == {"ReadBatch", "ReadOnlyBatch", "BeginWrites", "TxWrite", "NonTxWrite", "TableWrite", "Flush", "CommitTx",
                    "RollbackTx"}
     faults = {a.name for a in ACTIONS if a.fault}
-    assert faults == {"Hang", "Resume", "PlanDeadline", "LockLost", "Lose", "TabletRestart"}
+    assert faults == {"Hang", "Resume", "PlanDeadline", "LockLost", "Lose", "TabletRestart", "PqWriteAckLost", "Resend"}
 
 
 # --- imports ---
@@ -157,7 +158,7 @@ def test_the_spec_names_every_bug_of_the_zoo() -> None:
     text = SPEC.read_text()
     block = text[text.index("BugNames =="): text.index("ASSUME")]
     names = set(re.findall(r'^\s+"(\w+)",?\s+\\\*', block, flags=re.M))
-    assert len(names) == 18
+    assert len(names) == 19
     assert names == {z.name for z in ZOO} == set(BUGS)
 
 

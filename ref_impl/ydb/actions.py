@@ -100,6 +100,8 @@ ACTIONS: tuple[Action, ...] = (
     _sdk("BeginWrites", WORKER, E.begin_writes_enabled, E.begin_writes),
     _sdk("TxWrite", WORKER, E.tx_write_enabled, E.tx_write),
     _sdk("NonTxWrite", WORKER, E.non_tx_write_enabled, E.non_tx_write),
+    # The SDK's writer reconnects on its own (no call of the application): after a fault.
+    Action("Resend", WORKER, E.resend_enabled, E.resend, fault=True),
     _sdk("TableWrite", WORKER, E.table_write_enabled, E.table_write),
     _sdk("Flush", WORKER, E.flush_enabled, E.flush),
     _sdk("CommitTx", WORKER, E.commit_tx_enabled, E.commit_tx),
@@ -115,7 +117,8 @@ ACTIONS: tuple[Action, ...] = (
     Action("LockLost", TXN, E.lock_lost_enabled, E.lock_lost, fault=True),
     Action("PqLockLost", TXN, E.pq_lock_lost_enabled, E.pq_lock_lost),
     # Messages in flight.
-    _msg("PqWrite", (WRITE,), E.pq_write_enabled, E.pq_write, emits=("PqWrite", "PqWriteRefused")),
+    _msg("PqWrite", (WRITE,), E.pq_write_enabled, E.pq_write, emits=("PqWrite", "PqWriteSkipped", "PqWriteRefused")),
+    _msg("PqWriteAckLost", (WRITE,), E.pq_write_ack_lost_enabled, E.pq_write_ack_lost, fault=True),
     _msg("PqReadSet", (RS,), E.pq_read_set_enabled, E.pq_read_set),
     _msg("PqReadSetAck", (RS_ACK,), E.pq_read_set_ack_enabled, E.pq_read_set_ack),
     _msg("Lose", MESSAGE_TYPES, E.lose_enabled, E.lose, fault=True),

@@ -230,7 +230,10 @@ class Tx:
         return Call([("TableWrite", lambda: self.driver.worker)])
 
     def _flush_failed(self) -> YdbError | None:
-        if self.driver.engine.writer_failed(self.driver.worker):
+        """The writer failed: a write can never be acknowledged and the SDK has no reconnect left
+        to send it again (while it has, it reconnects: Resend)."""
+        e, w = self.driver.engine, self.driver.worker
+        if e.writer_failed(w) and not e.resend_enabled(w):
             return TopicWriteError(f"transaction {self.id}: a write was refused or lost")
         return None
 
@@ -295,14 +298,16 @@ class TxWriter:
 
 
 def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Callable[[], bool] = lambda: False,
-             shapes: Callable[[], str] = lambda: "copy", outside_here: Callable[[], bool] = lambda: False) -> App:
+             shapes: Callable[[], str] = lambda: "copy", outside_here: Callable[[], bool] = lambda: False,
+             write_counts: Callable[[], int] | None = None) -> App:
     """The workload: read a batch of topic A, write it to topic B (and a row to the table), and
     commit the read offsets, the writes and the row in one transaction; again and again. Where
     ``rollback_here()`` says so (after the read, after a write, before the commit), the
     application rolls the transaction back instead. ``shapes()`` picks each transaction's
     shape: a read-only one commits its batch's offsets with no writer; a write-only one writes
-    messages of its own with no read, and, where ``outside_here()`` says so after its first
-    write, the same producer writes a message outside the transaction."""
+    messages of its own with no read (``write_counts()`` of them, default ``batch_sizes()``; none
+    makes an empty transaction), and, where ``outside_here()`` says so after its first write,
+    the same producer writes a message outside the transaction."""
     reader = driver.reader("A", CONSUMER)
     while True:
         tx = driver.begin_transaction(shapes())
@@ -310,7 +315,7 @@ def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Call
         partition = 0  # the partition of A read (none for a write-only transaction)
         if tx.shape == "write":
             writer = yield driver.tx_writer(tx, "B")
-            to_write = tuple(Msg(0, tx.base + i) for i in range(batch_sizes()))
+            to_write = tuple(Msg(0, tx.base + i) for i in range((write_counts or batch_sizes)()))
         else:
             batch = yield reader.receive_batch_with_tx(tx, batch_sizes())
             partition = batch.partition

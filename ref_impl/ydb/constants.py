@@ -27,6 +27,7 @@ BUGS = (
     "immediate_no_offset_check",
     "participants_from_offsets",
     "seqno_ignores_plain",
+    "no_write_dedup",
 )
 VERSIONS = ("v25", "v26")
 PRODUCERS = ("none", "partition")
@@ -58,6 +59,7 @@ class Constants:
     max_lock_losses: int = 0
     max_deadlines: int = 0
     max_non_tx_writes: int = 0
+    max_reconnects: int = 0
     bugs: tuple[str, ...] = attrs.field(default=(), converter=_sorted_tuple)
     depth_bound: int = DEPTH_BOUND
 
@@ -124,6 +126,7 @@ class Constants:
             "MaxLockLosses": self.max_lock_losses,
             "MaxDeadlines": self.max_deadlines,
             "MaxNonTxWrites": self.max_non_tx_writes,
+            "MaxReconnects": self.max_reconnects,
             "Bugs": list(self.bugs),
             "DepthBound": self.depth_bound,
         }
@@ -148,6 +151,7 @@ class Constants:
             max_lock_losses=k["MaxLockLosses"],
             max_deadlines=k["MaxDeadlines"],
             max_non_tx_writes=k.get("MaxNonTxWrites", 0),
+            max_reconnects=k.get("MaxReconnects", 0),
             bugs=tuple(k.get("Bugs", ())),
             depth_bound=k.get("DepthBound", DEPTH_BOUND),
         )

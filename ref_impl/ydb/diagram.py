@@ -65,6 +65,9 @@ def draw(before: Mapping[str, Any], after: Mapping[str, Any]) -> tuple[Arrow | N
         "PqTxDone": (Arrow(who, KQP, f"{tx} EXECUTED ({_decision(args)})", answer=True),),
         "PqWrite": (Note((who,), f"{tx}: write to B{args.get('partition')}'s supportive partition"),),
         "PqWriteRefused": (Note((who,), f"{tx}: write to B{args.get('partition')} refused"),),
+        "PqWriteSkipped": (Note((who,), f"{tx}: SeqNo {_seqno(args)} already written to B{args.get('partition')}: Skipped"),),
+        "PqWriteAckLost": (Note((who,), f"{tx}: write stored in B{args.get('partition')}, its ack lost", fault=True),),
+        "Resend": (Note((actor,), f"{tx}: writer reconnects, sends the unacknowledged writes again"),),
         "Hang": (Note((actor,), "hang", fault=True),),
         "Resume": (Note((actor,), "resumes (a zombie if replaced)"),),
         "TakeOver": (Arrow(GROUP, actor, f"Assign(A{args.get('partition')})"),),
@@ -82,6 +85,12 @@ def draw(before: Mapping[str, Any], after: Mapping[str, Any]) -> tuple[Arrow | N
     if not out and name not in QUIET:
         out.append(Note((who,), name))
     return tuple(out)
+
+
+def _seqno(args: Mapping[str, Any]) -> str:
+    """A write's SeqNo, as the spec numbers it: the message's offset plus one."""
+    off = args.get("off")
+    return str(off + 1) if isinstance(off, int) else "?"
 
 
 def _part(participant: str, args: Mapping[str, Any]) -> str:

@@ -123,6 +123,7 @@ def state(e: Engine) -> Record:
         votes=_map(e.votes, function),
         wacked=_map(e.wacked, lambda ms: frozenset(msg(m) for m in ms)),
         plain=frozenset(msg(m) for m in e.plain),
+        skipped=frozenset(msg(m) for m in e.skipped),
         told=function(e.told),
         toldDepth=function(e.told_depth),
         rangeBad=e.range_bad,
@@ -132,6 +133,7 @@ def state(e: Engine) -> Record:
         losses=e.losses,
         lockLosses=e.lock_losses,
         deadlines=e.deadlines,
+        reconnects=e.reconnects,
     )
 
 

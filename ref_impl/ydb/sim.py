@@ -92,24 +92,26 @@ class Workload:
 
 @attrs.frozen
 class Faults:
-    """The fault budgets, the spec's MaxHangs, MaxRestarts, MaxLoss, MaxLockLosses, MaxDeadlines:
-    a worker hangs (and its partition is taken over; it resumes as a zombie), a tablet restarts,
-    the network loses a message, a transaction's lock dies, a proposal's plan deadline passes."""
+    """The fault budgets, the spec's MaxHangs, MaxRestarts, MaxLoss, MaxLockLosses, MaxDeadlines,
+    MaxReconnects: a worker hangs (and its partition is taken over; it resumes as a zombie), a
+    tablet restarts, the network loses a message, a transaction's lock dies, a proposal's plan
+    deadline passes, a write's acknowledgement is lost and the SDK's writer reconnects and resends."""
 
     hangs: int = 0
     restarts: int = 0
     loss: int = 0
     locklosses: int = 0
     deadlines: int = 0
+    reconnects: int = 0
 
-    KEYS = ("hangs", "restarts", "loss", "locklosses", "deadlines")
+    KEYS = ("hangs", "restarts", "loss", "locklosses", "deadlines", "reconnects")
 
     @classmethod
     def parse(cls, text: str) -> Faults:
-        """``none``, ``all`` (one of each), or e.g. ``hangs=1,restarts=2,loss=1,locklosses,deadlines``."""
+        """``none``, ``all`` (one of each), or e.g. ``hangs=1,restarts=2,loss=1,locklosses,deadlines,reconnects``."""
         preset = settings.fault_preset(text)
         if preset:
-            return cls() if preset == "none" else cls(1, 1, 1, 1, 1)
+            return cls() if preset == "none" else cls(1, 1, 1, 1, 1, 1)
         fields: dict[str, int] = {}
         for key, value in settings.pairs(text, bare="1").items():
             if key not in cls.KEYS:
@@ -147,6 +149,7 @@ def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constan
         max_loss=f.loss,
         max_lock_losses=f.locklosses,
         max_deadlines=f.deadlines,
+        max_reconnects=f.reconnects,
         bugs=bugs,
     )
 
@@ -174,11 +177,15 @@ class Simulation(Stepper):
         self.prune = prune
         self.quiet: set[int] = set()  # transactions no step can touch any more
         self.apps = [AppRunner(w, api.copy_app(api.Driver(self.engine, w), self._batch_size, self._rollback_here,
-                                               self._shape, self._outside_here))
+                                               self._shape, self._outside_here, self._write_count))
                      for w in self.k.workers]
 
     def _batch_size(self) -> int:
         return self.app_rng.randint(1, self.k.batch_max)
+
+    def _write_count(self) -> int:
+        """How many messages a write-only transaction writes: none (an empty commit) up to BatchMax."""
+        return self.app_rng.randint(0, self.k.batch_max)
 
     def _shape(self) -> str:
         """The next transaction's shape: drawn among the workload's shapes (no draw with one, so

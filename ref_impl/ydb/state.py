@@ -184,12 +184,13 @@ class State:
         self.votes: dict[str, dict[int, str]] = {t: {tx: NONE for tx in k.txns} for t in k.tablets}
         self.wacked: dict[int, set[Msg]] = {tx: set() for tx in k.txns}
         self.plain: set[Msg] = set()  # the messages written outside any transaction
+        self.skipped: set[Msg] = set()  # the resent messages answered AlreadyWritten (the SDK's Skipped)
         self.told: dict[int, str] = {tx: NONE for tx in k.txns}
         self.told_depth: dict[int, int] = {tx: 0 for tx in k.txns}
         self.range_bad = False
         self.order_bad = False
         # Faults so far.
-        self.hangs = self.restarts = self.losses = self.lock_losses = self.deadlines = 0
+        self.hangs = self.restarts = self.losses = self.lock_losses = self.deadlines = self.reconnects = 0
         self.action = Act("Init", "")
         self.events = 0
 
@@ -206,6 +207,11 @@ class State:
     def take(self, m: NetMsg) -> None:
         self.net.remove(m)
 
+    def stream_rest(self, m: NetMsg) -> list[NetMsg]:
+        """StreamRest(m): the writes after write m on its stream, lost with it when it breaks."""
+        return sorted((n for n in self.net if n.type == WRITE and n.tx == m.tx and n.dst == m.dst and n.m.off > m.m.off),
+                      key=lambda n: n.m.off)
+
     # --- what several components read ---
 
     def parts_of(self, t: str, tx: int) -> set[int]:
@@ -221,10 +227,11 @@ class State:
         return max((m.off + 1 for m in self.target[d] if m.src == p), default=0)
 
     def participants(self, tx: int) -> tuple[str, ...]:
-        """Participants(tx): the tablets transaction tx touches, by its shape."""
-        shape = self.kqp[tx].shape
-        drop = "B" if shape == "read" else "A" if shape == "write" else ""
-        return tuple(t for t in self.k.tablets if t != drop)
+        """Participants(tx): the tablets transaction tx touches, by its shape (a write-only one
+        that wrote nothing touches no topic)."""
+        s = self.kqp[tx]
+        drop = {"read": {"B"}, "write": {"A"} if s.dsts else {"A", "B"}}.get(s.shape, set())
+        return tuple(t for t in self.k.tablets if t not in drop)
 
     def peers_of(self, t: str, tx: int) -> tuple[str, ...]:
         """Peers(t, tx)."""

@@ -109,22 +109,59 @@ class TabletSteps(State):
     def pq_write_enabled(self, m: NetMsg) -> bool:
         if m.type != WRITE or m not in self.net:
             return False
-        # the writer's session is a stream: a partition gets a transaction's writes in order
+        # InOrder(m): the writer's session is a stream: a partition gets a transaction's writes in order
         return not any(n.type == WRITE and n.tx == m.tx and n.dst == m.dst and n.m.off < m.m.off for n in self.net)
+
+    def write_accepted(self, m: NetMsg) -> bool:
+        """WriteAccepted(m): the supportive partition is there or not yet created."""
+        s = self.sup[m.tx][m.dst]
+        return s.st in ("none", "open") or (self.k.bug("lock_race") and s.st == "deleted")
+
+    def write_repeated(self, m: NetMsg) -> bool:
+        """WriteRepeated(m): the producer already wrote this SeqNo (or a later one) to the
+        supportive partition: AlreadyWritten (partition_write.cpp AnswerCurrentWrites)."""
+        s = self.sup[m.tx][m.dst]
+        return (self.k.producers == "partition" and not self.k.bug("no_write_dedup") and s.st == "open"
+                and any(x.src == m.m.src and x.off >= m.m.off for x in s.data))
+
+    def _store_write(self, m: NetMsg) -> None:
+        """StoreWrite(m)."""
+        tx, d = m.tx, m.dst
+        s = self.sup[tx][d]
+        if self.write_repeated(m):
+            return
+        if self.k.bug("visible_before_commit"):
+            self.target[d].append(m.m)
+            self.sup[tx][d] = Sup("open", [])
+        else:
+            self.sup[tx][d] = Sup("open", [m.m] if s.st == "deleted" else [*s.data, m.m])
 
     def pq_write(self, m: NetMsg) -> None:
         tx, d = m.tx, m.dst
-        s = self.sup[tx][d]
-        accept = s.st in ("none", "open") or (self.k.bug("lock_race") and s.st == "deleted")
-        if accept and self.k.bug("visible_before_commit"):
-            self.target[d].append(m.m)
-            self.sup[tx][d] = Sup("open", [])
-        elif accept:
-            self.sup[tx][d] = Sup("open", [m.m] if s.st == "deleted" else [*s.data, m.m])
+        accept = self.write_accepted(m)
+        name = "PqWriteRefused" if not accept else "PqWriteSkipped" if self.write_repeated(m) else "PqWrite"
+        if name == "PqWriteSkipped":
+            self.skipped.add(m.m)
         if accept:
+            self._store_write(m)
             self.wacked[tx].add(m.m)
         self.take(m)
-        self.emit("PqWrite" if accept else "PqWriteRefused", "B", (("txn_id", tx), ("partition", d), ("off", m.m.off)),
+        self.emit(name, "B", (("txn_id", tx), ("partition", d), ("off", m.m.off)),
+                  tablet="B", txn_id=tx, partition=d, topic="B", write_id=tx, offset=m.m.off, log_end=len(self.target[d]))
+
+    # --- PqWriteAckLost(m): stored, its acknowledgement lost (a fault) ---
+
+    def pq_write_ack_lost_enabled(self, m: NetMsg) -> bool:
+        return self.reconnects < self.k.max_reconnects and self.pq_write_enabled(m) and self.write_accepted(m)
+
+    def pq_write_ack_lost(self, m: NetMsg) -> None:
+        tx, d = m.tx, m.dst
+        self._store_write(m)
+        rest = self.stream_rest(m)
+        self.take(m)
+        for n in rest:
+            self.take(n)
+        self.emit("PqWriteAckLost", "B", (("txn_id", tx), ("partition", d), ("off", m.m.off)),
                   tablet="B", txn_id=tx, partition=d, topic="B", write_id=tx, offset=m.m.off, log_end=len(self.target[d]))
 
     # --- PqLockLost(tx) ---
@@ -342,6 +379,8 @@ class TabletSteps(State):
         s = self.kqp[tx]
         if t == "A":
             return self.k.bug("immediate_no_offset_check") or (self.committed[s.src] == s.b and s.e <= self.k.msgs_per_src)
+        if t != "B":  # the datashard alone: an empty write-only transaction's row
+            return self.predicate(t, tx)
         seq_ok = (self.k.producers == "none" or self.k.bug("no_seqno_check")
                   or all(self.seq_no_ok(tx, d) for d in s.dsts))
         return all(self.sup[tx][d].st == "open" for d in s.dsts) and seq_ok
@@ -359,7 +398,7 @@ class TabletSteps(State):
         cols: dict[str, object] = {}
         if t == "A":
             cols = {"topic": "A", "group": CONSUMER, "committed_offset": self.committed[k]}
-        else:
+        elif t == "B":
             cols = {"topic": "B", "write_id": tx, "log_end": len(self.target[k])}
         self.emit("PqImmediate", t, (("txn_id", tx), ("partition", k), ("commit", 1 if ok else 0)),
                   partition=k, decision=dec, reason=reason, kqp_state=s.st, **cols, **self._tx_cols(t, tx))

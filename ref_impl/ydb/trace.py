@@ -3,7 +3,7 @@ events become the tuples of specs/ydb/TraceYdbTopics.tla, and how a rejected eve
 
 An event names the spec action it implements, as the spec's history variable ``action`` names
 the step (``PartitionCommit``/``PartitionRollback`` for ``PartitionApply``,
-``PqWrite``/``PqWriteRefused`` for ``PqWrite``), and logs:
+``PqWrite``/``PqWriteSkipped``/``PqWriteRefused`` for ``PqWrite``), and logs:
 
 - keys: ``worker``, ``tablet`` ("A", "B", "DS"), ``peer`` (the other tablet of a read set: its
   sender when received or lost, its receiver when resent), ``txn_id`` (KQP's TxId, which is also
@@ -118,6 +118,9 @@ EVENT_COLUMNS: dict[str, frozenset[str]] = {ev: frozenset(cols) for ev, cols in 
     "PqLockLost": ("tablet", "txn_id"),
     "PqWrite": ("tablet", "txn_id", "partition", "offset", "log_end"),
     "PqWriteRefused": ("tablet", "txn_id", "partition", "offset", "log_end"),
+    "PqWriteSkipped": ("tablet", "txn_id", "partition", "offset", "log_end"),
+    "PqWriteAckLost": ("tablet", "txn_id", "partition", "offset", "log_end"),
+    "Resend": _WORKER,
     "PqReadSet": (*_TABLET, "peer", "decision"),
     "PqReadSetAck": (*_TABLET, "peer"),
     "Lose": ("message", "txn_id", "tablet", "peer", "partition", "offset", "decision"),
@@ -156,11 +159,12 @@ CONSTANT_KINDS = {
     "MaxLockLosses": INT,
     "MaxDeadlines": INT,
     "MaxNonTxWrites": INT,
+    "MaxReconnects": INT,
     "Bugs": LIST,
     "DepthBound": INT,
 }
 DEFAULTS = {"Bugs": [], "DepthBound": 6, "Rollbacks": False, "Producers": "none", "TxShapes": ["copy"],
-            "MaxNonTxWrites": 0}  # all but the first two: older headers
+            "MaxNonTxWrites": 0, "MaxReconnects": 0}  # all but the first two: older headers
 
 
 def _printable(s: str) -> bool:
@@ -230,7 +234,7 @@ def check_event(ev: Event, k: Constants) -> None:
     src, dst = range(1, k["NumSrc"] + 1), range(1, k["NumDst"] + 1)
     if a in ("ReadBatch", "ReadOnlyBatch", "TakeOver"):
         within("partition", src, "a partition of topic A")
-    elif a in ("TxWrite", "NonTxWrite", "PqWrite", "PqWriteRefused", "Lose"):
+    elif a in ("TxWrite", "NonTxWrite", "PqWrite", "PqWriteRefused", "PqWriteSkipped", "PqWriteAckLost", "Lose"):
         within("partition", dst, "a partition of topic B")
     elif a in ("PartitionCommit", "PartitionRollback", "PqImmediate"):
         t = ev.get("tablet")
@@ -239,7 +243,8 @@ def check_event(ev: Event, k: Constants) -> None:
         within("partition", src if t == "A" else dst if t == "B" else range(1, 2), f"a partition of tablet {t}")
     if "committed_offset" in ev and ev.get("tablet") != "A":
         raise ProtocolInputError(f'{a}: field "committed_offset" is tablet A\'s; log "tablet": "A" with it')
-    if "log_end" in ev and a not in ("PqWrite", "PqWriteRefused", "NonTxWrite") and ev.get("tablet") != "B":
+    if "log_end" in ev and a not in ("PqWrite", "PqWriteRefused", "PqWriteSkipped", "PqWriteAckLost", "NonTxWrite") \
+            and ev.get("tablet") != "B":
         raise ProtocolInputError(f'{a}: field "log_end" is tablet B\'s; log "tablet": "B" with it')
     if a == "Lose" and ev.get("message") == "Write" and any(c in ev for c in ("peer", "decision")):
         raise ProtocolInputError('Lose: a lost Write has no "peer" or "decision"')
@@ -263,8 +268,12 @@ ENCODING = Encoding(params=params, groups=(COMPARED,), diagnosed=0)
 
 # --- explaining a rejected event: TraceYdbTopics.tla's Diagnose* operators, in the order tried ---
 
-_OTHER = {"PqWrite": "refuses the write (PqWriteRefused): its supportive partition is closed or deleted",
-          "PqWriteRefused": "accepts the write (PqWrite): its supportive partition is open",
+_OTHER = {"PqWrite": ("does not store the write: it refuses it (PqWriteRefused: its supportive partition is closed "
+                      "or deleted) or skips it (PqWriteSkipped: AlreadyWritten, the partition already holds this "
+                      "SeqNo of the producer)"),
+          "PqWriteSkipped": ("stores the write (PqWrite) or refuses it (PqWriteRefused): the supportive partition "
+                             "holds no such SeqNo of the producer"),
+          "PqWriteRefused": "accepts the write (PqWrite or PqWriteSkipped): its supportive partition is open",
           "PartitionCommit": "rolls the transaction back here (PartitionRollback): its decision is abort",
           "PartitionRollback": "commits the transaction here (PartitionCommit): its decision is commit"}
 
@@ -291,7 +300,8 @@ def _message_of(action: str) -> str:
 
 def spec_action(event: str) -> str:
     """The spec action an event's action stands for (TraceYdbTopics.tla's Bound)."""
-    return {"PartitionCommit": "PartitionApply", "PartitionRollback": "PartitionApply", "PqWriteRefused": "PqWrite"}.get(event, event)
+    return {"PartitionCommit": "PartitionApply", "PartitionRollback": "PartitionApply", "PqWriteRefused": "PqWrite",
+            "PqWriteSkipped": "PqWrite"}.get(event, event)
 
 
 # --- for people: one event as a line ---

@@ -75,11 +75,19 @@ class WorkerSteps(State):
         limit = self.k.batch_max if c.shape == "write" else self.writes(w)
         return not c.hung and c.phase == "open" and c.sent < limit
 
+    def stream_broken(self, w: str, d: int) -> bool:
+        """StreamBroken(w, d): a write sent to partition d is neither acknowledged nor on its way."""
+        c = self.cl[w]
+        in_flight = {m.m for m in self.net if m.type == "Write" and m.tx == c.tx}
+        return any(self.k.dest(c.src, o) == d and Msg(c.src, o) not in self.wacked[c.tx] and Msg(c.src, o) not in in_flight
+                   for o in range(c.b, c.b + c.sent))
+
     def tx_write(self, w: str) -> None:
         c = self.cl[w]
         tx, o = c.tx, c.b + c.sent
         d = self.k.dest(c.src, o)
-        self.send(write_msg(tx, d, Msg(c.src, o)))
+        if not self.stream_broken(w, d):  # on a broken stream the SDK keeps it until it reconnects
+            self.send(write_msg(tx, d, Msg(c.src, o)))
         self.kqp[tx].dsts.add(d)
         c.sent += 1
         if c.shape == "write":  # a write-only transaction's messages are as many as it writes
@@ -127,8 +135,6 @@ class WorkerSteps(State):
         c = self.cl[w]
         if c.hung or c.phase != "open" or c.sent != self.writes(w) or (self.k.table and not c.row):
             return False
-        if c.shape == "write" and c.sent < 1:
-            return False
         return self.k.bug("no_flush") or len(self.wacked[c.tx]) == self.writes(w)
 
     def flush(self, w: str) -> None:
@@ -158,6 +164,30 @@ class WorkerSteps(State):
         if c.phase != "open" or c.sent != self.writes(w):
             return False
         return len(self.wacked[c.tx]) < self.writes(w) and not any(m.type == "Write" and m.tx == c.tx for m in self.net)
+
+    # --- Resend(w): the SDK's writer reconnects and sends every unacknowledged write again ---
+
+    def sent_writes(self, w: str) -> list[Msg]:
+        """SentWrites(w), in SeqNo order."""
+        c = self.cl[w]
+        return [Msg(c.src, o) for o in range(c.b, c.b + c.sent)]
+
+    def unacked_writes(self, w: str) -> list[Msg]:
+        return [m for m in self.sent_writes(w) if m not in self.wacked[self.cl[w].tx]]
+
+    def resend_enabled(self, w: str) -> bool:
+        c = self.cl[w]
+        if self.reconnects >= self.k.max_reconnects or c.hung or c.phase != "open":
+            return False
+        return bool(self.unacked_writes(w)) and not any(m.type == "Write" and m.tx == c.tx for m in self.net)
+
+    def resend(self, w: str) -> None:
+        c = self.cl[w]
+        again = self.unacked_writes(w)
+        for m in again:
+            self.send(write_msg(c.tx, self.k.dest(m.src, m.off), m))
+        self.reconnects += 1
+        self.emit("Resend", w, (("txn_id", c.tx),), worker=w, txn_id=c.tx, topic="B", write_id=c.tx, phase=c.phase)
 
     def rollback_tx_enabled(self, w: str) -> bool:
         c = self.cl[w]

@@ -10,7 +10,8 @@ too). ``no_seqno_check`` and ``no_producer_block`` break nothing while the read 
 ``ack_plan_on_receipt`` shows only after a restart: the tablet, back at PREPARED with no
 plan step coming, expires a planned transaction. ``immediate_no_offset_check`` and
 ``participants_from_offsets`` need the read-only and the write-only shapes of transaction,
-``seqno_ignores_plain`` a write outside the transaction (nontx=1).
+``seqno_ignores_plain`` a write outside the transaction (nontx=1), ``no_write_dedup`` a lost
+acknowledgement and the writer's resend (reconnects=1).
 """
 
 from __future__ import annotations
@@ -69,7 +70,10 @@ ZOO = (
            "ydb_write_only_participants_from_offsets", "CommitTx",
            "KQP takes its participants from the read offsets only: a write-only transaction commits as an empty one"),
     ZooBug("seqno_ignores_plain", ("seqno_ignores_plain",), "copy:workers=1,dst=1,shapes=write,producers=partition,nontx=1",
-           "none", 1, "ydb_nontx_seqno_ignores_plain", "PqImmediate",
+           "none", 6, "ydb_nontx_seqno_ignores_plain", "PqImmediate",
            "the MinSeqNo check counts only the producer's transactional writes: a commit beside a plain write of its SeqNo"),
+    ZooBug("no_write_dedup", ("no_write_dedup",), "copy:workers=1,producers=partition", "reconnects=1", 10,
+           "ydb_no_write_dedup", "PqWrite",
+           "a supportive partition takes a repeated SeqNo again: the writer's resend after a lost acknowledgement is stored twice"),
 )
 ZOO_BY_NAME = {b.name: b for b in ZOO}

@@ -5,9 +5,10 @@
 (* events) a behaviour of the spec?                                        *)
 (*                                                                         *)
 (* Event l names the step as the spec's history variable `action` names   *)
-(* it (PartitionCommit and PartitionRollback are PartitionApply, PqWrite  *)
-(* and PqWriteRefused are PqWrite) and logs some of the step's parameters, *)
-(* its `action` arguments, its outcome and the variables it changed.       *)
+(* it (PartitionCommit and PartitionRollback are PartitionApply; PqWrite, *)
+(* PqWriteSkipped and PqWriteRefused are PqWrite) and logs some of the    *)
+(* step's parameters, its `action` arguments, its outcome and the        *)
+(* variables it changed.                                                   *)
 (* TraceNext takes event l: Bound finds the spec action with the logged    *)
 (* parameters (a message in flight is looked up by the fields the event   *)
 (* logged), the step must be the one the event names, and every other     *)
@@ -117,12 +118,12 @@ MsgMatches(ev, m) ==
 \* The type of the message an event of action a takes ("": any, for Lose).
 \* @type: (Str) => Str;
 MessageType(a) ==
-    CASE a \in {"PqWrite", "PqWriteRefused"} -> "Write"
+    CASE a \in {"PqWrite", "PqWriteRefused", "PqWriteSkipped", "PqWriteAckLost"} -> "Write"
       [] a = "PqReadSet"                     -> "RS"
       [] a = "PqReadSetAck"                  -> "RSAck"
       [] OTHER                               -> ""
 
-MessageActions == {"PqWrite", "PqWriteRefused", "PqReadSet", "PqReadSetAck", "Lose"}
+MessageActions == {"PqWrite", "PqWriteRefused", "PqWriteSkipped", "PqWriteAckLost", "PqReadSet", "PqReadSetAck", "Lose"}
 
 \* Is m a message event ev's step may take?
 \* @type: ($event, $net) => Bool;
@@ -141,6 +142,7 @@ Bound(ev) ==
          [] a = "TakeOver"        -> \E w \in W, p \in PartSet(ev, SrcParts) : TakeOver(w, p)
          [] a = "TxWrite"         -> \E w \in W : TxWrite(w)
          [] a = "NonTxWrite"      -> \E w \in W : NonTxWrite(w)
+         [] a = "Resend"          -> \E w \in W : Resend(w)
          [] a = "TableWrite"      -> \E w \in W : TableWrite(w)
          [] a = "Flush"           -> \E w \in W : Flush(w)
          [] a = "CommitTx"        -> \E w \in W : CommitTx(w)
@@ -154,6 +156,8 @@ Bound(ev) ==
          [] a = "LockLost"        -> \E tx \in X : LockLost(tx)
          [] a = "PqWrite"         -> \E m \in net : Takes(ev, m) /\ PqWrite(m)
          [] a = "PqWriteRefused"  -> \E m \in net : Takes(ev, m) /\ PqWrite(m)
+         [] a = "PqWriteSkipped"  -> \E m \in net : Takes(ev, m) /\ PqWrite(m)
+         [] a = "PqWriteAckLost"  -> \E m \in net : Takes(ev, m) /\ PqWriteAckLost(m)
          [] a = "PqReadSet"       -> \E m \in net : Takes(ev, m) /\ PqReadSet(m)
          [] a = "PqReadSetAck"    -> \E m \in net : Takes(ev, m) /\ PqReadSetAck(m)
          [] a = "Lose"            -> \E m \in net : Takes(ev, m) /\ Lose(m)
@@ -182,8 +186,9 @@ Step(ev) == Bound(ev) /\ action'.name = EAction(ev)
 Arg(k) == action'.args[k]
 Actor == action'.actor
 ArgTx == Arg("txn_id")
-\* The message the step took out of the network, and the one it sent.
-Taken == CHOOSE m \in net \ net' : TRUE
+\* The message the step took out of the network (a lost write: the first of those its
+\* broken stream lost), and the one it sent.
+Taken == CHOOSE m \in net \ net' : \A m2 \in net \ net' : m.m.off <= m2.m.off
 Sent == CHOOSE m \in net' \ net : TRUE
 
 \* Why participant t's check of tx fails (before the step), in the trace's words

@@ -51,6 +51,20 @@
 (*           (_on_before_rollback: close(flush=False)),                    *)
 (*           ydb/_topic_reader/topic_reader_asyncio.py                     *)
 (*           (_handle_after_tx_rollback: the reader reconnects)            *)
+(*   [dedup] partition_write.cpp AnswerCurrentWrites: a write whose SeqNo  *)
+(*           is at or below its SourceId's last SeqNo in the partition is  *)
+(*           AlreadyWritten and not stored (a supportive partition too);   *)
+(*           the SourceIds are written with the data and read back at      *)
+(*           start (partition_init.cpp); the SDK reports Skipped           *)
+(*           (topic_writer_asyncio.py _handle_receive_ack)                 *)
+(*   [resend] ydb-python-sdk topic_writer_asyncio.py: _connection_loop     *)
+(*           reconnects with the same tx identity and _send_loop sends     *)
+(*           every unacknowledged message again with its SeqNo             *)
+(*   [empty] ydb-python-sdk ydb/query/transaction.py commit(): a begun     *)
+(*           transaction is committed after its BEFORE_COMMIT callbacks    *)
+(*           (a writer with nothing written has nothing to flush); with no *)
+(*           topic or shard operation KQP has no participant to propose to *)
+(*           and answers at once (our reading of kqp_data_executer.cpp)    *)
 (*                                                                         *)
 (* Actors and what they keep:                                              *)
 (*   - workers (SDK): a topic reader with its read position, a writer      *)
@@ -129,7 +143,8 @@
 (* and writes it to B (ReadBatch); "read" only reads a batch and commits   *)
 (* its offsets (ReadOnlyBatch: receive_batch_with_tx and no writer);       *)
 (* "write" only writes new messages of the application to B (BeginWrites: *)
-(* tx_writer and no reader; message (0, o), o numbered per transaction).   *)
+(* tx_writer and no reader; message (0, o), o numbered per transaction;   *)
+(* it may write nothing and commit as an empty transaction [empty]).      *)
 (* The participants are the tablets the transaction touches. KQP runs a    *)
 (* transaction whose only operation is one partition as an immediate one  *)
 (* [imm]: no proposal, plan or read sets; the tablet checks and applies it *)
@@ -145,6 +160,13 @@
 (* the producer's SeqNo: its commit is ABORTED. The plain write wins. A    *)
 (* message is identified by its producer and SeqNo, as YDB's              *)
 (* deduplication identifies it: (0, o) is the application's SeqNo o + 1.  *)
+(*                                                                         *)
+(* Resends [dedup, resend] (MaxReconnects): a write or its               *)
+(* acknowledgement is lost, the SDK's writer reconnects and sends every    *)
+(* unacknowledged message again with its SeqNo (Resend); the supportive    *)
+(* partition stores a message it already has once: AlreadyWritten, the    *)
+(* SDK's Skipped (PqWrite). Without a producer there is no SeqNo and the   *)
+(* resend is a second copy: at least once, not exactly once.               *)
 (*                                                                         *)
 (* Faults: a worker hangs and resumes; while it hangs the group gives its *)
 (* partition to another worker (TakeOver) and the hung one resumes as a   *)
@@ -165,10 +187,11 @@
 (* requests and their answers are part of the steps that take them); the  *)
 (* SDK sees a write's acknowledgement when the tablet stores it; with      *)
 (* Producers = "none" writes carry no SeqNo (the MinSeqNo check is out),   *)
-(* with "partition" every write is transactional, so a producer's last    *)
-(* SeqNo on a partition of B is read off its log (LastSeqNo), and         *)
-(* duplicates within one supportive partition (acked "skipped") cannot    *)
-(* arise, as the writer never resends; the datashard                      *)
+(* with "partition" a producer's last SeqNo on a partition of B is read   *)
+(* off its log (LastSeqNo) and a repeat within a supportive partition is   *)
+(* read off its data (WriteRepeated); a reconnect and its resend are one   *)
+(* step (Resend), and so are a write and its lost acknowledgement          *)
+(* (PqWriteAckLost); the datashard                                         *)
 (* goes through the same states as a PQ tablet with one "partition"        *)
 (* (datashard-distributed-txs.md describes the same propose / plan /       *)
 (* read-set protocol); time is not a variable: MaxStep passing is the      *)
@@ -226,6 +249,9 @@ CONSTANTS
     \* How many writes outside any transaction the applications make (header).
     \* @type: Int;
     MaxNonTxWrites,
+    \* How many times a transactional writer reconnects and resends (header).
+    \* @type: Int;
+    MaxReconnects,
     \* @type: Set(Str);
     Bugs
 
@@ -247,7 +273,8 @@ BugNames == {
     "no_producer_block",      \* two transactions of one producer are calculated at once on B
     "immediate_no_offset_check", \* the immediate path commits a read range without the offset check
     "participants_from_offsets", \* KQP takes its participants from the read offsets only
-    "seqno_ignores_plain"     \* the MinSeqNo check counts only the producer's transactional writes
+    "seqno_ignores_plain",    \* the MinSeqNo check counts only the producer's transactional writes
+    "no_write_dedup"          \* a supportive partition takes a repeated SeqNo again (no AlreadyWritten)
 }
 
 ASSUME /\ Workers # {}
@@ -255,7 +282,7 @@ ASSUME /\ Workers # {}
        /\ BatchMax \in Nat \ {0} /\ MaxTxns \in Nat
        /\ Table \in BOOLEAN /\ Rollbacks \in BOOLEAN /\ Producers \in {"none", "partition"} /\ Version \in {"v25", "v26"}
        /\ MaxHangs \in Nat /\ MaxRestarts \in Nat /\ MaxLoss \in Nat
-       /\ MaxLockLosses \in Nat /\ MaxDeadlines \in Nat /\ MaxNonTxWrites \in Nat
+       /\ MaxLockLosses \in Nat /\ MaxDeadlines \in Nat /\ MaxNonTxWrites \in Nat /\ MaxReconnects \in Nat
        /\ TxShapes # {} /\ TxShapes \subseteq {"copy", "read", "write"}
        /\ Bugs \subseteq BugNames
 
@@ -351,6 +378,9 @@ VARIABLES
     \* Ghost: the messages written outside any transaction (plainVars).
     \* @type: Set($msg);
     plain,
+    \* Ghost: the resent messages a supportive partition answered AlreadyWritten (skippedVars).
+    \* @type: Set($msg);
+    skipped,
     \* Ghost: what the client was told (toldVars), and the durable-write depth behind a
     \* COMMITTED (depthVars).
     \* @type: Int -> Str;
@@ -374,6 +404,8 @@ VARIABLES
     lockLosses,
     \* @type: Int;
     deadlines,
+    \* @type: Int;
+    reconnects,
     \* -- historyVars --
     \* The last step, for readable traces (history only).
     \* @type: $action;
@@ -410,19 +442,21 @@ voteVars == <<votes>>
 decisionVars == <<appliedVars, voteVars>>  \* what the participants computed and applied
 wackedVars == <<wacked>>
 plainVars == <<plain>>
+skippedVars == <<skipped>>
 toldVars == <<told>>
 depthVars == <<toldDepth>>
 answerVars == <<toldVars, depthVars>>      \* what the client was told, and the depth behind it
 rangeCheckVars == <<rangeBad>>
 orderCheckVars == <<orderBad>>
 checkVars == <<rangeCheckVars, orderCheckVars>>
-ghostVars == <<decisionVars, wackedVars, plainVars, answerVars, checkVars>>
+ghostVars == <<decisionVars, wackedVars, plainVars, skippedVars, answerVars, checkVars>>
 hangVars == <<hangs>>
 restartVars == <<restarts>>
 lossVars == <<losses>>
 lockLossVars == <<lockLosses>>
 deadlineVars == <<deadlines>>
-faultVars == <<hangVars, restartVars, lossVars, lockLossVars, deadlineVars>>
+reconnectVars == <<reconnects>>
+faultVars == <<hangVars, restartVars, lossVars, lockLossVars, deadlineVars, reconnectVars>>
 historyVars == <<action>>
 vars == <<clientVars, kqpVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, faultVars, historyVars>>
 
@@ -476,10 +510,12 @@ NoVolatile == [st |-> "NONE", step |-> 0, own |-> "none", dec |-> "none", rs |->
                acked |-> {}, done |-> {}, depth |-> 0, rsdepth |-> 0]
 
 \* The participants of transaction tx: tablet A (the read range) unless it only writes,
-\* tablet B (the writes) unless it only reads, the table's shard. Every write
-\* transaction writes at least one message, so B takes part in each.
+\* tablet B (the writes) unless it only reads or wrote nothing, the table's shard. A
+\* write-only transaction that wrote nothing has no topic operation [empty]: with no table
+\* it has no participant at all, and KQP commits it at once.
 \* @type: (Int) => Set(Str);
 Participants(tx) == CASE kqp[tx].shape = "read" -> Tablets \ {"B"}
+                      [] kqp[tx].shape = "write" /\ kqp[tx].dsts = {} -> Tablets \ {"A", "B"}
                       [] kqp[tx].shape = "write" -> Tablets \ {"A"}
                       [] OTHER -> Tablets
 \* @type: (Str, Int) => Set(Str);
@@ -568,11 +604,12 @@ Init ==
     /\ votes = [t \in Tablets |-> [tx \in Txns |-> "none"]]
     /\ wacked = [tx \in Txns |-> {}]
     /\ plain = {}
+    /\ skipped = {}
     /\ told = [tx \in Txns |-> "none"]
     /\ toldDepth = [tx \in Txns |-> 0]
     /\ rangeBad = FALSE
     /\ orderBad = FALSE
-    /\ hangs = 0 /\ restarts = 0 /\ losses = 0 /\ lockLosses = 0 /\ deadlines = 0
+    /\ hangs = 0 /\ restarts = 0 /\ losses = 0 /\ lockLosses = 0 /\ deadlines = 0 /\ reconnects = 0
     /\ action = Act("Init", "", NoArgs)
 
 -----------------------------------------------------------------------------
@@ -636,9 +673,20 @@ BeginWrites(w) ==
     /\ nextTx' = nextTx + 1
     /\ UNCHANGED <<ownerVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
 
+\* Worker w's stream to partition d of B is broken: a write sent on it is neither
+\* acknowledged nor on its way (it, or its acknowledgement, was lost, or it was refused).
+\* @type: (Str, Int) => Bool;
+StreamBroken(w, d) ==
+    \E o \in cl[w].b..(cl[w].b + cl[w].sent - 1) :
+        /\ Dest(cl[w].src, o) = d
+        /\ Msg(cl[w].src, o) \notin wacked[cl[w].tx]
+        /\ ~\E n \in net : n.type = "Write" /\ n.tx = cl[w].tx /\ n.m = Msg(cl[w].src, o)
+
 \* The transactional writer sends the batch's next message to the partition of B its key
 \* routes to; the partition joins the transaction's write operations (GetOwnership: the
-\* writer reports the supportive partition to KQP, [kqpt]).
+\* writer reports the supportive partition to KQP, [kqpt]). On a broken stream the
+\* message goes nowhere: the SDK keeps it until it reconnects (Resend) [resend], so no
+\* write arrives after one that was lost.
 \* @type: (Str) => Bool;
 TxWrite(w) ==
     /\ ~cl[w].hung
@@ -648,7 +696,7 @@ TxWrite(w) ==
            o == cl[w].b + cl[w].sent
            d == Dest(cl[w].src, o)
            more == IF cl[w].shape = "write" THEN 1 ELSE 0   \* a write-only transaction's [b, e) grows
-       IN /\ net' = net \cup {WriteMsg(tx, d, Msg(cl[w].src, o))}
+       IN /\ net' = IF StreamBroken(w, d) THEN net ELSE net \cup {WriteMsg(tx, d, Msg(cl[w].src, o))}
           /\ kqp' = [kqp EXCEPT ![tx].dsts = @ \cup {d}, ![tx].e = @ + more]
           /\ action' = Act("TxWrite", w, "txn_id" :> tx @@ "partition" :> d @@ "off" :> o)
           /\ cl' = [cl EXCEPT ![w].sent = @ + 1, ![w].e = @ + more]
@@ -674,7 +722,6 @@ Flush(w) ==
     /\ ~cl[w].hung
     /\ cl[w].phase = "open"
     /\ cl[w].sent = Writes(w)
-    /\ cl[w].shape = "write" => cl[w].sent >= 1
     /\ Table => cl[w].row
     /\ Bug("no_flush") \/ Cardinality(wacked[cl[w].tx]) = Writes(w)
     /\ cl' = [cl EXCEPT ![w].phase = "flushed"]
@@ -716,7 +763,7 @@ KqpResult(tx) ==
                     ELSE [cl[w].pos EXCEPT ![kqp[tx].src] = -1]]]
        /\ action' = Act("KqpResult", w, "txn_id" :> tx @@ "committed" :> IF ok THEN 1 ELSE 0)
        /\ UNCHANGED <<ownerVars, txIdVars, messageVars, dataVars, tabletVars, planVars, mediatorVars,
-                      decisionVars, wackedVars, plainVars, checkVars, faultVars>>
+                      decisionVars, wackedVars, plainVars, skippedVars, checkVars, faultVars>>
 
 \* The writer failed: a write was refused or lost, so it can never be acknowledged.
 \* @type: (Str) => Bool;
@@ -725,6 +772,29 @@ WriterFailed(w) ==
     /\ cl[w].sent = Writes(w)
     /\ Cardinality(wacked[cl[w].tx]) < Writes(w)
     /\ ~\E m \in net : m.type = "Write" /\ m.tx = cl[w].tx
+
+\* The writes worker w's transaction has sent so far, in SeqNo order.
+\* @type: (Str) => Set($msg);
+SentWrites(w) == {Msg(cl[w].src, o) : o \in cl[w].b..(cl[w].b + cl[w].sent - 1)}
+
+\* The SDK's writer reconnects [resend]: a write of the transaction is neither acknowledged
+\* nor on its way (it was lost, or its acknowledgement was: PqWriteAckLost), so the writer
+\* opens a new stream with the same transaction and sends every unacknowledged message
+\* again, with the SeqNo it had. A fault: at most MaxReconnects times in a run.
+\* @type: (Str) => Bool;
+Resend(w) ==
+    /\ reconnects < MaxReconnects
+    /\ ~cl[w].hung
+    /\ cl[w].phase = "open"
+    /\ LET tx == cl[w].tx
+           unacked == SentWrites(w) \ wacked[tx]
+       IN /\ unacked # {}
+          /\ ~\E m \in net : m.type = "Write" /\ m.tx = tx
+          /\ net' = net \cup {WriteMsg(tx, Dest(m.src, m.off), m) : m \in unacked}
+          /\ action' = Act("Resend", w, "txn_id" :> tx)
+    /\ reconnects' = reconnects + 1
+    /\ UNCHANGED <<clientVars, kqpVars, dataVars, tabletVars, coordVars, ghostVars, hangVars, restartVars,
+                   lossVars, lockLossVars, deadlineVars>>
 
 \* tx.rollback() [sdkrb]: after a writer failure, or (Rollbacks) whenever the application
 \* chooses before the commit is sent. KQP ends the transaction and releases its lock,
@@ -747,7 +817,7 @@ RollbackTx(w) ==
                        ELSE [cl[w].pos EXCEPT ![cl[w].src] = -1]]]
           /\ action' = Act("RollbackTx", w, "txn_id" :> tx)
     /\ UNCHANGED <<ownerVars, txIdVars, messageVars, dataVars, tabletVars, coordVars, decisionVars,
-                   wackedVars, plainVars, depthVars, checkVars, faultVars>>
+                   wackedVars, plainVars, skippedVars, depthVars, checkVars, faultVars>>
 
 \* A write outside any transaction [ntx]: beside its open write-only transaction, worker
 \* w's application writes as the same producer (0) to the partition of B its
@@ -768,39 +838,87 @@ NonTxWrite(w) ==
           /\ plain' = plain \cup {m}
           /\ action' = Act("NonTxWrite", w, "txn_id" :> cl[w].tx @@ "partition" :> d @@ "off" :> m.off)
     /\ UNCHANGED <<clientVars, kqpVars, messageVars, offsetVars, supVars, tableVars, metaVars, tabletVars, coordVars,
-                   decisionVars, wackedVars, answerVars, checkVars, faultVars>>
+                   decisionVars, wackedVars, skippedVars, answerVars, checkVars, faultVars>>
 
 -----------------------------------------------------------------------------
 (* Tablet B: writes into supportive partitions *)
 
-\* Tablet B stores a write of WriteId tx durably, invisibly, in the supportive partition of
-\* (tx, partition), creating it on the first write, and the SDK sees it acknowledged
-\* (WrittenInTx, no offset: seed 004). A write to a supportive partition that is closed
-\* (the transaction is being committed: "forbidden to write after a commit") or deleted
-\* (the lock was lost: "lost messages") is refused [pq].
+\* Tablet B takes write m: the supportive partition of (m.tx, partition) is there or not
+\* yet created (a write to one that is closed, "forbidden to write after a commit", or
+\* deleted, "lost messages", is refused [pq]).
+\* @type: ($net) => Bool;
+WriteAccepted(m) ==
+    LET s == sup[m.tx][m.dst]
+    IN s.st \in {"none", "open"} \/ (Bug("lock_race") /\ s.st = "deleted")
+
+\* Write m repeats a SeqNo its producer already wrote to the supportive partition [dedup]:
+\* the partition answers AlreadyWritten, which the SDK reports as Skipped, and stores
+\* nothing. With Producers = "none" writes carry no SeqNo, so nothing is a repeat.
+\* @type: ($net) => Bool;
+WriteRepeated(m) ==
+    LET s == sup[m.tx][m.dst]
+    IN /\ Producers = "partition" /\ ~Bug("no_write_dedup") /\ s.st = "open"
+       /\ \E i \in DOMAIN s.data : s.data[i].src = m.m.src /\ s.data[i].off >= m.m.off
+
+\* The effect of storing write m, durably and invisibly, in the supportive partition of
+\* (m.tx, partition), created by the first write (with visible_before_commit, in the main
+\* partition). A repeat stores nothing.
+\* @type: ($net) => Bool;
+StoreWrite(m) ==
+    LET tx == m.tx
+        d == m.dst
+        s == sup[tx][d]
+    IN IF WriteRepeated(m) THEN UNCHANGED topicBVars
+       ELSE IF Bug("visible_before_commit")
+       THEN /\ target' = [target EXCEPT ![d] = Append(@, m.m)]
+            /\ sup' = [sup EXCEPT ![tx][d] = [st |-> "open", data |-> <<>>]]
+       ELSE /\ sup' = [sup EXCEPT ![tx][d] = [st |-> "open",
+                                               data |-> IF s.st = "deleted" THEN <<m.m>> ELSE Append(s.data, m.m)]]
+            /\ UNCHANGED logVars
+
+\* The writer's session is a stream: a partition gets a transaction's writes in order.
+\* @type: ($net) => Bool;
+InOrder(m) == ~\E m2 \in net : m2.type = "Write" /\ m2.tx = m.tx /\ m2.dst = m.dst /\ m2.m.off < m.m.off
+
+\* The writes after write m on its stream: where m or its acknowledgement is lost, the
+\* stream is broken, and they are lost with it (none of them arrives after a gap).
+\* @type: ($net) => Set($net);
+StreamRest(m) == {m2 \in net : m2.type = "Write" /\ m2.tx = m.tx /\ m2.dst = m.dst /\ m2.m.off > m.m.off}
+
+\* Tablet B takes a write of WriteId tx and the SDK sees it acknowledged: stored
+\* (WrittenInTx, no offset: seed 004), a repeat (Skipped [dedup]), or refused.
 \* @type: ($net) => Bool;
 PqWrite(m) ==
     /\ m \in net /\ m.type = "Write"
-    \* the writer's session is a stream: a partition gets a transaction's writes in order
-    /\ ~\E m2 \in net : m2.type = "Write" /\ m2.tx = m.tx /\ m2.dst = m.dst /\ m2.m.off < m.m.off
-    /\ LET tx == m.tx
-           d == m.dst
-           s == sup[tx][d]
-           accept == s.st \in {"none", "open"} \/ (Bug("lock_race") /\ s.st = "deleted")
-       IN /\ IF accept /\ Bug("visible_before_commit")
-                THEN /\ target' = [target EXCEPT ![d] = Append(@, m.m)]
-                     /\ sup' = [sup EXCEPT ![tx][d] = [st |-> "open", data |-> <<>>]]
-                ELSE IF accept
-                THEN /\ sup' = [sup EXCEPT ![tx][d] = [st |-> "open",
-                                                         data |-> IF s.st = "deleted" THEN <<m.m>> ELSE Append(s.data, m.m)]]
-                     /\ UNCHANGED logVars
-                ELSE UNCHANGED topicBVars
-          /\ wacked' = IF accept THEN [wacked EXCEPT ![tx] = @ \cup {m.m}] ELSE wacked
-          /\ action' = Act(IF accept THEN "PqWrite" ELSE "PqWriteRefused", "B",
-                           "txn_id" :> tx @@ "partition" :> d @@ "off" :> m.m.off)
+    /\ InOrder(m)
+    /\ LET accept == WriteAccepted(m)
+       IN /\ IF accept THEN StoreWrite(m) ELSE UNCHANGED topicBVars
+          /\ wacked' = IF accept THEN [wacked EXCEPT ![m.tx] = @ \cup {m.m}] ELSE wacked
+          /\ skipped' = IF accept /\ WriteRepeated(m) THEN skipped \cup {m.m} ELSE skipped
+          /\ action' = Act(CASE ~accept -> "PqWriteRefused"
+                              [] WriteRepeated(m) -> "PqWriteSkipped"
+                              [] OTHER -> "PqWrite", "B",
+                           "txn_id" :> m.tx @@ "partition" :> m.dst @@ "off" :> m.m.off)
     /\ net' = net \ {m}
     /\ UNCHANGED <<clientVars, kqpVars, offsetVars, tableVars, metaVars, tabletVars, coordVars, decisionVars,
                    plainVars, answerVars, checkVars, faultVars>>
+
+\* A fault [resend]: tablet B stores write m, but its acknowledgement never reaches the SDK
+\* (the connection broke, or B restarted after the write: a partition's SourceIds are
+\* durable with its data and read back when it starts, so the SeqNo is known after a
+\* restart too). The SDK's writer then reconnects (Resend). Only where a reconnect is
+\* left: without one, the SDK's writer fails, as a lost write makes it.
+\* @type: ($net) => Bool;
+PqWriteAckLost(m) ==
+    /\ reconnects < MaxReconnects
+    /\ m \in net /\ m.type = "Write"
+    /\ InOrder(m)
+    /\ WriteAccepted(m)
+    /\ StoreWrite(m)
+    /\ net' = net \ ({m} \cup StreamRest(m))
+    /\ action' = Act("PqWriteAckLost", "B", "txn_id" :> m.tx @@ "partition" :> m.dst @@ "off" :> m.m.off)
+    /\ UNCHANGED <<clientVars, kqpVars, offsetVars, tableVars, metaVars, tabletVars, coordVars, ghostVars,
+                   faultVars>>
 
 \* Tablet B learns that WriteId tx's lock is gone (LockStatus) and deletes its supportive
 \* partitions, unless the transaction was already proposed [pq].
@@ -873,7 +991,7 @@ PlanDeadline(tx) ==
     /\ deadlines' = deadlines + 1
     /\ action' = Act("PlanDeadline", "coordinator", "txn_id" :> tx)
     /\ UNCHANGED <<clientVars, kqpVars, messageVars, dataVars, tabletVars, planVars, mediatorVars, ghostVars,
-                   hangVars, restartVars, lossVars, lockLossVars>>
+                   hangVars, restartVars, lossVars, lockLossVars, reconnectVars>>
 
 \* A proposal still PREPARED when the mediator's time passed its MaxStep expires [pq]:
 \* either it was never planned, or (only if its plan step was acknowledged without being
@@ -1000,7 +1118,7 @@ PqCalc(t, tx) ==
                     ELSE sup
           /\ action' = Act("PqCalc", t, "txn_id" :> tx @@ "step" :> ptx[t][tx].step @@ "commit" :> IF own = "commit" THEN 1 ELSE 0)
     /\ UNCHANGED <<clientVars, kqpVars, offsetVars, logVars, tableVars, metaVars, coordVars, appliedVars,
-                   wackedVars, plainVars, answerVars, checkVars, faultVars>>
+                   wackedVars, plainVars, skippedVars, answerVars, checkVars, faultVars>>
 
 \* Participant t receives a peer's read set. It keeps the decision in memory and
 \* acknowledges it once its own EXECUTED is durable (PqTxDone); a read set for a
@@ -1073,7 +1191,7 @@ PartitionApply(t, tx, k) ==
        /\ applied' = [applied EXCEPT ![t][tx] = v.dec]
        /\ action' = Act(IF commit THEN "PartitionCommit" ELSE "PartitionRollback", t,
                         "txn_id" :> tx @@ "partition" :> k @@ "step" :> v.step)
-       /\ UNCHANGED <<clientVars, kqpVars, messageVars, urowVars, coordVars, voteVars, wackedVars, plainVars, answerVars,
+       /\ UNCHANGED <<clientVars, kqpVars, messageVars, urowVars, coordVars, voteVars, wackedVars, plainVars, skippedVars, answerVars,
                       faultVars>>
 
 \* The immediate path [imm]: the one participant of an immediate transaction checks it and
@@ -1091,10 +1209,10 @@ PqImmediate(t, tx) ==
     /\ (t = "B" /\ Producers = "partition" /\ ~Bug("no_producer_block")) => ~\E x \in Txns : BlocksProducer(x, tx)
     /\ LET k == CHOOSE x \in PartsOf(t, tx) : TRUE
            c == committed[kqp[tx].src]
-           ok == IF t = "A"
-                 THEN Bug("immediate_no_offset_check") \/ (c = kqp[tx].b /\ kqp[tx].e <= MsgsPerSrc)
-                 ELSE /\ \A d \in kqp[tx].dsts : sup[tx][d].st = "open"
-                      /\ Producers = "none" \/ Bug("no_seqno_check") \/ \A d \in kqp[tx].dsts : SeqNoOk(tx, d)
+           ok == CASE t = "A" -> Bug("immediate_no_offset_check") \/ (c = kqp[tx].b /\ kqp[tx].e <= MsgsPerSrc)
+                   [] t = "B" -> /\ \A d \in kqp[tx].dsts : sup[tx][d].st = "open"
+                                 /\ Producers = "none" \/ Bug("no_seqno_check") \/ \A d \in kqp[tx].dsts : SeqNoOk(tx, d)
+                   [] OTHER -> Predicate(t, tx)   \* the datashard alone: an empty write-only transaction's row
            dec == IF ok THEN "commit" ELSE "abort"
        IN /\ ApplyData(t, k, tx, ok)
           /\ applied' = [applied EXCEPT ![t][tx] = dec]
@@ -1103,7 +1221,7 @@ PqImmediate(t, tx) ==
                                 ![tx].depth = @ + 1]
           /\ action' = Act("PqImmediate", t, "txn_id" :> tx @@ "partition" :> k @@ "commit" :> IF ok THEN 1 ELSE 0)
     /\ UNCHANGED <<clientVars, txIdVars, messageVars, urowVars, metaVars, tabletVars, coordVars, wackedVars,
-                   plainVars, answerVars, orderCheckVars, faultVars>>
+                   plainVars, skippedVars, answerVars, orderCheckVars, faultVars>>
 
 \* Every partition applied: EXECUTED. The tablet answers KQP (COMPLETE or ABORTED),
 \* acknowledges the plan step, acknowledges the read sets it received, and drops the
@@ -1175,7 +1293,7 @@ Hang(w) ==
     /\ cl' = [cl EXCEPT ![w].hung = TRUE]
     /\ action' = Act("Hang", w, NoArgs)
     /\ UNCHANGED <<ownerVars, kqpVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, restartVars,
-                   lossVars, lockLossVars, deadlineVars>>
+                   lossVars, lockLossVars, deadlineVars, reconnectVars>>
 
 \* The group gives partition p of a hung worker to w; w's new partition session reads
 \* from the committed offset.
@@ -1208,7 +1326,7 @@ LockLost(tx) ==
     /\ lockLosses' = lockLosses + 1
     /\ action' = Act("LockLost", "session", "txn_id" :> tx)
     /\ UNCHANGED <<clientVars, txIdVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, hangVars,
-                   restartVars, lossVars, deadlineVars>>
+                   restartVars, lossVars, deadlineVars, reconnectVars>>
 
 \* What participant t recovers of transaction tx from its durable keys [fix]: EXECUTED ->
 \* EXECUTED (it waits for the read-set acks again); every partition key written ->
@@ -1243,18 +1361,19 @@ TabletRestart(t) ==
     /\ restarts' = restarts + 1
     /\ action' = Act("TabletRestart", t, NoArgs)
     /\ UNCHANGED <<clientVars, kqpVars, dataVars, durableVars, coordVars, ghostVars, hangVars, lossVars,
-                   lockLossVars, deadlineVars>>
+                   lockLossVars, deadlineVars, reconnectVars>>
 
-\* The network loses a message (a write, a read set or an acknowledgement).
+\* The network loses a message (a write, a read set or an acknowledgement); a lost write
+\* breaks its stream, so the writes after it on the stream are lost too (StreamRest).
 \* @type: ($net) => Bool;
 Lose(m) ==
     /\ losses < MaxLoss
     /\ m \in net
-    /\ net' = net \ {m}
+    /\ net' = net \ ({m} \cup IF m.type = "Write" THEN StreamRest(m) ELSE {})
     /\ losses' = losses + 1
     /\ action' = Act("Lose", "network", "txn_id" :> m.tx)
     /\ UNCHANGED <<clientVars, kqpVars, dataVars, tabletVars, coordVars, ghostVars, hangVars, restartVars,
-                   lockLossVars, deadlineVars>>
+                   lockLossVars, deadlineVars, reconnectVars>>
 
 \* Nothing left to do: every transaction ended and every worker is idle (or out of
 \* transactions to begin). An explicit terminal step keeps TLC's deadlock check meaningful.
@@ -1267,9 +1386,10 @@ Next ==
     \/ \E w \in Workers, p \in SrcParts : \E e \in 1..MsgsPerSrc : ReadBatch(w, p, e) \/ ReadOnlyBatch(w, p, e)
     \/ \E w \in Workers : BeginWrites(w)
     \/ \E w \in Workers, p \in SrcParts : TakeOver(w, p)
-    \/ \E w \in Workers : TxWrite(w) \/ NonTxWrite(w) \/ TableWrite(w) \/ Flush(w) \/ CommitTx(w) \/ RollbackTx(w) \/ Hang(w) \/ Resume(w)
+    \/ \E w \in Workers : TxWrite(w) \/ NonTxWrite(w) \/ Resend(w) \/ TableWrite(w) \/ Flush(w) \/ CommitTx(w) \/ RollbackTx(w)
+                        \/ Hang(w) \/ Resume(w)
     \/ \E tx \in Txns : KqpResult(tx) \/ CoordPlan(tx) \/ PlanDeadline(tx) \/ PqLockLost(tx) \/ LockLost(tx)
-    \/ \E m \in net : PqWrite(m) \/ PqReadSet(m) \/ PqReadSetAck(m) \/ Lose(m)
+    \/ \E m \in net : PqWrite(m) \/ PqWriteAckLost(m) \/ PqReadSet(m) \/ PqReadSetAck(m) \/ Lose(m)
     \/ \E t \in Tablets :
         \/ PqPlanStep(t)
         \/ TabletRestart(t)

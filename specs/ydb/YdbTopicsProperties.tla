@@ -65,6 +65,7 @@ AppliedTypeOK == applied \in [Tablets -> [Txns -> Decisions]]
 VotesTypeOK == votes \in [Tablets -> [Txns -> Decisions]]
 WackedTypeOK == wacked \in [Txns -> SUBSET AllMessages]
 PlainTypeOK == plain \subseteq AppMessages
+SkippedTypeOK == skipped \subseteq AllMessages
 ToldTypeOK == told \in [Txns -> {"none", "COMMITTED", "ABORTED"}]
 ToldDepthTypeOK == toldDepth \in [Txns -> Nat]
 RangeBadTypeOK == rangeBad \in BOOLEAN
@@ -74,6 +75,7 @@ RestartsTypeOK == restarts \in 0..MaxRestarts
 LossesTypeOK == losses \in 0..MaxLoss
 LockLossesTypeOK == lockLosses \in 0..MaxLockLosses
 DeadlinesTypeOK == deadlines \in 0..MaxDeadlines
+ReconnectsTypeOK == reconnects \in 0..MaxReconnects
 
 TypeOK ==
     /\ OwnerTypeOK
@@ -97,6 +99,7 @@ TypeOK ==
     /\ VotesTypeOK
     /\ WackedTypeOK
     /\ PlainTypeOK
+    /\ SkippedTypeOK
     /\ ToldTypeOK
     /\ ToldDepthTypeOK
     /\ RangeBadTypeOK
@@ -106,6 +109,7 @@ TypeOK ==
     /\ LossesTypeOK
     /\ LockLossesTypeOK
     /\ DeadlinesTypeOK
+    /\ ReconnectsTypeOK
 
 \* How many copies of message (p, o) topic B exposes.
 \* @type: (Int, Int) => Int;
@@ -220,5 +224,11 @@ CommitDepthWithinBound == CommitDepthAtMost(DepthBound)
 
 \* A witness: false once a transaction is committed: its counterexample is the happy path.
 WitnessTransactionCommits == \A tx \in Txns : told[tx] # "COMMITTED"
+
+\* A witness: false once a write-only transaction that wrote nothing is committed.
+WitnessEmptyCommit == \A tx \in Txns : ~(told[tx] = "COMMITTED" /\ kqp[tx].shape = "write" /\ kqp[tx].dsts = {})
+
+\* A witness: false once a resent write is a repeat (AlreadyWritten: the SDK's Skipped).
+WitnessWriteSkipped == skipped = {}
 
 =============================================================================
