@@ -324,3 +324,48 @@ def test_without_deduplication_the_resend_is_published_twice_and_the_trace_is_re
     v = check_trace(read_trace(tmp_path / "t.jsonl"), CheckOptions(engine="tlc"))
     resent = next(i for i, x in enumerate(events, 1) if x["action"] == "PqWrite" and x["offset"] == 0)
     assert v.status is Status.REJECTED and v.at_event == resent, (v.status, v.at_event, v.reason)
+
+
+def table_race(bugs: tuple[str, ...] = ()) -> tuple[Engine, list[dict[str, Any]]]:
+    """Two write-only transactions read and upsert the table's one row, with nothing written to
+    the topics (the datashard alone: the immediate path); w1 commits first."""
+    events: list[dict[str, Any]] = []
+    e = Engine(Constants(workers=("w1", "w2"), max_txns=2, table=True, shapes=("write",), bugs=bugs), emit=events.append)
+    for w in ("w1", "w2"):
+        assert run(e, "BeginWrites", w)
+    for w in ("w1", "w2"):
+        assert run(e, "TableWrite", w)
+    for w, tx in (("w1", 1), ("w2", 2)):
+        for name, arg in (("Flush", w), ("CommitTx", w), ("PqImmediate", ("DS", tx)), ("KqpResult", tx)):
+            assert run(e, name, arg), f"{name} is not enabled"
+    return e, events
+
+
+def check_explicit(tmp_path: Path, e: Engine, events: list[dict[str, Any]], bugs: list[str]) -> Any:
+    from ref_impl.ydb.protocol import PROTOCOL
+
+    head = trace_format.header("ydb", trace.SPEC_DIR, trace.SPEC_MODULES, e.k.to_spec(), 0, GENERATOR, trace.LOGGED,
+                               workload="explicit", faults="none", bugs=bugs)
+    trace_format.write_trace(tmp_path / "t.jsonl", head, events, PROTOCOL.columns.order)
+    return check_trace(read_trace(tmp_path / "t.jsonl"), CheckOptions(engine="tlc"))
+
+
+@pytest.mark.tlc
+def test_a_committed_write_of_the_row_breaks_the_other_transactions_lock(tmp_path: Path) -> None:
+    """Both read version 0 of the row; w1's commit writes version 1, which breaks w2's optimistic
+    lock: w2's commit is ABORTED, LocksBroken ("Transaction locks invalidated"). No update is lost."""
+    e, events = table_race()
+    assert (e.told[1], e.told[2], e.rows) == ("COMMITTED", "ABORTED", [1])
+    [second] = [x for x in events if x["action"] == "PqImmediate" and x["txn_id"] == 2]
+    assert (second["decision"], second["reason"]) == ("abort", "LocksBroken")
+    v = check_explicit(tmp_path, e, events, [])
+    assert v.status is Status.ACCEPTED, (v.status, v.at_event, v.reason)
+
+
+@pytest.mark.tlc
+def test_without_the_table_lock_both_commit_and_the_trace_is_rejected_at_the_second(tmp_path: Path) -> None:
+    e, events = table_race(bugs=("no_table_lock",))
+    assert (e.told[1], e.told[2], e.rows) == ("COMMITTED", "COMMITTED", [1, 2]), "w1's update is lost"
+    v = check_explicit(tmp_path, e, events, ["no_table_lock"])
+    second = next(i for i, x in enumerate(events, 1) if x["action"] == "PqImmediate" and x["txn_id"] == 2)
+    assert v.status is Status.REJECTED and v.at_event == second, (v.status, v.at_event, v.reason)

@@ -224,6 +224,9 @@ class Tx:
         return self._writer
 
     def upsert(self, table: str, row: dict[str, Any]) -> Call:
+        """Read the table's row and upsert it (``SELECT`` then ``UPSERT`` in ``tx.execute``): the read
+        takes an optimistic lock, which another transaction's committed write of the row breaks, and
+        the commit is then ABORTED ("Transaction locks invalidated")."""
         if not self.driver.has_table:
             raise IllegalStateError("upsert: this run has no table (Table is false)")
         self._open("upsert")
@@ -299,7 +302,7 @@ class TxWriter:
 
 def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Callable[[], bool] = lambda: False,
              shapes: Callable[[], str] = lambda: "copy", outside_here: Callable[[], bool] = lambda: False,
-             write_counts: Callable[[], int] | None = None) -> App:
+             write_counts: Callable[[], int] | None = None, table_here: Callable[[], bool] = lambda: True) -> App:
     """The workload: read a batch of topic A, write it to topic B (and a row to the table), and
     commit the read offsets, the writes and the row in one transaction; again and again. Where
     ``rollback_here()`` says so (after the read, after a write, before the commit), the
@@ -307,7 +310,8 @@ def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Call
     shape: a read-only one commits its batch's offsets with no writer; a write-only one writes
     messages of its own with no read (``write_counts()`` of them, default ``batch_sizes()``; none
     makes an empty transaction), and, where ``outside_here()`` says so after its first write,
-    the same producer writes a message outside the transaction."""
+    the same producer writes a message outside the transaction. With a table, the transaction
+    reads and upserts its row where ``table_here()`` says so."""
     reader = driver.reader("A", CONSUMER)
     while True:
         tx = driver.begin_transaction(shapes())
@@ -336,7 +340,7 @@ def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Call
                 break
         if rolled_back:
             continue
-        if driver.has_table:
+        if driver.has_table and table_here():
             yield tx.upsert("rows", {"tx": tx.id, "partition": partition})
         try:
             if rollback_here():

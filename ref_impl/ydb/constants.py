@@ -28,6 +28,7 @@ BUGS = (
     "participants_from_offsets",
     "seqno_ignores_plain",
     "no_write_dedup",
+    "no_table_lock",
 )
 VERSIONS = ("v25", "v26")
 PRODUCERS = ("none", "partition")

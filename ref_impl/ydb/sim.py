@@ -177,11 +177,16 @@ class Simulation(Stepper):
         self.prune = prune
         self.quiet: set[int] = set()  # transactions no step can touch any more
         self.apps = [AppRunner(w, api.copy_app(api.Driver(self.engine, w), self._batch_size, self._rollback_here,
-                                               self._shape, self._outside_here, self._write_count))
+                                               self._shape, self._outside_here, self._write_count,
+                                               self._table_here))
                      for w in self.k.workers]
 
     def _batch_size(self) -> int:
         return self.app_rng.randint(1, self.k.batch_max)
+
+    def _table_here(self) -> bool:
+        """With a table, a transaction reads and upserts the row three times in four (no draw without one)."""
+        return self.app_rng.random() < 0.75
 
     def _write_count(self) -> int:
         """How many messages a write-only transaction writes: none (an empty commit) up to BatchMax."""

@@ -171,7 +171,7 @@ class State:
         self.committed: dict[int, int] = {p: 0 for p in k.src_parts}
         self.target: dict[int, list[Msg]] = {d: [] for d in k.dst_parts}
         self.rows: list[int] = []
-        self.urows: dict[int, bool] = {tx: False for tx in k.txns}
+        self.urows: dict[int, int] = {tx: -1 for tx in k.txns}  # the row's version each read (-1: none)
         self.meta: dict[str, dict[int, tuple[int, int]]] = {t: {p: (0, 0) for p in k.part_ids} for t in k.tablets}
         self.pdur: dict[str, dict[int, Durable]] = {t: {tx: Durable() for tx in k.txns} for t in k.tablets}
         self.ptx: dict[str, dict[int, Volatile]] = {t: {tx: Volatile() for tx in k.txns} for t in k.tablets}
@@ -231,6 +231,8 @@ class State:
         that wrote nothing touches no topic)."""
         s = self.kqp[tx]
         drop = {"read": {"B"}, "write": {"A"} if s.dsts else {"A", "B"}}.get(s.shape, set())
+        if self.urows[tx] == -1:  # the table untouched
+            drop.add("DS")
         return tuple(t for t in self.k.tablets if t not in drop)
 
     def peers_of(self, t: str, tx: int) -> tuple[str, ...]:

@@ -76,7 +76,7 @@ class TabletSteps(State):
             return self.read_predicate(tx)
         if t == "B":
             return self.write_predicate(tx)
-        return self.urows[tx] and self.kqp[tx].lock == "alive"
+        return self.table_predicate(tx)
 
     def reason(self, t: str, tx: int) -> str:
         """Why participant t's check of tx fails, in the trace's words."""
@@ -89,6 +89,14 @@ class TabletSteps(State):
                 return "WriteIdDeleted"
             return "WriteIdMissing" if any(self.sup[tx][d].st == "none" for d in s.dsts) else "MinSeqNo"
         return "LocksBroken"
+
+    def table_predicate(self, tx: int) -> bool:
+        """TablePredicate(tx): the lock holds and nobody committed a write of the row since tx read it."""
+        return self.kqp[tx].lock == "alive" and (self.k.bug("no_table_lock") or self.urows[tx] == len(self.rows))
+
+    def blocks_row(self, x: int, tx: int) -> bool:
+        """BlocksRow(x, tx): x is calculated and not yet executed on the datashard."""
+        return x != tx and self.ptx["DS"][x].st in ("WAIT_RS", "EXECUTING")
 
     def blocks_consumer(self, x: int, tx: int) -> bool:
         return x != tx and self.ptx["A"][x].st in ("WAIT_RS", "EXECUTING") and self.kqp[x].src == self.kqp[tx].src
@@ -184,7 +192,7 @@ class TabletSteps(State):
         if t == "B":
             return all(self.sup[tx][d].st == "open" for d in s.dsts)
         if t == "DS":
-            return self.urows[tx] and s.lock == "alive"
+            return s.lock == "alive"
         return True
 
     def pq_propose_enabled(self, t: str, tx: int) -> bool:
@@ -257,9 +265,7 @@ class TabletSteps(State):
             return False
         if t == "A" and not self.k.bug("no_consumer_block"):
             return not any(self.blocks_consumer(x, tx) for x in self.started())
-        if t == "B" and self.k.producers == "partition" and not self.k.bug("no_producer_block"):
-            return not any(self.blocks_producer(x, tx) for x in self.started())
-        return True
+        return not self._consumer_or_producer_blocked(t, tx)
 
     def pq_calc(self, t: str, tx: int) -> None:
         v = self.ptx[t][tx]
@@ -368,6 +374,8 @@ class TabletSteps(State):
             return any(self.blocks_consumer(x, tx) for x in self.started())
         if t == "B" and self.k.producers == "partition" and not self.k.bug("no_producer_block"):
             return any(self.blocks_producer(x, tx) for x in self.started())
+        if t == "DS":
+            return any(self.blocks_row(x, tx) for x in self.started())
         return False
 
     def pq_immediate_enabled(self, t: str, tx: int) -> bool:

@@ -126,14 +126,14 @@ class WorkerSteps(State):
     def table_write(self, w: str) -> None:
         c = self.cl[w]
         c.row = True
-        self.urows[c.tx] = True
+        self.urows[c.tx] = len(self.rows)  # the read takes an optimistic lock at the row's version
         self.emit("TableWrite", w, (("txn_id", c.tx),), worker=w, txn_id=c.tx, phase=c.phase)
 
     # --- Flush(w) ---
 
     def flush_enabled(self, w: str) -> bool:
         c = self.cl[w]
-        if c.hung or c.phase != "open" or c.sent != self.writes(w) or (self.k.table and not c.row):
+        if c.hung or c.phase != "open" or c.sent != self.writes(w):
             return False
         return self.k.bug("no_flush") or len(self.wacked[c.tx]) == self.writes(w)
 

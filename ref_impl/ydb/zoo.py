@@ -75,5 +75,8 @@ ZOO = (
     ZooBug("no_write_dedup", ("no_write_dedup",), "copy:workers=1,producers=partition", "reconnects=1", 10,
            "ydb_no_write_dedup", "PqWrite",
            "a supportive partition takes a repeated SeqNo again: the writer's resend after a lost acknowledgement is stored twice"),
+    ZooBug("no_table_lock", ("no_table_lock",), "copy:workers=2,src=2,table=true,txns=4", "none", 4,
+           "ydb_no_table_lock", "PqCalc",
+           "a committed write of the table's row does not break another transaction's lock: a lost update"),
 )
 ZOO_BY_NAME = {b.name: b for b in ZOO}

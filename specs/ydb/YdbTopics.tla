@@ -60,6 +60,11 @@
 (*   [resend] ydb-python-sdk topic_writer_asyncio.py: _connection_loop     *)
 (*           reconnects with the same tx identity and _send_loop sends     *)
 (*           every unacknowledged message again with its SeqNo             *)
+(*   [tli]   optimistic locks: a transaction's read of a row takes a lock, *)
+(*           another transaction's committed write to the row breaks it,   *)
+(*           and the reader's commit is ABORTED, "Transaction locks        *)
+(*           invalidated" (ydb/docs concepts/transactions: TLI; KQP maps    *)
+(*           STATUS_LOCKS_BROKEN to ABORTED, KIKIMR_LOCKS_INVALIDATED)     *)
 (*   [empty] ydb-python-sdk ydb/query/transaction.py commit(): a begun     *)
 (*           transaction is committed after its BEFORE_COMMIT callbacks    *)
 (*           (a writer with nothing written has nothing to flush); with no *)
@@ -274,7 +279,8 @@ BugNames == {
     "immediate_no_offset_check", \* the immediate path commits a read range without the offset check
     "participants_from_offsets", \* KQP takes its participants from the read offsets only
     "seqno_ignores_plain",    \* the MinSeqNo check counts only the producer's transactional writes
-    "no_write_dedup"          \* a supportive partition takes a repeated SeqNo again (no AlreadyWritten)
+    "no_write_dedup",         \* a supportive partition takes a repeated SeqNo again (no AlreadyWritten)
+    "no_table_lock"           \* a committed write of the row does not break another transaction's lock
 }
 
 ASSUME /\ Workers # {}
@@ -335,11 +341,13 @@ VARIABLES
     \* The main partitions of B: what readers see (logVars).
     \* @type: Int -> Seq($msg);
     target,
-    \* The table's committed rows: the transactions that wrote them (rowVars).
+    \* The table's row: the transactions whose writes of it committed, in order (its
+    \* version is their number) (rowVars).
     \* @type: Seq(Int);
     rows,
-    \* Rows written under a transaction's lock, not yet committed (urowVars).
-    \* @type: Int -> Bool;
+    \* The version of the row each transaction read under its lock before writing it (-1:
+    \* it did not touch the table) (urowVars).
+    \* @type: Int -> Int;
     urows,
     \* Per participant and partition: the last applied <<step, txid>> (durable) (metaVars).
     \* @type: Str -> (Int -> <<Int, Int>>);
@@ -510,14 +518,16 @@ NoVolatile == [st |-> "NONE", step |-> 0, own |-> "none", dec |-> "none", rs |->
                acked |-> {}, done |-> {}, depth |-> 0, rsdepth |-> 0]
 
 \* The participants of transaction tx: tablet A (the read range) unless it only writes,
-\* tablet B (the writes) unless it only reads or wrote nothing, the table's shard. A
-\* write-only transaction that wrote nothing has no topic operation [empty]: with no table
-\* it has no participant at all, and KQP commits it at once.
+\* tablet B (the writes) unless it only reads or wrote nothing, the table's shard if it
+\* touched the table. A write-only transaction that wrote nothing has no topic operation
+\* [empty]: with no row either it has no participant at all, and KQP commits it at once.
 \* @type: (Int) => Set(Str);
-Participants(tx) == CASE kqp[tx].shape = "read" -> Tablets \ {"B"}
-                      [] kqp[tx].shape = "write" /\ kqp[tx].dsts = {} -> Tablets \ {"A", "B"}
-                      [] kqp[tx].shape = "write" -> Tablets \ {"A"}
-                      [] OTHER -> Tablets
+Participants(tx) ==
+    LET topics == CASE kqp[tx].shape = "read" -> {"A"}
+                    [] kqp[tx].shape = "write" /\ kqp[tx].dsts = {} -> {}
+                    [] kqp[tx].shape = "write" -> {"B"}
+                    [] OTHER -> {"A", "B"}
+    IN topics \cup (IF urows[tx] # -1 THEN {"DS"} ELSE {})
 \* @type: (Str, Int) => Set(Str);
 Peers(t, tx) == Participants(tx) \ {t}
 \* The partitions of participant t that transaction tx touches.
@@ -592,7 +602,7 @@ Init ==
     /\ committed = [p \in SrcParts |-> 0]
     /\ target = [d \in DstParts |-> <<>>]
     /\ rows = <<>>
-    /\ urows = [tx \in Txns |-> FALSE]
+    /\ urows = [tx \in Txns |-> -1]
     /\ meta = [t \in Tablets |-> [k \in PartIds |-> <<0, 0>>]]
     /\ pdur = [t \in Tablets |-> [tx \in Txns |-> NoDurable]]
     /\ ptx = [t \in Tablets |-> [tx \in Txns |-> NoVolatile]]
@@ -702,7 +712,9 @@ TxWrite(w) ==
           /\ cl' = [cl EXCEPT ![w].sent = @ + 1, ![w].e = @ + more]
     /\ UNCHANGED <<ownerVars, txIdVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
 
-\* The worker upserts its row in the table, under the transaction's lock.
+\* The worker reads the table's row and upserts it (a read-modify-write of one row, as
+\* an application keeps its progress beside the topics): the read takes an optimistic
+\* lock on the row at its current version [tli]. A transaction may leave the table out.
 \* @type: (Str) => Bool;
 TableWrite(w) ==
     /\ Table
@@ -710,7 +722,7 @@ TableWrite(w) ==
     /\ cl[w].phase = "open"
     /\ ~cl[w].row
     /\ cl' = [cl EXCEPT ![w].row = TRUE]
-    /\ urows' = [urows EXCEPT ![cl[w].tx] = TRUE]
+    /\ urows' = [urows EXCEPT ![cl[w].tx] = Len(rows)]
     /\ action' = Act("TableWrite", w, "txn_id" :> cl[w].tx)
     /\ UNCHANGED <<ownerVars, kqpVars, messageVars, offsetVars, topicBVars, rowVars, metaVars, tabletVars,
                    coordVars, ghostVars, faultVars>>
@@ -722,7 +734,6 @@ Flush(w) ==
     /\ ~cl[w].hung
     /\ cl[w].phase = "open"
     /\ cl[w].sent = Writes(w)
-    /\ Table => cl[w].row
     /\ Bug("no_flush") \/ Cardinality(wacked[cl[w].tx]) = Writes(w)
     /\ cl' = [cl EXCEPT ![w].phase = "flushed"]
     /\ action' = Act("Flush", w, "txn_id" :> cl[w].tx)
@@ -939,7 +950,8 @@ PqLockLost(tx) ==
 
 \* Participant t validates the proposal and persists PREPARED (tx_<TxId> [pq]). Tablet B
 \* refuses a WriteId whose supportive partitions are deleted or missing; the datashard
-\* refuses a transaction whose lock is broken or whose row is missing.
+\* refuses a transaction whose session's lock is gone (a write that broke the lock is found
+\* by the predicate, TablePredicate).
 \* @type: (Str, Int) => Bool;
 PqPropose(t, tx) ==
     /\ kqp[tx].st = "proposing"
@@ -949,7 +961,7 @@ PqPropose(t, tx) ==
     /\ ~kqp[tx].refused
     /\ pdur[t][tx].st = "NONE"
     /\ LET ok == CASE t = "B" -> \A d \in kqp[tx].dsts : sup[tx][d].st = "open"
-                   [] t = "DS" -> urows[tx] /\ kqp[tx].lock = "alive"
+                   [] t = "DS" -> kqp[tx].lock = "alive"
                    [] OTHER -> TRUE
            depth == kqp[tx].depth + 1
        IN IF ok
@@ -1067,10 +1079,18 @@ WritePredicate(tx) ==
     /\ SeqNoPredicate(tx)
 
 \* @type: (Str, Int) => Bool;
+\* The datashard's predicate [tli]: the lock holds (the session lives) and nobody committed
+\* a write of the row since this transaction read it; with no_table_lock, the lock's
+\* liveness only (a write of another transaction does not break it).
+\* @type: (Int) => Bool;
+TablePredicate(tx) ==
+    /\ kqp[tx].lock = "alive"
+    /\ Bug("no_table_lock") \/ urows[tx] = Len(rows)
+
 Predicate(t, tx) ==
     CASE t = "A" -> ReadPredicate(tx)
       [] t = "B" -> WritePredicate(tx)
-      [] OTHER -> urows[tx] /\ kqp[tx].lock = "alive"
+      [] OTHER -> TablePredicate(tx)
 
 \* Transactions in t's queue that are planned and not yet executed.
 \* @type: (Str) => Set(Int);
@@ -1092,6 +1112,14 @@ BlocksProducer(x, tx) ==
     /\ kqp[x].src = kqp[tx].src
     /\ kqp[x].dsts \cap kqp[tx].dsts # {}
 
+\* Transaction x is calculated and not yet executed on the datashard: its writes of the
+\* row are still to come, so another transaction's check of the row waits (the
+\* datashard orders the transactions that touch the same keys [tli]).
+\* @type: (Int, Int) => Bool;
+BlocksRow(x, tx) ==
+    /\ x # tx
+    /\ ptx["DS"][x].st \in {"WAIT_RS", "EXECUTING"}
+
 \* At the head of the planned transactions, participant t computes its predicate
 \* (CALCULATING, CALCULATED), closes the supportive partitions, and sends its decision to
 \* every peer as a read set (WAIT_RS; persisted in v25). A read operation waits while
@@ -1103,6 +1131,7 @@ PqCalc(t, tx) ==
     /\ \A x \in Txns : ptx[t][x].st = "PLANNED" => ptx[t][tx].step <= ptx[t][x].step
     /\ (t = "A" /\ ~Bug("no_consumer_block")) => ~\E x \in Txns : BlocksConsumer(x, tx)
     /\ (t = "B" /\ Producers = "partition" /\ ~Bug("no_producer_block")) => ~\E x \in Txns : BlocksProducer(x, tx)
+    /\ t = "DS" => ~\E x \in Txns : BlocksRow(x, tx)
     /\ LET own == IF Predicate(t, tx) THEN "commit" ELSE "abort"
            depth == IF Version = "v25" THEN ptx[t][tx].depth + 1 ELSE ptx[t][tx].depth
            solo == Bug("independent_decision")
@@ -1207,6 +1236,7 @@ PqImmediate(t, tx) ==
     /\ t \in Participants(tx)
     /\ (t = "A" /\ ~Bug("no_consumer_block")) => ~\E x \in Txns : BlocksConsumer(x, tx)
     /\ (t = "B" /\ Producers = "partition" /\ ~Bug("no_producer_block")) => ~\E x \in Txns : BlocksProducer(x, tx)
+    /\ t = "DS" => ~\E x \in Txns : BlocksRow(x, tx)
     /\ LET k == CHOOSE x \in PartsOf(t, tx) : TRUE
            c == committed[kqp[tx].src]
            ok == CASE t = "A" -> Bug("immediate_no_offset_check") \/ (c = kqp[tx].b /\ kqp[tx].e <= MsgsPerSrc)

@@ -53,7 +53,7 @@ SupTypeOK ==
 CommittedTypeOK == committed \in [SrcParts -> 0..MsgsPerSrc]
 TargetTypeOK == DOMAIN target = DstParts /\ \A d \in DstParts : SeqOf(target[d], AllMessages)
 RowsTypeOK == SeqOf(rows, Txns)
-UrowsTypeOK == urows \in [Txns -> BOOLEAN]
+UrowsTypeOK == urows \in [Txns -> -1..MaxTxns]
 MetaTypeOK == meta \in [Tablets -> [PartIds -> Steps \X (0..MaxTxns)]]
 PdurTypeOK == pdur \in [Tablets -> [Txns -> DurableRecords]]
 PtxTypeOK == ptx \in [Tablets -> [Txns -> VolatileRecords]]
@@ -182,6 +182,11 @@ ReadCommitted ==
 \* only move forward through such commits.
 OffsetRangeCheck == ~rangeBad
 
+\* INV: TableSerializable
+\* Every committed write of the table's row read the version the write before it made:
+\* no transaction overwrote a write it did not see (a lost update).
+TableSerializable == \A i \in DOMAIN rows : urows[rows[i]] = i - 1
+
 \* INV: DeterministicDecision
 \* All participants that decided a transaction decided the same, commit only if every
 \* predicate held, and every partition applied transactions in (step, txid) order, each once.
@@ -224,6 +229,9 @@ CommitDepthWithinBound == CommitDepthAtMost(DepthBound)
 
 \* A witness: false once a transaction is committed: its counterexample is the happy path.
 WitnessTransactionCommits == \A tx \in Txns : told[tx] # "COMMITTED"
+
+\* A witness: false once a transaction that also wrote the table's row is committed.
+WitnessTableTransactionCommits == \A tx \in Txns : ~(told[tx] = "COMMITTED" /\ urows[tx] # -1)
 
 \* A witness: false once a write-only transaction that wrote nothing is committed.
 WitnessEmptyCommit == \A tx \in Txns : ~(told[tx] = "COMMITTED" /\ kqp[tx].shape = "write" /\ kqp[tx].dsts = {})
