@@ -498,11 +498,13 @@ class TabletSteps(State):
         return Volatile(st="PREPARED", depth=d.depth)
 
     def tablet_restart_enabled(self, t: str) -> bool:
-        return self.restarts < self.k.max_restarts and any(self.ptx[t][tx].st not in GONE_STATES for tx in self.started())
+        return self.restarts < self.k.max_restarts
 
     def tablet_restart(self, t: str) -> None:
         rec = {tx: self.recover(t, tx) for tx in self.k.txns}
         self.ptx[t] = rec
+        for m in [m for m in self.net if m.type == WRITE and m.to == t]:  # the writers' streams to t break
+            self.take(m)
         for tx in self.k.txns:
             if rec[tx].st in DECIDED:
                 self.send(*(read_set(t, q, tx, rec[tx].own, rec[tx].depth) for q in self.peers_of(t, tx)))

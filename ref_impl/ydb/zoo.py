@@ -46,7 +46,7 @@ ZOO = (
            "PqWrite", "writes go straight to the main partition"),
     ZooBug("independent_decision", ("independent_decision",), "copy:workers=1", "none", 0, "ydb_independent_decision",
            "PqCalc", "each participant executes on its own predicate, no read sets"),
-    ZooBug("partition_reapply", ("partition_reapply",), "copy:workers=1,dst=2,batch=3,msgs=6", "restarts=2", 68,
+    ZooBug("partition_reapply", ("partition_reapply",), "copy:workers=1,dst=2,batch=3,msgs=6", "restarts=2", 95,
            "ydb_reapply_after_restart", "PartitionCommit", "a partition ignores the (step, txid) it already applied"),
     ZooBug("lock_race", ("lock_race",), "copy:workers=1", "locklosses=1", 0, "ydb_lock_race", "PqWrite",
            "a write after the lock loss creates a new supportive partition (ydb PR 4758)"),

@@ -177,8 +177,9 @@
 (* partition to another worker (TakeOver) and the hung one resumes as a   *)
 (* zombie; a lock dies (LockLost: session death or the lock service), and *)
 (* tablet B then deletes the WriteId's supportive partitions (PqLockLost); *)
-(* a tablet restarts (TabletRestart: volatile state lost, recovery from    *)
-(* the durable keys as [fix] does, read sets resent; plan steps are        *)
+(* a tablet restarts at any moment (TabletRestart: volatile state lost and *)
+(* the writers' streams to it broken, recovery from the durable keys as    *)
+(* [fix] does, read sets resent; plan steps are                            *)
 (* resent by the mediator because they are unacknowledged); a read set or *)
 (* write is lost in the network (Lose) and read sets are resent until      *)
 (* acknowledged (PqResendReadSet); a proposal's deadline passes before it  *)
@@ -1379,14 +1380,16 @@ Recover(t, tx) ==
          [] d.st = "PLANNED" -> [NoVolatile EXCEPT !.st = "PLANNED", !.step = d.step, !.depth = d.depth]
          [] OTHER -> [NoVolatile EXCEPT !.st = "PREPARED", !.depth = d.depth]
 
-\* Participant t restarts: its volatile state is lost and rebuilt from the durable keys;
-\* it resends its read sets for the transactions whose decision it recovered.
+\* Participant t restarts, at any moment (before a transaction reaches it, while it holds
+\* a transaction's records, after they are gone): its volatile state is lost and rebuilt
+\* from the durable keys; it resends its read sets for the transactions whose decision it
+\* recovered. The writers' streams to it break: the writes in flight to it are lost (the
+\* SDK's writer reconnects and sends them again, Resend, or fails).
 \* @type: (Str) => Bool;
 TabletRestart(t) ==
     /\ restarts < MaxRestarts
-    /\ \E tx \in Txns : ptx[t][tx].st \notin {"NONE", "DELETED", "EXPIRED"}
     /\ ptx' = [ptx EXCEPT ![t] = [tx \in Txns |-> Recover(t, tx)]]
-    /\ net' = net \cup UNION {{ReadSet(t, q, tx, Recover(t, tx).own, Recover(t, tx).depth) : q \in Peers(t, tx)} :
+    /\ net' = {m \in net : m.type # "Write" \/ m.to # t} \cup UNION {{ReadSet(t, q, tx, Recover(t, tx).own, Recover(t, tx).depth) : q \in Peers(t, tx)} :
                                 tx \in {x \in Txns : Recover(t, x).st \in {"WAIT_RS", "EXECUTING", "WAIT_RS_ACKS"}}}
     /\ restarts' = restarts + 1
     /\ action' = Act("TabletRestart", t, NoArgs)

@@ -8,9 +8,10 @@ request is reported by the server's summary, not taken later. The kinds are the 
 steps (specs/ydb/YdbTopics.tla), each bounded by its budget constant, which the served engine sets
 to the number of switches of its kind:
 
-- ``restart-A``, ``restart-B``: ``TabletRestart`` of the PQ tablet of topic A or B (it holds a
-  transaction record then: MaxRestarts). ydb-platform/ydb ``ydb/core/persqueue/pq_impl.cpp``: a
-  restarted tablet reads its transactions back from its local database.
+- ``restart-A``, ``restart-B``: ``TabletRestart`` of the PQ tablet of topic A or B (at any moment,
+  with a transaction record or without: MaxRestarts). ydb-platform/ydb
+  ``ydb/core/persqueue/pq_impl.cpp``: a restarted tablet reads its transactions back from its
+  local database.
 - ``deadline``: ``PlanDeadline`` of the request's transaction (the coordinator's plan step missed
   the proposal's deadline while it was proposed: MaxDeadlines). ``ydb/core/tx/coordinator``.
 - ``lose-lock``: ``LockLost`` of the request's transaction (its KQP session's locks broken before

@@ -327,8 +327,8 @@ class Front:
         self._after()
 
     def settle(self) -> None:
-        """Take the engine's own steps (tablets, coordinator, KQP, deliveries; never a fault:
-        their budgets are 0) until none is enabled.
+        """Take the engine's own steps (tablets, coordinator, KQP, deliveries; never a fault: a
+        fault is taken only by its switch, at its request) until none is enabled.
 
         Each step is looked for first among the transactions a step touched since the engine was
         last quiet (``live``), and only when none of theirs is enabled among every transaction

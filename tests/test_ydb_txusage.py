@@ -1,0 +1,160 @@
+"""YDB's own topic-transaction tests, ported to the reference engine: each takes the steps the
+test's client and server take, in the test's order, and expects the outcome YDB's test asserts
+(the commit's status, what a reader of the topic sees); every run's trace is accepted by
+`txconform check`. The tests are YDB's C++ `TxUsage` suite (ydb-platform/ydb
+ydb/public/sdk/cpp/tests/integration/topic/topic_to_table_it.cpp and
+ydb/public/sdk/cpp/src/client/topic/ut/topic_to_table_ut.cpp, helpers in ut_utils/txusage_fixture.cpp);
+docs/ydb.md ("YDB's own tests") lists which of them are covered here or elsewhere, and why the
+others are not.
+
+The spec names topic A (read) and topic B (written); a test's "topic_A" that is only written is
+the spec's B. A message the application writes itself is (0, o), SeqNo o + 1, of producer 0."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ref_impl.ydb import trace
+from ref_impl.ydb.actions import run
+from ref_impl.ydb.constants import Constants
+from ref_impl.ydb.engine import Engine
+from ref_impl.ydb.protocol import PROTOCOL
+from ref_impl.ydb.replay import replay
+from ref_impl.ydb.sim import GENERATOR
+from ref_impl.ydb.state import Msg
+from trace_check.traces import format as trace_format
+from trace_check.traces.options import CheckOptions
+from trace_check.traces.reader import read_trace
+from trace_check.traces.validation import check_trace
+from trace_check.traces.verdicts import Status
+
+Step = tuple[str, Any]
+
+
+class Run:
+    """An engine and its events; ``take`` takes named steps in order, each of which must be enabled."""
+
+    def __init__(self, **constants: Any) -> None:
+        self.events: list[dict[str, Any]] = []
+        self.e = Engine(Constants(**constants), emit=self.events.append)
+
+    def take(self, *steps: Step) -> None:
+        for name, arg in steps:
+            assert run(self.e, name, arg), f"{name}({arg}) is not enabled"
+
+    def write(self, w: str) -> None:
+        """The worker's writer writes its next message and the tablet acknowledges it."""
+        self.take(("TxWrite", w))
+        [m] = [m for m in self.e.net if m.type == "Write" and m.tx == self.e.cl[w].tx]
+        self.take(("PqWrite", m))
+
+    def commit_immediate(self, w: str, t: str = "B") -> str:
+        """tx.commit() of a transaction with one participant on one partition: KQP's immediate path."""
+        tx = self.e.cl[w].tx
+        self.take(("Flush", w), ("CommitTx", w), ("PqImmediate", (t, tx)), ("KqpResult", tx))
+        return self.e.told[tx]
+
+    def accepted(self, tmp_path: Path) -> None:
+        assert replay(self.e.k.to_spec(), self.events) is None, "the engine does not replay its own run"
+        head = trace_format.header("ydb", trace.SPEC_DIR, trace.SPEC_MODULES, self.e.k.to_spec(), 0, GENERATOR,
+                                   trace.LOGGED, workload="explicit", faults="explicit", bugs=[])
+        path = tmp_path / "run.jsonl"
+        trace_format.write_trace(path, head, self.events, PROTOCOL.columns.order)
+        v = check_trace(read_trace(path), CheckOptions(engine="tlc"))
+        assert v.status is Status.ACCEPTED, (v.status, v.at_event, v.reason)
+
+
+def reasons(r: Run, action: str) -> list[tuple[int, str, str | None]]:
+    return [(x["txn_id"], x["decision"], x.get("reason")) for x in r.events if x["action"] == action]
+
+
+@pytest.mark.tlc
+def test_write_to_topic_demo_9_two_transactions_of_one_producer_the_later_commits_first(tmp_path: Path) -> None:
+    """WriteToTopic_Demo_9 (and _4 on one topic): tx_1 writes message #1, tx_2 writes #2, as the
+    same producer; tx_2 commits first (SUCCESS), then tx_1 is ABORTED: its SeqNo is below the
+    producer's last in the partition (partition.cpp ApplyWriteInfoResponse, MinSeqNo). A reader
+    sees #2 only."""
+    r = Run(workers=("w1", "w2"), max_txns=2, batch_max=1, shapes=("write",), producers="partition")
+    r.take(("BeginWrites", "w1"))
+    r.write("w1")  # tx_1: message #1, SeqNo 1
+    r.take(("BeginWrites", "w2"))
+    r.write("w2")  # tx_2: message #2, SeqNo 2
+    assert r.e.target[1] == [], "nothing is visible before a commit"
+    assert (r.commit_immediate("w2"), r.commit_immediate("w1")) == ("COMMITTED", "ABORTED")
+    assert r.e.target[1] == [Msg(0, 1)]
+    assert reasons(r, "PqImmediate") == [(2, "commit", None), (1, "abort", "MinSeqNo")]
+    r.accepted(tmp_path)
+
+
+@pytest.mark.tlc
+def test_write_to_topic_demo_10_two_transactions_one_after_the_other_both_commit(tmp_path: Path) -> None:
+    """WriteToTopic_Demo_10 (and _5): two transactions, one message each, one after the other:
+    both SUCCESS, the reader sees #1 then #2."""
+    r = Run(workers=("w1",), max_txns=2, batch_max=1, shapes=("write",), producers="partition")
+    for _ in range(2):
+        r.take(("BeginWrites", "w1"))
+        r.write("w1")
+        assert r.commit_immediate("w1") == "COMMITTED"
+    assert r.e.target[1] == [Msg(0, 0), Msg(0, 1)]
+    r.accepted(tmp_path)
+
+
+@pytest.mark.tlc
+def test_write_to_topic_demo_13_the_supportive_partition_deleted_before_the_commit_aborts_it(tmp_path: Path) -> None:
+    """WriteToTopic_Demo_13: the transaction writes, its write is acknowledged, then the supportive
+    partition is deleted (the test's DeleteSupportivePartition: the lock is gone, TEvCheckWriteInfo
+    answers STATUS_NOT_FOUND); the commit is ABORTED and nothing is published."""
+    r = Run(workers=("w1",), max_txns=1, batch_max=1, shapes=("write",), producers="partition", max_lock_losses=1)
+    r.take(("BeginWrites", "w1"))
+    r.write("w1")
+    r.take(("LockLost", 1), ("PqLockLost", 1))
+    assert r.commit_immediate("w1") == "ABORTED"
+    assert r.e.target[1] == [] and reasons(r, "PqImmediate") == [(1, "abort", "WriteIdDeleted")]
+    r.accepted(tmp_path)
+
+
+@pytest.mark.tlc
+@pytest.mark.parametrize("restart", ["RestartNo", "RestartBeforeCommit", "RestartAfterCommit"])
+def test_write_to_topic_demo_16_and_18_a_pq_tablet_restart_before_or_after_the_commit(tmp_path: Path, restart: str) -> None:
+    """WriteToTopic_Demo_16 (a restart of the PQ tablet before the commit) and _18 to _23 with
+    _RestartNo, _RestartBeforeCommit, _RestartAfterCommit (their message sizes are not modelled):
+    the transaction writes two messages, acknowledged; the commit is SUCCESS and the reader sees
+    #1, #2 whenever the tablet restarts."""
+    r = Run(workers=("w1",), max_txns=1, batch_max=2, shapes=("write",), producers="partition", max_restarts=1)
+    r.take(("BeginWrites", "w1"))
+    r.write("w1")
+    r.write("w1")
+    if restart == "RestartBeforeCommit":
+        r.take(("TabletRestart", "B"))
+    assert r.commit_immediate("w1") == "COMMITTED"
+    if restart == "RestartAfterCommit":
+        r.take(("TabletRestart", "B"))
+    assert r.e.target[1] == [Msg(0, 0), Msg(0, 1)]
+    r.accepted(tmp_path)
+
+
+@pytest.mark.tlc
+def test_write_to_topic_demo_25_read_in_a_transaction_and_write_what_was_read(tmp_path: Path) -> None:
+    """WriteToTopic_Demo_25: topic A holds messages; a transaction reads them (as its consumer, in
+    the transaction) and writes them to topic B, and commits: SUCCESS, B holds exactly them, and
+    the consumer's committed offset is past them."""
+    r = Run(workers=("w1",), msgs_per_src=2, max_txns=1, batch_max=2)
+    r.take(("ReadBatch", ("w1", 1, 2)))
+    r.write("w1")
+    r.write("w1")
+    tx = 1
+    r.take(("Flush", "w1"), ("CommitTx", "w1"), ("PqPropose", ("A", tx)), ("PqPropose", ("B", tx)), ("CoordPlan", tx))
+    for t in ("A", "B"):
+        r.take(("PqPlanStep", t), ("PqCalc", (t, tx)))
+    for t, q in (("A", "B"), ("B", "A")):
+        [rs] = [m for m in r.e.net if m.type == "RS" and m.to == t and m.frm == q]
+        r.take(("PqReadSet", rs))
+    for t in ("A", "B"):
+        r.take(("PqExecute", (t, tx)), ("PartitionApply", (t, tx, 1)), ("PqTxDone", (t, tx)))
+    r.take(("KqpResult", tx))
+    assert r.e.told[tx] == "COMMITTED"
+    assert sorted(r.e.target[1]) == [Msg(1, 0), Msg(1, 1)] and r.e.committed[1] == 2
+    r.accepted(tmp_path)
