@@ -129,7 +129,7 @@ class TabletSteps(State):
         """WriteRepeated(m): the producer already wrote this SeqNo (or a later one) to the
         supportive partition: AlreadyWritten (partition_write.cpp AnswerCurrentWrites)."""
         s = self.sup[m.tx][m.dst]
-        return (self.k.producers == "partition" and not self.k.bug("no_write_dedup") and s.st == "open"
+        return (not self.k.bug("no_write_dedup") and s.st == "open"
                 and any(x.src == m.m.src and x.off >= m.m.off for x in s.data))
 
     def _store_write(self, m: NetMsg) -> None:

@@ -170,8 +170,8 @@
 (* acknowledgement is lost, the SDK's writer reconnects and sends every    *)
 (* unacknowledged message again with its SeqNo (Resend); the supportive    *)
 (* partition stores a message it already has once: AlreadyWritten, the    *)
-(* SDK's Skipped (PqWrite). Without a producer there is no SeqNo and the   *)
-(* resend is a second copy: at least once, not exactly once.               *)
+(* SDK's Skipped (PqWrite). A writer whose deduplication is off (no       *)
+(* producer id) stores the resend twice: at least once (no_write_dedup).   *)
 (*                                                                         *)
 (* Faults: a worker hangs and resumes; while it hangs the group gives its *)
 (* partition to another worker (TakeOver) and the hung one resumes as a   *)
@@ -192,10 +192,11 @@
 (* partition (PqWrite); KQP talks to tablets over reliable pipes (its      *)
 (* requests and their answers are part of the steps that take them); the  *)
 (* SDK sees a write's acknowledgement when the tablet stores it; with      *)
-(* Producers = "none" writes carry no SeqNo (the MinSeqNo check is out),   *)
-(* with "partition" a producer's last SeqNo on a partition of B is read   *)
-(* off its log (LastSeqNo) and a repeat within a supportive partition is   *)
-(* read off its data (WriteRepeated); a reconnect and its resend are one   *)
+(* Producers = "none" each writer is a producer of its own (the MinSeqNo  *)
+(* check across transactions is out), with "partition" a producer's last   *)
+(* SeqNo on a partition of B is read off its log (LastSeqNo); either way a *)
+(* repeat within a supportive partition is read off its data              *)
+(* (WriteRepeated); a reconnect and its resend are one                     *)
 (* step (Resend), and so are a write and its lost acknowledgement          *)
 (* (PqWriteAckLost); the datashard                                         *)
 (* goes through the same states as a PQ tablet with one "partition"        *)
@@ -226,7 +227,8 @@ CONSTANTS
     \* Whether each transaction also upserts a row of a table (datashard DS).
     \* @type: Bool;
     Table,
-    \* The writers' producers: "none" (no SeqNo: the MinSeqNo check is out) or
+    \* The writers' producers: "none" (each writer a producer of its own, as the SDK's random
+    \* producer id makes it: the MinSeqNo check across transactions is out) or
     \* "partition": the writer of a batch read from partition p of A writes as producer p
     \* with SeqNo = the message's offset in p plus one (the SDK's producer_id and
     \* TopicWriterMessage(seqno=...); header).
@@ -865,11 +867,13 @@ WriteAccepted(m) ==
 
 \* Write m repeats a SeqNo its producer already wrote to the supportive partition [dedup]:
 \* the partition answers AlreadyWritten, which the SDK reports as Skipped, and stores
-\* nothing. With Producers = "none" writes carry no SeqNo, so nothing is a repeat.
+\* nothing. With Producers = "none" each writer is a producer of its own (the SDK gives
+\* a writer without one a random producer id), so its resends are repeats too; a writer
+\* whose deduplication is off (no producer id, as the C++ SDK allows) is no_write_dedup.
 \* @type: ($net) => Bool;
 WriteRepeated(m) ==
     LET s == sup[m.tx][m.dst]
-    IN /\ Producers = "partition" /\ ~Bug("no_write_dedup") /\ s.st = "open"
+    IN /\ ~Bug("no_write_dedup") /\ s.st = "open"
        /\ \E i \in DOMAIN s.data : s.data[i].src = m.m.src /\ s.data[i].off >= m.m.off
 
 \* The effect of storing write m, durably and invisibly, in the supportive partition of
@@ -1079,7 +1083,6 @@ WritePredicate(tx) ==
     /\ \A d \in kqp[tx].dsts : AppliedAt("B", d, tx) \/ sup[tx][d].st \in {"open", "closed"}
     /\ SeqNoPredicate(tx)
 
-\* @type: (Str, Int) => Bool;
 \* The datashard's predicate [tli]: the lock holds (the session lives) and nobody committed
 \* a write of the row since this transaction read it; with no_table_lock, the lock's
 \* liveness only (a write of another transaction does not break it).
@@ -1088,6 +1091,8 @@ TablePredicate(tx) ==
     /\ kqp[tx].lock = "alive"
     /\ Bug("no_table_lock") \/ urows[tx] = Len(rows)
 
+\* Participant t's predicate for transaction tx.
+\* @type: (Str, Int) => Bool;
 Predicate(t, tx) ==
     CASE t = "A" -> ReadPredicate(tx)
       [] t = "B" -> WritePredicate(tx)
