@@ -369,3 +369,26 @@ def test_without_the_table_lock_both_commit_and_the_trace_is_rejected_at_the_sec
     v = check_explicit(tmp_path, e, events, ["no_table_lock"])
     second = next(i for i, x in enumerate(events, 1) if x["action"] == "PqImmediate" and x["txn_id"] == 2)
     assert v.status is Status.REJECTED and v.at_event == second, (v.status, v.at_event, v.reason)
+
+
+def test_an_aborted_commit_says_why_as_ydbs_issue_would() -> None:
+    """The SDK raises ABORTED with YDB's issue; the API's TransactionAborted carries the
+    participant's reason and its meaning: here a write outside the transaction took its SeqNo
+    (MinSeqNo), and, in a second run, another transaction's write broke the row's lock."""
+
+    def app(driver: api.Driver, seen: list[Any]) -> api.App:
+        tx = driver.begin_transaction(shape="write")
+        w = yield driver.tx_writer(tx, "B")
+        yield w.write(w.next_message())
+        yield driver.write_outside_tx(tx)
+        try:
+            yield tx.commit()
+        except api.TransactionAborted as err:
+            seen.append(err)
+
+    _, _, [err] = run_app(app, workload="copy:workers=1,dst=1,batch=1,txns=1,shapes=write,producers=partition,nontx=1")
+    assert (err.status, err.reason) == ("ABORTED", "MinSeqNo")
+    assert str(err) == ("transaction 1 was aborted (ABORTED): the producer's SeqNo does not move forward: a later write "
+                        "of the same producer was published first (MinSeqNo)")
+    assert set(api.ABORT_MEANINGS) == set(trace.REASONS) | {"Expired"}, "every reason the trace can give has a meaning"
+

@@ -44,11 +44,30 @@ class YdbError(Exception):
     status = "GENERIC_ERROR"
 
 
+# What each of the trace's reasons means, as the text of YDB's ABORTED issue would say it.
+ABORT_MEANINGS = {
+    "Gap": "the consumer's committed offset is behind the range's begin: the messages in between would be lost",
+    "Conflict": "the consumer's committed offset is past the range's begin: another transaction committed this range",
+    "BehindEnd": "the range ends past the partition's end",
+    "WriteIdDeleted": "the transaction's supportive partition was deleted (its lock was lost): its writes are gone",
+    "WriteIdMissing": "a write of the transaction never reached its supportive partition",
+    "MinSeqNo": "the producer's SeqNo does not move forward: a later write of the same producer was published first",
+    "LocksBroken": ("Transaction locks invalidated: another transaction's committed write broke the row's lock, "
+                    "or the session's lock is gone"),
+    "Expired": "the proposal was not planned before its deadline",
+}
+
+
 class TransactionAborted(YdbError):
     """ABORTED: the transaction did not commit (a participant refused it, its read range no
-    longer starts at the committed offset, its proposal expired); the reader re-reads."""
+    longer starts at the committed offset, its proposal expired); the reader re-reads.
+    ``reason`` is the trace's word for why (a key of ``ABORT_MEANINGS``), when a participant gave one."""
 
     status = "ABORTED"
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class TopicWriteError(YdbError):
@@ -256,7 +275,9 @@ class Tx:
 
         def outcome() -> str:
             if e.told[tx] != "COMMITTED":
-                raise TransactionAborted(f"transaction {tx} was aborted")
+                reason = e.why_aborted.get(tx) or ("Expired" if e.expired[tx] else None)
+                meaning = f": {ABORT_MEANINGS[reason]} ({reason})" if reason else ""
+                raise TransactionAborted(f"transaction {tx} was aborted (ABORTED){meaning}", reason)
             return "COMMITTED"
 
         return Call(steps, done=lambda: e.told[tx] != "none", outcome=outcome, fails=self._flush_failed,

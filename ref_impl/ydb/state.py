@@ -185,6 +185,9 @@ class State:
         self.wacked: dict[int, set[Msg]] = {tx: set() for tx in k.txns}
         self.plain: set[Msg] = set()  # the messages written outside any transaction
         self.skipped: set[Msg] = set()  # the resent messages answered AlreadyWritten (the SDK's Skipped)
+        # Not a spec variable: the first reason a participant gave for aborting each transaction
+        # (the trace's reason), which the API puts in the error the SDK would raise.
+        self.why_aborted: dict[int, str] = {}
         self.told: dict[int, str] = {tx: NONE for tx in k.txns}
         self.told_depth: dict[int, int] = {tx: 0 for tx in k.txns}
         self.range_bad = False

@@ -211,6 +211,7 @@ class TabletSteps(State):
             s.prepared.add(t)
         else:
             reason = self.reason(t, tx)
+            self.why_aborted.setdefault(tx, reason)
             s.refused = True
         self.emit("PqPropose", t, (("txn_id", tx), ("prepared", 1 if ok else 0)),
                   result="PREPARED" if ok else "REFUSED", reason=reason, **self._tx_cols(t, tx))
@@ -271,6 +272,8 @@ class TabletSteps(State):
         v = self.ptx[t][tx]
         own = COMMIT if self.predicate(t, tx) else ABORT
         reason = self.reason(t, tx) if own == ABORT else None
+        if reason is not None:
+            self.why_aborted.setdefault(tx, reason)
         v25 = self.k.version == "v25"
         depth = v.depth + 1 if v25 else v.depth
         solo = self.k.bug("independent_decision")
@@ -398,6 +401,8 @@ class TabletSteps(State):
         (k,) = self.parts_of(t, tx)
         ok = self.immediate_ok(t, tx)
         reason = None if ok else self.reason(t, tx)
+        if reason is not None:
+            self.why_aborted.setdefault(tx, reason)
         dec = COMMIT if ok else ABORT
         self._apply_data(t, k, tx, ok)
         self.applied[t][tx] = dec
