@@ -4,7 +4,7 @@ hangs and resumes, and the group gives a hung worker's partition to another."""
 
 from __future__ import annotations
 
-from .state import CONSUMER, Msg, Session, State, write_msg
+from .state import CONSUMER, WRITE, Msg, Session, State, write_msg
 
 
 class WorkerSteps(State):
@@ -77,10 +77,8 @@ class WorkerSteps(State):
 
     def stream_broken(self, w: str, d: int) -> bool:
         """StreamBroken(w, d): a write sent to partition d is neither acknowledged nor on its way."""
-        c = self.cl[w]
-        in_flight = {m.m for m in self.net if m.type == "Write" and m.tx == c.tx}
-        return any(self.k.dest(c.src, o) == d and Msg(c.src, o) not in self.wacked[c.tx] and Msg(c.src, o) not in in_flight
-                   for o in range(c.b, c.b + c.sent))
+        in_flight = {m.m for m in self.net if m.type == WRITE and m.tx == self.cl[w].tx}
+        return any(self.k.dest(m.src, m.off) == d and m not in in_flight for m in self.unacked_writes(w))
 
     def tx_write(self, w: str) -> None:
         c = self.cl[w]
@@ -179,7 +177,7 @@ class WorkerSteps(State):
         c = self.cl[w]
         if self.reconnects >= self.k.max_reconnects or c.hung or c.phase != "open":
             return False
-        return bool(self.unacked_writes(w)) and not any(m.type == "Write" and m.tx == c.tx for m in self.net)
+        return bool(self.unacked_writes(w)) and not any(m.type == WRITE and m.tx == c.tx for m in self.net)
 
     def resend(self, w: str) -> None:
         c = self.cl[w]
