@@ -10,10 +10,10 @@ class NetworkSteps(State):
         return self.losses < self.k.max_loss and m in self.net
 
     def lose(self, m: NetMsg) -> None:
-        rest = self.stream_rest(m) if m.type == WRITE else []
-        self.take(m)
-        for n in rest:
-            self.take(n)
+        if m.type == WRITE:
+            self.take_with_stream(m)
+        else:
+            self.take(m)
         self.losses += 1
         if m.type == WRITE:
             where = {"tablet": m.to, "partition": m.dst, "offset": m.m.off, "topic": "B", "write_id": m.tx}

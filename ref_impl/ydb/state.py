@@ -210,10 +210,10 @@ class State:
     def take(self, m: NetMsg) -> None:
         self.net.remove(m)
 
-    def stream_rest(self, m: NetMsg) -> list[NetMsg]:
-        """StreamRest(m): the writes after write m on its stream, lost with it when it breaks."""
-        return sorted((n for n in self.net if n.type == WRITE and n.tx == m.tx and n.dst == m.dst and n.m.off > m.m.off),
-                      key=lambda n: n.m.off)
+    def take_with_stream(self, m: NetMsg) -> None:
+        """Write m and StreamRest(m), the writes after it on its stream, lost with it when it breaks."""
+        for n in [n for n in self.net if n.type == WRITE and n.tx == m.tx and n.dst == m.dst and n.m.off >= m.m.off]:
+            self.take(n)
 
     # --- what several components read ---
 

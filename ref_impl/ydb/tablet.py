@@ -165,10 +165,7 @@ class TabletSteps(State):
     def pq_write_ack_lost(self, m: NetMsg) -> None:
         tx, d = m.tx, m.dst
         self._store_write(m)
-        rest = self.stream_rest(m)
-        self.take(m)
-        for n in rest:
-            self.take(n)
+        self.take_with_stream(m)
         self.emit("PqWriteAckLost", "B", (("txn_id", tx), ("partition", d), ("off", m.m.off)),
                   tablet="B", txn_id=tx, partition=d, topic="B", write_id=tx, offset=m.m.off, log_end=len(self.target[d]))
 
@@ -264,8 +261,6 @@ class TabletSteps(State):
             return False
         if any(self.ptx[t][x].st == "PLANNED" and self.ptx[t][x].step < v.step for x in self.started()):
             return False
-        if t == "A" and not self.k.bug("no_consumer_block"):
-            return not any(self.blocks_consumer(x, tx) for x in self.started())
         return not self._consumer_or_producer_blocked(t, tx)
 
     def pq_calc(self, t: str, tx: int) -> None:
