@@ -390,5 +390,130 @@ def test_an_aborted_commit_says_why_as_ydbs_issue_would() -> None:
     assert (err.status, err.reason) == ("ABORTED", "MinSeqNo")
     assert str(err) == ("transaction 1 was aborted (ABORTED): the producer's SeqNo does not move forward: a later write "
                         "of the same producer was published first (MinSeqNo)")
-    assert set(api.ABORT_MEANINGS) == set(trace.REASONS) | {"Expired"}, "every reason the trace can give has a meaning"
+    assert set(api.ABORT_MEANINGS) == set(trace.REASONS) | {"Expired", "Ranges"}, "every reason the trace can give has a meaning"
 
+
+
+# --- UpdateOffsetsInTransaction: YDB's TopicService tests (ydb-platform/ydb
+# ydb/services/persqueue_v1/ut/topic_service_ut.cpp, TUpdateOffsetsInTransactionFixture), ported.
+# Their transaction begins with no read and their topic is empty; here the transaction begins with
+# its read (the spec folds BeginTx into it) and the topic holds MsgsPerSrc messages, so "past the
+# end" is past those. One consumer, one partition per transaction (the spec's abstraction), so
+# DifferentConsumers_TheRangesOverlap and UnknownConsumer/UnknownTopic are not ported.
+
+RANGES = "copy:workers=1,dst=1,msgs=4,batch=3,txns=3,shapes=read,ranges=1"
+
+
+def named_range(first: int, begin: int, end: int, table: bool = False) -> Any:
+    """Read [0, first) in a read-only transaction, name [begin, end) of its own, commit; then the
+    reader's next read-only transaction reads and commits what the first left."""
+
+    def app(driver: api.Driver, seen: list[Any]) -> api.App:
+        reader = driver.reader("A")
+        tx = driver.begin_transaction(shape="read")
+        batch = yield reader.receive_batch_with_tx(tx, first)
+        seen.append([m.off for m in batch.messages])
+        try:
+            yield tx.update_offsets_in_transaction(begin, end)
+            seen.append("SUCCESS")
+            if table:
+                yield tx.upsert("rows", {"tx": tx.id})
+            seen.append((yield tx.commit()))
+        except api.YdbError as err:
+            seen.append((err.status, getattr(err, "reason", None)))
+        for _ in range(2):  # the reader's next transaction; once more if it conflicts
+            tx = driver.begin_transaction(shape="read")
+            batch = yield reader.receive_batch_with_tx(tx, 3)
+            try:
+                seen.append(([m.off for m in batch.messages], (yield tx.commit())))
+                return
+            except api.TransactionAborted as err:
+                seen.append(([m.off for m in batch.messages], err.reason))
+
+    return app
+
+
+@pytest.mark.tlc
+def test_update_offsets_a_range_that_intersects_the_transactions_is_bad_request(tmp_path: Path) -> None:
+    """OneConsumer_TheRangesOverlap: a second range of the same consumer and partition that
+    intersects the first is BAD_REQUEST ("offset ranges intersect", kqp_topics.cpp), and KQP
+    invalidates the transaction (ReplyQueryError): nothing commits, the reader reads from 0 again."""
+    sim, events, seen = run_app(named_range(2, 1, 3), workload=RANGES)
+    assert seen == [[0, 1], ("BAD_REQUEST", None), ([0, 1, 2], "COMMITTED")]
+    upd = next(x for x in events if x["action"] == "UpdateOffsets")
+    assert (upd["offsets_begin"], upd["offsets_end"], upd["result"], upd["kqp_state"]) == (1, 3, "BAD_REQUEST", "done")
+    assert sim.engine.told[1] == "BAD_REQUEST" and sim.engine.committed[1] == 3
+    accepted(tmp_path, sim, events)
+
+
+@pytest.mark.tlc
+def test_update_offsets_ranges_that_do_not_overlap_join_and_commit(tmp_path: Path) -> None:
+    """OneConsumer_TheRangesDoNotOverlap: a range next to the read's is SUCCESS; the two are one
+    interval, KQP sends [0, 3), and the immediate path commits it. The reader itself read only
+    [0, 1): its next transaction reads from 1 and conflicts with the committed offset (ABORTED),
+    and the retry reads from 3."""
+    sim, events, seen = run_app(named_range(1, 1, 3), workload=RANGES)
+    assert seen == [[0], "SUCCESS", "COMMITTED", ([1, 2, 3], "Conflict"), ([3], "COMMITTED")]
+    assert sim.engine.kqp[1].named == {0, 1, 2} and (sim.engine.kqp[1].b, sim.engine.kqp[1].e) == (0, 3)
+    accepted(tmp_path, sim, events)
+
+
+@pytest.mark.tlc
+def test_update_offsets_ranges_with_a_gap_are_aborted_by_kqp_itself(tmp_path: Path) -> None:
+    """ThereAreGapsInTheOffsetRanges: [0, 1) and [2, 4) are SUCCESS one by one, but not one interval:
+    the commit is ABORTED by KQP before any participant ("Incorrect offset ranges in the
+    transaction", kqp_session_actor.cpp CheckTopicOperations); offset 1 is never committed."""
+    sim, events, seen = run_app(named_range(1, 2, 4), workload=RANGES)
+    assert seen == [[0], "SUCCESS", ("ABORTED", "Ranges"), ([0, 1, 2], "COMMITTED")]
+    first = [x["action"] for x in events if x.get("txn_id") == 1]
+    assert first == ["ReadOnlyBatch", "UpdateOffsets", "Flush", "CommitTx", "KqpResult"], "no participant is asked"
+    accepted(tmp_path, sim, events)
+
+
+@pytest.mark.tlc
+def test_update_offsets_past_the_end_is_bad_request_on_the_immediate_path(tmp_path: Path) -> None:
+    """OnePartitionAndNoGapsInTheOffsets: the ranges are one interval that ends past the
+    partition's end; one partition, so KQP's immediate path, where the partition answers
+    BAD_REQUEST ("incorrect offset range (commit to the future)", partition.cpp ProcessImmediateTx)."""
+    sim, events, seen = run_app(named_range(2, 2, 5), workload=RANGES)
+    assert seen == [[0, 1], "SUCCESS", ("BAD_REQUEST", None), ([0, 1, 2], "COMMITTED")]
+    assert [x["result"] for x in events if x["action"] == "KqpResult"] == ["BAD_REQUEST", "COMMITTED"]
+    accepted(tmp_path, sim, events)
+
+
+@pytest.mark.tlc
+def test_update_offsets_past_the_end_is_aborted_on_the_distributed_path(tmp_path: Path) -> None:
+    """MultiplePartitionsAndNoGapsInTheOffsets: with a second participant (there a second
+    partition, here the table's row) the transaction is distributed, and the partition's predicate
+    fails at CALCULATING ("BehindEnd"): ABORTED, not BAD_REQUEST."""
+    sim, events, seen = run_app(named_range(2, 2, 5, table=True), workload=RANGES + ",table=true")
+    assert seen == [[0, 1], "SUCCESS", ("ABORTED", "BehindEnd"), ([0, 1, 2], "COMMITTED")]
+    calc = next(x for x in events if x["action"] == "PqCalc" and x["tablet"] == "A" and x["txn_id"] == 1)
+    assert (calc["decision"], calc["reason"]) == ("abort", "BehindEnd")
+    accepted(tmp_path, sim, events)
+
+
+def test_update_offsets_without_the_gap_check_commits_what_was_never_processed(tmp_path: Path) -> None:
+    """The bug range_gap_accepted: KQP sends [0, 4) for [0, 1) and [2, 4), the partition commits
+    it, and offset 1, never processed, is consumed: the checker rejects the trace at the commit."""
+    events: list[dict[str, Any]] = []
+    e = Engine(Constants(workers=("w1",), msgs_per_src=4, batch_max=3, max_txns=1, shapes=("read",), max_ranges=1,
+                         bugs=("range_gap_accepted",)), emit=events.append)
+    for name, arg in (("ReadOnlyBatch", ("w1", 1, 1)), ("UpdateOffsets", ("w1", 2, 4)), ("Flush", "w1"),
+                      ("CommitTx", "w1"), ("PqImmediate", ("A", 1)), ("KqpResult", 1)):
+        assert run(e, name, arg), f"{name} is not enabled"
+    assert (e.told[1], e.committed[1], e.kqp[1].named) == ("COMMITTED", 4, {0, 2, 3})
+    v = check_explicit(tmp_path, e, events, ["range_gap_accepted"])
+    assert v.status is Status.REJECTED and events[v.at_event - 1]["action"] == "CommitTx", (v.status, v.at_event)
+
+
+def test_update_offsets_is_refused_where_the_run_cannot_express_it() -> None:
+    e = Engine(Constants(workers=("w1",), shapes=("read", "copy")))
+    driver = api.Driver(e, "w1")
+    with pytest.raises(api.IllegalStateError, match="read-only"):
+        driver.begin_transaction("copy").update_offsets_in_transaction(0, 1)
+    assert run(e, "ReadOnlyBatch", ("w1", 1, 1))
+    tx = driver.begin_transaction("read")
+    tx.id = e.cl["w1"].tx
+    with pytest.raises(api.IllegalStateError, match="MaxRanges"):
+        tx.update_offsets_in_transaction(1, 2)

@@ -23,6 +23,7 @@ from .state import RS, RS_ACK, WRITE, NetMsg
 # What an action ranges over (its argument).
 WORKER = "worker"
 READ = "(worker, partition, end)"
+RANGE = "(worker, begin, end)"
 WORKER_PARTITION = "(worker, partition)"
 TXN = "transaction"
 MESSAGE = "message"
@@ -30,7 +31,7 @@ TABLET = "tablet"
 TABLET_TXN = "(tablet, transaction)"
 TABLET_TXN_PARTITION = "(tablet, transaction, partition)"
 TABLET_TXN_PEER = "(tablet, transaction, peer)"
-TUPLE_ARGS = (READ, WORKER_PARTITION, TABLET_TXN, TABLET_TXN_PARTITION, TABLET_TXN_PEER)
+TUPLE_ARGS = (READ, RANGE, WORKER_PARTITION, TABLET_TXN, TABLET_TXN_PARTITION, TABLET_TXN_PEER)
 
 # Who takes the step: the scheduler picks it among the enabled steps, or the SDK takes it when
 # the application calls it (receive_batch_with_tx is ReadBatch, writer.write is TxWrite, ...).
@@ -98,6 +99,7 @@ ACTIONS: tuple[Action, ...] = (
     _sdk("ReadBatch", READ, E.read_batch_enabled, E.read_batch),
     _sdk("ReadOnlyBatch", READ, E.read_only_batch_enabled, E.read_only_batch),
     _sdk("BeginWrites", WORKER, E.begin_writes_enabled, E.begin_writes),
+    _sdk("UpdateOffsets", RANGE, E.update_offsets_enabled, E.update_offsets),
     _sdk("TxWrite", WORKER, E.tx_write_enabled, E.tx_write),
     _sdk("NonTxWrite", WORKER, E.non_tx_write_enabled, E.non_tx_write),
     # The SDK's writer reconnects on its own (no call of the application): after a fault.
@@ -151,6 +153,9 @@ def arguments(e: Engine, over: str, txns: Iterable[int] | None = None) -> list[A
     tx_list = list(e.started() if txns is None else txns)
     if over == WORKER:
         return list(k.workers)
+    if over == RANGE:
+        return [(w, b, x) for w in k.workers for b in range(0, k.msgs_per_src + 1)
+                for x in range(b + 1, k.msgs_per_src + 2)]
     if over == WORKER_PARTITION:
         return [(w, p) for w in k.workers for p in k.src_parts]
     if over == READ:

@@ -13,6 +13,9 @@ until the engine has answered, and the application gets the answer or the error.
     ReadOnlyBatch  the same for a transaction begun read-only
                 (driver.begin_transaction(shape="read")): it commits the batch's offsets and
                 writes nothing; KQP runs it as an immediate transaction on A's partition
+    UpdateOffsets  tx.update_offsets_in_transaction(begin, end): a read-only transaction names
+                a range of its own (the Topic service's UpdateOffsetsInTransaction); BadRequest
+                if it intersects the transaction's ranges (the transaction is then gone)
     BeginWrites driver.tx_writer(tx, "B") for a transaction begun write-only (shape="write"):
                 the transaction begins and its writer writes new messages of the application's
                 own (writer.next_message(): producer 0, SeqNo = offset + 1), up to BatchMax, with
@@ -55,7 +58,17 @@ ABORT_MEANINGS = {
     "LocksBroken": ("Transaction locks invalidated: another transaction's committed write broke the row's lock, "
                     "or the session's lock is gone"),
     "Expired": "the proposal was not planned before its deadline",
+    "Ranges": ("Incorrect offset ranges in the transaction: the ranges named leave a hole, so KQP refuses the "
+               "commit before asking any participant"),
 }
+
+
+class BadRequest(YdbError):
+    """BAD_REQUEST: an offset range that intersects the transaction's ("offset ranges intersect",
+    from KQP; the transaction is invalidated), or one past the partition's end ("incorrect offset
+    range (commit to the future)", from the partition on KQP's immediate path)."""
+
+    status = "BAD_REQUEST"
 
 
 class TransactionAborted(YdbError):
@@ -242,6 +255,33 @@ class Tx:
             self._writer = TxWriter(self)
         return self._writer
 
+    def update_offsets_in_transaction(self, begin: int, end: int) -> Call:
+        """The Topic service's UpdateOffsetsInTransaction for the partition this read-only
+        transaction read: the application names [begin, end) as processed (it read those
+        messages outside the transaction), and their offsets commit with the transaction.
+        KQP keeps the ranges as an interval set: a range that intersects it raises BadRequest
+        and ends the transaction; ranges that leave a hole make the commit ABORTED ("Incorrect
+        offset ranges in the transaction"); a range past the partition's end makes it
+        BAD_REQUEST on the immediate path, ABORTED on the distributed one."""
+        if self.shape != "read":
+            raise IllegalStateError("update_offsets_in_transaction: names ranges of a read-only transaction "
+                                    "(begin_transaction(shape='read')), after its read")
+        self._open("update_offsets_in_transaction")
+        e, w, tx = self.driver.engine, self.driver.worker, self.id
+        if e.cl[w].ranges >= e.k.max_ranges:
+            raise IllegalStateError(f"update_offsets_in_transaction: this run's transactions name at most {e.k.max_ranges} "
+                                    "ranges of their own (MaxRanges); make the engine with Constants(max_ranges=...)")
+        if not (0 <= begin < end <= min(begin + e.k.batch_max, e.k.msgs_per_src + 1)):
+            raise IllegalStateError(f"update_offsets_in_transaction: [{begin}, {end}) must be a non-empty range of at most "
+                                    f"{e.k.batch_max} offsets (BatchMax) ending at most at {e.k.msgs_per_src + 1}")
+
+        def outcome() -> None:
+            if e.told[tx] == "BAD_REQUEST":
+                raise BadRequest(f"transaction {tx}: offset ranges intersect ([{begin}, {end}) and the transaction's); "
+                                 "the transaction is no longer valid (BAD_REQUEST)")
+
+        return Call([("UpdateOffsets", lambda: (w, begin, end))], outcome=outcome)
+
     def upsert(self, table: str, row: dict[str, Any]) -> Call:
         """Read the table's row and upsert it (``SELECT`` then ``UPSERT`` in ``tx.execute``): the read
         takes an optimistic lock, which another transaction's committed write of the row breaks, and
@@ -274,6 +314,9 @@ class Tx:
             steps.append(("RollbackTx", lambda: w))
 
         def outcome() -> str:
+            if e.told[tx] == "BAD_REQUEST":
+                raise BadRequest(f"transaction {tx}: incorrect offset range (commit to the future): the range ends "
+                                 f"past the partition's end (BAD_REQUEST)")
             if e.told[tx] != "COMMITTED":
                 reason = e.why_aborted.get(tx) or ("Expired" if e.expired[tx] else None)
                 meaning = f": {ABORT_MEANINGS[reason]} ({reason})" if reason else ""
@@ -323,7 +366,8 @@ class TxWriter:
 
 def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Callable[[], bool] = lambda: False,
              shapes: Callable[[], str] = lambda: "copy", outside_here: Callable[[], bool] = lambda: False,
-             write_counts: Callable[[], int] | None = None, table_here: Callable[[], bool] = lambda: True) -> App:
+             write_counts: Callable[[], int] | None = None, table_here: Callable[[], bool] = lambda: True,
+             range_here: Callable[[Batch], tuple[int, int] | None] = lambda batch: None) -> App:
     """The workload: read a batch of topic A, write it to topic B (and a row to the table), and
     commit the read offsets, the writes and the row in one transaction; again and again. Where
     ``rollback_here()`` says so (after the read, after a write, before the commit), the
@@ -332,7 +376,9 @@ def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Call
     messages of its own with no read (``write_counts()`` of them, default ``batch_sizes()``; none
     makes an empty transaction), and, where ``outside_here()`` says so after its first write,
     the same producer writes a message outside the transaction. With a table, the transaction
-    reads and upserts its row where ``table_here()`` says so."""
+    reads and upserts its row where ``table_here()`` says so. After a read-only transaction's read,
+    ``range_here(batch)`` may name a range of its own (UpdateOffsetsInTransaction): BAD_REQUEST
+    ends the transaction, and the reader reads again."""
     reader = driver.reader("A", CONSUMER)
     while True:
         tx = driver.begin_transaction(shapes())
@@ -345,6 +391,12 @@ def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Call
             batch = yield reader.receive_batch_with_tx(tx, batch_sizes())
             partition = batch.partition
             to_write = batch.messages if tx.shape == "copy" else ()
+            named = range_here(batch) if tx.shape == "read" else None
+            if named is not None:
+                try:
+                    yield tx.update_offsets_in_transaction(*named)
+                except BadRequest:
+                    continue  # the transaction is gone; the reader reads again
             if rollback_here():
                 yield tx.rollback()
                 continue
@@ -372,5 +424,5 @@ def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Call
             yield tx.commit(rollback_meanwhile=rollback_here())
         except TopicWriteError:
             yield tx.rollback()
-        except TransactionAborted:
+        except (TransactionAborted, BadRequest):
             pass  # the reader re-reads the batch from the committed offset

@@ -29,6 +29,7 @@ BUGS = (
     "seqno_ignores_plain",
     "no_write_dedup",
     "no_table_lock",
+    "range_gap_accepted",
 )
 VERSIONS = ("v25", "v26")
 PRODUCERS = ("none", "partition")
@@ -61,6 +62,7 @@ class Constants:
     max_deadlines: int = 0
     max_non_tx_writes: int = 0
     max_reconnects: int = 0
+    max_ranges: int = 0
     bugs: tuple[str, ...] = attrs.field(default=(), converter=_sorted_tuple)
     depth_bound: int = DEPTH_BOUND
 
@@ -130,6 +132,8 @@ class Constants:
             "MaxReconnects": self.max_reconnects,
             "Bugs": list(self.bugs),
             "DepthBound": self.depth_bound,
+            # written only when a run names ranges of its own, so that older runs keep their headers
+            **({"MaxRanges": self.max_ranges} if self.max_ranges else {}),
         }
 
     @classmethod
@@ -153,6 +157,7 @@ class Constants:
             max_deadlines=k["MaxDeadlines"],
             max_non_tx_writes=k.get("MaxNonTxWrites", 0),
             max_reconnects=k.get("MaxReconnects", 0),
+            max_ranges=k.get("MaxRanges", 0),
             bugs=tuple(k.get("Bugs", ())),
             depth_bound=k.get("DepthBound", DEPTH_BOUND),
         )

@@ -28,7 +28,7 @@ class KqpSteps(State):
         s = self.kqp[tx]
         w = s.w
         s.st = "done"
-        self.told[tx] = "COMMITTED" if ok else "ABORTED"
+        self.told[tx] = "COMMITTED" if ok else "BAD_REQUEST" if s.bad else "ABORTED"
         self.told_depth[tx] = s.depth if ok else 0
         if early:
             self.expired[tx] = True  # CancelProposal

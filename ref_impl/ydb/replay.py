@@ -10,6 +10,7 @@ from typing import Any
 from .actions import (
     BY_EVENT,
     MESSAGE,
+    RANGE,
     READ,
     TABLET,
     TABLET_TXN,
@@ -30,6 +31,7 @@ INFO = frozenset({"event", "write_id", "topic", "group"})
 ARG_COLUMNS = {
     WORKER: ("worker",),
     READ: ("worker", "partition", "offsets_end"),
+    RANGE: ("worker", "offsets_begin", "offsets_end"),
     WORKER_PARTITION: ("worker", "partition"),
     TXN: ("txn_id",),
     TABLET: ("tablet",),

@@ -37,7 +37,8 @@ class Workload:
     ``shapes=copy+read+write`` mixes in read-only transactions (the batch's offsets commit,
     nothing is written) and write-only ones (messages of the application's own, no read), each
     transaction's shape drawn at random; ``nontx=N`` (with ``producers=partition``) lets a
-    write-only transaction's producer write N messages outside any transaction."""
+    write-only transaction's producer write N messages outside any transaction; ``ranges=N`` lets
+    a read-only transaction name up to N offset ranges of its own (UpdateOffsetsInTransaction)."""
 
     workers: int = 2
     src: int = 1
@@ -51,15 +52,17 @@ class Workload:
     version: str = "v26"
     shapes: tuple[str, ...] = ("copy",)
     nontx: int = 0
+    ranges: int = 0
 
     KEYS = ("workers", "src", "dst", "msgs", "batch", "txns", "table", "rollback", "producers", "version", "shapes",
-            "nontx")
+            "nontx", "ranges")
 
     @classmethod
     def parse(cls, text: str) -> Workload:
         """``copy``, then optional ``:key=value,...`` (workers, src, dst, msgs, batch, txns, table, rollback, producers,
         version, shapes: e.g. ``shapes=copy+read+write``, nontx: how many writes outside transactions, with
-        producers=partition and write-only transactions)."""
+        producers=partition and write-only transactions, ranges: how many offset ranges of its own a
+        read-only transaction names)."""
         kind, _, rest = text.strip().partition(":")
         if kind != "copy":
             raise SettingsError(f"unknown workload {kind!r}; use copy, e.g. copy:workers=2,src=1,dst=2,msgs=4,txns=6,table=true")
@@ -77,7 +80,7 @@ class Workload:
             elif key in ("table", "rollback"):
                 fields[key] = settings.flag(key, value)
             elif key in cls.KEYS:
-                fields[key] = settings.whole(key, value, 0 if key in ("msgs", "txns", "nontx") else 1)
+                fields[key] = settings.whole(key, value, 0 if key in ("msgs", "txns", "nontx", "ranges") else 1)
             else:
                 raise settings.unknown("workload setting", key, cls.KEYS)
         return cls(**fields)
@@ -142,6 +145,7 @@ def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constan
         rollbacks=w.rollback,
         shapes=w.shapes,
         max_non_tx_writes=w.nontx,
+        max_ranges=w.ranges,
         producers=w.producers,
         version=w.version,
         max_hangs=f.hangs,
@@ -178,7 +182,7 @@ class Simulation(Stepper):
         self.quiet: set[int] = set()  # transactions no step can touch any more
         self.apps = [AppRunner(w, api.copy_app(api.Driver(self.engine, w), self._batch_size, self._rollback_here,
                                                self._shape, self._outside_here, self._write_count,
-                                               self._table_here))
+                                               self._table_here, self._range))
                      for w in self.k.workers]
 
     def _batch_size(self) -> int:
@@ -197,6 +201,18 @@ class Simulation(Stepper):
         that a copy-only run is the run it always was)."""
         shapes = self.w.shapes
         return shapes[0] if len(shapes) == 1 else self.app_rng.choice(shapes)
+
+    def _range(self, batch: api.Batch) -> tuple[int, int] | None:
+        """With ranges=N a read-only transaction names a range of its own at about one in two of its
+        chances, while its budget lasts: mostly the messages after its batch (processed outside the
+        transaction), sometimes any range (no draw without it)."""
+        e = self.engine
+        c = e.cl[e.kqp[batch.tx_id].w]
+        if self.w.ranges <= c.ranges or self.app_rng.random() < 0.5:
+            return None
+        end = batch.messages[-1].off + 1 if batch.messages else 0
+        b = end if self.app_rng.random() < 0.6 else self.app_rng.randint(0, self.k.msgs_per_src)
+        return b, min(b + self.app_rng.randint(1, self.k.batch_max), self.k.msgs_per_src + 1)
 
     def _outside_here(self) -> bool:
         """With nontx=N the application writes outside its write-only transaction at about one in

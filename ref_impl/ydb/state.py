@@ -56,6 +56,7 @@ class Worker:
     sent: int = 0
     row: bool = False
     hung: bool = False
+    ranges: int = 0  # the ranges of its own the read-only transaction named (UpdateOffsets)
 
 
 @attrs.define
@@ -76,6 +77,8 @@ class Session:
     aborted: bool = False
     depth: int = 0
     pdepth: int = 0
+    named: set[int] = attrs.field(factory=set)  # the offsets a read-only transaction named (ghost of ExactlyOnce)
+    bad: bool = False  # the immediate path answered BAD_REQUEST ("commit to the future")
 
 
 @attrs.define
@@ -247,9 +250,19 @@ class State:
         ps = self.participants(tx)
         return len(ps) == 1 and len(self.parts_of(ps[0], tx)) == 1
 
+    def ranges_split(self, tx: int) -> bool:
+        """RangesSplit(tx): the offset ranges a read-only transaction named are not one interval."""
+        s = self.kqp[tx]
+        return s.shape == "read" and s.named != set(range(s.b, s.e))
+
+    def kqp_refuses(self, tx: int) -> bool:
+        """KqpRefuses(tx): KQP aborts the commit before it proposes (CheckTopicOperations)."""
+        return self.ranges_split(tx) and not self.k.bug("range_gap_accepted")
+
     def kqp_participants(self, tx: int) -> tuple[str, ...]:
-        """KqpParticipants(tx): with participants_from_offsets, a write-only transaction has none."""
-        if self.k.bug("participants_from_offsets") and self.kqp[tx].shape == "write":
+        """KqpParticipants(tx): none when KQP refuses the commit itself; with
+        participants_from_offsets, a write-only transaction has none."""
+        if self.kqp_refuses(tx) or (self.k.bug("participants_from_offsets") and self.kqp[tx].shape == "write"):
             return ()
         return self.participants(tx)
 

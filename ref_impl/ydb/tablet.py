@@ -403,6 +403,8 @@ class TabletSteps(State):
         self.applied[t][tx] = dec
         self.votes[t][tx] = dec
         s.st, s.results, s.aborted, s.depth = "planned", {t}, not ok, s.depth + 1
+        # past the partition's end with the gap check passed: "commit to the future", BAD_REQUEST
+        s.bad = t == "A" and not ok and self.committed[s.src] == s.b
         cols: dict[str, object] = {}
         if t == "A":
             cols = {"topic": "A", "group": CONSUMER, "committed_offset": self.committed[k]}

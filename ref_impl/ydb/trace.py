@@ -12,8 +12,9 @@ the step (``PartitionCommit``/``PartitionRollback`` for ``PartitionApply``,
   people: "A"/"B" and consumer "c"), ``step`` (the plan step), ``offset`` (of a message of A),
   ``offsets_begin``/``offsets_end`` (the read range [b, e)), ``message`` (what Lose lost:
   Write, RS, RSAck);
-- outcomes: ``result`` (KqpResult and RollbackTx: COMMITTED or ABORTED; PqPropose: PREPARED or
-  REFUSED), ``decision`` (commit or abort: PqCalc's own predicate, the decision a read set
+- outcomes: ``result`` (KqpResult: COMMITTED, ABORTED or BAD_REQUEST; RollbackTx: ABORTED;
+  UpdateOffsets: SUCCESS, or BAD_REQUEST for a range that intersects the transaction's;
+  PqPropose: PREPARED or REFUSED), ``decision`` (commit or abort: PqCalc's own predicate, the decision a read set
   carries, PqExecute's and PqTxDone's decision), ``reason`` when a check fails (PqCalc abort,
   PqPropose REFUSED): ``Gap`` (the consumer's committed offset < b), ``Conflict`` (committed > b:
   another transaction committed the range), ``BehindEnd`` (e past the partition's end),
@@ -71,7 +72,7 @@ COMPARED = tuple(c for c in ORDER if c not in INFO_COLUMNS and c != "action")
 # ("" or -1: not logged): the dispatch binds the step's arguments with them.
 PARAMS = ("worker", "tablet", "txn_id", "partition", "peer", "offset", "offsets_end", "message", "decision")
 
-RESULTS = frozenset({"COMMITTED", "ABORTED", "PREPARED", "REFUSED"})
+RESULTS = frozenset({"COMMITTED", "ABORTED", "BAD_REQUEST", "PREPARED", "REFUSED", "SUCCESS"})
 REASONS = frozenset({"Gap", "Conflict", "BehindEnd", "WriteIdDeleted", "WriteIdMissing", "MinSeqNo", "LocksBroken"})
 TABLETS = ("A", "B", "DS")
 
@@ -102,6 +103,7 @@ EVENT_COLUMNS: dict[str, frozenset[str]] = {ev: frozenset(cols) for ev, cols in 
     "ReadBatch": (*_WORKER, "partition", "offsets_begin", "offsets_end", "kqp_state"),
     "ReadOnlyBatch": (*_WORKER, "partition", "offsets_begin", "offsets_end", "kqp_state"),
     "BeginWrites": (*_WORKER, "offsets_begin", "offsets_end", "kqp_state"),
+    "UpdateOffsets": (*_WORKER, "offsets_begin", "offsets_end", "result", "kqp_state"),
     "TxWrite": (*_WORKER, "partition", "offset"),
     "NonTxWrite": ("worker", "txn_id", "partition", "offset", "log_end"),
     "TableWrite": _WORKER,
@@ -160,11 +162,12 @@ CONSTANT_KINDS = {
     "MaxDeadlines": INT,
     "MaxNonTxWrites": INT,
     "MaxReconnects": INT,
+    "MaxRanges": INT,
     "Bugs": LIST,
     "DepthBound": INT,
 }
 DEFAULTS = {"Bugs": [], "DepthBound": 6, "Rollbacks": False, "Producers": "none", "TxShapes": ["copy"],
-            "MaxNonTxWrites": 0, "MaxReconnects": 0}  # all but the first two: older headers
+            "MaxNonTxWrites": 0, "MaxReconnects": 0, "MaxRanges": 0}  # all but the first two: older headers
 
 
 def _printable(s: str) -> bool:
@@ -223,7 +226,8 @@ def check_event(ev: Event, k: Constants) -> None:
     within("offset", range(0, top), "an offset of a message (0..max(MsgsPerSrc, MaxTxns*BatchMax+MaxNonTxWrites)-1)")
     within("offsets_begin", range(0, top + 1), "an offset (0..max(MsgsPerSrc, MaxTxns*BatchMax+MaxNonTxWrites))")
     # a write-only transaction begins with nothing written: its range [b, b) is empty
-    within("offsets_end", range(0 if a == "BeginWrites" else 1, top + 1),
+    # a range of its own may end one past the partition's end ("commit to the future")
+    within("offsets_end", range(0 if a == "BeginWrites" else 1, max(top, k["MsgsPerSrc"] + 1 if a == "UpdateOffsets" else 0) + 1),
            "the end of a range (1..max(MsgsPerSrc, MaxTxns*BatchMax+MaxNonTxWrites))")
     within("step", range(1, 2**31), "a plan step (1, 2, ...)")
     for col in ("committed_offset", "log_end"):
@@ -255,7 +259,8 @@ def check_event(ev: Event, k: Constants) -> None:
     if "reason" in ev and not (ev.get("decision") == "abort" or ev.get("result") == "REFUSED"):
         raise ProtocolInputError(f'{a}: field "reason" says why a check failed; log it with "decision": "abort" or "result": "REFUSED"')
     if "result" in ev:
-        valid = {"PREPARED", "REFUSED"} if a == "PqPropose" else {"COMMITTED", "ABORTED"}
+        valid = ({"PREPARED", "REFUSED"} if a == "PqPropose" else {"SUCCESS", "BAD_REQUEST"} if a == "UpdateOffsets"
+                 else {"COMMITTED", "ABORTED", "BAD_REQUEST"} if a == "KqpResult" else {"COMMITTED", "ABORTED"})
         within("result", valid, f"an outcome of {a}")
 
 

@@ -25,7 +25,8 @@ class WorkerSteps(State):
 
     def _read_in(self, w: str, p: int, e: int, shape: str, name: str) -> None:
         b, tx = self.read_begin(w, p), self.next_tx
-        self.kqp[tx] = Session(st="open", shape=shape, w=w, src=p, b=b, e=e)
+        self.kqp[tx] = Session(st="open", shape=shape, w=w, src=p, b=b, e=e,
+                               named=set(range(b, e)) if shape == "read" else set())
         pos = dict(self.cl[w].pos)
         pos[p] = e
         c = self.idle_worker(pos)
@@ -49,6 +50,36 @@ class WorkerSteps(State):
 
     def read_only_batch(self, w: str, p: int, e: int) -> None:
         self._read_in(w, p, e, "read", "ReadOnlyBatch")
+
+    # --- UpdateOffsets(w, b, e): a read-only transaction names a range of its own ---
+
+    def update_offsets_enabled(self, w: str, b: int, e: int) -> bool:
+        c = self.cl[w]
+        return (c.ranges < self.k.max_ranges and not c.hung and c.shape == "read" and c.phase == "open"
+                and 0 <= b <= self.k.msgs_per_src and b + 1 <= e <= min(b + self.k.batch_max, self.k.msgs_per_src + 1))
+
+    def update_offsets(self, w: str, b: int, e: int) -> None:
+        """UpdateOffsetsInTransaction: a range that intersects the transaction's is BAD_REQUEST and
+        KQP invalidates the transaction (kqp_topics.cpp, kqp_session_actor.cpp HandleTopicOps)."""
+        c = self.cl[w]
+        tx = c.tx
+        s = self.kqp[tx]
+        r = set(range(b, e))
+        ok = not (r & s.named)
+        if ok:
+            s.named |= r
+            s.b, s.e = min(s.b, b), max(s.e, e)
+            c.ranges += 1
+            result = "SUCCESS"
+        else:
+            s.st, s.lock = "done", "lost"
+            self.told[tx] = result = "BAD_REQUEST"
+            pos = dict(c.pos)
+            pos[c.src] = -1  # the reader reads again from the committed offset
+            self.cl[w] = self.idle_worker(pos)
+        self.emit("UpdateOffsets", w, (("txn_id", tx), ("b", b), ("e", e), ("ok", 1 if ok else 0)),
+                  worker=w, txn_id=tx, topic="A", group=CONSUMER, offsets_begin=b, offsets_end=e, result=result,
+                  phase=self.cl[w].phase, kqp_state=s.st)
 
     # --- BeginWrites(w): a write-only transaction: messages of the application's own, no read ---
 
@@ -151,6 +182,9 @@ class WorkerSteps(State):
         s = self.kqp[c.tx]
         s.st = "planned" if not self.kqp_participants(c.tx) else "proposing"
         s.depth = 1 if self.wacked[c.tx] else 0  # DataDepth
+        s.aborted = self.kqp_refuses(c.tx)  # "Incorrect offset ranges in the transaction": ABORTED
+        if s.aborted:
+            self.why_aborted.setdefault(c.tx, "Ranges")
         c.phase = "committing"
         self.emit("CommitTx", w, (("txn_id", c.tx),), worker=w, txn_id=c.tx, phase=c.phase, kqp_state=s.st)
 

@@ -11,7 +11,8 @@ too). ``no_seqno_check`` and ``no_producer_block`` break nothing while the read 
 plan step coming, expires a planned transaction. ``immediate_no_offset_check`` and
 ``participants_from_offsets`` need the read-only and the write-only shapes of transaction,
 ``seqno_ignores_plain`` a write outside the transaction (nontx=1), ``no_write_dedup`` a lost
-acknowledgement and the writer's resend (reconnects=1).
+acknowledgement and the writer's resend (reconnects=1), ``range_gap_accepted`` read-only
+transactions that name offset ranges of their own (ranges=1).
 """
 
 from __future__ import annotations
@@ -78,5 +79,8 @@ ZOO = (
     ZooBug("no_table_lock", ("no_table_lock",), "copy:workers=2,src=2,table=true,txns=4", "none", 4,
            "ydb_no_table_lock", "PqCalc",
            "a committed write of the table's row does not break another transaction's lock: a lost update"),
+    ZooBug("range_gap_accepted", ("range_gap_accepted",), "copy:workers=1,shapes=read,ranges=1", "none", 2,
+           "ydb_range_gap_accepted", "CommitTx",
+           "KQP sends [min, max) of offset ranges that leave a hole instead of refusing the commit: messages never processed are committed"),
 )
 ZOO_BY_NAME = {b.name: b for b in ZOO}

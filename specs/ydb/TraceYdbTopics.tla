@@ -139,6 +139,9 @@ Bound(ev) ==
     IN CASE a = "ReadBatch"       -> \E w \in W, p \in PartSet(ev, SrcParts), e \in EndSet(ev) : ReadBatch(w, p, e)
          [] a = "ReadOnlyBatch"   -> \E w \in W, p \in PartSet(ev, SrcParts), e \in EndSet(ev) : ReadOnlyBatch(w, p, e)
          [] a = "BeginWrites"     -> \E w \in W : BeginWrites(w)
+         [] a = "UpdateOffsets"   -> \E w \in W, b \in 0..MsgsPerSrc :
+                                         \E e \in IF EEnd(ev) = -1 THEN 1..(MsgsPerSrc + 1) ELSE {EEnd(ev)} :
+                                             UpdateOffsets(w, b, e)
          [] a = "TakeOver"        -> \E w \in W, p \in PartSet(ev, SrcParts) : TakeOver(w, p)
          [] a = "TxWrite"         -> \E w \in W : TxWrite(w)
          [] a = "NonTxWrite"      -> \E w \in W : NonTxWrite(w)
@@ -220,9 +223,9 @@ PostVal(a, f) ==
       [] f = "offsets_begin"    -> Arg("b")
       [] f = "offsets_end"      -> Arg("e")
       [] f = "message"          -> Taken.type
-      [] f = "result"           -> IF a = "PqPropose"
-                                   THEN IF Arg("prepared") = 1 THEN "PREPARED" ELSE "REFUSED"
-                                   ELSE told'[ArgTx]
+      [] f = "result"           -> CASE a = "PqPropose" -> IF Arg("prepared") = 1 THEN "PREPARED" ELSE "REFUSED"
+                                     [] a = "UpdateOffsets" /\ Arg("ok") = 1 -> "SUCCESS"
+                                     [] OTHER -> told'[ArgTx]
       [] f = "reason"           -> IF (a \in {"PqCalc", "PqImmediate"} /\ Arg("commit") = 1) \/ (a = "PqPropose" /\ Arg("prepared") = 1)
                                    THEN "" ELSE Reason(Actor, ArgTx)
       [] f = "decision"         -> CASE a = "Lose"            -> Taken.dec

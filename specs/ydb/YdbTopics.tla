@@ -70,6 +70,19 @@
 (*           (a writer with nothing written has nothing to flush); with no *)
 (*           topic or shard operation KQP has no participant to propose to *)
 (*           and answers at once (our reading of kqp_data_executer.cpp)    *)
+(*   [ranges] UpdateOffsetsInTransaction: kqp_topics.cpp                   *)
+(*           (TConsumerOperations: a consumer's ranges on a partition are   *)
+(*           an interval set; a range that intersects one already there    *)
+(*           throws "offset ranges intersect"), kqp_session_actor.cpp      *)
+(*           (HandleTopicOps: that is BAD_REQUEST, and ReplyQueryError     *)
+(*           invalidates the transaction; CheckTopicOperations at the      *)
+(*           commit: ranges that are not one interval are ABORTED,         *)
+(*           "Incorrect offset ranges in the transaction"), partition.cpp  *)
+(*           (ProcessImmediateTx: begin > end BAD_REQUEST, then the gap   *)
+(*           ABORTED, then "commit to the future" BAD_REQUEST); YDB's      *)
+(*           TopicService unit tests (OneConsumer_TheRangesOverlap,         *)
+(*           ThereAreGapsInTheOffsetRanges, OnePartitionAndNoGaps...,      *)
+(*           MultiplePartitionsAndNoGaps...) expect exactly these          *)
 (*                                                                         *)
 (* Actors and what they keep:                                              *)
 (*   - workers (SDK): a topic reader with its read position, a writer      *)
@@ -150,6 +163,16 @@
 (* "write" only writes new messages of the application to B (BeginWrites: *)
 (* tx_writer and no reader; message (0, o), o numbered per transaction;   *)
 (* it may write nothing and commit as an empty transaction [empty]).      *)
+(* A read-only transaction may also name ranges of its own (MaxRanges):   *)
+(* the application processed messages it read outside the transaction and *)
+(* commits their offsets with UpdateOffsetsInTransaction (UpdateOffsets)   *)
+(* [ranges]. KQP keeps the ranges as an interval set: one that intersects *)
+(* the set is BAD_REQUEST and ends the transaction; a set that is not one  *)
+(* interval is ABORTED at the commit, with no participant asked; KQP sends *)
+(* the set's [min, max) to the partition, whose immediate path answers     *)
+(* BAD_REQUEST for an end past the partition's end. The ranges a          *)
+(* transaction named are kept (named) so that ExactlyOnce can tell what   *)
+(* the application processed from what KQP committed.                     *)
 (* The participants are the tablets the transaction touches. KQP runs a    *)
 (* transaction whose only operation is one partition as an immediate one  *)
 (* [imm]: no proposal, plan or read sets; the tablet checks and applies it *)
@@ -261,6 +284,10 @@ CONSTANTS
     \* How many times a transactional writer reconnects and resends (header).
     \* @type: Int;
     MaxReconnects,
+    \* How many ranges of its own a read-only transaction names with
+    \* UpdateOffsetsInTransaction (header).
+    \* @type: Int;
+    MaxRanges,
     \* @type: Set(Str);
     Bugs
 
@@ -284,7 +311,8 @@ BugNames == {
     "participants_from_offsets", \* KQP takes its participants from the read offsets only
     "seqno_ignores_plain",    \* the MinSeqNo check counts only the producer's transactional writes
     "no_write_dedup",         \* a supportive partition takes a repeated SeqNo again (no AlreadyWritten)
-    "no_table_lock"           \* a committed write of the row does not break another transaction's lock
+    "no_table_lock",          \* a committed write of the row does not break another transaction's lock
+    "range_gap_accepted"      \* KQP commits [min, max) of ranges that are not one interval (no CheckTopicOperations)
 }
 
 ASSUME /\ Workers # {}
@@ -293,6 +321,7 @@ ASSUME /\ Workers # {}
        /\ Table \in BOOLEAN /\ Rollbacks \in BOOLEAN /\ Producers \in {"none", "partition"} /\ Version \in {"v25", "v26"}
        /\ MaxHangs \in Nat /\ MaxRestarts \in Nat /\ MaxLoss \in Nat
        /\ MaxLockLosses \in Nat /\ MaxDeadlines \in Nat /\ MaxNonTxWrites \in Nat /\ MaxReconnects \in Nat
+       /\ MaxRanges \in Nat
        /\ TxShapes # {} /\ TxShapes \subseteq {"copy", "read", "write"}
        /\ Bugs \subseteq BugNames
 
@@ -301,8 +330,8 @@ Bug(b) == b \in Bugs
 
 (*
   @typeAlias: msg = {src: Int, off: Int};
-  @typeAlias: worker = {phase: Str, shape: Str, tx: Int, src: Int, b: Int, e: Int, sent: Int, row: Bool, hung: Bool, pos: Int -> Int};
-  @typeAlias: session = {st: Str, shape: Str, w: Str, src: Int, b: Int, e: Int, dsts: Set(Int), lock: Str, prepared: Set(Str), refused: Bool, results: Set(Str), aborted: Bool, depth: Int, pdepth: Int};
+  @typeAlias: worker = {phase: Str, shape: Str, tx: Int, src: Int, b: Int, e: Int, sent: Int, row: Bool, hung: Bool, pos: Int -> Int, ranges: Int};
+  @typeAlias: session = {st: Str, shape: Str, w: Str, src: Int, b: Int, e: Int, dsts: Set(Int), lock: Str, prepared: Set(Str), refused: Bool, results: Set(Str), aborted: Bool, depth: Int, pdepth: Int, named: Set(Int), bad: Bool};
   @typeAlias: sup = {st: Str, data: Seq($msg)};
   @typeAlias: durable = {st: Str, step: Int, dec: Str, done: Set(Int), depth: Int};
   @typeAlias: volatile = {st: Str, step: Int, own: Str, dec: Str, rs: Set(Str), abortSeen: Bool, acked: Set(Str), done: Set(Int), depth: Int, rsdepth: Int};
@@ -507,10 +536,11 @@ Act(name, actor, args) == [name |-> name, actor |-> actor, args |-> args]
 
 \* @type: $worker;
 IdleWorker == [phase |-> "idle", shape |-> "copy", tx |-> 0, src |-> 0, b |-> 0, e |-> 0, sent |-> 0, row |-> FALSE,
-               hung |-> FALSE, pos |-> [p \in SrcParts |-> -1]]
+               hung |-> FALSE, pos |-> [p \in SrcParts |-> -1], ranges |-> 0]
 \* @type: $session;
 NoSession == [st |-> "none", shape |-> "copy", w |-> "", src |-> 0, b |-> 0, e |-> 0, dsts |-> {}, lock |-> "alive",
-              prepared |-> {}, refused |-> FALSE, results |-> {}, aborted |-> FALSE, depth |-> 0, pdepth |-> 0]
+              prepared |-> {}, refused |-> FALSE, results |-> {}, aborted |-> FALSE, depth |-> 0, pdepth |-> 0,
+              named |-> {}, bad |-> FALSE]
 \* @type: $sup;
 NoSup == [st |-> "none", data |-> <<>>]
 \* @type: $sup;
@@ -544,11 +574,21 @@ PartsOf(t, tx) == CASE t = "A" -> {kqp[tx].src}
 \* @type: (Int) => Bool;
 Immediate(tx) == Cardinality(Participants(tx)) = 1 /\ \A t \in Participants(tx) : Cardinality(PartsOf(t, tx)) = 1
 
-\* The participants KQP proposes to: with participants_from_offsets, those of the read
-\* offsets only (a transaction that only writes has none and commits as empty).
+\* The offset ranges transaction tx named are not one interval [ranges].
+\* @type: (Int) => Bool;
+RangesSplit(tx) == kqp[tx].shape = "read" /\ kqp[tx].named # kqp[tx].b..(kqp[tx].e - 1)
+
+\* KQP refuses the commit before it proposes (CheckTopicOperations: "Incorrect offset ranges
+\* in the transaction", ABORTED) [ranges]; range_gap_accepted sends [min, max) instead.
+\* @type: (Int) => Bool;
+KqpRefuses(tx) == RangesSplit(tx) /\ ~Bug("range_gap_accepted")
+
+\* The participants KQP proposes to: none when it refuses the commit itself; with
+\* participants_from_offsets, those of the read offsets only (a transaction that only
+\* writes has none and commits as empty).
 \* @type: (Int) => Set(Str);
 KqpParticipants(tx) ==
-    IF Bug("participants_from_offsets") /\ kqp[tx].shape = "write" THEN {} ELSE Participants(tx)
+    IF KqpRefuses(tx) \/ (Bug("participants_from_offsets") /\ kqp[tx].shape = "write") THEN {} ELSE Participants(tx)
 
 \* How many writes worker w's transaction makes: none for a read-only one, as many as it
 \* made for a write-only one (the SDK's writer does not say how many it will write), its
@@ -649,7 +689,7 @@ ReadIn(w, p, e, sh) ==
        IN /\ b < MsgsPerSrc
           /\ e \in (b + 1)..Min2(b + BatchMax, MsgsPerSrc)
           /\ kqp' = [kqp EXCEPT ![tx] = [NoSession EXCEPT !.st = "open", !.shape = sh, !.w = w, !.src = p, !.b = b,
-                                                          !.e = e]]
+                                                          !.e = e, !.named = IF sh = "read" THEN b..(e - 1) ELSE {}]]
           /\ cl' = [cl EXCEPT ![w] = [IdleWorker EXCEPT !.phase = "open", !.shape = sh, !.tx = tx, !.src = p, !.b = b,
                                                         !.e = e, !.pos = [cl[w].pos EXCEPT ![p] = e]]]
     /\ nextTx' = nextTx + 1
@@ -667,6 +707,34 @@ ReadBatch(w, p, e) ==
 ReadOnlyBatch(w, p, e) ==
     /\ ReadIn(w, p, e, "read")
     /\ action' = Act("ReadOnlyBatch", w, "txn_id" :> nextTx @@ "partition" :> p @@ "b" :> ReadFrom(w, p) @@ "e" :> e)
+
+\* The application of worker w's open read-only transaction names a range [b, e) of its
+\* partition of A as processed: UpdateOffsetsInTransaction [ranges] (it read those
+\* messages outside the transaction). A range that intersects one the transaction has is
+\* BAD_REQUEST ("offset ranges intersect"): KQP invalidates the transaction, and the reader
+\* reads again from the committed offset. Otherwise it joins the transaction's interval set,
+\* whose [min, max) KQP will send. e may pass the partition's end by one ("commit to the
+\* future"), which only the partition finds.
+\* @type: (Str, Int, Int) => Bool;
+UpdateOffsets(w, b, e) ==
+    /\ cl[w].ranges < MaxRanges
+    /\ ~cl[w].hung
+    /\ cl[w].shape = "read" /\ cl[w].phase = "open"
+    /\ b \in 0..MsgsPerSrc
+    /\ e \in (b + 1)..Min2(b + BatchMax, MsgsPerSrc + 1)
+    /\ LET tx == cl[w].tx
+           r == b..(e - 1)
+           ok == r \cap kqp[tx].named = {}
+       IN /\ IF ok
+             THEN /\ kqp' = [kqp EXCEPT ![tx].named = @ \cup r, ![tx].b = Min2(@, b), ![tx].e = Max2(@, e)]
+                  /\ cl' = [cl EXCEPT ![w].ranges = @ + 1]
+                  /\ UNCHANGED toldVars
+             ELSE /\ kqp' = [kqp EXCEPT ![tx].st = "done", ![tx].lock = "lost"]
+                  /\ told' = [told EXCEPT ![tx] = "BAD_REQUEST"]
+                  /\ cl' = [cl EXCEPT ![w] = [IdleWorker EXCEPT !.pos = [cl[w].pos EXCEPT ![cl[w].src] = -1]]]
+          /\ action' = Act("UpdateOffsets", w, "txn_id" :> tx @@ "b" :> b @@ "e" :> e @@ "ok" :> IF ok THEN 1 ELSE 0)
+    /\ UNCHANGED <<ownerVars, txIdVars, messageVars, dataVars, tabletVars, coordVars, decisionVars,
+                   wackedVars, plainVars, skippedVars, depthVars, checkVars, faultVars>>
 
 \* A write-only transaction: worker w begins a transaction and opens a transactional
 \* writer (tx_writer) for new messages of its own, (0, o) for o from b on, as many as it
@@ -745,21 +813,23 @@ Flush(w) ==
 
 \* tx.commit(): KQP proposes the transaction to every participant (or, immediate, sends
 \* it to its one participant [imm]). With participants_from_offsets a transaction that
-\* only writes has none: KQP ends it at once as an empty one.
+\* only writes has none: KQP ends it at once as an empty one. KQP refuses a transaction
+\* whose offset ranges are not one interval before it proposes [ranges]: ABORTED.
 \* @type: (Str) => Bool;
 CommitTx(w) ==
     /\ ~cl[w].hung
     /\ cl[w].phase = "flushed"
     /\ LET tx == cl[w].tx
        IN /\ kqp' = [kqp EXCEPT ![tx].st = IF KqpParticipants(tx) = {} THEN "planned" ELSE "proposing",
-                                ![tx].depth = DataDepth(tx)]
+                                ![tx].depth = DataDepth(tx), ![tx].aborted = KqpRefuses(tx)]
           /\ action' = Act("CommitTx", w, "txn_id" :> tx)
     /\ cl' = [cl EXCEPT ![w].phase = "committing"]
     /\ UNCHANGED <<ownerVars, txIdVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
 
 \* The KQP session answers the client: COMMITTED once every participant executed the
 \* commit, ABORTED once one refused the proposal, the proposal expired, or a participant
-\* executed a rollback. After an abort the reader re-reads from the committed offset.
+\* executed a rollback; BAD_REQUEST when the immediate path found the range past the
+\* partition's end [ranges]. After an abort the reader re-reads from the committed offset.
 \* @type: (Int) => Bool;
 KqpResult(tx) ==
     LET w == kqp[tx].w
@@ -770,7 +840,7 @@ KqpResult(tx) ==
        /\ ~cl[w].hung
        /\ cl[w].phase = "committing" /\ cl[w].tx = tx
        /\ kqp' = [kqp EXCEPT ![tx].st = "done"]
-       /\ told' = [told EXCEPT ![tx] = IF ok THEN "COMMITTED" ELSE "ABORTED"]
+       /\ told' = [told EXCEPT ![tx] = CASE ok -> "COMMITTED" [] kqp[tx].bad -> "BAD_REQUEST" [] OTHER -> "ABORTED"]
        /\ toldDepth' = [toldDepth EXCEPT ![tx] = IF ok THEN kqp[tx].depth ELSE 0]
        /\ expired' = IF early THEN [expired EXCEPT ![tx] = TRUE] ELSE expired   \* CancelProposal
        /\ cl' = [cl EXCEPT ![w] = [IdleWorker EXCEPT !.pos =
@@ -1231,9 +1301,9 @@ PartitionApply(t, tx, k) ==
                       faultVars>>
 
 \* The immediate path [imm]: the one participant of an immediate transaction checks it and
-\* applies it in one write, and answers KQP. Tablet A: the committed offset is b and e is
-\* within the partition ("incorrect offset range (gap)": ABORTED), unless
-\* immediate_no_offset_check; tablet B: the supportive partition is there and its
+\* applies it in one write, and answers KQP. Tablet A: the committed offset is b
+\* ("incorrect offset range (gap)": ABORTED) and e is within the partition ("commit to the
+\* future": BAD_REQUEST [ranges]), unless immediate_no_offset_check; tablet B: the supportive partition is there and its
 \* producer's SeqNo moves forward. Like a calculated transaction, it waits for one of the
 \* same consumer or producer in flight.
 \* @type: (Str, Int) => Bool;
@@ -1255,7 +1325,7 @@ PqImmediate(t, tx) ==
           /\ applied' = [applied EXCEPT ![t][tx] = dec]
           /\ votes' = [votes EXCEPT ![t][tx] = dec]
           /\ kqp' = [kqp EXCEPT ![tx].st = "planned", ![tx].results = {t}, ![tx].aborted = ~ok,
-                                ![tx].depth = @ + 1]
+                                ![tx].bad = (t = "A" /\ ~ok /\ c = kqp[tx].b), ![tx].depth = @ + 1]
           /\ action' = Act("PqImmediate", t, "txn_id" :> tx @@ "partition" :> k @@ "commit" :> IF ok THEN 1 ELSE 0)
     /\ UNCHANGED <<clientVars, txIdVars, messageVars, urowVars, metaVars, tabletVars, coordVars, wackedVars,
                    plainVars, skippedVars, answerVars, orderCheckVars, faultVars>>
@@ -1424,6 +1494,7 @@ Finished ==
 Next ==
     \/ \E w \in Workers, p \in SrcParts : \E e \in 1..MsgsPerSrc : ReadBatch(w, p, e) \/ ReadOnlyBatch(w, p, e)
     \/ \E w \in Workers : BeginWrites(w)
+    \/ \E w \in Workers, b \in 0..MsgsPerSrc : \E e \in (b + 1)..(MsgsPerSrc + 1) : UpdateOffsets(w, b, e)
     \/ \E w \in Workers, p \in SrcParts : TakeOver(w, p)
     \/ \E w \in Workers : TxWrite(w) \/ NonTxWrite(w) \/ Resend(w) \/ TableWrite(w) \/ Flush(w) \/ CommitTx(w) \/ RollbackTx(w)
                         \/ Hang(w) \/ Resume(w)

@@ -22,11 +22,13 @@ Decisions == {"none", "commit", "abort"}
 Steps == 0..nextStep
 WorkerRecords ==
     [phase: {"idle", "open", "flushed", "committing"}, shape: {"copy", "read", "write"}, tx: 0..MaxTxns, src: 0..NumSrc, b: 0..(MsgsPerSrc + MaxTxns * BatchMax),
-     e: 0..(MsgsPerSrc + MaxTxns * BatchMax), sent: 0..MsgsPerSrc + BatchMax, row: BOOLEAN, hung: BOOLEAN, pos: [SrcParts -> -1..MsgsPerSrc]]
+     e: 0..(MsgsPerSrc + MaxTxns * BatchMax), sent: 0..MsgsPerSrc + BatchMax, row: BOOLEAN, hung: BOOLEAN, pos: [SrcParts -> -1..MsgsPerSrc],
+     ranges: 0..MaxRanges]
 SessionRecords ==
     [st: {"none", "open", "proposing", "planned", "done"}, shape: {"copy", "read", "write"}, w: Workers \cup {""},
      src: 0..NumSrc, b: 0..(MsgsPerSrc + MaxTxns * BatchMax), e: 0..(MsgsPerSrc + MaxTxns * BatchMax), dsts: SUBSET DstParts, lock: {"alive", "lost"},
-     prepared: SUBSET Tablets, refused: BOOLEAN, results: SUBSET Tablets, aborted: BOOLEAN, depth: Nat, pdepth: Nat]
+     prepared: SUBSET Tablets, refused: BOOLEAN, results: SUBSET Tablets, aborted: BOOLEAN, depth: Nat, pdepth: Nat,
+     named: SUBSET (0..MsgsPerSrc), bad: BOOLEAN]
 NetRecords ==
     [type: {"Write", "RS", "RSAck"}, tx: Txns, from: Tablets \cup {""}, to: Tablets, dst: {0} \cup DstParts,
      m: AllMessages, dec: Decisions, depth: Nat]
@@ -66,7 +68,7 @@ VotesTypeOK == votes \in [Tablets -> [Txns -> Decisions]]
 WackedTypeOK == wacked \in [Txns -> SUBSET AllMessages]
 PlainTypeOK == plain \subseteq AppMessages
 SkippedTypeOK == skipped \subseteq AllMessages
-ToldTypeOK == told \in [Txns -> {"none", "COMMITTED", "ABORTED"}]
+ToldTypeOK == told \in [Txns -> {"none", "COMMITTED", "ABORTED", "BAD_REQUEST"}]
 ToldDepthTypeOK == toldDepth \in [Txns -> Nat]
 RangeBadTypeOK == rangeBad \in BOOLEAN
 OrderBadTypeOK == orderBad \in BOOLEAN
@@ -126,11 +128,13 @@ OnItsWay(p, o) ==
         /\ applied["B"][tx] # "commit" \/ Dest(p, o) \notin pdur["B"][tx].done
         /\ \E i \in DOMAIN sup[tx][Dest(p, o)].data : sup[tx][Dest(p, o)].data[i] = Msg(p, o)
 
-\* How many read-only transactions consumed message (p, o): A committed their range.
+\* How many read-only transactions consumed message (p, o): A committed their range, and
+\* the application named o in it (its read, or a range of its own: the offsets it
+\* processed; KQP's [min, max) may be more with range_gap_accepted).
 \* @type: (Int, Int) => Int;
 ReadOnlyCommits(p, o) ==
     Cardinality({tx \in Txns : /\ kqp[tx].shape = "read" /\ applied["A"][tx] = "commit"
-                               /\ kqp[tx].src = p /\ kqp[tx].b <= o /\ o < kqp[tx].e})
+                               /\ kqp[tx].src = p /\ o \in kqp[tx].named})
 \* How many times message (p, o) was consumed: copied to B, or committed by a read-only
 \* transaction (which processes its batch outside the topics).
 \* @type: (Int, Int) => Int;
@@ -159,12 +163,12 @@ OrderPreserved ==
 \* INV: Atomicity
 \* Across A's consumer offset, B's partitions and the table: if some participant committed
 \* a transaction, none rolled it back; the client is told COMMITTED only when every
-\* participant committed, and ABORTED only when none did.
+\* participant committed, and ABORTED or BAD_REQUEST only when none did.
 Atomicity ==
     \A tx \in Txns :
         /\ (\E t \in Tablets : applied[t][tx] = "commit") => \A t \in Tablets : applied[t][tx] # "abort"
         /\ told[tx] = "COMMITTED" => \A t \in Participants(tx) : applied[t][tx] = "commit"
-        /\ told[tx] = "ABORTED" => \A t \in Tablets : applied[t][tx] # "commit"
+        /\ told[tx] \in {"ABORTED", "BAD_REQUEST"} => \A t \in Tablets : applied[t][tx] # "commit"
 
 \* INV: ReadCommitted
 \* Every message visible in B was written outside any transaction, or belongs to a
@@ -235,6 +239,14 @@ WitnessTableTransactionCommits == \A tx \in Txns : ~(told[tx] = "COMMITTED" /\ u
 
 \* A witness: false once a write-only transaction that wrote nothing is committed.
 WitnessEmptyCommit == \A tx \in Txns : ~(told[tx] = "COMMITTED" /\ kqp[tx].shape = "write" /\ kqp[tx].dsts = {})
+
+\* A witness: false once KQP or a partition answered BAD_REQUEST (an offset range that
+\* intersects the transaction's, or one past the partition's end).
+WitnessBadRequest == \A tx \in Txns : told[tx] # "BAD_REQUEST"
+
+\* A witness: false once a transaction whose ranges were not one interval is ABORTED by
+\* KQP itself, before any participant.
+WitnessRangesRefused == \A tx \in Txns : ~(told[tx] = "ABORTED" /\ RangesSplit(tx))
 
 \* A witness: false once a resent write is a repeat (AlreadyWritten: the SDK's Skipped).
 WitnessWriteSkipped == skipped = {}
