@@ -517,3 +517,65 @@ def test_update_offsets_is_refused_where_the_run_cannot_express_it() -> None:
     tx.id = e.cl["w1"].tx
     with pytest.raises(api.IllegalStateError, match="MaxRanges"):
         tx.update_offsets_in_transaction(1, 2)
+
+
+# --- several reads in one transaction (ReadMore) ---
+
+
+@pytest.mark.tlc
+def test_two_reads_in_one_read_only_transaction_commit_as_one_range(tmp_path: Path) -> None:
+    """The Python SDK's TestTopicTransactionalReader::test_commit: receive_batch_with_tx twice
+    (max_messages=1) in one transaction reads "123" then "456"; the commit names [0, 2), and a new
+    reader's first message is "789" (offset 2)."""
+
+    def app(driver: api.Driver, seen: list[Any]) -> api.App:
+        reader = driver.reader("A")
+        tx = driver.begin_transaction(shape="read")
+        for _ in range(2):
+            batch = yield reader.receive_batch_with_tx(tx, 1)
+            seen.append([m.off for m in batch.messages])
+        seen.append((yield tx.commit()))
+        tx = driver.begin_transaction(shape="read")
+        batch = yield reader.receive_batch_with_tx(tx, 1)
+        seen.append([m.off for m in batch.messages])
+
+    sim, events, seen = run_app(app, workload="copy:workers=1,dst=1,msgs=3,batch=1,txns=2,shapes=read,reads=2")
+    assert seen == [[0], [1], "COMMITTED", [2]]
+    assert [x["action"] for x in events if x.get("txn_id") == 1][:2] == ["ReadOnlyBatch", "ReadMore"]
+    assert sim.engine.committed[1] == 2
+    accepted(tmp_path, sim, events)
+
+
+@pytest.mark.tlc
+def test_a_copy_transaction_reads_after_its_writes_and_b_keeps_the_order(tmp_path: Path) -> None:
+    """Read [0, 1), write it, read [1, 3), write those, commit: B holds 0, 1, 2 in order and
+    the committed offset is 3. A transaction's reads and writes interleave."""
+
+    def app(driver: api.Driver, seen: list[Any]) -> api.App:
+        reader = driver.reader("A")
+        tx = driver.begin_transaction()
+        batch = yield reader.receive_batch_with_tx(tx, 1)
+        writer = tx.writer("B")
+        for m in batch.messages:
+            yield writer.write(m)
+        batch = yield reader.receive_batch_with_tx(tx, 2)
+        for m in batch.messages:
+            yield writer.write(m)
+        seen.append((yield tx.commit()))
+
+    sim, events, seen = run_app(app, workload="copy:workers=1,dst=1,msgs=3,batch=2,txns=1,reads=2")
+    assert seen == ["COMMITTED"]
+    assert [x["action"] for x in events if x["action"] in ("ReadBatch", "ReadMore", "TxWrite")] == [
+        "ReadBatch", "TxWrite", "ReadMore", "TxWrite", "TxWrite"]
+    assert [m.off for m in sim.engine.target[1]] == [0, 1, 2] and sim.engine.committed[1] == 3
+    accepted(tmp_path, sim, events)
+
+
+def test_a_read_beyond_the_runs_reads_is_refused_with_the_fix() -> None:
+    e = Engine(Constants(workers=("w1",), shapes=("read",)))
+    driver = api.Driver(e, "w1")
+    assert run(e, "ReadOnlyBatch", ("w1", 1, 1))
+    tx = driver.begin_transaction("read")
+    tx.id = e.cl["w1"].tx
+    with pytest.raises(api.IllegalStateError, match="MaxReads"):
+        driver.reader("A").receive_batch_with_tx(tx, 1)

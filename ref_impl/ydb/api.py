@@ -13,6 +13,9 @@ until the engine has answered, and the application gets the answer or the error.
     ReadOnlyBatch  the same for a transaction begun read-only
                 (driver.begin_transaction(shape="read")): it commits the batch's offsets and
                 writes nothing; KQP runs it as an immediate transaction on A's partition
+    ReadMore    reader.receive_batch_with_tx(tx, n) again in the same transaction: the reader goes on
+                from its position in the transaction's partition (up to MaxReads reads); a copy
+                transaction writes the new batch after the one before
     UpdateOffsets  tx.update_offsets_in_transaction(begin, end): a read-only transaction names
                 a range of its own (the Topic service's UpdateOffsetsInTransaction); BadRequest
                 if it intersects the transaction's ranges (the transaction is then gone)
@@ -32,6 +35,7 @@ until the engine has answered, and the application gets the answer or the error.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Generator
 from typing import Any
 
@@ -127,6 +131,9 @@ class Batch:
 
 App = Generator[Call, Any, None]
 
+_UPSERT = re.compile(r"^\s*(?:UPSERT|REPLACE)\s+INTO\s+`?(\w+)`?", re.I)
+_SELECT_1 = re.compile(r"^\s*SELECT\s+1\s*;?\s*$", re.I)
+
 
 class Driver:
     """One worker's connection (the SDK's ydb.Driver with its topic and query clients): its topic
@@ -214,12 +221,14 @@ class TopicReader:
         return (w, p, min(b + max_messages, e.k.msgs_per_src))
 
     def receive_batch_with_tx(self, tx: Tx, max_messages: int) -> Call:
-        if tx.driver is not self.driver or tx.id or tx.shape == "write":
-            raise IllegalStateError("receive_batch_with_tx: a new transaction of this worker reads once "
+        if tx.driver is not self.driver or tx.shape == "write":
+            raise IllegalStateError("receive_batch_with_tx: reads in a transaction of this worker "
                                     "(a write-only one does not read)")
         if not 1 <= max_messages <= self.driver.engine.k.batch_max:
             raise IllegalStateError(f"max_messages must be in 1..{self.driver.engine.k.batch_max} (BatchMax)")
         e, w = self.driver.engine, self.driver.worker
+        if tx.id:
+            return self._read_more(tx, max_messages)
 
         def outcome() -> Batch:
             c = e.cl[w]
@@ -228,6 +237,22 @@ class TopicReader:
 
         step = "ReadOnlyBatch" if tx.shape == "read" else "ReadBatch"
         return Call([(step, lambda: self._choice(max_messages))], outcome=outcome)
+
+    def _read_more(self, tx: Tx, max_messages: int) -> Call:
+        """A further read in the transaction: from the reader's position in its partition."""
+        e, w = self.driver.engine, self.driver.worker
+        tx._open("receive_batch_with_tx")
+        c = e.cl[w]
+        if c.reads >= e.k.max_reads:
+            raise IllegalStateError(f"receive_batch_with_tx: this run's transactions read at most {e.k.max_reads} "
+                                    "batches (MaxReads); make the engine with Constants(max_reads=...), or simulate "
+                                    "with --workload copy:reads=N")
+        p, b = c.src, c.e
+
+        def outcome() -> Batch:
+            return Batch(tx.id, p, tuple(Msg(p, o) for o in range(b, e.cl[w].e)))
+
+        return Call([("ReadMore", lambda: (w, p, min(b + max_messages, e.k.msgs_per_src)))], outcome=outcome)
 
 
 class Tx:
@@ -281,6 +306,17 @@ class Tx:
                                  "the transaction is no longer valid (BAD_REQUEST)")
 
         return Call([("UpdateOffsets", lambda: (w, begin, end))], outcome=outcome)
+
+    def execute(self, query: str, parameters: dict[str, Any] | None = None) -> Call:
+        """The SDK's tx.execute(query, parameters): an ``UPSERT`` of the table's one row (a read
+        and an upsert under an optimistic lock: ``upsert``), or ``SELECT 1``."""
+        if _SELECT_1.match(query):
+            return Call([], outcome=lambda: [[1]])
+        m = _UPSERT.match(query)
+        if m is None:
+            raise IllegalStateError(f"execute: {query.strip()[:60]!r} is not a statement of the spec, which has one "
+                                    "table row: use one UPSERT INTO <table> (a read and an upsert of the row) or SELECT 1")
+        return self.upsert(m.group(1), dict(parameters or {}))
 
     def upsert(self, table: str, row: dict[str, Any]) -> Call:
         """Read the table's row and upsert it (``SELECT`` then ``UPSERT`` in ``tx.execute``): the read
@@ -367,7 +403,8 @@ class TxWriter:
 def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Callable[[], bool] = lambda: False,
              shapes: Callable[[], str] = lambda: "copy", outside_here: Callable[[], bool] = lambda: False,
              write_counts: Callable[[], int] | None = None, table_here: Callable[[], bool] = lambda: True,
-             range_here: Callable[[Batch], tuple[int, int] | None] = lambda batch: None) -> App:
+             range_here: Callable[[Batch], tuple[int, int] | None] = lambda batch: None,
+             more_here: Callable[[Tx], bool] = lambda tx: False) -> App:
     """The workload: read a batch of topic A, write it to topic B (and a row to the table), and
     commit the read offsets, the writes and the row in one transaction; again and again. Where
     ``rollback_here()`` says so (after the read, after a write, before the commit), the
@@ -378,7 +415,8 @@ def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Call
     the same producer writes a message outside the transaction. With a table, the transaction
     reads and upserts its row where ``table_here()`` says so. After a read-only transaction's read,
     ``range_here(batch)`` may name a range of its own (UpdateOffsetsInTransaction): BAD_REQUEST
-    ends the transaction, and the reader reads again."""
+    ends the transaction, and the reader reads again. Where ``more_here(tx)`` says so, a copy or
+    read-only transaction reads another batch after its writes so far (ReadMore)."""
     reader = driver.reader("A", CONSUMER)
     while True:
         tx = driver.begin_transaction(shapes())
@@ -402,15 +440,20 @@ def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Call
                 continue
             writer = tx.writer("B") if tx.shape == "copy" else None
         rolled_back = False
-        for n, m in enumerate(to_write):
-            assert writer is not None
-            yield writer.write(m)
-            if n == 0 and tx.shape == "write" and outside_here():
-                yield driver.write_outside_tx(tx)
-            if rollback_here():
-                yield tx.rollback()
-                rolled_back = True
+        while True:
+            for n, m in enumerate(to_write):
+                assert writer is not None
+                yield writer.write(m)
+                if n == 0 and tx.shape == "write" and outside_here():
+                    yield driver.write_outside_tx(tx)
+                if rollback_here():
+                    yield tx.rollback()
+                    rolled_back = True
+                    break
+            if rolled_back or tx.shape == "write" or not more_here(tx):
                 break
+            batch = yield reader.receive_batch_with_tx(tx, batch_sizes())  # reads after writes
+            to_write = batch.messages if tx.shape == "copy" else ()
         if rolled_back:
             continue
         if driver.has_table and table_here():

@@ -63,6 +63,7 @@ class Constants:
     max_non_tx_writes: int = 0
     max_reconnects: int = 0
     max_ranges: int = 0
+    max_reads: int = 1
     bugs: tuple[str, ...] = attrs.field(default=(), converter=_sorted_tuple)
     depth_bound: int = DEPTH_BOUND
 
@@ -75,8 +76,8 @@ class Constants:
                 raise ValueError(f"unknown shape {sh!r}; the spec's TxShapes are drawn from {', '.join(SHAPES)}")
         if not self.shapes:
             raise ValueError("TxShapes must not be empty")
-        if not self.workers or self.num_src < 1 or self.num_dst < 1 or self.batch_max < 1:
-            raise ValueError("Workers must not be empty; NumSrc, NumDst and BatchMax must be at least 1")
+        if not self.workers or self.num_src < 1 or self.num_dst < 1 or self.batch_max < 1 or self.max_reads < 1:
+            raise ValueError("Workers must not be empty; NumSrc, NumDst, BatchMax and MaxReads must be at least 1")
 
     def bug(self, name: str) -> bool:
         return name in self.bugs
@@ -134,6 +135,7 @@ class Constants:
             "DepthBound": self.depth_bound,
             # written only when a run names ranges of its own, so that older runs keep their headers
             **({"MaxRanges": self.max_ranges} if self.max_ranges else {}),
+            **({"MaxReads": self.max_reads} if self.max_reads != 1 else {}),
         }
 
     @classmethod
@@ -158,6 +160,7 @@ class Constants:
             max_non_tx_writes=k.get("MaxNonTxWrites", 0),
             max_reconnects=k.get("MaxReconnects", 0),
             max_ranges=k.get("MaxRanges", 0),
+            max_reads=k.get("MaxReads", 1),
             bugs=tuple(k.get("Bugs", ())),
             depth_bound=k.get("DepthBound", DEPTH_BOUND),
         )

@@ -45,6 +45,9 @@ def draw(before: Mapping[str, Any], after: Mapping[str, Any]) -> tuple[Arrow | N
     requests: dict[str, tuple[Arrow | Note, ...]] = {
         "ReadBatch": (Arrow(actor, tablet("A"), f"Read(A{args.get('partition')}, [{args.get('b')}, {args.get('e')})) in {tx}"),),
         "ReadOnlyBatch": (Arrow(actor, tablet("A"), f"Read(A{args.get('partition')}, [{args.get('b')}, {args.get('e')})) in {tx}"),),
+        "ReadMore": (Arrow(actor, tablet("A"), f"Read(A{args.get('partition')}, [{args.get('b')}, {args.get('e')})) in {tx}, again"),),
+        "UpdateOffsets": (Arrow(actor, KQP, f"UpdateOffsetsInTransaction([{args.get('b')}, {args.get('e')})) in {tx}"),
+                          Arrow(KQP, actor, "→ SUCCESS" if args.get("ok") else "→ BAD_REQUEST", answer=True)),
         "BeginWrites": (Note((actor,), f"{tx}: writer bound to the transaction"),),
         "TableWrite": (Arrow(actor, tablet("DS"), f"UpsertRow in {tx}"),),
         "Flush": (Note((actor,), f"{tx}: writer flushed"),),

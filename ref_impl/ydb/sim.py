@@ -38,7 +38,8 @@ class Workload:
     nothing is written) and write-only ones (messages of the application's own, no read), each
     transaction's shape drawn at random; ``nontx=N`` (with ``producers=partition``) lets a
     write-only transaction's producer write N messages outside any transaction; ``ranges=N`` lets
-    a read-only transaction name up to N offset ranges of its own (UpdateOffsetsInTransaction)."""
+    a read-only transaction name up to N offset ranges of its own (UpdateOffsetsInTransaction);
+    ``reads=N`` lets a copy or read-only transaction read up to N batches, after its writes."""
 
     workers: int = 2
     src: int = 1
@@ -53,16 +54,17 @@ class Workload:
     shapes: tuple[str, ...] = ("copy",)
     nontx: int = 0
     ranges: int = 0
+    reads: int = 1
 
     KEYS = ("workers", "src", "dst", "msgs", "batch", "txns", "table", "rollback", "producers", "version", "shapes",
-            "nontx", "ranges")
+            "nontx", "ranges", "reads")
 
     @classmethod
     def parse(cls, text: str) -> Workload:
         """``copy``, then optional ``:key=value,...`` (workers, src, dst, msgs, batch, txns, table, rollback, producers,
         version, shapes: e.g. ``shapes=copy+read+write``, nontx: how many writes outside transactions, with
         producers=partition and write-only transactions, ranges: how many offset ranges of its own a
-        read-only transaction names)."""
+        read-only transaction names, reads: how many batches a transaction reads)."""
         kind, _, rest = text.strip().partition(":")
         if kind != "copy":
             raise SettingsError(f"unknown workload {kind!r}; use copy, e.g. copy:workers=2,src=1,dst=2,msgs=4,txns=6,table=true")
@@ -146,6 +148,7 @@ def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constan
         shapes=w.shapes,
         max_non_tx_writes=w.nontx,
         max_ranges=w.ranges,
+        max_reads=w.reads,
         producers=w.producers,
         version=w.version,
         max_hangs=f.hangs,
@@ -182,7 +185,7 @@ class Simulation(Stepper):
         self.quiet: set[int] = set()  # transactions no step can touch any more
         self.apps = [AppRunner(w, api.copy_app(api.Driver(self.engine, w), self._batch_size, self._rollback_here,
                                                self._shape, self._outside_here, self._write_count,
-                                               self._table_here, self._range))
+                                               self._table_here, self._range, self._more_here))
                      for w in self.k.workers]
 
     def _batch_size(self) -> int:
@@ -213,6 +216,15 @@ class Simulation(Stepper):
         end = batch.messages[-1].off + 1 if batch.messages else 0
         b = end if self.app_rng.random() < 0.6 else self.app_rng.randint(0, self.k.msgs_per_src)
         return b, min(b + self.app_rng.randint(1, self.k.batch_max), self.k.msgs_per_src + 1)
+
+    def _more_here(self, tx: api.Tx) -> bool:
+        """With reads=N a transaction reads again at about one in two of its chances, while its
+        budget lasts and its partition has more (no draw without it)."""
+        e = self.engine
+        c = e.cl[tx.driver.worker]
+        if self.w.reads <= c.reads or c.ranges or c.e >= self.k.msgs_per_src or e.owner.get(c.src) != tx.driver.worker:
+            return False
+        return self.app_rng.random() < 0.5
 
     def _outside_here(self) -> bool:
         """With nontx=N the application writes outside its write-only transaction at about one in

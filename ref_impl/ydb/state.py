@@ -57,6 +57,7 @@ class Worker:
     row: bool = False
     hung: bool = False
     ranges: int = 0  # the ranges of its own the read-only transaction named (UpdateOffsets)
+    reads: int = 0  # the batches the transaction read (ReadBatch or ReadOnlyBatch, then ReadMore)
 
 
 @attrs.define

@@ -103,6 +103,7 @@ EVENT_COLUMNS: dict[str, frozenset[str]] = {ev: frozenset(cols) for ev, cols in 
     "ReadBatch": (*_WORKER, "partition", "offsets_begin", "offsets_end", "kqp_state"),
     "ReadOnlyBatch": (*_WORKER, "partition", "offsets_begin", "offsets_end", "kqp_state"),
     "BeginWrites": (*_WORKER, "offsets_begin", "offsets_end", "kqp_state"),
+    "ReadMore": (*_WORKER, "partition", "offsets_begin", "offsets_end", "kqp_state"),
     "UpdateOffsets": (*_WORKER, "offsets_begin", "offsets_end", "result", "kqp_state"),
     "TxWrite": (*_WORKER, "partition", "offset"),
     "NonTxWrite": ("worker", "txn_id", "partition", "offset", "log_end"),
@@ -163,11 +164,12 @@ CONSTANT_KINDS = {
     "MaxNonTxWrites": INT,
     "MaxReconnects": INT,
     "MaxRanges": INT,
+    "MaxReads": INT,
     "Bugs": LIST,
     "DepthBound": INT,
 }
 DEFAULTS = {"Bugs": [], "DepthBound": 6, "Rollbacks": False, "Producers": "none", "TxShapes": ["copy"],
-            "MaxNonTxWrites": 0, "MaxReconnects": 0, "MaxRanges": 0}  # all but the first two: older headers
+            "MaxNonTxWrites": 0, "MaxReconnects": 0, "MaxRanges": 0, "MaxReads": 1}  # all but the first two: older headers
 
 
 def _printable(s: str) -> bool:
@@ -180,8 +182,8 @@ def check_constants(k: Constants) -> None:
     ws = k["Workers"]
     if not ws or not all(isinstance(w, str) and w and _printable(w) for w in ws) or len(set(ws)) != len(ws):
         raise ProtocolInputError('"Workers" must be a non-empty list of distinct printable ASCII names')
-    for name in ("NumSrc", "NumDst", "BatchMax"):
-        if k[name] < 1:
+    for name in ("NumSrc", "NumDst", "BatchMax", "MaxReads"):
+        if k.get(name, DEFAULTS.get(name, 1)) < 1:
             raise ProtocolInputError(f'"{name}" must be at least 1, got {k[name]}')
     shapes = k["TxShapes"]
     if not shapes or not all(sh in SHAPES for sh in shapes):
@@ -236,7 +238,7 @@ def check_event(ev: Event, k: Constants) -> None:
         raise ProtocolInputError(f'{a}: field "peer" names the tablet itself; a read set goes to another tablet')
     # Which partitions a partition key may name: A's for reads, B's for writes, the tablet's for its commits.
     src, dst = range(1, k["NumSrc"] + 1), range(1, k["NumDst"] + 1)
-    if a in ("ReadBatch", "ReadOnlyBatch", "TakeOver"):
+    if a in ("ReadBatch", "ReadOnlyBatch", "ReadMore", "TakeOver"):
         within("partition", src, "a partition of topic A")
     elif a in ("TxWrite", "NonTxWrite", "PqWrite", "PqWriteRefused", "PqWriteSkipped", "PqWriteAckLost", "Lose"):
         within("partition", dst, "a partition of topic B")

@@ -30,7 +30,7 @@ class WorkerSteps(State):
         pos = dict(self.cl[w].pos)
         pos[p] = e
         c = self.idle_worker(pos)
-        c.phase, c.shape, c.tx, c.src, c.b, c.e = "open", shape, tx, p, b, e
+        c.phase, c.shape, c.tx, c.src, c.b, c.e, c.reads = "open", shape, tx, p, b, e, 1
         self.cl[w] = c
         self.next_tx += 1
         self.emit(name, w, (("txn_id", tx), ("partition", p), ("b", b), ("e", e)),
@@ -50,6 +50,29 @@ class WorkerSteps(State):
 
     def read_only_batch(self, w: str, p: int, e: int) -> None:
         self._read_in(w, p, e, "read", "ReadOnlyBatch")
+
+    # --- ReadMore(w, e): the transaction reads the next batch of its partition ---
+
+    def read_more_enabled(self, w: str, p: int, e: int) -> bool:
+        c = self.cl[w]
+        return (c.reads < self.k.max_reads and not c.hung and c.shape in ("copy", "read") and c.phase == "open"
+                and c.ranges == 0 and p == c.src and self.owner.get(p) == w
+                and c.e + 1 <= e <= min(c.e + self.k.batch_max, self.k.msgs_per_src))
+
+    def read_more(self, w: str, p: int, e: int) -> None:
+        """receive_batch_with_tx again in the same transaction: the reader goes on from its
+        position, and the batch joins the transaction's range (a copy transaction writes it too)."""
+        c = self.cl[w]
+        s = self.kqp[c.tx]
+        b = c.e
+        s.e = c.e = e
+        if c.shape == "read":
+            s.named |= set(range(b, e))
+        c.reads += 1
+        c.pos[p] = e
+        self.emit("ReadMore", w, (("txn_id", c.tx), ("partition", p), ("b", b), ("e", e)),
+                  worker=w, txn_id=c.tx, partition=p, topic="A", group=CONSUMER, offsets_begin=b, offsets_end=e,
+                  phase=c.phase, kqp_state=s.st)
 
     # --- UpdateOffsets(w, b, e): a read-only transaction names a range of its own ---
 

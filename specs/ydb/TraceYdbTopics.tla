@@ -139,6 +139,7 @@ Bound(ev) ==
     IN CASE a = "ReadBatch"       -> \E w \in W, p \in PartSet(ev, SrcParts), e \in EndSet(ev) : ReadBatch(w, p, e)
          [] a = "ReadOnlyBatch"   -> \E w \in W, p \in PartSet(ev, SrcParts), e \in EndSet(ev) : ReadOnlyBatch(w, p, e)
          [] a = "BeginWrites"     -> \E w \in W : BeginWrites(w)
+         [] a = "ReadMore"        -> \E w \in W, e \in EndSet(ev) : ReadMore(w, e)
          [] a = "UpdateOffsets"   -> \E w \in W, b \in 0..MsgsPerSrc :
                                          \E e \in IF EEnd(ev) = -1 THEN 1..(MsgsPerSrc + 1) ELSE {EEnd(ev)} :
                                              UpdateOffsets(w, b, e)

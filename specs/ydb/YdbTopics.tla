@@ -163,6 +163,13 @@
 (* "write" only writes new messages of the application to B (BeginWrites: *)
 (* tx_writer and no reader; message (0, o), o numbered per transaction;   *)
 (* it may write nothing and commit as an empty transaction [empty]).      *)
+(* A copy or read-only transaction may read again (ReadMore, MaxReads):   *)
+(* the SDK's reader goes on from its position in the same partition, and  *)
+(* the batch joins the transaction (the SDK names every batch's offsets at *)
+(* its commit; each starts where the last ended, so they are one range);  *)
+(* a copy transaction writes the new messages after the others, so reads  *)
+(* and writes interleave. The SDK's own test_commit reads twice in one     *)
+(* transaction (ydb-python-sdk tests/topics/test_topic_transactions.py).   *)
 (* A read-only transaction may also name ranges of its own (MaxRanges):   *)
 (* the application processed messages it read outside the transaction and *)
 (* commits their offsets with UpdateOffsetsInTransaction (UpdateOffsets)   *)
@@ -288,6 +295,9 @@ CONSTANTS
     \* UpdateOffsetsInTransaction (header).
     \* @type: Int;
     MaxRanges,
+    \* How many batches a copy or read-only transaction reads (header; 1: one read).
+    \* @type: Int;
+    MaxReads,
     \* @type: Set(Str);
     Bugs
 
@@ -321,7 +331,7 @@ ASSUME /\ Workers # {}
        /\ Table \in BOOLEAN /\ Rollbacks \in BOOLEAN /\ Producers \in {"none", "partition"} /\ Version \in {"v25", "v26"}
        /\ MaxHangs \in Nat /\ MaxRestarts \in Nat /\ MaxLoss \in Nat
        /\ MaxLockLosses \in Nat /\ MaxDeadlines \in Nat /\ MaxNonTxWrites \in Nat /\ MaxReconnects \in Nat
-       /\ MaxRanges \in Nat
+       /\ MaxRanges \in Nat /\ MaxReads \in Nat \ {0}
        /\ TxShapes # {} /\ TxShapes \subseteq {"copy", "read", "write"}
        /\ Bugs \subseteq BugNames
 
@@ -330,7 +340,7 @@ Bug(b) == b \in Bugs
 
 (*
   @typeAlias: msg = {src: Int, off: Int};
-  @typeAlias: worker = {phase: Str, shape: Str, tx: Int, src: Int, b: Int, e: Int, sent: Int, row: Bool, hung: Bool, pos: Int -> Int, ranges: Int};
+  @typeAlias: worker = {phase: Str, shape: Str, tx: Int, src: Int, b: Int, e: Int, sent: Int, row: Bool, hung: Bool, pos: Int -> Int, ranges: Int, reads: Int};
   @typeAlias: session = {st: Str, shape: Str, w: Str, src: Int, b: Int, e: Int, dsts: Set(Int), lock: Str, prepared: Set(Str), refused: Bool, results: Set(Str), aborted: Bool, depth: Int, pdepth: Int, named: Set(Int), bad: Bool};
   @typeAlias: sup = {st: Str, data: Seq($msg)};
   @typeAlias: durable = {st: Str, step: Int, dec: Str, done: Set(Int), depth: Int};
@@ -536,7 +546,8 @@ Act(name, actor, args) == [name |-> name, actor |-> actor, args |-> args]
 
 \* @type: $worker;
 IdleWorker == [phase |-> "idle", shape |-> "copy", tx |-> 0, src |-> 0, b |-> 0, e |-> 0, sent |-> 0, row |-> FALSE,
-               hung |-> FALSE, pos |-> [p \in SrcParts |-> -1], ranges |-> 0]
+               hung |-> FALSE, pos |-> [p \in SrcParts |-> -1], ranges |-> 0,
+               reads |-> 0]
 \* @type: $session;
 NoSession == [st |-> "none", shape |-> "copy", w |-> "", src |-> 0, b |-> 0, e |-> 0, dsts |-> {}, lock |-> "alive",
               prepared |-> {}, refused |-> FALSE, results |-> {}, aborted |-> FALSE, depth |-> 0, pdepth |-> 0,
@@ -691,7 +702,7 @@ ReadIn(w, p, e, sh) ==
           /\ kqp' = [kqp EXCEPT ![tx] = [NoSession EXCEPT !.st = "open", !.shape = sh, !.w = w, !.src = p, !.b = b,
                                                           !.e = e, !.named = IF sh = "read" THEN b..(e - 1) ELSE {}]]
           /\ cl' = [cl EXCEPT ![w] = [IdleWorker EXCEPT !.phase = "open", !.shape = sh, !.tx = tx, !.src = p, !.b = b,
-                                                        !.e = e, !.pos = [cl[w].pos EXCEPT ![p] = e]]]
+                                                        !.e = e, !.pos = [cl[w].pos EXCEPT ![p] = e], !.reads = 1]]
     /\ nextTx' = nextTx + 1
     /\ UNCHANGED <<ownerVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
 
@@ -707,6 +718,25 @@ ReadBatch(w, p, e) ==
 ReadOnlyBatch(w, p, e) ==
     /\ ReadIn(w, p, e, "read")
     /\ action' = Act("ReadOnlyBatch", w, "txn_id" :> nextTx @@ "partition" :> p @@ "b" :> ReadFrom(w, p) @@ "e" :> e)
+
+\* Worker w's open copy or read-only transaction reads the next batch [cl[w].e, e) of its
+\* partition, where its reader is (receive_batch_with_tx again): the batch joins the
+\* transaction's range, and a copy transaction will write it after what it wrote. Only the
+\* partition's owner reads, and only before the transaction names ranges of its own (the
+\* SDK names a batch's offsets at the commit, after any the application named).
+\* @type: (Str, Int) => Bool;
+ReadMore(w, e) ==
+    /\ cl[w].reads < MaxReads
+    /\ ~cl[w].hung
+    /\ cl[w].shape \in {"copy", "read"} /\ cl[w].phase = "open" /\ cl[w].ranges = 0
+    /\ owner[cl[w].src] = w
+    /\ e \in (cl[w].e + 1)..Min2(cl[w].e + BatchMax, MsgsPerSrc)
+    /\ LET tx == cl[w].tx
+       IN /\ kqp' = [kqp EXCEPT ![tx].e = e,
+                                ![tx].named = IF cl[w].shape = "read" THEN @ \cup cl[w].e..(e - 1) ELSE @]
+          /\ cl' = [cl EXCEPT ![w].e = e, ![w].reads = @ + 1, ![w].pos = [@ EXCEPT ![cl[w].src] = e]]
+          /\ action' = Act("ReadMore", w, "txn_id" :> tx @@ "partition" :> cl[w].src @@ "b" :> cl[w].e @@ "e" :> e)
+    /\ UNCHANGED <<ownerVars, txIdVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
 
 \* The application of worker w's open read-only transaction names a range [b, e) of its
 \* partition of A as processed: UpdateOffsetsInTransaction [ranges] (it read those
@@ -1495,6 +1525,7 @@ Next ==
     \/ \E w \in Workers, p \in SrcParts : \E e \in 1..MsgsPerSrc : ReadBatch(w, p, e) \/ ReadOnlyBatch(w, p, e)
     \/ \E w \in Workers : BeginWrites(w)
     \/ \E w \in Workers, b \in 0..MsgsPerSrc : \E e \in (b + 1)..(MsgsPerSrc + 1) : UpdateOffsets(w, b, e)
+    \/ \E w \in Workers, e \in 1..MsgsPerSrc : ReadMore(w, e)
     \/ \E w \in Workers, p \in SrcParts : TakeOver(w, p)
     \/ \E w \in Workers : TxWrite(w) \/ NonTxWrite(w) \/ Resend(w) \/ TableWrite(w) \/ Flush(w) \/ CommitTx(w) \/ RollbackTx(w)
                         \/ Hang(w) \/ Resume(w)

@@ -23,7 +23,7 @@ Steps == 0..nextStep
 WorkerRecords ==
     [phase: {"idle", "open", "flushed", "committing"}, shape: {"copy", "read", "write"}, tx: 0..MaxTxns, src: 0..NumSrc, b: 0..(MsgsPerSrc + MaxTxns * BatchMax),
      e: 0..(MsgsPerSrc + MaxTxns * BatchMax), sent: 0..MsgsPerSrc + BatchMax, row: BOOLEAN, hung: BOOLEAN, pos: [SrcParts -> -1..MsgsPerSrc],
-     ranges: 0..MaxRanges]
+     ranges: 0..MaxRanges, reads: 0..MaxReads]
 SessionRecords ==
     [st: {"none", "open", "proposing", "planned", "done"}, shape: {"copy", "read", "write"}, w: Workers \cup {""},
      src: 0..NumSrc, b: 0..(MsgsPerSrc + MaxTxns * BatchMax), e: 0..(MsgsPerSrc + MaxTxns * BatchMax), dsts: SUBSET DstParts, lock: {"alive", "lost"},
@@ -239,6 +239,10 @@ WitnessTableTransactionCommits == \A tx \in Txns : ~(told[tx] = "COMMITTED" /\ u
 
 \* A witness: false once a write-only transaction that wrote nothing is committed.
 WitnessEmptyCommit == \A tx \in Txns : ~(told[tx] = "COMMITTED" /\ kqp[tx].shape = "write" /\ kqp[tx].dsts = {})
+
+\* A witness: false once a transaction whose range is longer than one batch commits (with no
+\* range of its own: it read more than once, ReadMore).
+WitnessReadMoreCommits == \A tx \in Txns : ~(told[tx] = "COMMITTED" /\ kqp[tx].e - kqp[tx].b > BatchMax)
 
 \* A witness: false once KQP or a partition answered BAD_REQUEST (an offset range that
 \* intersects the transaction's, or one past the partition's end).

@@ -1,0 +1,231 @@
+"""The Python SDK's topic-transaction tests (ydb-platform/ydb-python-sdk
+tests/topics/test_topic_transactions.py), ported line by line to the SDK-shaped API
+(ref_impl/ydb/sdk.py): ``await`` becomes ``yield``, a callee is a generator, the transaction's
+shape is named when it begins, and a message is the spec's (offset 0 is the SDK test's "123",
+offset 1 "456", offset 2 "789"). Each run's trace is accepted by `txconform check` (TLC)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ref_impl.ydb import api, sdk, trace
+from ref_impl.ydb.protocol import PROTOCOL
+from ref_impl.ydb.replay import replay
+from ref_impl.ydb.sim import GENERATOR, AppRunner, Faults, Simulation, Workload
+from ref_impl.ydb.state import Msg
+from trace_check.traces import format as trace_format
+from trace_check.traces.options import CheckOptions
+from trace_check.traces.reader import read_trace
+from trace_check.traces.validation import check_trace
+from trace_check.traces.verdicts import Status
+
+DEFAULT_RETRY_SETTINGS = sdk.RetrySettings(max_retries=1)
+READER = "copy:workers=1,dst=1,msgs=3,batch=1,txns=4,shapes=read,reads=2,rollback=true"
+WRITER = "copy:workers=1,dst=1,batch=1,txns=3,shapes=write,rollback=true"
+
+Test = Callable[[sdk.Driver, list[Any]], api.App]
+
+
+def run(test: Test, workload: str, tmp_path: Path) -> tuple[Simulation, list[Any]]:
+    """Run the ported test as worker w1's application; its trace must be accepted."""
+    events: list[dict[str, Any]] = []
+    sim = Simulation(Workload.parse(workload), Faults.parse("none"), 0, events.append)
+    seen: list[Any] = []
+    sim.apps = [AppRunner("w1", test(sdk.Driver(sim.engine, "w1"), seen))]
+    sim.run()
+    assert sim.apps[0].finished, "the test did not finish: a call never returned"
+    assert replay(sim.k.to_spec(), events) is None
+    head = trace_format.header("ydb", trace.SPEC_DIR, trace.SPEC_MODULES, sim.k.to_spec(), 0, GENERATOR, trace.LOGGED,
+                               workload=sim.w.describe(), faults="none", bugs=[])
+    trace_format.write_trace(tmp_path / "t.jsonl", head, events, PROTOCOL.columns.order)
+    v = check_trace(read_trace(tmp_path / "t.jsonl"), CheckOptions(engine="tlc"))
+    assert v.status is Status.ACCEPTED, (v.status, v.at_event, v.reason)
+    return sim, seen
+
+
+def offsets(batch: api.Batch) -> list[int]:
+    return [m.off for m in batch.messages]
+
+
+def first_message(driver: sdk.Driver, reader: api.TopicReader) -> Generator[api.Call, Any, list[int]]:
+    """What a reader reads first now (the SDK tests' receive_message after the transaction)."""
+    tx = driver.begin_transaction("read")
+    return offsets((yield reader.receive_batch_with_tx(tx, max_messages=1)))
+
+
+# --- TestTopicTransactionalReader ---
+
+
+@pytest.mark.tlc
+def test_reader_commit(tmp_path: Path) -> None:
+    def test(driver: sdk.Driver, seen: list[Any]) -> api.App:
+        pool = sdk.QuerySessionPool(driver)
+        reader = driver.topic_client.reader("A", "c")
+
+        def callee(tx: api.Tx) -> api.App:
+            batch = yield reader.receive_batch_with_tx(tx, max_messages=1)
+            assert offsets(batch) == [0]  # "123"
+            batch = yield reader.receive_batch_with_tx(tx, max_messages=1)
+            assert offsets(batch) == [1]  # "456"
+
+        yield from pool.retry_tx_sync(callee, retry_settings=DEFAULT_RETRY_SETTINGS, shape="read")
+        seen.append((yield from first_message(driver, reader)))
+
+    sim, seen = run(test, READER, tmp_path)
+    assert seen == [[2]]  # "789"
+    assert sim.engine.told[1] == "COMMITTED"
+
+
+@pytest.mark.tlc
+def test_reader_rollback(tmp_path: Path) -> None:
+    def test(driver: sdk.Driver, seen: list[Any]) -> api.App:
+        pool = sdk.QuerySessionPool(driver)
+        reader = driver.topic_client.reader("A", "c")
+
+        def callee(tx: api.Tx) -> api.App:
+            batch = yield reader.receive_batch_with_tx(tx, max_messages=1)
+            assert offsets(batch) == [0]
+            yield tx.rollback()
+
+        yield from pool.retry_tx_sync(callee, retry_settings=DEFAULT_RETRY_SETTINGS, shape="read")
+        seen.append((yield from first_message(driver, reader)))
+
+    _, seen = run(test, READER, tmp_path)
+    assert seen == [[0]]  # "123" again
+
+
+@pytest.mark.tlc
+def test_reader_error_in_lambda(tmp_path: Path) -> None:
+    def test(driver: sdk.Driver, seen: list[Any]) -> api.App:
+        pool = sdk.QuerySessionPool(driver)
+        reader = driver.topic_client.reader("A", "c")
+
+        def callee(tx: api.Tx) -> api.App:
+            batch = yield reader.receive_batch_with_tx(tx, max_messages=1)
+            assert offsets(batch) == [0]
+            raise RuntimeError("Something went wrong")
+
+        with pytest.raises(RuntimeError):
+            yield from pool.retry_tx_sync(callee, retry_settings=DEFAULT_RETRY_SETTINGS, shape="read")
+        seen.append((yield from first_message(driver, reader)))
+
+    sim, seen = run(test, READER, tmp_path)
+    assert seen == [[0]]
+    assert sim.engine.told[1] == "ABORTED", "the pool rolled the transaction back"
+
+
+# --- TestTopicTransactionalWriter ---
+
+
+@pytest.mark.tlc
+def test_writer_commit(tmp_path: Path) -> None:
+    def test(driver: sdk.Driver, seen: list[Any]) -> api.App:
+        pool = sdk.QuerySessionPool(driver)
+
+        def callee(tx: api.Tx) -> api.App:
+            tx_writer = yield driver.topic_client.tx_writer(tx, "B")
+            yield tx_writer.write(sdk.TopicWriterMessage(data=b"123"))
+
+        yield from pool.retry_tx_sync(callee, retry_settings=DEFAULT_RETRY_SETTINGS, shape="write")
+
+    sim, _ = run(test, WRITER, tmp_path)
+    assert sim.engine.target[1] == [Msg(0, 0)]  # "123", the producer's SeqNo 1
+
+
+@pytest.mark.tlc
+def test_writer_rollback(tmp_path: Path) -> None:
+    def test(driver: sdk.Driver, seen: list[Any]) -> api.App:
+        pool = sdk.QuerySessionPool(driver)
+
+        def callee(tx: api.Tx) -> api.App:
+            tx_writer = yield driver.topic_client.tx_writer(tx, "B")
+            yield tx_writer.write(sdk.TopicWriterMessage(data=b"123"))
+            yield tx.rollback()
+
+        yield from pool.retry_tx_sync(callee, retry_settings=DEFAULT_RETRY_SETTINGS, shape="write")
+
+    sim, _ = run(test, WRITER, tmp_path)
+    assert sim.engine.target[1] == []
+
+
+@pytest.mark.tlc
+def test_writer_no_msg_written_in_error_case(tmp_path: Path) -> None:
+    def test(driver: sdk.Driver, seen: list[Any]) -> api.App:
+        pool = sdk.QuerySessionPool(driver)
+
+        def callee(tx: api.Tx) -> api.App:
+            tx_writer = yield driver.topic_client.tx_writer(tx, "B")
+            yield tx_writer.write(sdk.TopicWriterMessage(data=b"123"))
+            raise BaseException("error")
+
+        with pytest.raises(BaseException, match="error"):
+            yield from pool.retry_tx_sync(callee, retry_settings=DEFAULT_RETRY_SETTINGS, shape="write")
+
+    sim, _ = run(test, WRITER, tmp_path)
+    assert sim.engine.target[1] == []
+
+
+@pytest.mark.tlc
+def test_writer_writes_do_not_conflict_with_executes(tmp_path: Path) -> None:
+    """test_writes_do_not_conflict_with_executes: writes and a query in one transaction (here
+    the table's row), committed together."""
+
+    def test(driver: sdk.Driver, seen: list[Any]) -> api.App:
+        pool = sdk.QuerySessionPool(driver)
+
+        def callee(tx: api.Tx) -> api.App:
+            tx_writer = yield driver.topic_client.tx_writer(tx, "B")
+            yield tx_writer.write(sdk.TopicWriterMessage(data=b"123", seqno=1))
+            seen.append((yield tx.execute("select 1")))
+            yield tx.execute("UPSERT INTO rows (id) VALUES ($id)", {"$id": 1})
+            yield tx_writer.write(sdk.TopicWriterMessage(data=b"456"))
+
+        yield from pool.retry_tx_sync(callee, retry_settings=DEFAULT_RETRY_SETTINGS, shape="write")
+
+    sim, seen = run(test, "copy:workers=1,dst=1,batch=2,txns=1,shapes=write,table=true", tmp_path)
+    assert seen == [[[1]]]
+    assert sim.engine.target[1] == [Msg(0, 0), Msg(0, 1)] and sim.engine.rows == [1]
+
+
+# --- retries and what the engine cannot express ---
+
+
+@pytest.mark.tlc
+def test_retry_tx_sync_retries_an_aborted_transaction(tmp_path: Path) -> None:
+    """A read-only transaction whose range another commit took is ABORTED; the pool tries again,
+    and the retry reads from the committed offset."""
+
+    def test(driver: sdk.Driver, seen: list[Any]) -> api.App:
+        pool = sdk.QuerySessionPool(driver)
+        reader = driver.topic_client.reader("A", "c")
+
+        def callee(tx: api.Tx) -> api.App:
+            batch = yield reader.receive_batch_with_tx(tx, max_messages=1)
+            seen.append(offsets(batch))
+            if len(seen) == 1:  # the first try also names offset 1, which the reader reads next
+                yield tx.update_offsets_in_transaction(1, 2)
+
+        yield from pool.retry_tx_sync(callee, shape="read")  # commits [0, 2)
+        yield from pool.retry_tx_sync(callee, shape="read")  # reads 1: Conflict, ABORTED; the retry reads 2
+
+    sim, seen = run(test, "copy:workers=1,dst=1,msgs=3,batch=1,txns=3,shapes=read,ranges=1", tmp_path)
+    assert seen == [[0], [1], [2]]
+    assert [sim.engine.told[t] for t in (1, 2, 3)] == ["COMMITTED", "ABORTED", "COMMITTED"]
+
+
+def test_statements_and_closes_the_spec_lacks_get_one_line_with_the_fix() -> None:
+    from ref_impl.ydb.constants import Constants
+    from ref_impl.ydb.engine import Engine
+
+    e = Engine(Constants(workers=("w1",), shapes=("copy",), table=True))
+    driver = sdk.Driver(e, "w1")
+    tx = driver.begin_transaction()
+    with pytest.raises(api.IllegalStateError, match="not a statement of the spec"):
+        tx.execute("SELECT * FROM rows WHERE id > 3")
+    writer = sdk.TxWriter(api.TxWriter(tx))
+    with pytest.raises(api.IllegalStateError, match="forced close"):
+        writer.close(flush=False)
