@@ -158,3 +158,20 @@ def test_write_to_topic_demo_25_read_in_a_transaction_and_write_what_was_read(tm
     assert r.e.told[tx] == "COMMITTED"
     assert sorted(r.e.target[1]) == [Msg(1, 0), Msg(1, 1)] and r.e.committed[1] == 2
     r.accepted(tmp_path)
+
+
+@pytest.mark.tlc
+def test_write_to_topic_demo_7_another_producers_writes_are_visible_at_once_and_not_in_conflict(tmp_path: Path) -> None:
+    """WriteToTopic_Demo_7 (and _2): the transaction writes #1 and #2 as group_1; group_2 writes #3
+    and #4 outside any transaction; the transaction writes #5 and #6 as group_1 (here: its two
+    writes, then the other producer's two). Before the commit a reader sees exactly #3 and #4;
+    the commit is SUCCESS, and then the reader sees the transaction's after them."""
+    r = Run(workers=("w1",), max_txns=1, batch_max=2, shapes=("write",), producers="partition", max_other_writes=2)
+    r.take(("BeginWrites", "w1"))
+    r.write("w1")
+    r.take(("OtherProducerWrite", "w1"), ("OtherProducerWrite", "w1"))
+    r.write("w1")
+    assert r.e.target[1] == [Msg(-1, 0), Msg(-1, 1)], "before the commit: exactly the other producer's #3, #4"
+    assert r.commit_immediate("w1") == "COMMITTED"
+    assert r.e.target[1] == [Msg(-1, 0), Msg(-1, 1), Msg(0, 0), Msg(0, 1)]
+    r.accepted(tmp_path)

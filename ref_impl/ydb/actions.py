@@ -103,6 +103,7 @@ ACTIONS: tuple[Action, ...] = (
     _sdk("UpdateOffsets", RANGE, E.update_offsets_enabled, E.update_offsets),
     _sdk("TxWrite", WORKER, E.tx_write_enabled, E.tx_write),
     _sdk("NonTxWrite", WORKER, E.non_tx_write_enabled, E.non_tx_write),
+    _sdk("OtherProducerWrite", WORKER, E.other_producer_write_enabled, E.other_producer_write),
     # The SDK's writer reconnects on its own (no call of the application): after a fault.
     Action("Resend", WORKER, E.resend_enabled, E.resend, fault=True),
     _sdk("TableWrite", WORKER, E.table_write_enabled, E.table_write),

@@ -181,6 +181,21 @@ class Driver:
 
         return Call([("NonTxWrite", lambda: w)], outcome=outcome)
 
+    def write_by_other_producer(self, tx: Tx) -> Call:
+        """Another producer (its own producer_id: topic_client.writer(path, producer_id=...))
+        writes a message outside any transaction to the partition that ``tx`` wrote first: it is
+        visible at once, and ``tx``'s messages land after it at the commit (YDB's
+        WriteToTopic_Demo_2 and _7). Returns the message written, (-1, SeqNo - 1)."""
+        e, w = self.engine, self.worker
+        if tx.driver is not self or not tx.id or e.cl[w].tx != tx.id or e.cl[w].sent < 1:
+            raise IllegalStateError("write_by_other_producer: names an open transaction of this worker, after its first write")
+        if e.k.max_other_writes < 1:
+            raise IllegalStateError("write_by_other_producer: this run has no other producer (MaxOtherWrites is 0); "
+                                    "make the engine with Constants(max_other_writes=1), or simulate with --workload copy:others=1")
+        c = e.cl[w]
+        d = e.k.dest(c.src, c.b)
+        return Call([("OtherProducerWrite", lambda: w)], outcome=lambda: e.target[d][-1])
+
     def tx_writer(self, tx: Tx, topic: str = "B") -> Call:
         """Open a write-only transaction's writer (the SDK's topic_client.tx_writer(tx, path));
         returns the writer, which writes messages of the application's own (``next_message()``)."""
@@ -404,7 +419,8 @@ def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Call
              shapes: Callable[[], str] = lambda: "copy", outside_here: Callable[[], bool] = lambda: False,
              write_counts: Callable[[], int] | None = None, table_here: Callable[[], bool] = lambda: True,
              range_here: Callable[[Batch], tuple[int, int] | None] = lambda batch: None,
-             more_here: Callable[[Tx], bool] = lambda tx: False) -> App:
+             more_here: Callable[[Tx], bool] = lambda tx: False,
+             other_here: Callable[[], bool] = lambda: False) -> App:
     """The workload: read a batch of topic A, write it to topic B (and a row to the table), and
     commit the read offsets, the writes and the row in one transaction; again and again. Where
     ``rollback_here()`` says so (after the read, after a write, before the commit), the
@@ -416,7 +432,9 @@ def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Call
     reads and upserts its row where ``table_here()`` says so. After a read-only transaction's read,
     ``range_here(batch)`` may name a range of its own (UpdateOffsetsInTransaction): BAD_REQUEST
     ends the transaction, and the reader reads again. Where ``more_here(tx)`` says so, a copy or
-    read-only transaction reads another batch after its writes so far (ReadMore)."""
+    read-only transaction reads another batch after its writes so far (ReadMore). Where
+    ``other_here()`` says so after a transaction's first write, another producer writes outside
+    any transaction to the same partition."""
     reader = driver.reader("A", CONSUMER)
     while True:
         tx = driver.begin_transaction(shapes())
@@ -446,6 +464,8 @@ def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Call
                 yield writer.write(m)
                 if n == 0 and tx.shape == "write" and outside_here():
                     yield driver.write_outside_tx(tx)
+                if n == 0 and other_here():
+                    yield driver.write_by_other_producer(tx)
                 if rollback_here():
                     yield tx.rollback()
                     rolled_back = True

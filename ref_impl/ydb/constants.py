@@ -64,6 +64,7 @@ class Constants:
     max_reconnects: int = 0
     max_ranges: int = 0
     max_reads: int = 1
+    max_other_writes: int = 0
     bugs: tuple[str, ...] = attrs.field(default=(), converter=_sorted_tuple)
     depth_bound: int = DEPTH_BOUND
 
@@ -136,6 +137,7 @@ class Constants:
             # written only when a run names ranges of its own, so that older runs keep their headers
             **({"MaxRanges": self.max_ranges} if self.max_ranges else {}),
             **({"MaxReads": self.max_reads} if self.max_reads != 1 else {}),
+            **({"MaxOtherWrites": self.max_other_writes} if self.max_other_writes else {}),
         }
 
     @classmethod
@@ -161,6 +163,7 @@ class Constants:
             max_reconnects=k.get("MaxReconnects", 0),
             max_ranges=k.get("MaxRanges", 0),
             max_reads=k.get("MaxReads", 1),
+            max_other_writes=k.get("MaxOtherWrites", 0),
             bugs=tuple(k.get("Bugs", ())),
             depth_bound=k.get("DepthBound", DEPTH_BOUND),
         )

@@ -39,7 +39,8 @@ class Workload:
     transaction's shape drawn at random; ``nontx=N`` (with ``producers=partition``) lets a
     write-only transaction's producer write N messages outside any transaction; ``ranges=N`` lets
     a read-only transaction name up to N offset ranges of its own (UpdateOffsetsInTransaction);
-    ``reads=N`` lets a copy or read-only transaction read up to N batches, after its writes."""
+    ``reads=N`` lets a copy or read-only transaction read up to N batches, after its writes;
+    ``others=N`` lets another producer write N messages outside transactions beside them."""
 
     workers: int = 2
     src: int = 1
@@ -55,16 +56,18 @@ class Workload:
     nontx: int = 0
     ranges: int = 0
     reads: int = 1
+    others: int = 0
 
     KEYS = ("workers", "src", "dst", "msgs", "batch", "txns", "table", "rollback", "producers", "version", "shapes",
-            "nontx", "ranges", "reads")
+            "nontx", "ranges", "reads", "others")
 
     @classmethod
     def parse(cls, text: str) -> Workload:
         """``copy``, then optional ``:key=value,...`` (workers, src, dst, msgs, batch, txns, table, rollback, producers,
         version, shapes: e.g. ``shapes=copy+read+write``, nontx: how many writes outside transactions, with
         producers=partition and write-only transactions, ranges: how many offset ranges of its own a
-        read-only transaction names, reads: how many batches a transaction reads)."""
+        read-only transaction names, reads: how many batches a transaction reads, others: how many writes
+        another producer makes outside transactions)."""
         kind, _, rest = text.strip().partition(":")
         if kind != "copy":
             raise SettingsError(f"unknown workload {kind!r}; use copy, e.g. copy:workers=2,src=1,dst=2,msgs=4,txns=6,table=true")
@@ -82,7 +85,7 @@ class Workload:
             elif key in ("table", "rollback"):
                 fields[key] = settings.flag(key, value)
             elif key in cls.KEYS:
-                fields[key] = settings.whole(key, value, 0 if key in ("msgs", "txns", "nontx", "ranges") else 1)
+                fields[key] = settings.whole(key, value, 0 if key in ("msgs", "txns", "nontx", "ranges", "others") else 1)
             else:
                 raise settings.unknown("workload setting", key, cls.KEYS)
         return cls(**fields)
@@ -149,6 +152,7 @@ def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constan
         max_non_tx_writes=w.nontx,
         max_ranges=w.ranges,
         max_reads=w.reads,
+        max_other_writes=w.others,
         producers=w.producers,
         version=w.version,
         max_hangs=f.hangs,
@@ -185,7 +189,8 @@ class Simulation(Stepper):
         self.quiet: set[int] = set()  # transactions no step can touch any more
         self.apps = [AppRunner(w, api.copy_app(api.Driver(self.engine, w), self._batch_size, self._rollback_here,
                                                self._shape, self._outside_here, self._write_count,
-                                               self._table_here, self._range, self._more_here))
+                                               self._table_here, self._range, self._more_here,
+                                               self._other_here))
                      for w in self.k.workers]
 
     def _batch_size(self) -> int:
@@ -226,11 +231,16 @@ class Simulation(Stepper):
             return False
         return self.app_rng.random() < 0.5
 
+    def _other_here(self) -> bool:
+        """With others=N another producer writes beside a transaction's first write at about one in
+        two of the chances, while the budget lasts (no draw without it)."""
+        return self.w.others > self.engine.plain_writes(-1) and self.app_rng.random() < 0.5
+
     def _outside_here(self) -> bool:
         """With nontx=N the application writes outside its write-only transaction at about one in
         two of its chances, while the budget lasts (no draw without it)."""
         e = self.engine
-        return (self.w.nontx > len(e.plain) and self.w.producers == "partition"
+        return (self.w.nontx > e.plain_writes(0) and self.w.producers == "partition"
                 and self.app_rng.random() < 0.5)
 
     def _rollback_here(self) -> bool:

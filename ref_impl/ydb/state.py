@@ -18,6 +18,7 @@ import attrs
 from .constants import Constants
 
 CONSUMER = "c"  # the one consumer of topic A (the spec's abstraction)
+OTHER_PRODUCER = -1  # the spec's OtherProducer: writes outside transactions only (its messages are (-1, o))
 NONE = "none"
 COMMIT, ABORT = "commit", "abort"
 # The spec's net message types.

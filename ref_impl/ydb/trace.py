@@ -107,6 +107,7 @@ EVENT_COLUMNS: dict[str, frozenset[str]] = {ev: frozenset(cols) for ev, cols in 
     "UpdateOffsets": (*_WORKER, "offsets_begin", "offsets_end", "result", "kqp_state"),
     "TxWrite": (*_WORKER, "partition", "offset"),
     "NonTxWrite": ("worker", "txn_id", "partition", "offset", "log_end"),
+    "OtherProducerWrite": ("worker", "txn_id", "partition", "offset", "log_end"),
     "TableWrite": _WORKER,
     "Flush": _WORKER,
     "CommitTx": (*_WORKER, "kqp_state"),
@@ -165,11 +166,12 @@ CONSTANT_KINDS = {
     "MaxReconnects": INT,
     "MaxRanges": INT,
     "MaxReads": INT,
+    "MaxOtherWrites": INT,
     "Bugs": LIST,
     "DepthBound": INT,
 }
 DEFAULTS = {"Bugs": [], "DepthBound": 6, "Rollbacks": False, "Producers": "none", "TxShapes": ["copy"],
-            "MaxNonTxWrites": 0, "MaxReconnects": 0, "MaxRanges": 0, "MaxReads": 1}  # all but the first two: older headers
+            "MaxNonTxWrites": 0, "MaxReconnects": 0, "MaxRanges": 0, "MaxReads": 1, "MaxOtherWrites": 0}  # all but the first two: older headers
 
 
 def _printable(s: str) -> bool:
@@ -224,7 +226,7 @@ def check_event(ev: Event, k: Constants) -> None:
     within("peer", tablets, "a tablet (A, B, and DS when Table is true)")
     within("txn_id", range(1, k["MaxTxns"] + 1), "a transaction (1..MaxTxns)")
     # The application's own messages (a write-only transaction's) are numbered 0..MaxTxns*BatchMax-1.
-    top = max(k["MsgsPerSrc"], k["MaxTxns"] * k["BatchMax"] + k["MaxNonTxWrites"])
+    top = max(k["MsgsPerSrc"], k["MaxTxns"] * k["BatchMax"] + k["MaxNonTxWrites"] + k.get("MaxOtherWrites", 0))
     within("offset", range(0, top), "an offset of a message (0..max(MsgsPerSrc, MaxTxns*BatchMax+MaxNonTxWrites)-1)")
     within("offsets_begin", range(0, top + 1), "an offset (0..max(MsgsPerSrc, MaxTxns*BatchMax+MaxNonTxWrites))")
     # a write-only transaction begins with nothing written: its range [b, b) is empty
@@ -240,7 +242,7 @@ def check_event(ev: Event, k: Constants) -> None:
     src, dst = range(1, k["NumSrc"] + 1), range(1, k["NumDst"] + 1)
     if a in ("ReadBatch", "ReadOnlyBatch", "ReadMore", "TakeOver"):
         within("partition", src, "a partition of topic A")
-    elif a in ("TxWrite", "NonTxWrite", "PqWrite", "PqWriteRefused", "PqWriteSkipped", "PqWriteAckLost", "Lose"):
+    elif a in ("TxWrite", "NonTxWrite", "OtherProducerWrite", "PqWrite", "PqWriteRefused", "PqWriteSkipped", "PqWriteAckLost", "Lose"):
         within("partition", dst, "a partition of topic B")
     elif a in ("PartitionCommit", "PartitionRollback", "PqImmediate"):
         t = ev.get("tablet")
@@ -249,7 +251,8 @@ def check_event(ev: Event, k: Constants) -> None:
         within("partition", src if t == "A" else dst if t == "B" else range(1, 2), f"a partition of tablet {t}")
     if "committed_offset" in ev and ev.get("tablet") != "A":
         raise ProtocolInputError(f'{a}: field "committed_offset" is tablet A\'s; log "tablet": "A" with it')
-    if "log_end" in ev and a not in ("PqWrite", "PqWriteRefused", "PqWriteSkipped", "PqWriteAckLost", "NonTxWrite") \
+    if "log_end" in ev and a not in ("PqWrite", "PqWriteRefused", "PqWriteSkipped", "PqWriteAckLost", "NonTxWrite",
+                                     "OtherProducerWrite") \
             and ev.get("tablet") != "B":
         raise ProtocolInputError(f'{a}: field "log_end" is tablet B\'s; log "tablet": "B" with it')
     if a == "Lose" and ev.get("message") == "Write" and any(c in ev for c in ("peer", "decision")):

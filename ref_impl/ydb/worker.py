@@ -4,7 +4,7 @@ hangs and resumes, and the group gives a hung worker's partition to another."""
 
 from __future__ import annotations
 
-from .state import CONSUMER, WRITE, Msg, Session, State, write_msg
+from .state import CONSUMER, OTHER_PRODUCER, WRITE, Msg, Session, State, write_msg
 
 
 class WorkerSteps(State):
@@ -152,7 +152,7 @@ class WorkerSteps(State):
 
     def non_tx_write_enabled(self, w: str) -> bool:
         c = self.cl[w]
-        if (self.k.producers != "partition" or len(self.plain) >= self.k.max_non_tx_writes or c.hung
+        if (self.k.producers != "partition" or self.plain_writes(0) >= self.k.max_non_tx_writes or c.hung
                 or c.shape != "write" or c.phase not in ("open", "flushed") or c.sent < 1):
             return False
         d = self.k.dest(0, c.b)
@@ -167,6 +167,25 @@ class WorkerSteps(State):
         self.target[d].append(m)
         self.plain.add(m)
         self.emit("NonTxWrite", w, (("txn_id", c.tx), ("partition", d), ("off", m.off)),
+                  worker=w, txn_id=c.tx, partition=d, topic="B", offset=m.off, log_end=len(self.target[d]))
+
+    # --- OtherProducerWrite(w): another producer's write outside any transaction ---
+
+    def plain_writes(self, producer: int) -> int:
+        return sum(1 for m in self.plain if m.src == producer)
+
+    def other_producer_write_enabled(self, w: str) -> bool:
+        c = self.cl[w]
+        return self.plain_writes(OTHER_PRODUCER) < self.k.max_other_writes and c.phase in ("open", "flushed") and c.sent >= 1
+
+    def other_producer_write(self, w: str) -> None:
+        """A different SourceId: published at once, never waiting for the transaction nor moving its MinSeqNo."""
+        c = self.cl[w]
+        d = self.k.dest(c.src, c.b)
+        m = Msg(OTHER_PRODUCER, self.producer_last(d, OTHER_PRODUCER))
+        self.target[d].append(m)
+        self.plain.add(m)
+        self.emit("OtherProducerWrite", w, (("txn_id", c.tx), ("partition", d), ("off", m.off)),
                   worker=w, txn_id=c.tx, partition=d, topic="B", offset=m.off, log_end=len(self.target[d]))
 
     # --- TableWrite(w) ---

@@ -146,6 +146,7 @@ Bound(ev) ==
          [] a = "TakeOver"        -> \E w \in W, p \in PartSet(ev, SrcParts) : TakeOver(w, p)
          [] a = "TxWrite"         -> \E w \in W : TxWrite(w)
          [] a = "NonTxWrite"      -> \E w \in W : NonTxWrite(w)
+         [] a = "OtherProducerWrite" -> \E w \in W : OtherProducerWrite(w)
          [] a = "Resend"          -> \E w \in W : Resend(w)
          [] a = "TableWrite"      -> \E w \in W : TableWrite(w)
          [] a = "Flush"           -> \E w \in W : Flush(w)

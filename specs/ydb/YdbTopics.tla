@@ -195,6 +195,11 @@
 (* the producer's SeqNo: its commit is ABORTED. The plain write wins. A    *)
 (* message is identified by its producer and SeqNo, as YDB's              *)
 (* deduplication identifies it: (0, o) is the application's SeqNo o + 1.  *)
+(* Another producer writes too (MaxOtherWrites, OtherProducerWrite): its  *)
+(* messages (-1, o) go to the partition the transaction writes first and  *)
+(* are visible at once; they never conflict with the transaction, whose   *)
+(* messages land after them at the commit (YDB's TxUsage WriteToTopic_Demo_2*)
+(* and _7: before the commit a reader sees exactly the other producer's).  *)
 (*                                                                         *)
 (* Resends [dedup, resend] (MaxReconnects): a write or its               *)
 (* acknowledgement is lost, the SDK's writer reconnects and sends every    *)
@@ -298,6 +303,9 @@ CONSTANTS
     \* How many batches a copy or read-only transaction reads (header; 1: one read).
     \* @type: Int;
     MaxReads,
+    \* How many writes outside any transaction another producer makes (header).
+    \* @type: Int;
+    MaxOtherWrites,
     \* @type: Set(Str);
     Bugs
 
@@ -331,7 +339,7 @@ ASSUME /\ Workers # {}
        /\ Table \in BOOLEAN /\ Rollbacks \in BOOLEAN /\ Producers \in {"none", "partition"} /\ Version \in {"v25", "v26"}
        /\ MaxHangs \in Nat /\ MaxRestarts \in Nat /\ MaxLoss \in Nat
        /\ MaxLockLosses \in Nat /\ MaxDeadlines \in Nat /\ MaxNonTxWrites \in Nat /\ MaxReconnects \in Nat
-       /\ MaxRanges \in Nat /\ MaxReads \in Nat \ {0}
+       /\ MaxRanges \in Nat /\ MaxReads \in Nat \ {0} /\ MaxOtherWrites \in Nat
        /\ TxShapes # {} /\ TxShapes \subseteq {"copy", "read", "write"}
        /\ Bugs \subseteq BugNames
 
@@ -523,8 +531,11 @@ Msg(p, o) == [src |-> p, off |-> o]
 Messages == [src: SrcParts, off: Offsets]
 \* The application's own messages, written by "write" transactions: (0, o), o numbered
 \* BatchMax apart per transaction.
-AppOffsets == 0..(MaxTxns * BatchMax + MaxNonTxWrites - 1)
-AppMessages == [src: {0}, off: AppOffsets]
+AppOffsets == 0..(MaxTxns * BatchMax + MaxNonTxWrites + MaxOtherWrites - 1)
+\* The application's own producer (0) and another producer (-1) that writes outside
+\* transactions only.
+OtherProducer == -1
+AppMessages == [src: {0, OtherProducer}, off: AppOffsets]
 
 \* Routing by key, as in Resharding.tla.
 \* @type: (Int, Int) => Int;
@@ -943,7 +954,7 @@ RollbackTx(w) ==
 \* @type: (Str) => Bool;
 NonTxWrite(w) ==
     /\ Producers = "partition"
-    /\ Cardinality(plain) < MaxNonTxWrites
+    /\ Cardinality({m \in plain : m.src = 0}) < MaxNonTxWrites
     /\ ~cl[w].hung
     /\ cl[w].shape = "write" /\ cl[w].phase \in {"open", "flushed"} /\ cl[w].sent >= 1
     /\ LET d == Dest(0, cl[w].b)
@@ -952,6 +963,22 @@ NonTxWrite(w) ==
           /\ target' = [target EXCEPT ![d] = Append(@, m)]
           /\ plain' = plain \cup {m}
           /\ action' = Act("NonTxWrite", w, "txn_id" :> cl[w].tx @@ "partition" :> d @@ "off" :> m.off)
+    /\ UNCHANGED <<clientVars, kqpVars, messageVars, offsetVars, supVars, tableVars, metaVars, tabletVars, coordVars,
+                   decisionVars, wackedVars, skippedVars, answerVars, checkVars, faultVars>>
+
+\* Another producer writes a message outside any transaction [ntx] to the partition of B
+\* that worker w's open transaction wrote first: its own SeqNo (the producer's last in the
+\* main partition, plus one), published at once. A different SourceId: it neither waits for
+\* the transaction nor moves its MinSeqNo (WriteToTopic_Demo_2, _7).
+\* @type: (Str) => Bool;
+OtherProducerWrite(w) ==
+    /\ Cardinality({m \in plain : m.src = OtherProducer}) < MaxOtherWrites
+    /\ cl[w].phase \in {"open", "flushed"} /\ cl[w].sent >= 1
+    /\ LET d == Dest(cl[w].src, cl[w].b)
+           m == Msg(OtherProducer, ProducerLast(d, OtherProducer))
+       IN /\ target' = [target EXCEPT ![d] = Append(@, m)]
+          /\ plain' = plain \cup {m}
+          /\ action' = Act("OtherProducerWrite", w, "txn_id" :> cl[w].tx @@ "partition" :> d @@ "off" :> m.off)
     /\ UNCHANGED <<clientVars, kqpVars, messageVars, offsetVars, supVars, tableVars, metaVars, tabletVars, coordVars,
                    decisionVars, wackedVars, skippedVars, answerVars, checkVars, faultVars>>
 
@@ -1527,7 +1554,7 @@ Next ==
     \/ \E w \in Workers, b \in 0..MsgsPerSrc : \E e \in (b + 1)..(MsgsPerSrc + 1) : UpdateOffsets(w, b, e)
     \/ \E w \in Workers, e \in 1..MsgsPerSrc : ReadMore(w, e)
     \/ \E w \in Workers, p \in SrcParts : TakeOver(w, p)
-    \/ \E w \in Workers : TxWrite(w) \/ NonTxWrite(w) \/ Resend(w) \/ TableWrite(w) \/ Flush(w) \/ CommitTx(w) \/ RollbackTx(w)
+    \/ \E w \in Workers : TxWrite(w) \/ NonTxWrite(w) \/ OtherProducerWrite(w) \/ Resend(w) \/ TableWrite(w) \/ Flush(w) \/ CommitTx(w) \/ RollbackTx(w)
                         \/ Hang(w) \/ Resume(w)
     \/ \E tx \in Txns : KqpResult(tx) \/ CoordPlan(tx) \/ PlanDeadline(tx) \/ PqLockLost(tx) \/ LockLost(tx)
     \/ \E m \in net : PqWrite(m) \/ PqWriteAckLost(m) \/ PqReadSet(m) \/ PqReadSetAck(m) \/ Lose(m)

@@ -148,7 +148,7 @@ Consumed(p, o) == Copies(p, o) + ReadOnlyCommits(p, o)
 \* consumed (or, mid-commit, is in the supportive partition of a transaction whose commit
 \* is decided).
 NoDuplicates == /\ \A p \in SrcParts, o \in Offsets : Consumed(p, o) <= 1
-                /\ \A o \in AppOffsets : Copies(0, o) <= 1
+                /\ \A q \in {0, OtherProducer}, o \in AppOffsets : Copies(q, o) <= 1
 NoLoss == \A p \in SrcParts, o \in Offsets : o < committed[p] => Consumed(p, o) >= 1 \/ OnItsWay(p, o)
 ExactlyOnce == NoDuplicates /\ NoLoss
 
@@ -158,7 +158,7 @@ ExactlyOnce == NoDuplicates /\ NoLoss
 OrderPreserved ==
     \A d \in DstParts :
         \A i, j \in DOMAIN target[d] :
-            (i < j /\ target[d][i].src = target[d][j].src /\ target[d][i].src # 0) => target[d][i].off <= target[d][j].off
+            (i < j /\ target[d][i].src = target[d][j].src /\ target[d][i].src > 0) => target[d][i].off <= target[d][j].off
 
 \* INV: Atomicity
 \* Across A's consumer offset, B's partitions and the table: if some participant committed
@@ -243,6 +243,12 @@ WitnessEmptyCommit == \A tx \in Txns : ~(told[tx] = "COMMITTED" /\ kqp[tx].shape
 \* A witness: false once a transaction whose range is longer than one batch commits (with no
 \* range of its own: it read more than once, ReadMore).
 WitnessReadMoreCommits == \A tx \in Txns : ~(told[tx] = "COMMITTED" /\ kqp[tx].e - kqp[tx].b > BatchMax)
+
+\* A witness: false once a transaction that writes commits after another producer wrote
+\* outside it to a partition the transaction writes (WriteToTopic_Demo_2, _7).
+WitnessOtherProducerCommits ==
+    \A tx \in Txns : ~(told[tx] = "COMMITTED" /\ \E d \in kqp[tx].dsts : \E i \in DOMAIN target[d] :
+                            target[d][i].src = OtherProducer /\ \E j \in DOMAIN target[d] : j > i /\ target[d][j] \in Batch(tx))
 
 \* A witness: false once KQP or a partition answered BAD_REQUEST (an offset range that
 \* intersects the transaction's, or one past the partition's end).
