@@ -51,7 +51,7 @@ def workloads(draw: Any) -> str:
 @st.composite
 def faults(draw: Any) -> str:
     return ",".join(f"{k}={draw(st.integers(0, 1))}" for k in ("hangs", "restarts", "loss", "locklosses", "deadlines",
-                                                                             "reconnects"))
+                                                                             "reconnects", "splits"))
 
 
 @pytest.mark.tlc

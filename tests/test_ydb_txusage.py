@@ -175,3 +175,40 @@ def test_write_to_topic_demo_7_another_producers_writes_are_visible_at_once_and_
     assert r.commit_immediate("w1") == "COMMITTED"
     assert r.e.target[1] == [Msg(-1, 0), Msg(-1, 1), Msg(0, 0), Msg(0, 1)]
     r.accepted(tmp_path)
+
+
+@pytest.mark.tlc
+def test_write_to_topic_demo_46_a_split_of_a_written_partition_aborts_the_commit(tmp_path: Path) -> None:
+    """WriteToTopic_Demo_46: the transaction writes partitions 0 and 1 (here 1 and 2), the writes
+    are acknowledged, partition 1 (here 2) splits, the transaction writes to it again (its
+    supportive partition, created before the split, takes the write), and the commit is ABORTED:
+    the partition is inactive ("Partition N is inactive. Writing is not possible",
+    partition.cpp ApplyWriteInfoResponse). Nothing is published."""
+    r = Run(workers=("w1",), num_dst=2, max_txns=1, batch_max=4, shapes=("write",), max_splits=1)
+    r.take(("BeginWrites", "w1"))
+    r.write("w1")  # (0, 0) to partition 1
+    r.write("w1")  # (0, 1) to partition 2
+    r.take(("Split", 2))
+    r.write("w1")  # (0, 2) to partition 1
+    r.write("w1")  # (0, 3) to partition 2: accepted, its supportive partition predates the split
+    tx = 1
+    r.take(("Flush", "w1"), ("CommitTx", "w1"), ("PqPropose", ("B", tx)), ("CoordPlan", tx), ("PqPlanStep", "B"),
+           ("PqCalc", ("B", tx)))
+    assert reasons(r, "PqCalc") == [(tx, "abort", "Inactive")]
+    r.take(("PqExecute", ("B", tx)), ("PartitionApply", ("B", tx, 1)), ("PartitionApply", ("B", tx, 2)),
+           ("PqTxDone", ("B", tx)), ("KqpResult", tx))
+    assert r.e.told[tx] == "ABORTED" and r.e.target == {1: [], 2: []}
+    r.accepted(tmp_path)
+
+
+def test_after_a_split_a_new_supportive_partition_refuses_the_write() -> None:
+    """A transaction's first write to a partition after its split: the supportive partition it
+    would create is inactive, so the write is refused (PqWriteRefused), the writer has failed,
+    and the application rolls back."""
+    r = Run(workers=("w1",), num_dst=2, max_txns=1, batch_max=2, shapes=("write",), max_splits=1)
+    r.take(("BeginWrites", "w1"), ("Split", 1), ("TxWrite", "w1"))
+    [m] = r.e.net
+    r.take(("PqWrite", m))
+    assert r.events[-1]["action"] == "PqWriteRefused" and r.e.writer_failed("w1")
+    r.take(("RollbackTx", "w1"))
+    assert r.e.told[1] == "ABORTED" and r.e.target == {1: [], 2: []}

@@ -28,6 +28,7 @@ WORKER_PARTITION = "(worker, partition)"
 TXN = "transaction"
 MESSAGE = "message"
 TABLET = "tablet"
+DST = "partition of B"
 TABLET_TXN = "(tablet, transaction)"
 TABLET_TXN_PARTITION = "(tablet, transaction, partition)"
 TABLET_TXN_PEER = "(tablet, transaction, peer)"
@@ -129,6 +130,7 @@ ACTIONS: tuple[Action, ...] = (
     # The tablets.
     Action("PqPlanStep", TABLET, E.pq_plan_step_enabled, E.pq_plan_step),
     Action("TabletRestart", TABLET, E.tablet_restart_enabled, E.tablet_restart, fault=True),
+    Action("Split", DST, E.split_enabled, E.split, fault=True),
     Action("PqPropose", TABLET_TXN, E.pq_propose_enabled, E.pq_propose),
     Action("PqImmediate", TABLET_TXN, E.pq_immediate_enabled, E.pq_immediate),
     Action("Expire", TABLET_TXN, E.expire_enabled, E.expire),
@@ -168,6 +170,8 @@ def arguments(e: Engine, over: str, txns: Iterable[int] | None = None) -> list[A
         return list(e.net)
     if over == TABLET:
         return list(k.tablets)
+    if over == DST:
+        return list(k.dst_parts)
     if over == TABLET_TXN:
         return [(t, tx) for t in k.tablets for tx in tx_list]
     if over == TABLET_TXN_PARTITION:

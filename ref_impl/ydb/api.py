@@ -58,6 +58,7 @@ ABORT_MEANINGS = {
     "BehindEnd": "the range ends past the partition's end",
     "WriteIdDeleted": "the transaction's supportive partition was deleted (its lock was lost): its writes are gone",
     "WriteIdMissing": "a write of the transaction never reached its supportive partition",
+    "Inactive": "a partition the transaction writes was split: it is inactive, and writing is not possible",
     "MinSeqNo": "the producer's SeqNo does not move forward: a later write of the same producer was published first",
     "LocksBroken": ("Transaction locks invalidated: another transaction's committed write broke the row's lock, "
                     "or the session's lock is gone"),

@@ -30,6 +30,7 @@ BUGS = (
     "no_write_dedup",
     "no_table_lock",
     "range_gap_accepted",
+    "split_ignored",
 )
 VERSIONS = ("v25", "v26")
 PRODUCERS = ("none", "partition")
@@ -65,6 +66,7 @@ class Constants:
     max_ranges: int = 0
     max_reads: int = 1
     max_other_writes: int = 0
+    max_splits: int = 0
     bugs: tuple[str, ...] = attrs.field(default=(), converter=_sorted_tuple)
     depth_bound: int = DEPTH_BOUND
 
@@ -138,6 +140,7 @@ class Constants:
             **({"MaxRanges": self.max_ranges} if self.max_ranges else {}),
             **({"MaxReads": self.max_reads} if self.max_reads != 1 else {}),
             **({"MaxOtherWrites": self.max_other_writes} if self.max_other_writes else {}),
+            **({"MaxSplits": self.max_splits} if self.max_splits else {}),
         }
 
     @classmethod
@@ -164,6 +167,7 @@ class Constants:
             max_ranges=k.get("MaxRanges", 0),
             max_reads=k.get("MaxReads", 1),
             max_other_writes=k.get("MaxOtherWrites", 0),
+            max_splits=k.get("MaxSplits", 0),
             bugs=tuple(k.get("Bugs", ())),
             depth_bound=k.get("DepthBound", DEPTH_BOUND),
         )

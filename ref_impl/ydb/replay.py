@@ -9,6 +9,7 @@ from typing import Any
 
 from .actions import (
     BY_EVENT,
+    DST,
     MESSAGE,
     RANGE,
     READ,
@@ -35,6 +36,7 @@ ARG_COLUMNS = {
     WORKER_PARTITION: ("worker", "partition"),
     TXN: ("txn_id",),
     TABLET: ("tablet",),
+    DST: ("partition",),
     TABLET_TXN: ("tablet", "txn_id"),
     TABLET_TXN_PARTITION: ("tablet", "txn_id", "partition"),
     TABLET_TXN_PEER: ("tablet", "txn_id", "peer"),

@@ -114,6 +114,7 @@ def state(e: Engine) -> Record:
         rows=tuple(e.rows),
         urows=function(e.urows),
         meta=_map(e.meta, lambda parts: _map(parts, lambda x: (x[0], x[1]))),
+        sealed=_map(e.sealed, lambda n: n),
         pdur=_map(e.pdur, lambda txs: _map(txs, durable)),
         ptx=_map(e.ptx, lambda txs: _map(txs, volatile)),
         plan=function(e.plan),

@@ -103,7 +103,8 @@ class Faults:
     """The fault budgets, the spec's MaxHangs, MaxRestarts, MaxLoss, MaxLockLosses, MaxDeadlines,
     MaxReconnects: a worker hangs (and its partition is taken over; it resumes as a zombie), a
     tablet restarts, the network loses a message, a transaction's lock dies, a proposal's plan
-    deadline passes, a write's acknowledgement is lost and the SDK's writer reconnects and resends."""
+    deadline passes, a write's acknowledgement is lost and the SDK's writer reconnects and resends, a
+    partition of B splits (MaxSplits)."""
 
     hangs: int = 0
     restarts: int = 0
@@ -111,15 +112,16 @@ class Faults:
     locklosses: int = 0
     deadlines: int = 0
     reconnects: int = 0
+    splits: int = 0
 
-    KEYS = ("hangs", "restarts", "loss", "locklosses", "deadlines", "reconnects")
+    KEYS = ("hangs", "restarts", "loss", "locklosses", "deadlines", "reconnects", "splits")
 
     @classmethod
     def parse(cls, text: str) -> Faults:
-        """``none``, ``all`` (one of each), or e.g. ``hangs=1,restarts=2,loss=1,locklosses,deadlines,reconnects``."""
+        """``none``, ``all`` (one of each), or e.g. ``hangs=1,restarts=2,loss=1,locklosses,deadlines,reconnects,splits``."""
         preset = settings.fault_preset(text)
         if preset:
-            return cls() if preset == "none" else cls(1, 1, 1, 1, 1, 1)
+            return cls() if preset == "none" else cls(1, 1, 1, 1, 1, 1, 1)
         fields: dict[str, int] = {}
         for key, value in settings.pairs(text, bare="1").items():
             if key not in cls.KEYS:
@@ -161,6 +163,7 @@ def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constan
         max_lock_losses=f.locklosses,
         max_deadlines=f.deadlines,
         max_reconnects=f.reconnects,
+        max_splits=f.splits,
         bugs=bugs,
     )
 

@@ -178,6 +178,7 @@ class State:
         self.rows: list[int] = []
         self.urows: dict[int, int] = {tx: -1 for tx in k.txns}  # the row's version each read (-1: none)
         self.meta: dict[str, dict[int, tuple[int, int]]] = {t: {p: (0, 0) for p in k.part_ids} for t in k.tablets}
+        self.sealed: dict[int, int] = {d: -1 for d in k.dst_parts}  # -1: active; else the log's length at its split
         self.pdur: dict[str, dict[int, Durable]] = {t: {tx: Durable() for tx in k.txns} for t in k.tablets}
         self.ptx: dict[str, dict[int, Volatile]] = {t: {tx: Volatile() for tx in k.txns} for t in k.tablets}
         self.plan: dict[int, int] = {tx: 0 for tx in k.txns}

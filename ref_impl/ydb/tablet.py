@@ -67,8 +67,13 @@ class TabletSteps(State):
             return True
         return all(self.applied_at("B", d, tx) or self.seq_no_ok(tx, d) for d in self.kqp[tx].dsts)
 
+    def active(self, d: int) -> bool:
+        """Active(d): no split made partition d of B inactive (CanWrite); with split_ignored, always."""
+        return self.sealed[d] == -1 or self.k.bug("split_ignored")
+
     def write_predicate(self, tx: int) -> bool:
-        present = all(self.applied_at("B", d, tx) or self.sup[tx][d].st in ("open", "closed") for d in self.kqp[tx].dsts)
+        present = all(self.applied_at("B", d, tx) or (self.sup[tx][d].st in ("open", "closed") and self.active(d))
+                      for d in self.kqp[tx].dsts)
         return present and self.seq_no_predicate(tx)
 
     def predicate(self, t: str, tx: int) -> bool:
@@ -87,7 +92,9 @@ class TabletSteps(State):
         if t == "B":
             if any(self.sup[tx][d].st in ("deleted", "done") for d in s.dsts):
                 return "WriteIdDeleted"
-            return "WriteIdMissing" if any(self.sup[tx][d].st == "none" for d in s.dsts) else "MinSeqNo"
+            if any(self.sup[tx][d].st == "none" for d in s.dsts):
+                return "WriteIdMissing"
+            return "Inactive" if any(self.sealed[d] != -1 for d in s.dsts) else "MinSeqNo"
         return "LocksBroken"
 
     def table_predicate(self, tx: int) -> bool:
@@ -121,9 +128,11 @@ class TabletSteps(State):
         return not any(n.type == WRITE and n.tx == m.tx and n.dst == m.dst and n.m.off < m.m.off for n in self.net)
 
     def write_accepted(self, m: NetMsg) -> bool:
-        """WriteAccepted(m): the supportive partition is there or not yet created."""
+        """WriteAccepted(m): the supportive partition is there, or not yet created and its partition
+        active (one created after a split is inactive: pq_impl.cpp MakeSupportivePartitionConfig)."""
         s = self.sup[m.tx][m.dst]
-        return s.st in ("none", "open") or (self.k.bug("lock_race") and s.st == "deleted")
+        return (s.st == "open" or (s.st == "none" and self.sealed[m.dst] == -1)
+                or (self.k.bug("lock_race") and s.st == "deleted"))
 
     def write_repeated(self, m: NetMsg) -> bool:
         """WriteRepeated(m): the producer already wrote this SeqNo (or a later one) to the
@@ -389,7 +398,7 @@ class TabletSteps(State):
             return self.predicate(t, tx)
         seq_ok = (self.k.producers == "none" or self.k.bug("no_seqno_check")
                   or all(self.seq_no_ok(tx, d) for d in s.dsts))
-        return all(self.sup[tx][d].st == "open" for d in s.dsts) and seq_ok
+        return all(self.sup[tx][d].st == "open" and self.active(d) for d in s.dsts) and seq_ok
 
     def pq_immediate(self, t: str, tx: int) -> None:
         s = self.kqp[tx]
@@ -498,6 +507,18 @@ class TabletSteps(State):
         if d.st == "PLANNED":
             return Volatile(st="PLANNED", step=d.step, depth=d.depth)
         return Volatile(st="PREPARED", depth=d.depth)
+
+    # --- Split(d): a partition of B becomes inactive ---
+
+    def split_enabled(self, d: int) -> bool:
+        if sum(1 for x in self.sealed.values() if x != -1) >= self.k.max_splits or self.sealed[d] != -1:
+            return False
+        return not any(self.ptx["B"][x].st in ("WAIT_RS", "EXECUTING") and d in self.kqp[x].dsts - self.ptx["B"][x].done
+                       for x in self.started())
+
+    def split(self, d: int) -> None:
+        self.sealed[d] = len(self.target[d])
+        self.emit("Split", "B", (("partition", d),), tablet="B", topic="B", partition=d, log_end=len(self.target[d]))
 
     def tablet_restart_enabled(self, t: str) -> bool:
         return self.restarts < self.k.max_restarts

@@ -19,7 +19,8 @@ the step (``PartitionCommit``/``PartitionRollback`` for ``PartitionApply``,
   PqPropose REFUSED): ``Gap`` (the consumer's committed offset < b), ``Conflict`` (committed > b:
   another transaction committed the range), ``BehindEnd`` (e past the partition's end),
   ``WriteIdDeleted`` (a supportive partition was deleted: the lock was lost or the proposal
-  expired), ``WriteIdMissing`` (a write never reached tablet B), ``MinSeqNo`` (the producer's
+  expired), ``WriteIdMissing`` (a write never reached tablet B), ``Inactive`` (a split made a
+  partition the transaction writes inactive), ``MinSeqNo`` (the producer's
   SeqNo would go back), ``LocksBroken`` (the table's lock);
 - post-state: ``phase`` (the worker's SDK), ``kqp_state`` (the session's transaction),
   ``tx_state`` (the tablet's volatile state of the transaction), ``committed_offset`` (consumer
@@ -73,7 +74,8 @@ COMPARED = tuple(c for c in ORDER if c not in INFO_COLUMNS and c != "action")
 PARAMS = ("worker", "tablet", "txn_id", "partition", "peer", "offset", "offsets_end", "message", "decision")
 
 RESULTS = frozenset({"COMMITTED", "ABORTED", "BAD_REQUEST", "PREPARED", "REFUSED", "SUCCESS"})
-REASONS = frozenset({"Gap", "Conflict", "BehindEnd", "WriteIdDeleted", "WriteIdMissing", "MinSeqNo", "LocksBroken"})
+REASONS = frozenset({"Gap", "Conflict", "BehindEnd", "WriteIdDeleted", "WriteIdMissing", "Inactive", "MinSeqNo",
+                     "LocksBroken"})
 TABLETS = ("A", "B", "DS")
 
 COLUMNS = Columns(
@@ -130,6 +132,7 @@ EVENT_COLUMNS: dict[str, frozenset[str]] = {ev: frozenset(cols) for ev, cols in 
     "Lose": ("message", "txn_id", "tablet", "peer", "partition", "offset", "decision"),
     "PqPlanStep": (*_TABLET, "step"),
     "TabletRestart": ("tablet",),
+    "Split": ("tablet", "partition", "log_end"),
     "PqPropose": (*_TABLET, "result", "reason"),
     "PqImmediate": (*_TABLET, "partition", "decision", "reason", "kqp_state", "committed_offset", "log_end"),
     "Expire": _TABLET,
@@ -167,11 +170,12 @@ CONSTANT_KINDS = {
     "MaxRanges": INT,
     "MaxReads": INT,
     "MaxOtherWrites": INT,
+    "MaxSplits": INT,
     "Bugs": LIST,
     "DepthBound": INT,
 }
 DEFAULTS = {"Bugs": [], "DepthBound": 6, "Rollbacks": False, "Producers": "none", "TxShapes": ["copy"],
-            "MaxNonTxWrites": 0, "MaxReconnects": 0, "MaxRanges": 0, "MaxReads": 1, "MaxOtherWrites": 0}  # all but the first two: older headers
+            "MaxNonTxWrites": 0, "MaxReconnects": 0, "MaxRanges": 0, "MaxReads": 1, "MaxOtherWrites": 0, "MaxSplits": 0}  # all but the first two: older headers
 
 
 def _printable(s: str) -> bool:
@@ -242,7 +246,7 @@ def check_event(ev: Event, k: Constants) -> None:
     src, dst = range(1, k["NumSrc"] + 1), range(1, k["NumDst"] + 1)
     if a in ("ReadBatch", "ReadOnlyBatch", "ReadMore", "TakeOver"):
         within("partition", src, "a partition of topic A")
-    elif a in ("TxWrite", "NonTxWrite", "OtherProducerWrite", "PqWrite", "PqWriteRefused", "PqWriteSkipped", "PqWriteAckLost", "Lose"):
+    elif a in ("TxWrite", "NonTxWrite", "OtherProducerWrite", "Split", "PqWrite", "PqWriteRefused", "PqWriteSkipped", "PqWriteAckLost", "Lose"):
         within("partition", dst, "a partition of topic B")
     elif a in ("PartitionCommit", "PartitionRollback", "PqImmediate"):
         t = ev.get("tablet")

@@ -156,6 +156,8 @@ class WorkerSteps(State):
                 or c.shape != "write" or c.phase not in ("open", "flushed") or c.sent < 1):
             return False
         d = self.k.dest(0, c.b)
+        if self.sealed[d] != -1:  # "Write to inactive partition"
+            return False
         # Blocked while a transaction of the producer is calculated and not yet executed there
         return not any(self.ptx["B"][x].st in ("WAIT_RS", "EXECUTING") and self.kqp[x].src == 0 and d in self.kqp[x].dsts
                        for x in self.started())
@@ -176,7 +178,8 @@ class WorkerSteps(State):
 
     def other_producer_write_enabled(self, w: str) -> bool:
         c = self.cl[w]
-        return self.plain_writes(OTHER_PRODUCER) < self.k.max_other_writes and c.phase in ("open", "flushed") and c.sent >= 1
+        return (self.plain_writes(OTHER_PRODUCER) < self.k.max_other_writes and c.phase in ("open", "flushed") and c.sent >= 1
+                and self.sealed[self.k.dest(c.src, c.b)] == -1)
 
     def other_producer_write(self, w: str) -> None:
         """A different SourceId: published at once, never waiting for the transaction nor moving its MinSeqNo."""

@@ -12,7 +12,8 @@ plan step coming, expires a planned transaction. ``immediate_no_offset_check`` a
 ``participants_from_offsets`` need the read-only and the write-only shapes of transaction,
 ``seqno_ignores_plain`` a write outside the transaction (nontx=1), ``no_write_dedup`` a lost
 acknowledgement and the writer's resend (reconnects=1), ``range_gap_accepted`` read-only
-transactions that name offset ranges of their own (ranges=1).
+transactions that name offset ranges of their own (ranges=1), ``split_ignored`` a split
+(splits=1).
 """
 
 from __future__ import annotations
@@ -82,5 +83,8 @@ ZOO = (
     ZooBug("range_gap_accepted", ("range_gap_accepted",), "copy:workers=1,shapes=read,ranges=1", "none", 2,
            "ydb_range_gap_accepted", "CommitTx",
            "KQP sends [min, max) of offset ranges that leave a hole instead of refusing the commit: messages never processed are committed"),
+    ZooBug("split_ignored", ("split_ignored",), "copy:workers=1,dst=2,shapes=write", "splits=1", 3,
+           "ydb_split_ignored", "PqImmediate",
+           "B's predicate does not ask whether the partition is still active: data lands in a partition a split made inactive"),
 )
 ZOO_BY_NAME = {b.name: b for b in ZOO}

@@ -168,6 +168,7 @@ Bound(ev) ==
          [] a = "Lose"            -> \E m \in net : Takes(ev, m) /\ Lose(m)
          [] a = "PqPlanStep"      -> \E t \in T : PqPlanStep(t)
          [] a = "TabletRestart"   -> \E t \in T : TabletRestart(t)
+         [] a = "Split"           -> \E d \in PartSet(ev, DstParts) : Split(d)
          [] a = "PqPropose"       -> \E t \in T, tx \in X : PqPropose(t, tx)
          [] a = "PqImmediate"     -> \E t \in T, tx \in X : PqImmediate(t, tx)
          [] a = "Expire"          -> \E t \in T, tx \in X : Expire(t, tx)
@@ -199,8 +200,9 @@ Sent == CHOOSE m \in net' \ net : TRUE
 \* Why participant t's check of tx fails (before the step), in the trace's words
 \* (ref_impl/ydb/trace.py): the range's begin is ahead of the committed offset ("Gap"),
 \* behind it ("Conflict"), or the range ends past the partition ("BehindEnd"); a
-\* supportive partition was deleted or never created, or the producer's SeqNo does not
-\* move forward ("MinSeqNo"); the table's lock is broken.
+\* supportive partition was deleted or never created, its partition is inactive after a
+\* split ("Inactive"), or the producer's SeqNo does not move forward ("MinSeqNo"); the
+\* table's lock is broken.
 \* @type: (Str, Int) => Str;
 Reason(t, tx) ==
     CASE t = "A" -> IF committed[kqp[tx].src] < kqp[tx].b THEN "Gap"
@@ -209,7 +211,9 @@ Reason(t, tx) ==
       [] t = "B" -> IF \E d \in kqp[tx].dsts : sup[tx][d].st \in {"deleted", "done"}
                     THEN "WriteIdDeleted"
                     ELSE IF \E d \in kqp[tx].dsts : sup[tx][d].st = "none"
-                    THEN "WriteIdMissing" ELSE "MinSeqNo"
+                    THEN "WriteIdMissing"
+                    ELSE IF \E d \in kqp[tx].dsts : sealed[d] # -1
+                    THEN "Inactive" ELSE "MinSeqNo"
       [] OTHER  -> "LocksBroken"
 
 \* A logged column of an event of action a: the spec's value for the step.

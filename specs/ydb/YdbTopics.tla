@@ -70,6 +70,17 @@
 (*           (a writer with nothing written has nothing to flush); with no *)
 (*           topic or shard operation KQP has no participant to propose to *)
 (*           and answers at once (our reading of kqp_data_executer.cpp)    *)
+(*   [split] a partition split (autopartitioning): the parent partition    *)
+(*           becomes inactive (partition.cpp IsActive, CanWrite); a plain  *)
+(*           write to it is refused ("Write to inactive partition",         *)
+(*           partition_write.cpp HandleOnWrite); a supportive partition    *)
+(*           created before the split keeps its config and takes writes,   *)
+(*           one created after it is inactive (pq_impl.cpp                 *)
+(*           MakeSupportivePartitionConfig); a transaction that writes the *)
+(*           partition fails its predicate at CALCULATING ("Partition N is *)
+(*           inactive. Writing is not possible", ApplyWriteInfoResponse):  *)
+(*           ABORTED; reads are not affected; YDB's TxUsage                 *)
+(*           WriteToTopic_Demo_46 (ABORTED) and _47 (reads SUCCESS)        *)
 (*   [ranges] UpdateOffsetsInTransaction: kqp_topics.cpp                   *)
 (*           (TConsumerOperations: a consumer's ranges on a partition are   *)
 (*           an interval set; a range that intersects one already there    *)
@@ -208,6 +219,13 @@
 (* SDK's Skipped (PqWrite). A writer whose deduplication is off (no       *)
 (* producer id) stores the resend twice: at least once (no_write_dedup).   *)
 (*                                                                         *)
+(* A partition of B splits (Split, MaxSplits): it becomes inactive and     *)
+(* takes no more data [split]; its children are not modelled (routing by  *)
+(* key is fixed, so a later write routed to it cannot commit: the          *)
+(* transaction is ABORTED and tried again). A split waits for a            *)
+(* transaction calculated and not yet executed on the partition (the      *)
+(* config change goes through the tablet's queue like a transaction).     *)
+(*                                                                         *)
 (* Faults: a worker hangs and resumes; while it hangs the group gives its *)
 (* partition to another worker (TakeOver) and the hung one resumes as a   *)
 (* zombie; a lock dies (LockLost: session death or the lock service), and *)
@@ -306,6 +324,9 @@ CONSTANTS
     \* How many writes outside any transaction another producer makes (header).
     \* @type: Int;
     MaxOtherWrites,
+    \* How many partitions of B split in a run (header).
+    \* @type: Int;
+    MaxSplits,
     \* @type: Set(Str);
     Bugs
 
@@ -330,7 +351,8 @@ BugNames == {
     "seqno_ignores_plain",    \* the MinSeqNo check counts only the producer's transactional writes
     "no_write_dedup",         \* a supportive partition takes a repeated SeqNo again (no AlreadyWritten)
     "no_table_lock",          \* a committed write of the row does not break another transaction's lock
-    "range_gap_accepted"      \* KQP commits [min, max) of ranges that are not one interval (no CheckTopicOperations)
+    "range_gap_accepted",     \* KQP commits [min, max) of ranges that are not one interval (no CheckTopicOperations)
+    "split_ignored"           \* B's predicate does not ask whether the partition is still active (CanWrite)
 }
 
 ASSUME /\ Workers # {}
@@ -339,7 +361,7 @@ ASSUME /\ Workers # {}
        /\ Table \in BOOLEAN /\ Rollbacks \in BOOLEAN /\ Producers \in {"none", "partition"} /\ Version \in {"v25", "v26"}
        /\ MaxHangs \in Nat /\ MaxRestarts \in Nat /\ MaxLoss \in Nat
        /\ MaxLockLosses \in Nat /\ MaxDeadlines \in Nat /\ MaxNonTxWrites \in Nat /\ MaxReconnects \in Nat
-       /\ MaxRanges \in Nat /\ MaxReads \in Nat \ {0} /\ MaxOtherWrites \in Nat
+       /\ MaxRanges \in Nat /\ MaxReads \in Nat \ {0} /\ MaxOtherWrites \in Nat /\ MaxSplits \in Nat
        /\ TxShapes # {} /\ TxShapes \subseteq {"copy", "read", "write"}
        /\ Bugs \subseteq BugNames
 
@@ -403,6 +425,10 @@ VARIABLES
     \* Per participant and partition: the last applied <<step, txid>> (durable) (metaVars).
     \* @type: Str -> (Int -> <<Int, Int>>);
     meta,
+    \* Per partition of B: -1 while it is active; once a split made it inactive, the length
+    \* of its log then, which it keeps (sealVars) [split].
+    \* @type: Int -> Int;
+    sealed,
     \* -- tabletVars: each participant's records of each transaction --
     \* Per participant and transaction: the durable keys (durableVars).
     \* @type: Str -> (Int -> $durable);
@@ -488,7 +514,9 @@ rowVars == <<rows>>                     \* the table: committed rows
 urowVars == <<urows>>                   \* the table: rows under a lock
 tableVars == <<rowVars, urowVars>>
 metaVars == <<meta>>
-dataVars == <<offsetVars, topicBVars, tableVars, metaVars>>
+sealVars == <<sealed>>                  \* topic B: the partitions a split made inactive
+partitionVars == <<metaVars, sealVars>>
+dataVars == <<offsetVars, topicBVars, tableVars, partitionVars>>
 durableVars == <<pdur>>
 volatileVars == <<ptx>>
 tabletVars == <<durableVars, volatileVars>>
@@ -670,6 +698,7 @@ Init ==
     /\ rows = <<>>
     /\ urows = [tx \in Txns |-> -1]
     /\ meta = [t \in Tablets |-> [k \in PartIds |-> <<0, 0>>]]
+    /\ sealed = [d \in DstParts |-> -1]
     /\ pdur = [t \in Tablets |-> [tx \in Txns |-> NoDurable]]
     /\ ptx = [t \in Tablets |-> [tx \in Txns |-> NoVolatile]]
     /\ plan = [tx \in Txns |-> 0]
@@ -837,7 +866,7 @@ TableWrite(w) ==
     /\ cl' = [cl EXCEPT ![w].row = TRUE]
     /\ urows' = [urows EXCEPT ![cl[w].tx] = Len(rows)]
     /\ action' = Act("TableWrite", w, "txn_id" :> cl[w].tx)
-    /\ UNCHANGED <<ownerVars, kqpVars, messageVars, offsetVars, topicBVars, rowVars, metaVars, tabletVars,
+    /\ UNCHANGED <<ownerVars, kqpVars, messageVars, offsetVars, topicBVars, rowVars, partitionVars, tabletVars,
                    coordVars, ghostVars, faultVars>>
 
 \* The SDK's flush before commit [gosdk]: every write of the transaction acknowledged.
@@ -960,10 +989,11 @@ NonTxWrite(w) ==
     /\ LET d == Dest(0, cl[w].b)
            m == Msg(0, ProducerLast(d, 0))
        IN /\ ~\E x \in Txns : ptx["B"][x].st \in {"WAIT_RS", "EXECUTING"} /\ kqp[x].src = 0 /\ d \in kqp[x].dsts
+          /\ sealed[d] = -1   \* "Write to inactive partition" [split]
           /\ target' = [target EXCEPT ![d] = Append(@, m)]
           /\ plain' = plain \cup {m}
           /\ action' = Act("NonTxWrite", w, "txn_id" :> cl[w].tx @@ "partition" :> d @@ "off" :> m.off)
-    /\ UNCHANGED <<clientVars, kqpVars, messageVars, offsetVars, supVars, tableVars, metaVars, tabletVars, coordVars,
+    /\ UNCHANGED <<clientVars, kqpVars, messageVars, offsetVars, supVars, tableVars, partitionVars, tabletVars, coordVars,
                    decisionVars, wackedVars, skippedVars, answerVars, checkVars, faultVars>>
 
 \* Another producer writes a message outside any transaction [ntx] to the partition of B
@@ -976,10 +1006,11 @@ OtherProducerWrite(w) ==
     /\ cl[w].phase \in {"open", "flushed"} /\ cl[w].sent >= 1
     /\ LET d == Dest(cl[w].src, cl[w].b)
            m == Msg(OtherProducer, ProducerLast(d, OtherProducer))
-       IN /\ target' = [target EXCEPT ![d] = Append(@, m)]
+       IN /\ sealed[d] = -1
+          /\ target' = [target EXCEPT ![d] = Append(@, m)]
           /\ plain' = plain \cup {m}
           /\ action' = Act("OtherProducerWrite", w, "txn_id" :> cl[w].tx @@ "partition" :> d @@ "off" :> m.off)
-    /\ UNCHANGED <<clientVars, kqpVars, messageVars, offsetVars, supVars, tableVars, metaVars, tabletVars, coordVars,
+    /\ UNCHANGED <<clientVars, kqpVars, messageVars, offsetVars, supVars, tableVars, partitionVars, tabletVars, coordVars,
                    decisionVars, wackedVars, skippedVars, answerVars, checkVars, faultVars>>
 
 -----------------------------------------------------------------------------
@@ -991,7 +1022,9 @@ OtherProducerWrite(w) ==
 \* @type: ($net) => Bool;
 WriteAccepted(m) ==
     LET s == sup[m.tx][m.dst]
-    IN s.st \in {"none", "open"} \/ (Bug("lock_race") /\ s.st = "deleted")
+    IN \/ s.st = "open"
+       \/ s.st = "none" /\ sealed[m.dst] = -1   \* created after a split, it is inactive [split]
+       \/ Bug("lock_race") /\ s.st = "deleted"
 
 \* Write m repeats a SeqNo its producer already wrote to the supportive partition [dedup]:
 \* the partition answers AlreadyWritten, which the SDK reports as Skipped, and stores
@@ -1044,7 +1077,7 @@ PqWrite(m) ==
                               [] OTHER -> "PqWrite", "B",
                            "txn_id" :> m.tx @@ "partition" :> m.dst @@ "off" :> m.m.off)
     /\ net' = net \ {m}
-    /\ UNCHANGED <<clientVars, kqpVars, offsetVars, tableVars, metaVars, tabletVars, coordVars, decisionVars,
+    /\ UNCHANGED <<clientVars, kqpVars, offsetVars, tableVars, partitionVars, tabletVars, coordVars, decisionVars,
                    plainVars, answerVars, checkVars, faultVars>>
 
 \* A fault [resend]: tablet B stores write m, but its acknowledgement never reaches the SDK
@@ -1061,7 +1094,7 @@ PqWriteAckLost(m) ==
     /\ StoreWrite(m)
     /\ net' = net \ ({m} \cup StreamRest(m))
     /\ action' = Act("PqWriteAckLost", "B", "txn_id" :> m.tx @@ "partition" :> m.dst @@ "off" :> m.m.off)
-    /\ UNCHANGED <<clientVars, kqpVars, offsetVars, tableVars, metaVars, tabletVars, coordVars, ghostVars,
+    /\ UNCHANGED <<clientVars, kqpVars, offsetVars, tableVars, partitionVars, tabletVars, coordVars, ghostVars,
                    faultVars>>
 
 \* Tablet B learns that WriteId tx's lock is gone (LockStatus) and deletes its supportive
@@ -1075,7 +1108,7 @@ PqLockLost(tx) ==
     /\ sup' = [sup EXCEPT ![tx] = [d \in DstParts |-> IF @[d].st \in {"none", "open"}
                                                         THEN [st |-> "deleted", data |-> <<>>] ELSE @[d]]]
     /\ action' = Act("PqLockLost", "B", "txn_id" :> tx)
-    /\ UNCHANGED <<clientVars, kqpVars, messageVars, offsetVars, logVars, tableVars, metaVars, tabletVars,
+    /\ UNCHANGED <<clientVars, kqpVars, messageVars, offsetVars, logVars, tableVars, partitionVars, tabletVars,
                    coordVars, ghostVars, faultVars>>
 
 -----------------------------------------------------------------------------
@@ -1151,7 +1184,7 @@ Expire(t, tx) ==
     /\ pdur' = [pdur EXCEPT ![t][tx].st = "EXPIRED"]
     /\ sup' = IF t = "B" THEN [sup EXCEPT ![tx] = [d \in DstParts |-> NoSupDone]] ELSE sup
     /\ action' = Act("Expire", t, "txn_id" :> tx)
-    /\ UNCHANGED <<clientVars, kqpVars, messageVars, offsetVars, logVars, tableVars, metaVars, coordVars,
+    /\ UNCHANGED <<clientVars, kqpVars, messageVars, offsetVars, logVars, tableVars, partitionVars, coordVars,
                    ghostVars, faultVars>>
 
 \* The mediator delivers participant t's next plan step, in step order; the tablet takes
@@ -1204,11 +1237,16 @@ SeqNoPredicate(tx) ==
     \/ Bug("no_seqno_check")
     \/ \A d \in kqp[tx].dsts : AppliedAt("B", d, tx) \/ SeqNoOk(tx, d)
 
-\* The write predicate on B [pq]: every supportive partition of the WriteId is there, and
-\* its producer's SeqNo moves forward.
+\* Partition d of B still takes data: no split made it inactive (CanWrite [split]); with
+\* split_ignored, always.
+\* @type: (Int) => Bool;
+Active(d) == sealed[d] = -1 \/ Bug("split_ignored")
+
+\* The write predicate on B [pq]: every supportive partition of the WriteId is there, its
+\* partition is active [split], and its producer's SeqNo moves forward.
 \* @type: (Int) => Bool;
 WritePredicate(tx) ==
-    /\ \A d \in kqp[tx].dsts : AppliedAt("B", d, tx) \/ sup[tx][d].st \in {"open", "closed"}
+    /\ \A d \in kqp[tx].dsts : AppliedAt("B", d, tx) \/ (sup[tx][d].st \in {"open", "closed"} /\ Active(d))
     /\ SeqNoPredicate(tx)
 
 \* The datashard's predicate [tli]: the lock holds (the session lives) and nobody committed
@@ -1280,7 +1318,7 @@ PqCalc(t, tx) ==
                                         IF @[d].st = "open" THEN [@[d] EXCEPT !.st = "closed"] ELSE @[d]]]
                     ELSE sup
           /\ action' = Act("PqCalc", t, "txn_id" :> tx @@ "step" :> ptx[t][tx].step @@ "commit" :> IF own = "commit" THEN 1 ELSE 0)
-    /\ UNCHANGED <<clientVars, kqpVars, offsetVars, logVars, tableVars, metaVars, coordVars, appliedVars,
+    /\ UNCHANGED <<clientVars, kqpVars, offsetVars, logVars, tableVars, partitionVars, coordVars, appliedVars,
                    wackedVars, plainVars, skippedVars, answerVars, checkVars, faultVars>>
 
 \* Participant t receives a peer's read set. It keeps the decision in memory and
@@ -1354,8 +1392,8 @@ PartitionApply(t, tx, k) ==
        /\ applied' = [applied EXCEPT ![t][tx] = v.dec]
        /\ action' = Act(IF commit THEN "PartitionCommit" ELSE "PartitionRollback", t,
                         "txn_id" :> tx @@ "partition" :> k @@ "step" :> v.step)
-       /\ UNCHANGED <<clientVars, kqpVars, messageVars, urowVars, coordVars, voteVars, wackedVars, plainVars, skippedVars, answerVars,
-                      faultVars>>
+       /\ UNCHANGED <<clientVars, kqpVars, messageVars, urowVars, sealVars, coordVars, voteVars, wackedVars, plainVars,
+                      skippedVars, answerVars, faultVars>>
 
 \* The immediate path [imm]: the one participant of an immediate transaction checks it and
 \* applies it in one write, and answers KQP. Tablet A: the committed offset is b
@@ -1374,7 +1412,7 @@ PqImmediate(t, tx) ==
     /\ LET k == CHOOSE x \in PartsOf(t, tx) : TRUE
            c == committed[kqp[tx].src]
            ok == CASE t = "A" -> Bug("immediate_no_offset_check") \/ (c = kqp[tx].b /\ kqp[tx].e <= MsgsPerSrc)
-                   [] t = "B" -> /\ \A d \in kqp[tx].dsts : sup[tx][d].st = "open"
+                   [] t = "B" -> /\ \A d \in kqp[tx].dsts : sup[tx][d].st = "open" /\ Active(d)
                                  /\ Producers = "none" \/ Bug("no_seqno_check") \/ \A d \in kqp[tx].dsts : SeqNoOk(tx, d)
                    [] OTHER -> Predicate(t, tx)   \* the datashard alone: an empty write-only transaction's row
            dec == IF ok THEN "commit" ELSE "abort"
@@ -1384,7 +1422,7 @@ PqImmediate(t, tx) ==
           /\ kqp' = [kqp EXCEPT ![tx].st = "planned", ![tx].results = {t}, ![tx].aborted = ~ok,
                                 ![tx].bad = (t = "A" /\ ~ok /\ c = kqp[tx].b), ![tx].depth = @ + 1]
           /\ action' = Act("PqImmediate", t, "txn_id" :> tx @@ "partition" :> k @@ "commit" :> IF ok THEN 1 ELSE 0)
-    /\ UNCHANGED <<clientVars, txIdVars, messageVars, urowVars, metaVars, tabletVars, coordVars, wackedVars,
+    /\ UNCHANGED <<clientVars, txIdVars, messageVars, urowVars, partitionVars, tabletVars, coordVars, wackedVars,
                    plainVars, skippedVars, answerVars, orderCheckVars, faultVars>>
 
 \* Every partition applied: EXECUTED. The tablet answers KQP (COMPLETE or ABORTED),
@@ -1403,7 +1441,7 @@ PqTxDone(t, tx) ==
        /\ net' = IF Bug("ack_rs_before_persist") THEN net ELSE net \cup {ReadSetAck(t, q, tx) : q \in v.rs}
        /\ sup' = IF t = "B" THEN [sup EXCEPT ![tx] = [d \in DstParts |-> IF d \in v.done THEN NoSupDone ELSE @[d]]] ELSE sup
        /\ action' = Act("PqTxDone", t, "txn_id" :> tx @@ "commit" :> IF v.dec = "commit" THEN 1 ELSE 0)
-       /\ UNCHANGED <<clientVars, txIdVars, offsetVars, logVars, tableVars, metaVars, planVars, expiryVars,
+       /\ UNCHANGED <<clientVars, txIdVars, offsetVars, logVars, tableVars, partitionVars, planVars, expiryVars,
                       ghostVars, faultVars>>
 
 \* A peer acknowledged t's read set.
@@ -1531,6 +1569,18 @@ TabletRestart(t) ==
 
 \* The network loses a message (a write, a read set or an acknowledgement); a lost write
 \* breaks its stream, so the writes after it on the stream are lost too (StreamRest).
+\* Partition d of B splits [split]: it becomes inactive and keeps the log it has. It waits
+\* for a transaction calculated and not yet executed on d. A fault: at most MaxSplits.
+\* @type: (Int) => Bool;
+Split(d) ==
+    /\ Cardinality({x \in DstParts : sealed[x] # -1}) < MaxSplits
+    /\ sealed[d] = -1
+    /\ ~\E x \in Txns : ptx["B"][x].st \in {"WAIT_RS", "EXECUTING"} /\ d \in kqp[x].dsts \ ptx["B"][x].done
+    /\ sealed' = [sealed EXCEPT ![d] = Len(target[d])]
+    /\ action' = Act("Split", "B", "partition" :> d)
+    /\ UNCHANGED <<clientVars, kqpVars, messageVars, offsetVars, topicBVars, tableVars, metaVars, tabletVars, coordVars,
+                   ghostVars, faultVars>>
+
 \* @type: ($net) => Bool;
 Lose(m) ==
     /\ losses < MaxLoss
@@ -1561,6 +1611,7 @@ Next ==
     \/ \E t \in Tablets :
         \/ PqPlanStep(t)
         \/ TabletRestart(t)
+        \/ \E d \in DstParts : t = "B" /\ Split(d)
         \/ \E tx \in Txns :
             \/ PqPropose(t, tx) \/ PqImmediate(t, tx) \/ Expire(t, tx) \/ PqCalc(t, tx) \/ PqExecute(t, tx) \/ PqTxDone(t, tx)
             \/ PqDelete(t, tx)

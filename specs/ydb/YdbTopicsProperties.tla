@@ -57,6 +57,7 @@ TargetTypeOK == DOMAIN target = DstParts /\ \A d \in DstParts : SeqOf(target[d],
 RowsTypeOK == SeqOf(rows, Txns)
 UrowsTypeOK == urows \in [Txns -> -1..MaxTxns]
 MetaTypeOK == meta \in [Tablets -> [PartIds -> Steps \X (0..MaxTxns)]]
+SealedTypeOK == sealed \in [DstParts -> -1..(MsgsPerSrc * NumSrc + Cardinality(AppMessages))]
 PdurTypeOK == pdur \in [Tablets -> [Txns -> DurableRecords]]
 PtxTypeOK == ptx \in [Tablets -> [Txns -> VolatileRecords]]
 PlanTypeOK == plan \in [Txns -> Steps]
@@ -91,6 +92,7 @@ TypeOK ==
     /\ RowsTypeOK
     /\ UrowsTypeOK
     /\ MetaTypeOK
+    /\ SealedTypeOK
     /\ PdurTypeOK
     /\ PtxTypeOK
     /\ PlanTypeOK
@@ -186,6 +188,11 @@ ReadCommitted ==
 \* only move forward through such commits.
 OffsetRangeCheck == ~rangeBad
 
+\* INV: InactiveSealed
+\* A partition of B that a split made inactive takes no more data: its log stays as it was
+\* at the split (readers move on to its children once they read it to its end).
+InactiveSealed == \A d \in DstParts : sealed[d] # -1 => Len(target[d]) = sealed[d]
+
 \* INV: TableSerializable
 \* Every committed write of the table's row read the version the write before it made:
 \* no transaction overwrote a write it did not see (a lost update).
@@ -249,6 +256,9 @@ WitnessReadMoreCommits == \A tx \in Txns : ~(told[tx] = "COMMITTED" /\ kqp[tx].e
 WitnessOtherProducerCommits ==
     \A tx \in Txns : ~(told[tx] = "COMMITTED" /\ \E d \in kqp[tx].dsts : \E i \in DOMAIN target[d] :
                             target[d][i].src = OtherProducer /\ \E j \in DOMAIN target[d] : j > i /\ target[d][j] \in Batch(tx))
+
+\* A witness: false once a transaction that wrote a partition a split made inactive is ABORTED.
+WitnessSplitAborts == \A tx \in Txns : ~(told[tx] = "ABORTED" /\ \E d \in kqp[tx].dsts : sealed[d] # -1)
 
 \* A witness: false once KQP or a partition answered BAD_REQUEST (an offset range that
 \* intersects the transaction's, or one past the partition's end).

@@ -47,7 +47,7 @@ def add_parsers(sub: Any) -> None:
                      "cone: album, e.g. album:adders=2,retaggers=1,retag_to=1,attempts=2")
     sim.add_argument("--faults", default="none", metavar="F",
                      help="none, all, or the protocol's budgets; kafka: e.g. loss=1,late=EndTxn+Produce,retries=2,timeouts,hangs=1,"
-                     "failovers=1,restarts=1; ydb: e.g. hangs=1,restarts=1,loss=1,locklosses=1,deadlines=1,reconnects=1; "
+                     "failovers=1,restarts=1; ydb: e.g. hangs=1,restarts=1,loss=1,locklosses=1,deadlines=1,reconnects=1,splits=1; "
                      "cone: e.g. crash=1,pause=1,cut=1,drop=1,dc=1")
     sim.add_argument("--bugs", default="", metavar="B",
                      help="switch on bugs of the protocol's bug zoo, e.g. no_epoch_bump+lso_inclusive (kafka), "
