@@ -217,7 +217,7 @@ def test_retry_tx_sync_retries_an_aborted_transaction(tmp_path: Path) -> None:
     assert [sim.engine.told[t] for t in (1, 2, 3)] == ["COMMITTED", "ABORTED", "COMMITTED"]
 
 
-def test_statements_and_closes_the_spec_lacks_get_one_line_with_the_fix() -> None:
+def test_statements_the_spec_lacks_get_one_line_with_the_fix() -> None:
     from ref_impl.ydb.constants import Constants
     from ref_impl.ydb.engine import Engine
 
@@ -226,6 +226,27 @@ def test_statements_and_closes_the_spec_lacks_get_one_line_with_the_fix() -> Non
     tx = driver.begin_transaction()
     with pytest.raises(api.IllegalStateError, match="not a statement of the spec"):
         tx.execute("SELECT * FROM rows WHERE id > 3")
-    writer = sdk.TxWriter(api.TxWriter(tx))
-    with pytest.raises(api.IllegalStateError, match="forced close"):
-        writer.close(flush=False)
+
+
+def test_a_writer_closed_by_force_fails_the_commit_with_session_expired() -> None:
+    """WriteToTopic_Demo_41 through the SDK's names: a write unacknowledged, close(flush=False),
+    then tx.commit() raises SESSION_EXPIRED before anything is sent (the C++ SDK's callback before
+    the commit, write_session_impl.cpp), and the transaction can be rolled back."""
+    from ref_impl.ydb.actions import run as take
+    from ref_impl.ydb.constants import Constants
+    from ref_impl.ydb.engine import Engine
+
+    e = Engine(Constants(workers=("w1",), max_txns=1, shapes=("write",), force_closes=True))
+    driver = sdk.Driver(e, "w1")
+    tx = driver.begin_transaction("write")
+    assert take(e, "BeginWrites", "w1")
+    tx.id = e.cl["w1"].tx
+    writer = sdk.TxWriter(tx.writer("B"))
+    assert take(e, "TxWrite", "w1")  # in flight, not acknowledged
+    close = writer.close(flush=False)
+    assert close.next_step() == ("ForceClose", "w1") and take(e, "ForceClose", "w1")
+    err = tx.commit().fails()
+    assert isinstance(err, api.TopicWriteError) and err.status == "SESSION_EXPIRED"
+    assert take(e, "RollbackTx", "w1") and e.told[1] == "ABORTED"
+    with pytest.raises(api.IllegalStateError, match="closed"):
+        writer.write(sdk.TopicWriterMessage(b"x"))

@@ -53,7 +53,7 @@ def test_the_table_names_exactly_the_actions_of_the_specs_next() -> None:
     table = {a.name for a in ACTIONS}
     assert spec - table == set(), "actions of the spec's Next that the reference engine lacks"
     assert table - spec == set(), "actions of the reference engine that the spec's Next lacks"
-    assert len(table) == len(ACTIONS) == 38
+    assert len(table) == len(ACTIONS) == 39
 
 
 def operator_body(text: str, name: str) -> str:
@@ -92,7 +92,7 @@ def test_each_action_is_a_guard_and_an_effect_of_the_same_name() -> None:
 def test_the_sdk_takes_the_workers_steps_and_the_scheduler_the_rest() -> None:
     sdk = {a.name for a in ACTIONS if a.by == APPLICATION}
     assert sdk == {"ReadBatch", "ReadOnlyBatch", "ReadMore", "UpdateOffsets", "BeginWrites", "TxWrite", "NonTxWrite",
-                   "OtherProducerWrite", "TableWrite",
+                   "OtherProducerWrite", "ForceClose", "TableWrite",
                    "Flush", "CommitTx", "RollbackTx"}
     faults = {a.name for a in ACTIONS if a.fault}
     assert faults == {"Hang", "Resume", "PlanDeadline", "LockLost", "Lose", "TabletRestart", "PqWriteAckLost", "Resend",

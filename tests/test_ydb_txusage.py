@@ -212,3 +212,22 @@ def test_after_a_split_a_new_supportive_partition_refuses_the_write() -> None:
     assert r.events[-1]["action"] == "PqWriteRefused" and r.e.writer_failed("w1")
     r.take(("RollbackTx", "w1"))
     assert r.e.told[1] == "ABORTED" and r.e.target == {1: [], 2: []}
+
+
+@pytest.mark.tlc
+def test_write_to_topic_demo_41_a_writer_closed_by_force_gets_session_expired(tmp_path: Path) -> None:
+    """WriteToTopic_Demo_41: the transaction's writes are sent, the write session is closed by
+    force (Close(0)) before their acknowledgements, and the commit is SESSION_EXPIRED. The status
+    is the C++ SDK's: its callback before the commit refuses a session closed with writes
+    unacknowledged, and the commit is never sent. Here the writer has failed (the spec's
+    WriterFailed), Flush is not enabled, and the application rolls back; the writes still in
+    flight reach a tablet that has deleted the transaction's supportive partition."""
+    r = Run(workers=("w1",), max_txns=1, batch_max=2, shapes=("write",), force_closes=True)
+    r.take(("BeginWrites", "w1"), ("TxWrite", "w1"), ("TxWrite", "w1"), ("ForceClose", "w1"))
+    assert r.e.writer_failed("w1") and not run(r.e, "Flush", "w1") and not run(r.e, "TxWrite", "w1")
+    r.take(("RollbackTx", "w1"), ("PqLockLost", 1))
+    for m in sorted(r.e.net, key=lambda m: m.m.off):
+        r.take(("PqWrite", m))
+    assert [x["action"] for x in r.events[-2:]] == ["PqWriteRefused", "PqWriteRefused"]
+    assert r.e.told[1] == "ABORTED" and r.e.target[1] == []
+    r.accepted(tmp_path)

@@ -107,6 +107,7 @@ ACTIONS: tuple[Action, ...] = (
     _sdk("OtherProducerWrite", WORKER, E.other_producer_write_enabled, E.other_producer_write),
     # The SDK's writer reconnects on its own (no call of the application): after a fault.
     Action("Resend", WORKER, E.resend_enabled, E.resend, fault=True),
+    _sdk("ForceClose", WORKER, E.force_close_enabled, E.force_close),
     _sdk("TableWrite", WORKER, E.table_write_enabled, E.table_write),
     _sdk("Flush", WORKER, E.flush_enabled, E.flush),
     _sdk("CommitTx", WORKER, E.commit_tx_enabled, E.commit_tx),

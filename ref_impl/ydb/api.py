@@ -415,13 +415,30 @@ class TxWriter:
         self.tx._open("flush")
         return Call([("Flush", lambda: self.tx.driver.worker)], fails=self.tx._flush_failed)
 
+    def close(self, flush: bool = True) -> Call:
+        """close(flush=True) is a flush. close(flush=False) closes the writer by force (the C++
+        SDK's Close(0), YDB's WriteToTopic_Demo_41; ForceClose): with a write unacknowledged, the
+        writer never flushes and the commit raises TopicWriteError (SESSION_EXPIRED) unsent."""
+        if flush:
+            return self.flush()
+        e, w = self.tx.driver.engine, self.tx.driver.worker
+        if not e.unacked_writes(w):
+            return Call([])  # nothing unacknowledged: a forced close loses nothing
+        if not e.k.force_closes:
+            raise IllegalStateError("close(flush=False): this run's writers are not closed by force "
+                                    "(ForceCloses is false); make the engine with Constants(force_closes=True), "
+                                    "or simulate with --workload copy:close=true")
+        # skipped if every write is acknowledged by the time the step's turn comes
+        return Call([("ForceClose", lambda: w)], optional=frozenset({0}))
+
 
 def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Callable[[], bool] = lambda: False,
              shapes: Callable[[], str] = lambda: "copy", outside_here: Callable[[], bool] = lambda: False,
              write_counts: Callable[[], int] | None = None, table_here: Callable[[], bool] = lambda: True,
              range_here: Callable[[Batch], tuple[int, int] | None] = lambda batch: None,
              more_here: Callable[[Tx], bool] = lambda tx: False,
-             other_here: Callable[[], bool] = lambda: False) -> App:
+             other_here: Callable[[], bool] = lambda: False,
+             close_here: Callable[[], bool] = lambda: False) -> App:
     """The workload: read a batch of topic A, write it to topic B (and a row to the table), and
     commit the read offsets, the writes and the row in one transaction; again and again. Where
     ``rollback_here()`` says so (after the read, after a write, before the commit), the
@@ -435,7 +452,8 @@ def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Call
     ends the transaction, and the reader reads again. Where ``more_here(tx)`` says so, a copy or
     read-only transaction reads another batch after its writes so far (ReadMore). Where
     ``other_here()`` says so after a transaction's first write, another producer writes outside
-    any transaction to the same partition."""
+    any transaction to the same partition. Where ``close_here()`` says so after its writes, the
+    application closes its writer by force; the commit then fails and it rolls back."""
     reader = driver.reader("A", CONSUMER)
     while True:
         tx = driver.begin_transaction(shapes())
@@ -477,6 +495,8 @@ def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Call
             to_write = batch.messages if tx.shape == "copy" else ()
         if rolled_back:
             continue
+        if writer is not None and to_write and close_here():
+            yield writer.close(flush=False)
         if driver.has_table and table_here():
             yield tx.upsert("rows", {"tx": tx.id, "partition": partition})
         try:

@@ -67,6 +67,7 @@ class Constants:
     max_reads: int = 1
     max_other_writes: int = 0
     max_splits: int = 0
+    force_closes: bool = False
     bugs: tuple[str, ...] = attrs.field(default=(), converter=_sorted_tuple)
     depth_bound: int = DEPTH_BOUND
 
@@ -141,6 +142,7 @@ class Constants:
             **({"MaxReads": self.max_reads} if self.max_reads != 1 else {}),
             **({"MaxOtherWrites": self.max_other_writes} if self.max_other_writes else {}),
             **({"MaxSplits": self.max_splits} if self.max_splits else {}),
+            **({"ForceCloses": True} if self.force_closes else {}),
         }
 
     @classmethod
@@ -168,6 +170,7 @@ class Constants:
             max_reads=k.get("MaxReads", 1),
             max_other_writes=k.get("MaxOtherWrites", 0),
             max_splits=k.get("MaxSplits", 0),
+            force_closes=k.get("ForceCloses", False),
             bugs=tuple(k.get("Bugs", ())),
             depth_bound=k.get("DepthBound", DEPTH_BOUND),
         )

@@ -45,6 +45,7 @@ def draw(before: Mapping[str, Any], after: Mapping[str, Any]) -> tuple[Arrow | N
     requests: dict[str, tuple[Arrow | Note, ...]] = {
         "ReadBatch": (Arrow(actor, tablet("A"), f"Read(A{args.get('partition')}, [{args.get('b')}, {args.get('e')})) in {tx}"),),
         "ReadOnlyBatch": (Arrow(actor, tablet("A"), f"Read(A{args.get('partition')}, [{args.get('b')}, {args.get('e')})) in {tx}"),),
+        "ForceClose": (Note((actor,), f"{tx}: writer closed by force, writes unacknowledged"),),
         "Split": (Note((tablet("B"),), f"partition {args.get('partition')} splits: inactive"),),
         "OtherProducerWrite": (Arrow(actor, tablet("B"), f"another producer writes (-1, {args.get('off')}) outside any transaction"),),
         "ReadMore": (Arrow(actor, tablet("A"), f"Read(A{args.get('partition')}, [{args.get('b')}, {args.get('e')})) in {tx}, again"),),

@@ -65,7 +65,7 @@ def msgs(ms: Iterable[Msg]) -> tuple[Record, ...]:
 def worker(w: Worker) -> Record:
     """YdbTopics' $worker; ``pos`` is SrcParts -> Int."""
     return Record(phase=w.phase, shape=w.shape, tx=w.tx, src=w.src, b=w.b, e=w.e, sent=w.sent, row=w.row, hung=w.hung,
-                  pos=function(w.pos), ranges=w.ranges, reads=w.reads)
+                  pos=function(w.pos), ranges=w.ranges, reads=w.reads, closed=w.closed)
 
 
 def session(s: Session) -> Record:

@@ -84,13 +84,11 @@ class TxWriter:
         return self._w.flush()
 
     def close(self, flush: bool = True) -> api.Call:
-        """close(flush=True): every write acknowledged, then the writer is closed. A forced close
-        (flush=False, the C++ SDK's Close(0), YDB's WriteToTopic_Demo_41) is not in the spec."""
-        if not flush:
-            raise api.IllegalStateError("close(flush=False): a forced close of a transactional writer is not in the "
-                                        "spec; close(flush=True) flushes and closes")
+        """close(flush=True): every write acknowledged, then the writer is closed. close(flush=False)
+        closes it by force (the C++ SDK's Close(0), YDB's WriteToTopic_Demo_41): with a write
+        unacknowledged, the commit then raises SESSION_EXPIRED without being sent (ForceClose)."""
         self.closed = True
-        return self._w.flush()
+        return self._w.close(flush)
 
 
 class TopicClient:

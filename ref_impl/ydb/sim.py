@@ -40,7 +40,8 @@ class Workload:
     write-only transaction's producer write N messages outside any transaction; ``ranges=N`` lets
     a read-only transaction name up to N offset ranges of its own (UpdateOffsetsInTransaction);
     ``reads=N`` lets a copy or read-only transaction read up to N batches, after its writes;
-    ``others=N`` lets another producer write N messages outside transactions beside them."""
+    ``others=N`` lets another producer write N messages outside transactions beside them;
+    ``close=true`` lets the application close its transactional writer by force before the commit."""
 
     workers: int = 2
     src: int = 1
@@ -57,9 +58,10 @@ class Workload:
     ranges: int = 0
     reads: int = 1
     others: int = 0
+    close: bool = False
 
     KEYS = ("workers", "src", "dst", "msgs", "batch", "txns", "table", "rollback", "producers", "version", "shapes",
-            "nontx", "ranges", "reads", "others")
+            "nontx", "ranges", "reads", "others", "close")
 
     @classmethod
     def parse(cls, text: str) -> Workload:
@@ -67,7 +69,7 @@ class Workload:
         version, shapes: e.g. ``shapes=copy+read+write``, nontx: how many writes outside transactions, with
         producers=partition and write-only transactions, ranges: how many offset ranges of its own a
         read-only transaction names, reads: how many batches a transaction reads, others: how many writes
-        another producer makes outside transactions)."""
+        another producer makes outside transactions, close: whether the application closes its writer by force)."""
         kind, _, rest = text.strip().partition(":")
         if kind != "copy":
             raise SettingsError(f"unknown workload {kind!r}; use copy, e.g. copy:workers=2,src=1,dst=2,msgs=4,txns=6,table=true")
@@ -82,7 +84,7 @@ class Workload:
                 fields[key] = tuple(sorted(set(names)))
             elif key == "producers":
                 fields[key] = settings.choice(key, value, PRODUCERS)
-            elif key in ("table", "rollback"):
+            elif key in ("table", "rollback", "close"):
                 fields[key] = settings.flag(key, value)
             elif key in cls.KEYS:
                 fields[key] = settings.whole(key, value, 0 if key in ("msgs", "txns", "nontx", "ranges", "others") else 1)
@@ -155,6 +157,7 @@ def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constan
         max_ranges=w.ranges,
         max_reads=w.reads,
         max_other_writes=w.others,
+        force_closes=w.close,
         producers=w.producers,
         version=w.version,
         max_hangs=f.hangs,
@@ -193,7 +196,7 @@ class Simulation(Stepper):
         self.apps = [AppRunner(w, api.copy_app(api.Driver(self.engine, w), self._batch_size, self._rollback_here,
                                                self._shape, self._outside_here, self._write_count,
                                                self._table_here, self._range, self._more_here,
-                                               self._other_here))
+                                               self._other_here, self._close_here))
                      for w in self.k.workers]
 
     def _batch_size(self) -> int:
@@ -238,6 +241,11 @@ class Simulation(Stepper):
         """With others=N another producer writes beside a transaction's first write at about one in
         two of the chances, while the budget lasts (no draw without it)."""
         return self.w.others > self.engine.plain_writes(-1) and self.app_rng.random() < 0.5
+
+    def _close_here(self) -> bool:
+        """With close=true the application closes its writer by force at about one in eight of its
+        chances (no draw without it)."""
+        return self.w.close and self.app_rng.random() < 0.125
 
     def _outside_here(self) -> bool:
         """With nontx=N the application writes outside its write-only transaction at about one in

@@ -59,6 +59,7 @@ class Worker:
     hung: bool = False
     ranges: int = 0  # the ranges of its own the read-only transaction named (UpdateOffsets)
     reads: int = 0  # the batches the transaction read (ReadBatch or ReadOnlyBatch, then ReadMore)
+    closed: bool = False  # the transactional writer was closed by force (ForceClose)
 
 
 @attrs.define

@@ -127,6 +127,7 @@ EVENT_COLUMNS: dict[str, frozenset[str]] = {ev: frozenset(cols) for ev, cols in 
     "PqWriteSkipped": ("tablet", "txn_id", "partition", "offset", "log_end"),
     "PqWriteAckLost": ("tablet", "txn_id", "partition", "offset", "log_end"),
     "Resend": _WORKER,
+    "ForceClose": _WORKER,
     "PqReadSet": (*_TABLET, "peer", "decision"),
     "PqReadSetAck": (*_TABLET, "peer"),
     "Lose": ("message", "txn_id", "tablet", "peer", "partition", "offset", "decision"),
@@ -171,11 +172,14 @@ CONSTANT_KINDS = {
     "MaxReads": INT,
     "MaxOtherWrites": INT,
     "MaxSplits": INT,
+    "ForceCloses": BOOL,
     "Bugs": LIST,
     "DepthBound": INT,
 }
+# All but the first two: older headers, and the constants a header names only when not their default.
 DEFAULTS = {"Bugs": [], "DepthBound": 6, "Rollbacks": False, "Producers": "none", "TxShapes": ["copy"],
-            "MaxNonTxWrites": 0, "MaxReconnects": 0, "MaxRanges": 0, "MaxReads": 1, "MaxOtherWrites": 0, "MaxSplits": 0}  # all but the first two: older headers
+            "MaxNonTxWrites": 0, "MaxReconnects": 0, "MaxRanges": 0, "MaxReads": 1, "MaxOtherWrites": 0, "MaxSplits": 0,
+            "ForceCloses": False}
 
 
 def _printable(s: str) -> bool:

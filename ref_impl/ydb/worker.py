@@ -127,7 +127,7 @@ class WorkerSteps(State):
     def tx_write_enabled(self, w: str) -> bool:
         c = self.cl[w]
         limit = self.k.batch_max if c.shape == "write" else self.writes(w)
-        return not c.hung and c.phase == "open" and c.sent < limit
+        return not c.hung and c.phase == "open" and not c.closed and c.sent < limit
 
     def stream_broken(self, w: str, d: int) -> bool:
         """StreamBroken(w, d): a write sent to partition d is neither acknowledged nor on its way."""
@@ -207,7 +207,7 @@ class WorkerSteps(State):
 
     def flush_enabled(self, w: str) -> bool:
         c = self.cl[w]
-        if c.hung or c.phase != "open" or c.sent != self.writes(w):
+        if c.hung or c.phase != "open" or c.closed or c.sent != self.writes(w):
             return False
         return self.k.bug("no_flush") or len(self.wacked[c.tx]) == self.writes(w)
 
@@ -238,9 +238,25 @@ class WorkerSteps(State):
     def writer_failed(self, w: str) -> bool:
         """WriterFailed(w): a write was refused or lost, so it can never be acknowledged."""
         c = self.cl[w]
+        if c.phase == "open" and c.closed:  # closed by force: SESSION_EXPIRED at the commit
+            return True
         if c.phase != "open" or c.sent != self.writes(w):
             return False
         return len(self.wacked[c.tx]) < self.writes(w) and not any(m.type == "Write" and m.tx == c.tx for m in self.net)
+
+    # --- ForceClose(w): the application closes its transactional writer by force ---
+
+    def force_close_enabled(self, w: str) -> bool:
+        c = self.cl[w]
+        return (self.k.force_closes and not c.hung and c.phase == "open" and c.shape != "read" and not c.closed
+                and bool(self.unacked_writes(w)))
+
+    def force_close(self, w: str) -> None:
+        """Close(0) with writes unacknowledged: nothing more is sent, the writer never flushes, and
+        the SDK answers the commit SESSION_EXPIRED without sending it (write_session_impl.cpp)."""
+        c = self.cl[w]
+        c.closed = True
+        self.emit("ForceClose", w, (("txn_id", c.tx),), worker=w, txn_id=c.tx, phase=c.phase)
 
     # --- Resend(w): the SDK's writer reconnects and sends every unacknowledged write again ---
 
@@ -254,7 +270,7 @@ class WorkerSteps(State):
 
     def resend_enabled(self, w: str) -> bool:
         c = self.cl[w]
-        if self.reconnects >= self.k.max_reconnects or c.hung or c.phase != "open":
+        if self.reconnects >= self.k.max_reconnects or c.hung or c.phase != "open" or c.closed:
             return False
         return bool(self.unacked_writes(w)) and not any(m.type == WRITE and m.tx == c.tx for m in self.net)
 

@@ -148,6 +148,7 @@ Bound(ev) ==
          [] a = "NonTxWrite"      -> \E w \in W : NonTxWrite(w)
          [] a = "OtherProducerWrite" -> \E w \in W : OtherProducerWrite(w)
          [] a = "Resend"          -> \E w \in W : Resend(w)
+         [] a = "ForceClose"      -> \E w \in W : ForceClose(w)
          [] a = "TableWrite"      -> \E w \in W : TableWrite(w)
          [] a = "Flush"           -> \E w \in W : Flush(w)
          [] a = "CommitTx"        -> \E w \in W : CommitTx(w)

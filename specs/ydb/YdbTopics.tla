@@ -70,6 +70,13 @@
 (*           (a writer with nothing written has nothing to flush); with no *)
 (*           topic or shard operation KQP has no participant to propose to *)
 (*           and answers at once (our reading of kqp_data_executer.cpp)    *)
+(*   [close] ydb C++ SDK write_session_impl.cpp                           *)
+(*           TrySubscribeOnTransactionCommit: the writer's callback before *)
+(*           the commit answers SESSION_EXPIRED when the session was       *)
+(*           closed with writes unacknowledged (Close(0): AbortImpl,       *)
+(*           CancelTransactions), and the commit is not sent               *)
+(*           (transaction.cpp MakeSessionExpiredError); YDB's TxUsage       *)
+(*           WriteToTopic_Demo_41                                          *)
 (*   [split] a partition split (autopartitioning): the parent partition    *)
 (*           becomes inactive (partition.cpp IsActive, CanWrite); a plain  *)
 (*           write to it is refused ("Write to inactive partition",         *)
@@ -226,6 +233,12 @@
 (* transaction calculated and not yet executed on the partition (the      *)
 (* config change goes through the tablet's queue like a transaction).     *)
 (*                                                                         *)
+(* The application may close its transactional writer by force           *)
+(* (ForceClose, ForceCloses) while writes are unacknowledged [close]: the  *)
+(* writer sends nothing more and never flushes, its SDK answers the commit *)
+(* SESSION_EXPIRED without sending it, and the application rolls back      *)
+(* (WriterFailed). Writes already sent may still reach the tablet.         *)
+(*                                                                         *)
 (* Faults: a worker hangs and resumes; while it hangs the group gives its *)
 (* partition to another worker (TakeOver) and the hung one resumes as a   *)
 (* zombie; a lock dies (LockLost: session death or the lock service), and *)
@@ -327,6 +340,9 @@ CONSTANTS
     \* How many partitions of B split in a run (header).
     \* @type: Int;
     MaxSplits,
+    \* Whether the application may close its transactional writer by force (header).
+    \* @type: Bool;
+    ForceCloses,
     \* @type: Set(Str);
     Bugs
 
@@ -361,7 +377,7 @@ ASSUME /\ Workers # {}
        /\ Table \in BOOLEAN /\ Rollbacks \in BOOLEAN /\ Producers \in {"none", "partition"} /\ Version \in {"v25", "v26"}
        /\ MaxHangs \in Nat /\ MaxRestarts \in Nat /\ MaxLoss \in Nat
        /\ MaxLockLosses \in Nat /\ MaxDeadlines \in Nat /\ MaxNonTxWrites \in Nat /\ MaxReconnects \in Nat
-       /\ MaxRanges \in Nat /\ MaxReads \in Nat \ {0} /\ MaxOtherWrites \in Nat /\ MaxSplits \in Nat
+       /\ MaxRanges \in Nat /\ MaxReads \in Nat \ {0} /\ MaxOtherWrites \in Nat /\ MaxSplits \in Nat /\ ForceCloses \in BOOLEAN
        /\ TxShapes # {} /\ TxShapes \subseteq {"copy", "read", "write"}
        /\ Bugs \subseteq BugNames
 
@@ -370,7 +386,7 @@ Bug(b) == b \in Bugs
 
 (*
   @typeAlias: msg = {src: Int, off: Int};
-  @typeAlias: worker = {phase: Str, shape: Str, tx: Int, src: Int, b: Int, e: Int, sent: Int, row: Bool, hung: Bool, pos: Int -> Int, ranges: Int, reads: Int};
+  @typeAlias: worker = {phase: Str, shape: Str, tx: Int, src: Int, b: Int, e: Int, sent: Int, row: Bool, hung: Bool, pos: Int -> Int, ranges: Int, reads: Int, closed: Bool};
   @typeAlias: session = {st: Str, shape: Str, w: Str, src: Int, b: Int, e: Int, dsts: Set(Int), lock: Str, prepared: Set(Str), refused: Bool, results: Set(Str), aborted: Bool, depth: Int, pdepth: Int, named: Set(Int), bad: Bool};
   @typeAlias: sup = {st: Str, data: Seq($msg)};
   @typeAlias: durable = {st: Str, step: Int, dec: Str, done: Set(Int), depth: Int};
@@ -586,7 +602,7 @@ Act(name, actor, args) == [name |-> name, actor |-> actor, args |-> args]
 \* @type: $worker;
 IdleWorker == [phase |-> "idle", shape |-> "copy", tx |-> 0, src |-> 0, b |-> 0, e |-> 0, sent |-> 0, row |-> FALSE,
                hung |-> FALSE, pos |-> [p \in SrcParts |-> -1], ranges |-> 0,
-               reads |-> 0]
+               reads |-> 0, closed |-> FALSE]
 \* @type: $session;
 NoSession == [st |-> "none", shape |-> "copy", w |-> "", src |-> 0, b |-> 0, e |-> 0, dsts |-> {}, lock |-> "alive",
               prepared |-> {}, refused |-> FALSE, results |-> {}, aborted |-> FALSE, depth |-> 0, pdepth |-> 0,
@@ -842,7 +858,7 @@ StreamBroken(w, d) ==
 \* @type: (Str) => Bool;
 TxWrite(w) ==
     /\ ~cl[w].hung
-    /\ cl[w].phase = "open"
+    /\ cl[w].phase = "open" /\ ~cl[w].closed
     /\ cl[w].sent < IF cl[w].shape = "write" THEN BatchMax ELSE Writes(w)
     /\ LET tx == cl[w].tx
            o == cl[w].b + cl[w].sent
@@ -874,7 +890,7 @@ TableWrite(w) ==
 \* @type: (Str) => Bool;
 Flush(w) ==
     /\ ~cl[w].hung
-    /\ cl[w].phase = "open"
+    /\ cl[w].phase = "open" /\ ~cl[w].closed
     /\ cl[w].sent = Writes(w)
     /\ Bug("no_flush") \/ Cardinality(wacked[cl[w].tx]) = Writes(w)
     /\ cl' = [cl EXCEPT ![w].phase = "flushed"]
@@ -924,13 +940,26 @@ KqpResult(tx) ==
 \* @type: (Str) => Bool;
 WriterFailed(w) ==
     /\ cl[w].phase = "open"
-    /\ cl[w].sent = Writes(w)
-    /\ Cardinality(wacked[cl[w].tx]) < Writes(w)
-    /\ ~\E m \in net : m.type = "Write" /\ m.tx = cl[w].tx
+    /\ \/ cl[w].closed   \* closed by force: SESSION_EXPIRED at the commit [close]
+       \/ /\ cl[w].sent = Writes(w)
+          /\ Cardinality(wacked[cl[w].tx]) < Writes(w)
+          /\ ~\E m \in net : m.type = "Write" /\ m.tx = cl[w].tx
 
 \* The writes worker w's transaction has sent so far, in SeqNo order.
 \* @type: (Str) => Set($msg);
 SentWrites(w) == {Msg(cl[w].src, o) : o \in cl[w].b..(cl[w].b + cl[w].sent - 1)}
+
+\* The application closes worker w's transactional writer by force while a write is
+\* unacknowledged [close]: nothing more is sent, and the writer never flushes.
+\* @type: (Str) => Bool;
+ForceClose(w) ==
+    /\ ForceCloses
+    /\ ~cl[w].hung
+    /\ cl[w].phase = "open" /\ cl[w].shape # "read" /\ ~cl[w].closed
+    /\ SentWrites(w) \ wacked[cl[w].tx] # {}
+    /\ cl' = [cl EXCEPT ![w].closed = TRUE]
+    /\ action' = Act("ForceClose", w, "txn_id" :> cl[w].tx)
+    /\ UNCHANGED <<ownerVars, kqpVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
 
 \* The SDK's writer reconnects [resend]: a write of the transaction is neither acknowledged
 \* nor on its way (it was lost, or its acknowledgement was: PqWriteAckLost), so the writer
@@ -940,7 +969,7 @@ SentWrites(w) == {Msg(cl[w].src, o) : o \in cl[w].b..(cl[w].b + cl[w].sent - 1)}
 Resend(w) ==
     /\ reconnects < MaxReconnects
     /\ ~cl[w].hung
-    /\ cl[w].phase = "open"
+    /\ cl[w].phase = "open" /\ ~cl[w].closed
     /\ LET tx == cl[w].tx
            unacked == SentWrites(w) \ wacked[tx]
        IN /\ unacked # {}
@@ -1604,7 +1633,7 @@ Next ==
     \/ \E w \in Workers, b \in 0..MsgsPerSrc : \E e \in (b + 1)..(MsgsPerSrc + 1) : UpdateOffsets(w, b, e)
     \/ \E w \in Workers, e \in 1..MsgsPerSrc : ReadMore(w, e)
     \/ \E w \in Workers, p \in SrcParts : TakeOver(w, p)
-    \/ \E w \in Workers : TxWrite(w) \/ NonTxWrite(w) \/ OtherProducerWrite(w) \/ Resend(w) \/ TableWrite(w) \/ Flush(w) \/ CommitTx(w) \/ RollbackTx(w)
+    \/ \E w \in Workers : TxWrite(w) \/ NonTxWrite(w) \/ OtherProducerWrite(w) \/ Resend(w) \/ ForceClose(w) \/ TableWrite(w) \/ Flush(w) \/ CommitTx(w) \/ RollbackTx(w)
                         \/ Hang(w) \/ Resume(w)
     \/ \E tx \in Txns : KqpResult(tx) \/ CoordPlan(tx) \/ PlanDeadline(tx) \/ PqLockLost(tx) \/ LockLost(tx)
     \/ \E m \in net : PqWrite(m) \/ PqWriteAckLost(m) \/ PqReadSet(m) \/ PqReadSetAck(m) \/ Lose(m)
