@@ -29,7 +29,7 @@ def test_an_action_reads_what_it_names_unprimed_not_what_it_sets_or_keeps() -> N
     ydb, kafka = plugins.get("ydb"), plugins.get("kafka")
     # reads() counts every name, UNCHANGED and primed ones too: every variable of the spec
     assert reads(ydb, "PqWrite") == set(spec_text.spec_variables(ydb)) - {"l"}
-    assert reads_before(ydb, "PqWrite") == {"net", "sup", "target", "wacked", "skipped"}
+    assert reads_before(ydb, "PqWrite") == {"net", "sup", "target", "wacked", "skipped", "sealed"}
     assert reads_before(kafka, "ClientSend") == {"net"}  # net' = net \cup {m}: a step from the old value reads it
     assert reads_before(kafka, "Fetch") == set()  # action' = ..., UNCHANGED <<...>>
     assert {"plog", "tlog"} <= reads_before(kafka, "PostVal")  # records and lso: FetchResult, LastStableOffset

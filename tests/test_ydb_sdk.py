@@ -250,3 +250,70 @@ def test_a_writer_closed_by_force_fails_the_commit_with_session_expired() -> Non
     assert take(e, "RollbackTx", "w1") and e.told[1] == "ABORTED"
     with pytest.raises(api.IllegalStateError, match="closed"):
         writer.write(sdk.TopicWriterMessage(b"x"))
+
+
+# --- YDB's C++ TxUsage scenarios through the SDK's names ---
+
+
+@pytest.mark.tlc
+def test_txusage_demo_5_two_transactions_one_after_the_other(tmp_path: Path) -> None:
+    """WriteToTopic_Demo_5 (and _10): a transaction writes #1 and commits, then another writes #2
+    and commits; both SUCCESS, and a reader sees #1 then #2."""
+
+    def test(driver: sdk.Driver, seen: list[Any]) -> api.App:
+        pool = sdk.QuerySessionPool(driver)
+
+        def callee(tx: api.Tx) -> api.App:
+            writer = yield driver.topic_client.tx_writer(tx, "B")
+            yield writer.write(sdk.TopicWriterMessage(data=b"#"))
+
+        for _ in range(2):
+            yield from pool.retry_tx_sync(callee, retry_settings=sdk.RetrySettings(max_retries=0), shape="write")
+
+    sim, _ = run(test, "copy:workers=1,dst=1,batch=1,txns=2,shapes=write,producers=partition", tmp_path)
+    assert sim.engine.target[1] == [Msg(0, 0), Msg(0, 1)]
+    assert [sim.engine.told[t] for t in (1, 2)] == ["COMMITTED", "COMMITTED"]
+
+
+@pytest.mark.tlc
+def test_txusage_demo_25_read_in_the_transaction_and_write_what_was_read(tmp_path: Path) -> None:
+    """WriteToTopic_Demo_25: read topic A in the transaction and write what was read to topic B;
+    SUCCESS, B holds exactly A's messages and the consumer's offset is past them."""
+
+    def test(driver: sdk.Driver, seen: list[Any]) -> api.App:
+        pool = sdk.QuerySessionPool(driver)
+        reader = driver.topic_client.reader("A", "c")
+
+        def callee(tx: api.Tx) -> api.App:
+            batch = yield reader.receive_batch_with_tx(tx, max_messages=2)
+            writer = yield driver.topic_client.tx_writer(tx, "B")
+            for m in batch.messages:
+                yield writer.write(sdk.TopicWriterMessage(data=m))
+
+        yield from pool.retry_tx_sync(callee, retry_settings=sdk.RetrySettings(max_retries=0), shape="copy")
+
+    sim, _ = run(test, "copy:workers=1,dst=1,msgs=2,batch=2,txns=1", tmp_path)
+    assert sorted(sim.engine.target[1]) == [Msg(1, 0), Msg(1, 1)] and sim.engine.committed[1] == 2
+
+
+@pytest.mark.tlc
+def test_txusage_demo_41_the_writer_closed_by_force_is_session_expired(tmp_path: Path) -> None:
+    """WriteToTopic_Demo_41 through the pool: close(flush=False) before the acknowledgement, then
+    the commit fails with SESSION_EXPIRED; the pool rolls back and, with no retry left, raises it."""
+
+    def test(driver: sdk.Driver, seen: list[Any]) -> api.App:
+        pool = sdk.QuerySessionPool(driver)
+
+        def callee(tx: api.Tx) -> api.App:
+            writer = yield driver.topic_client.tx_writer(tx, "B")
+            yield writer.write(sdk.TopicWriterMessage(data=b"x" * 10))
+            yield writer.close(flush=False)
+
+        try:
+            yield from pool.retry_tx_sync(callee, retry_settings=sdk.RetrySettings(max_retries=0), shape="write")
+        except api.TopicWriteError as err:
+            seen.append(err.status)
+
+    # seed 0's schedule closes the writer before the tablet acknowledges the write
+    sim, seen = run(test, "copy:workers=1,dst=1,batch=1,txns=1,shapes=write,close=true", tmp_path)
+    assert seen == ["SESSION_EXPIRED"] and sim.engine.told[1] == "ABORTED" and sim.engine.target[1] == []
