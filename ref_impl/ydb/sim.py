@@ -120,10 +120,13 @@ class Faults:
 
     @classmethod
     def parse(cls, text: str) -> Faults:
-        """``none``, ``all`` (one of each), or e.g. ``hangs=1,restarts=2,loss=1,locklosses,deadlines,reconnects,splits``."""
+        """``none``, ``all`` (one of each but splits), or e.g.
+        ``hangs=1,restarts=2,loss=1,locklosses,deadlines,reconnects,splits``."""
         preset = settings.fault_preset(text)
         if preset:
-            return cls() if preset == "none" else cls(1, 1, 1, 1, 1, 1, 1)
+            # all: one of each, but no split: its children are not modelled, so after a split every
+            # later transaction routed to the parent aborts, and a long run ends in aborts
+            return cls() if preset == "none" else cls(1, 1, 1, 1, 1, 1, 0)
         fields: dict[str, int] = {}
         for key, value in settings.pairs(text, bare="1").items():
             if key not in cls.KEYS:
