@@ -80,6 +80,9 @@ MUTATION_TRACES = [  # (workload, faults, seed)
     ("copy", "hangs=1", 3),
     ("copy:workers=1,dst=2", "restarts=1,loss=1", 2),
     ("copy:table=true", "all", 4),
+    # issue 50's operations: ReadMore, UpdateOffsets (BAD_REQUEST too); OtherProducerWrite, ForceClose, Split
+    ("copy:workers=1,shapes=read,ranges=1,reads=2", "none", 1),
+    ("copy:workers=2,dst=2,shapes=copy+write,producers=partition,others=1,close=true", "splits=1", 3),
 ]
 MUTANTS_PER_TRACE = 25
 
