@@ -29,6 +29,7 @@ module does not start Cassandra: probe.cassandra does (``txconform probe --targe
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import attrs
@@ -110,7 +111,26 @@ class CassandraStore:
         self.session.execute(f"CREATE TABLE IF NOT EXISTS {ks}.txns (txn text PRIMARY KEY, ts bigint, coordinator int)")
         if not self.session.cluster.control_connection.wait_for_schema_agreement(wait_time=SCHEMA_AGREEMENT_SECONDS):
             raise StoreError(f"keyspace {ks}: the nodes did not agree on its schema within {SCHEMA_AGREEMENT_SECONDS} s")
-        self.commit(INIT_TXN, 0, 0, INIT_DATA)
+        self._initial_rows()
+
+    def _initial_rows(self) -> None:
+        """The first QUORUM write. A node answers on its native port before gossip has marked its
+        peers up, so a cluster just started may answer Unavailable ("Cannot achieve consistency
+        level QUORUM", alive_replicas 1): tried again, once a second, for at most
+        SCHEMA_AGREEMENT_SECONDS."""
+        from cassandra import Unavailable
+        from cassandra.cluster import NoHostAvailable
+
+        deadline = time.monotonic() + SCHEMA_AGREEMENT_SECONDS
+        while True:
+            try:
+                self.commit(INIT_TXN, 0, 0, INIT_DATA)
+                return
+            except (Unavailable, NoHostAvailable) as e:
+                if time.monotonic() >= deadline:
+                    raise StoreError(f"keyspace {self.keyspace}: a QUORUM of replicas was not up within "
+                                     f"{SCHEMA_AGREEMENT_SECONDS} s: {str(e)[:200]}") from None
+                time.sleep(1.0)
 
     def _statement(self, m: Mut, ts: int, writer: Txn) -> tuple[str, tuple[Any, ...]]:
         (kind, tag, pk), value, tombstone = m
