@@ -352,7 +352,8 @@ class Tx:
         return None
 
     def commit(self, rollback_meanwhile: bool = False) -> Call:
-        """Flush the writers, then commit; COMMITTED, or raises TransactionAborted. With
+        """Flush the writers, then commit; COMMITTED, or raises TransactionAborted (BadRequest for a
+        range past the partition's end on the immediate path; TopicWriteError for a failed writer). With
         ``rollback_meanwhile`` another task of the application calls ``tx.rollback()`` while the
         commit is under way (the SDK lets a second thread do so): YDB's session refuses it
         ("Pending previous query completion": SESSION_BUSY), so the commit's outcome stands."""
