@@ -276,6 +276,45 @@ def test_txusage_demo_5_two_transactions_one_after_the_other(tmp_path: Path) -> 
 
 
 @pytest.mark.tlc
+def test_txusage_demo_15_two_writers_closed_before_the_commit(tmp_path: Path) -> None:
+    """WriteToTopic_Demo_15: in one transaction a writer of message group group_1 writes #1 and is
+    closed, then a writer of group_2 writes #2 and is closed; SUCCESS, and a reader sees both. The
+    second tx_writer of the transaction is a producer of its own (-2); each close waits for its
+    writer's acknowledgements while the other writer may go on."""
+
+    def test(driver: sdk.Driver, seen: list[Any]) -> api.App:
+        pool = sdk.QuerySessionPool(driver)
+
+        def callee(tx: api.Tx) -> api.App:
+            for data in (b"#1", b"#2"):
+                writer = yield driver.topic_client.tx_writer(tx, "B")
+                yield writer.write(sdk.TopicWriterMessage(data=data, seqno=1))
+                yield writer.close()
+
+        yield from pool.retry_tx_sync(callee, retry_settings=sdk.RetrySettings(max_retries=0), shape="write")
+
+    sim, _ = run(test, "copy:workers=1,dst=1,batch=2,txns=1,shapes=write,producers=partition,writers=2", tmp_path)
+    assert sim.engine.told[1] == "COMMITTED"
+    assert sim.engine.target[1] == [Msg(0, 0), Msg(-2, 0)]
+
+
+def test_a_third_writer_beyond_tx_writers_is_one_line_with_the_fix() -> None:
+    from ref_impl.ydb.actions import run as take
+    from ref_impl.ydb.constants import Constants
+    from ref_impl.ydb.engine import Engine
+
+    e = Engine(Constants(workers=("w1",), shapes=("write",), tx_writers=2))
+    driver = sdk.Driver(e, "w1")
+    tx = driver.begin_transaction("write")
+    assert take(e, "BeginWrites", "w1")
+    tx.id, tx.base = e.cl["w1"].tx, e.cl["w1"].b
+    tx.writer("B")
+    driver.topic_client.tx_writer(tx, "B")
+    with pytest.raises(api.IllegalStateError, match=r"at most 2 writers \(TxWriters\).*writers=N"):
+        driver.topic_client.tx_writer(tx, "B")
+
+
+@pytest.mark.tlc
 def test_txusage_demo_25_read_in_the_transaction_and_write_what_was_read(tmp_path: Path) -> None:
     """WriteToTopic_Demo_25: read topic A in the transaction and write what was read to topic B;
     SUCCESS, B holds exactly A's messages and the consumer's offset is past them."""

@@ -8,7 +8,8 @@ docs/ydb.md ("YDB's own tests") lists which of them are covered here or elsewher
 others are not.
 
 The spec names topic A (read) and topic B (written); a test's "topic_A" that is only written is
-the spec's B. A message the application writes itself is (0, o), SeqNo o + 1, of producer 0."""
+the spec's B. A message the application writes itself is (0, o), SeqNo o + 1, of producer 0; a
+transaction's second writer (a second message group) is producer -2."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from ref_impl.ydb.engine import Engine
 from ref_impl.ydb.protocol import PROTOCOL
 from ref_impl.ydb.replay import replay
 from ref_impl.ydb.sim import GENERATOR
-from ref_impl.ydb.state import Msg
+from ref_impl.ydb.state import Msg, producer
 from trace_check.traces import format as trace_format
 from trace_check.traces.options import CheckOptions
 from trace_check.traces.reader import read_trace
@@ -45,11 +46,24 @@ class Run:
         for name, arg in steps:
             assert run(self.e, name, arg), f"{name}({arg}) is not enabled"
 
-    def write(self, w: str) -> None:
-        """The worker's writer writes its next message and the tablet acknowledges it."""
-        self.take(("TxWrite", w))
-        [m] = [m for m in self.e.net if m.type == "Write" and m.tx == self.e.cl[w].tx]
+    def write(self, w: str, g: int = 0) -> Msg:
+        """The worker's writer g writes its next message and the tablet acknowledges it."""
+        self.take(("TxWrite", (w, g)))
+        q = producer(g) if self.e.cl[w].shape == "write" else self.e.cl[w].src
+        [m] = [m for m in self.e.net if m.type == "Write" and m.tx == self.e.cl[w].tx and m.m.src == q]
         self.take(("PqWrite", m))
+        return m.m
+
+    def commit_b_only(self, w: str) -> str:
+        """tx.commit() of a transaction whose one participant is tablet B, on several partitions:
+        proposed, planned, calculated and executed on B alone (no read sets)."""
+        tx = self.e.cl[w].tx
+        self.take(("Flush", w), ("CommitTx", w), ("PqPropose", ("B", tx)), ("CoordPlan", tx), ("PqPlanStep", "B"),
+                  ("PqCalc", ("B", tx)), ("PqExecute", ("B", tx)))
+        for d in sorted(self.e.kqp[tx].dsts):
+            self.take(("PartitionApply", ("B", tx, d)))
+        self.take(("PqTxDone", ("B", tx)), ("KqpResult", tx))
+        return self.e.told[tx]
 
     def commit_immediate(self, w: str, t: str = "B") -> str:
         """tx.commit() of a transaction with one participant on one partition: KQP's immediate path."""
@@ -231,3 +245,98 @@ def test_write_to_topic_demo_41_a_writer_closed_by_force_gets_session_expired(tm
     assert [x["action"] for x in r.events[-2:]] == ["PqWriteRefused", "PqWriteRefused"]
     assert r.e.told[1] == "ABORTED" and r.e.target[1] == []
     r.accepted(tmp_path)
+
+
+@pytest.mark.tlc
+def test_write_to_topic_demo_6_a_transaction_s_writes_are_invisible_until_the_commit(tmp_path: Path) -> None:
+    """WriteToTopic_Demo_6: the transaction writes #1 and #2; a reader sees nothing before the
+    commit; the commit is SUCCESS and the reader then sees both."""
+    r = Run(workers=("w1",), max_txns=1, batch_max=2, shapes=("write",), producers="partition")
+    r.take(("BeginWrites", "w1"))
+    r.write("w1")
+    r.write("w1")
+    assert r.e.target[1] == [], "before the commit: nothing"
+    assert r.commit_immediate("w1") == "COMMITTED"
+    assert r.e.target[1] == [Msg(0, 0), Msg(0, 1)]
+    r.accepted(tmp_path)
+
+
+@pytest.mark.tlc
+def test_write_to_topic_demo_15_two_writers_of_one_transaction_closed_before_the_commit(tmp_path: Path) -> None:
+    """WriteToTopic_Demo_15: in one transaction, message group group_1 writes #1 and its write
+    session is closed (gracefully: its write acknowledged), then group_2 writes #2 and is closed;
+    the commit is SUCCESS and a reader sees #1 and #2. Two SourceIds in one supportive partition:
+    each passes its own MinSeqNo check (partition.cpp ApplyWriteInfoResponse, per SourceId)."""
+    r = Run(workers=("w1",), max_txns=1, batch_max=2, shapes=("write",), producers="partition", tx_writers=2)
+    r.take(("BeginWrites", "w1"))
+    first = r.write("w1", 0)  # group_1's #1; its close waits for this acknowledgement
+    second = r.write("w1", 1)  # group_2's #2
+    assert (first, second) == (Msg(0, 0), Msg(-2, 0)), "two producers, each its own SeqNo 1"
+    assert r.e.target[1] == []
+    assert r.commit_immediate("w1") == "COMMITTED"
+    assert r.e.target[1] == [Msg(0, 0), Msg(-2, 0)]
+    r.accepted(tmp_path)
+
+
+@pytest.mark.tlc
+def test_write_to_topic_demo_45_two_writers_to_two_partitions_in_one_transaction(tmp_path: Path) -> None:
+    """WriteToTopic_Demo_45: a topic of two partitions; in one transaction group_1 writes two
+    messages and group_2 one, to different partitions; the commit is SUCCESS (the test then
+    reads the partitions' write-rate counters, which are not modelled). Here the spec routes
+    each message by key, so group_1's two land in partitions 1 and 2 and group_2's in 1:
+    tablet B commits on both partitions, each message once."""
+    r = Run(workers=("w1",), num_dst=2, max_txns=1, batch_max=3, shapes=("write",), producers="partition", tx_writers=2)
+    r.take(("BeginWrites", "w1"))
+    r.write("w1", 0)
+    r.write("w1", 0)
+    r.write("w1", 1)
+    assert r.e.kqp[1].dsts == {1, 2} and r.e.kqp[1].prods == {0, -2}
+    assert r.commit_b_only("w1") == "COMMITTED"
+    assert sorted([*r.e.target[1], *r.e.target[2]]) == [Msg(-2, 0), Msg(0, 0), Msg(0, 1)]
+    r.accepted(tmp_path)
+
+
+@pytest.mark.tlc
+def test_transactions_conflict_on_seqno_in_small_shared_write_sessions(tmp_path: Path) -> None:
+    """Transactions_Conflict_On_SeqNo in small: write sessions shared by the transactions (one per
+    partition there; two producers here), two transactions each write through both, and the
+    later one commits first. The earlier one's SeqNos are now at or below each producer's last:
+    ABORTED (MinSeqNo). YDB's test asserts each commit SUCCESS or ABORTED and not all SUCCESS."""
+    r = Run(workers=("w1", "w2"), max_txns=2, batch_max=2, shapes=("write",), producers="partition", tx_writers=2)
+    r.take(("BeginWrites", "w1"))
+    r.write("w1", 0)
+    r.write("w1", 1)
+    r.take(("BeginWrites", "w2"))
+    r.write("w2", 0)
+    r.write("w2", 1)
+    assert (r.commit_immediate("w2"), r.commit_immediate("w1")) == ("COMMITTED", "ABORTED")
+    assert r.e.target[1] == [Msg(0, 2), Msg(-2, 2)]
+    assert reasons(r, "PqImmediate") == [(2, "commit", None), (1, "abort", "MinSeqNo")]
+    r.accepted(tmp_path)
+
+
+@pytest.mark.tlc
+def test_wide_transactions_in_small_a_producer_of_its_own_per_transaction_all_commit(tmp_path: Path) -> None:
+    """Write_Random_Sized_Messages_In_Wide_Transactions and Write_Only_Big_Messages_In_Wide_Transactions
+    in small: each transaction writes every partition with producers of its own (`<id>_<tx>_<p>`:
+    the spec's Producers = "none"), the commits go in any order, and every one is SUCCESS."""
+    r = Run(workers=("w1", "w2"), num_dst=2, max_txns=2, batch_max=3, shapes=("write",), producers="none", tx_writers=2)
+    for w in ("w1", "w2"):
+        r.take(("BeginWrites", w))
+        r.write(w, 0)
+        r.write(w, 0)
+        r.write(w, 1)
+    assert r.e.kqp[1].dsts == {1, 2} == r.e.kqp[2].dsts
+    assert (r.commit_b_only("w2"), r.commit_b_only("w1")) == ("COMMITTED", "COMMITTED")
+    assert sorted([*r.e.target[1], *r.e.target[2]]) == [Msg(-2, 0), Msg(-2, 3), Msg(0, 0), Msg(0, 1), Msg(0, 3), Msg(0, 4)]
+    r.accepted(tmp_path)
+
+
+def test_a_transaction_opens_at_most_tx_writers_writers() -> None:
+    """Writer g exists only below TxWriters, and a copy transaction has its one writer."""
+    r = Run(workers=("w1",), max_txns=1, batch_max=2, shapes=("write",), tx_writers=2)
+    r.take(("BeginWrites", "w1"))
+    assert not run(r.e, "TxWrite", ("w1", 2)) and run(r.e, "TxWrite", ("w1", 1))
+    c = Run(workers=("w1",), msgs_per_src=2, max_txns=1, batch_max=2, tx_writers=2)
+    c.take(("ReadBatch", ("w1", 1, 2)))
+    assert not run(c.e, "TxWrite", ("w1", 1)) and run(c.e, "TxWrite", ("w1", 0))

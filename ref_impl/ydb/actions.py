@@ -25,6 +25,7 @@ WORKER = "worker"
 READ = "(worker, partition, end)"
 RANGE = "(worker, begin, end)"
 WORKER_PARTITION = "(worker, partition)"
+WRITER = "(worker, writer)"
 TXN = "transaction"
 MESSAGE = "message"
 TABLET = "tablet"
@@ -32,7 +33,7 @@ DST = "partition of B"
 TABLET_TXN = "(tablet, transaction)"
 TABLET_TXN_PARTITION = "(tablet, transaction, partition)"
 TABLET_TXN_PEER = "(tablet, transaction, peer)"
-TUPLE_ARGS = (READ, RANGE, WORKER_PARTITION, TABLET_TXN, TABLET_TXN_PARTITION, TABLET_TXN_PEER)
+TUPLE_ARGS = (READ, RANGE, WORKER_PARTITION, WRITER, TABLET_TXN, TABLET_TXN_PARTITION, TABLET_TXN_PEER)
 
 # Who takes the step: the scheduler picks it among the enabled steps, or the SDK takes it when
 # the application calls it (receive_batch_with_tx is ReadBatch, writer.write is TxWrite, ...).
@@ -61,6 +62,8 @@ class Action:
         return self.emits or (self.name,)
 
     def _call(self, f: Callable[..., Any], e: Engine, arg: Any) -> Any:
+        if self.over == WRITER and isinstance(arg, str):
+            arg = (arg, 0)  # a worker alone: its transaction's first writer (every copy has only it)
         return f(e, *arg) if self.over in TUPLE_ARGS else f(e, arg)
 
     def enabled(self, e: Engine, arg: Any) -> bool:
@@ -102,7 +105,7 @@ ACTIONS: tuple[Action, ...] = (
     _sdk("BeginWrites", WORKER, E.begin_writes_enabled, E.begin_writes),
     _sdk("ReadMore", READ, E.read_more_enabled, E.read_more),
     _sdk("UpdateOffsets", RANGE, E.update_offsets_enabled, E.update_offsets),
-    _sdk("TxWrite", WORKER, E.tx_write_enabled, E.tx_write),
+    _sdk("TxWrite", WRITER, E.tx_write_enabled, E.tx_write),
     _sdk("NonTxWrite", WORKER, E.non_tx_write_enabled, E.non_tx_write),
     _sdk("OtherProducerWrite", WORKER, E.other_producer_write_enabled, E.other_producer_write),
     # The SDK's writer reconnects on its own (no call of the application): after a fault.
@@ -163,6 +166,8 @@ def arguments(e: Engine, over: str, txns: Iterable[int] | None = None) -> list[A
                 for x in range(b + 1, k.msgs_per_src + 2)]
     if over == WORKER_PARTITION:
         return [(w, p) for w in k.workers for p in k.src_parts]
+    if over == WRITER:
+        return [(w, g) for w in k.workers for g in k.writers]
     if over == READ:
         return [(w, p, x) for w in k.workers for p in k.src_parts for x in range(1, k.msgs_per_src + 1)]
     if over == TXN:

@@ -23,7 +23,8 @@ until the engine has answered, and the application gets the answer or the error.
                 the transaction begins and its writer writes new messages of the application's
                 own (writer.next_message(): producer 0, SeqNo = offset + 1), up to BatchMax, with
                 no read
-    TxWrite     tx.writer("B").write(message)
+    TxWrite     tx.writer("B").write(message); in a write-only transaction, driver.tx_writer(tx,
+                "B") again opens its next writer, a producer of its own (up to TxWriters)
     TableWrite  tx.upsert("rows", row)
     Flush       writer.flush(), and tx.commit() first of all: every write acknowledged;
                 TopicWriteError if a write was refused or lost
@@ -42,7 +43,7 @@ from typing import Any
 import attrs
 
 from .engine import Engine
-from .state import CONSUMER, Msg
+from .state import CONSUMER, Msg, producer
 
 
 class YdbError(Exception):
@@ -199,13 +200,25 @@ class Driver:
 
     def tx_writer(self, tx: Tx, topic: str = "B") -> Call:
         """Open a write-only transaction's writer (the SDK's topic_client.tx_writer(tx, path));
-        returns the writer, which writes messages of the application's own (``next_message()``)."""
-        if tx.driver is not self or tx.shape != "write" or tx.id:
-            raise IllegalStateError("tx_writer: opens the writer of a new write-only transaction "
-                                    "(begin_transaction(shape='write')) of this worker, once")
+        returns the writer, which writes messages of the application's own (``next_message()``).
+        The first opens the transaction (BeginWrites); each later one is the transaction's next
+        writer, with a producer id of its own (writer g writes as producer 0, -2, -3, ...; YDB's
+        WriteToTopic_Demo_15 and _45), up to TxWriters; opening it takes no step."""
+        if tx.driver is not self or tx.shape != "write":
+            raise IllegalStateError("tx_writer: opens a writer of a write-only transaction "
+                                    "(begin_transaction(shape='write')) of this worker")
         if topic != "B":
             raise IllegalStateError(f"this engine writes topic 'B', not {topic!r}")
         e, w = self.engine, self.worker
+        if tx.id:
+            tx._open("tx_writer")
+            g = len(tx._writers)
+            if g >= e.k.tx_writers:
+                raise IllegalStateError(f"tx_writer: this run's transactions open at most {e.k.tx_writers} writers (TxWriters); "
+                                        "make the engine with Constants(tx_writers=...), or simulate with --workload copy:writers=N")
+            writer = TxWriter(tx, g)
+            tx._writers.append(writer)
+            return Call([], outcome=lambda: writer)
 
         def outcome() -> TxWriter:
             c = e.cl[w]
@@ -279,7 +292,7 @@ class Tx:
         self.shape = shape
         self.id = 0  # KQP's TxId, also the WriteId; known once the transaction has read (or opened its writer)
         self.base = 0  # a write-only transaction's first message is (0, base): SeqNo base + 1
-        self._writer: TxWriter | None = None
+        self._writers: list[TxWriter] = []  # tx.writer() is the first; tx_writer opens more (write-only)
 
     def _open(self, what: str) -> None:
         c = self.driver.engine.cl[self.driver.worker]
@@ -292,9 +305,9 @@ class Tx:
         if self.shape == "read":
             raise IllegalStateError("writer: a read-only transaction writes nothing (begin_transaction(shape='read'))")
         self._open("writer")
-        if self._writer is None:
-            self._writer = TxWriter(self)
-        return self._writer
+        if not self._writers:
+            self._writers.append(TxWriter(self))
+        return self._writers[0]
 
     def update_offsets_in_transaction(self, begin: int, end: int) -> Call:
         """The Topic service's UpdateOffsetsInTransaction for the partition this read-only
@@ -391,25 +404,29 @@ class Tx:
 
 
 class TxWriter:
-    """The topic writer bound to a transaction: its writes go to supportive partitions of B
-    under the transaction's WriteId and become visible when the transaction commits."""
+    """A topic writer bound to a transaction: its writes go to supportive partitions of B
+    under the transaction's WriteId and become visible when the transaction commits. Writer
+    ``g`` of a write-only transaction writes as producer 0 (g = 0), -2, -3, ...; a copy has one."""
 
-    def __init__(self, tx: Tx) -> None:
+    def __init__(self, tx: Tx, g: int = 0) -> None:
         self.tx = tx
+        self.g = g
 
     def write(self, message: Msg) -> Call:
         self.tx._open("write")
-        e, w = self.tx.driver.engine, self.tx.driver.worker
-        c = e.cl[w]
-        if message != Msg(c.src, c.b + c.sent):
-            raise IllegalStateError(f"write: the writer sends the batch in order; next is {Msg(c.src, c.b + c.sent)}")
-        return Call([("TxWrite", lambda: w)])
+        e, w, g = self.tx.driver.engine, self.tx.driver.worker, self.g
+        if message != e.next_write(w, g):
+            raise IllegalStateError(f"write: the writer sends its messages in SeqNo order; next is {e.next_write(w, g)}")
+        return Call([("TxWrite", lambda: (w, g))])
 
     def next_message(self) -> Msg:
-        """The message the writer sends next: the batch's next one, or (write-only) the
-        application's next own message."""
-        c = self.tx.driver.engine.cl[self.tx.driver.worker]
-        return Msg(c.src, c.b + c.sent)
+        """The message the writer sends next: the batch's next one, or (write-only) this
+        writer's next own message (its producer, its next SeqNo)."""
+        return self.tx.driver.engine.next_write(self.tx.driver.worker, self.g)
+
+    def _mine(self) -> list[Msg]:
+        e, w = self.tx.driver.engine, self.tx.driver.worker
+        return [m for m in e.sent_writes(w) if self.tx.shape != "write" or m.src == producer(self.g)]
 
     def flush(self) -> Call:
         """Done when every write of the transaction is acknowledged; TopicWriteError if one never will be."""
@@ -417,9 +434,24 @@ class TxWriter:
         return Call([("Flush", lambda: self.tx.driver.worker)], fails=self.tx._flush_failed)
 
     def close(self, flush: bool = True) -> Call:
-        """close(flush=True) is a flush. close(flush=False) closes the writer by force (the C++
-        SDK's Close(0), YDB's WriteToTopic_Demo_41; ForceClose): with a write unacknowledged, the
-        writer never flushes and the commit raises TopicWriteError (SESSION_EXPIRED) unsent."""
+        """close(flush=True) waits until this writer's writes are acknowledged (the transaction's
+        other writers may go on writing: WriteToTopic_Demo_15); with one writer it is a flush.
+        close(flush=False) closes the writer by force (the C++ SDK's Close(0), YDB's
+        WriteToTopic_Demo_41; ForceClose): with a write unacknowledged, the writer never flushes
+        and the commit raises TopicWriteError (SESSION_EXPIRED) unsent."""
+        e, w = self.tx.driver.engine, self.tx.driver.worker
+        if flush and e.k.tx_writers > 1 and self.tx.shape == "write":
+            self.tx._open("close")
+            tx = self.tx.id
+
+            def acked() -> bool:
+                return all(m in e.wacked[tx] for m in self._mine())
+
+            def outcome() -> None:
+                if not acked():
+                    raise TopicWriteError(f"transaction {tx}: a write of writer {self.g} was refused or lost")
+
+            return Call([], done=lambda: acked() or self.tx._flush_failed() is not None, outcome=outcome)
         if flush:
             return self.flush()
         e, w = self.tx.driver.engine, self.tx.driver.worker
@@ -439,7 +471,8 @@ def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Call
              range_here: Callable[[Batch], tuple[int, int] | None] = lambda batch: None,
              more_here: Callable[[Tx], bool] = lambda tx: False,
              other_here: Callable[[], bool] = lambda: False,
-             close_here: Callable[[], bool] = lambda: False) -> App:
+             close_here: Callable[[], bool] = lambda: False,
+             writer_counts: Callable[[], int] = lambda: 1) -> App:
     """The workload: read a batch of topic A, write it to topic B (and a row to the table), and
     commit the read offsets, the writes and the row in one transaction; again and again. Where
     ``rollback_here()`` says so (after the read, after a write, before the commit), the
@@ -454,7 +487,9 @@ def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Call
     read-only transaction reads another batch after its writes so far (ReadMore). Where
     ``other_here()`` says so after a transaction's first write, another producer writes outside
     any transaction to the same partition. Where ``close_here()`` says so after its writes, the
-    application closes its writer by force; the commit then fails and it rolls back."""
+    application closes its writer by force; the commit then fails and it rolls back. A write-only
+    transaction opens ``writer_counts()`` writers (producers of their own) and writes with them in
+    turn."""
     reader = driver.reader("A", CONSUMER)
     while True:
         tx = driver.begin_transaction(shapes())
@@ -462,6 +497,10 @@ def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Call
         partition = 0  # the partition of A read (none for a write-only transaction)
         if tx.shape == "write":
             writer = yield driver.tx_writer(tx, "B")
+            writers = [writer]
+            for _ in range(writer_counts() - 1):
+                writers.append((yield driver.tx_writer(tx, "B")))
+            # placeholders: each write-only write is its writer's next own message
             to_write = tuple(Msg(0, tx.base + i) for i in range((write_counts or batch_sizes)()))
         else:
             batch = yield reader.receive_batch_with_tx(tx, batch_sizes())
@@ -481,7 +520,11 @@ def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Call
         while True:
             for n, m in enumerate(to_write):
                 assert writer is not None
-                yield writer.write(m)
+                if tx.shape == "write":
+                    by = writers[n % len(writers)]
+                    yield by.write(by.next_message())
+                else:
+                    yield writer.write(m)
                 if n == 0 and tx.shape == "write" and outside_here():
                     yield driver.write_outside_tx(tx)
                 if n == 0 and other_here():

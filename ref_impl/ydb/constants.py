@@ -31,6 +31,7 @@ BUGS = (
     "no_table_lock",
     "range_gap_accepted",
     "split_ignored",
+    "seqno_first_source",
 )
 VERSIONS = ("v25", "v26")
 PRODUCERS = ("none", "partition")
@@ -68,6 +69,7 @@ class Constants:
     max_other_writes: int = 0
     max_splits: int = 0
     force_closes: bool = False
+    tx_writers: int = 1
     bugs: tuple[str, ...] = attrs.field(default=(), converter=_sorted_tuple)
     depth_bound: int = DEPTH_BOUND
 
@@ -80,8 +82,9 @@ class Constants:
                 raise ValueError(f"unknown shape {sh!r}; the spec's TxShapes are drawn from {', '.join(SHAPES)}")
         if not self.shapes:
             raise ValueError("TxShapes must not be empty")
-        if not self.workers or self.num_src < 1 or self.num_dst < 1 or self.batch_max < 1 or self.max_reads < 1:
-            raise ValueError("Workers must not be empty; NumSrc, NumDst, BatchMax and MaxReads must be at least 1")
+        if (not self.workers or self.num_src < 1 or self.num_dst < 1 or self.batch_max < 1 or self.max_reads < 1
+                or self.tx_writers < 1):
+            raise ValueError("Workers must not be empty; NumSrc, NumDst, BatchMax, MaxReads and TxWriters must be at least 1")
 
     def bug(self, name: str) -> bool:
         return name in self.bugs
@@ -107,6 +110,11 @@ class Constants:
     @property
     def tablets(self) -> tuple[str, ...]:
         return ("A", "B", "DS") if self.table else ("A", "B")
+
+    @property
+    def writers(self) -> range:
+        """Writers: the writers of a write-only transaction, 0..TxWriters-1."""
+        return range(self.tx_writers)
 
     def dest(self, p: int, o: int) -> int:
         """Routing by key (KeyOf(p, o) = p + o), as in Resharding.tla."""
@@ -143,6 +151,7 @@ class Constants:
             **({"MaxOtherWrites": self.max_other_writes} if self.max_other_writes else {}),
             **({"MaxSplits": self.max_splits} if self.max_splits else {}),
             **({"ForceCloses": True} if self.force_closes else {}),
+            **({"TxWriters": self.tx_writers} if self.tx_writers != 1 else {}),
         }
 
     @classmethod
@@ -171,6 +180,7 @@ class Constants:
             max_other_writes=k.get("MaxOtherWrites", 0),
             max_splits=k.get("MaxSplits", 0),
             force_closes=k.get("ForceCloses", False),
+            tx_writers=k.get("TxWriters", 1),
             bugs=tuple(k.get("Bugs", ())),
             depth_bound=k.get("DepthBound", DEPTH_BOUND),
         )

@@ -117,7 +117,10 @@ def _sender(m: Mapping[str, Any], actor: str, before: Mapping[str, Any]) -> str:
 
 def _text(m: Mapping[str, Any]) -> str:
     if m["type"] == "Write":
-        return f"Write(B{m['dst']}, A{m['m']['src']}:{m['m']['off']}) in tx {m['tx']}"
+        src, off = m["m"]["src"], m["m"]["off"]
+        # a message of A by its partition and offset; the application's own by its producer and SeqNo
+        what = f"A{src}:{off}" if src > 0 else f"producer {src} SeqNo {off + 1}"
+        return f"Write(B{m['dst']}, {what}) in tx {m['tx']}"
     if m["type"] == "RS":
         return f"ReadSet(tx {m['tx']}: {m['dec']})"
     return f"ReadSetAck(tx {m['tx']})"

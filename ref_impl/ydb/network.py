@@ -16,7 +16,8 @@ class NetworkSteps(State):
             self.take(m)
         self.losses += 1
         if m.type == WRITE:
-            where = {"tablet": m.to, "partition": m.dst, "offset": m.m.off, "topic": "B", "write_id": m.tx}
+            where = {"tablet": m.to, "partition": m.dst, "offset": m.m.off, "producer": self.logged_producer(m.m), "topic": "B",
+                     "write_id": m.tx}
         else:
             where = {"tablet": m.to, "peer": m.frm, "decision": m.dec if m.type == RS else None}
         self.emit("Lose", "network", (("txn_id", m.tx),), message=m.type, txn_id=m.tx, **where)

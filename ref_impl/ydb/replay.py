@@ -20,6 +20,7 @@ from .actions import (
     TXN,
     WORKER,
     WORKER_PARTITION,
+    WRITER,
     Action,
     arguments,
 )
@@ -34,6 +35,7 @@ ARG_COLUMNS = {
     READ: ("worker", "partition", "offsets_end"),
     RANGE: ("worker", "offsets_begin", "offsets_end"),
     WORKER_PARTITION: ("worker", "partition"),
+    WRITER: ("worker", "writer"),  # the writer is never logged (its producer is)
     TXN: ("txn_id",),
     TABLET: ("tablet",),
     DST: ("partition",),
@@ -44,7 +46,8 @@ ARG_COLUMNS = {
 
 
 def _msg_matches(m: NetMsg, ev: dict[str, Any]) -> bool:
-    fields = {"txn_id": m.tx, "message": m.type, "tablet": m.to, "peer": m.frm, "partition": m.dst, "offset": m.m.off}
+    fields = {"txn_id": m.tx, "message": m.type, "tablet": m.to, "peer": m.frm, "partition": m.dst, "offset": m.m.off,
+              "producer": m.m.src}
     if any(c in ev and ev[c] != v for c, v in fields.items()):
         return False
     return m.type != "RS" or "decision" not in ev or ev["decision"] == m.dec

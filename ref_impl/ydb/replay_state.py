@@ -65,7 +65,7 @@ def msgs(ms: Iterable[Msg]) -> tuple[Record, ...]:
 def worker(w: Worker) -> Record:
     """YdbTopics' $worker; ``pos`` is SrcParts -> Int."""
     return Record(phase=w.phase, shape=w.shape, tx=w.tx, src=w.src, b=w.b, e=w.e, sent=w.sent, row=w.row, hung=w.hung,
-                  pos=function(w.pos), ranges=w.ranges, reads=w.reads, closed=w.closed)
+                  pos=function(w.pos), ranges=w.ranges, reads=w.reads, closed=w.closed, gsent=function(w.gsent))
 
 
 def session(s: Session) -> Record:
@@ -73,7 +73,7 @@ def session(s: Session) -> Record:
     return Record(
         st=s.st, shape=s.shape, w=s.w, src=s.src, b=s.b, e=s.e, dsts=frozenset(s.dsts), lock=s.lock, prepared=frozenset(s.prepared),
         refused=s.refused, results=frozenset(s.results), aborted=s.aborted, depth=s.depth, pdepth=s.pdepth,
-        named=frozenset(s.named), bad=s.bad,
+        named=frozenset(s.named), bad=s.bad, prods=frozenset(s.prods),
     )
 
 

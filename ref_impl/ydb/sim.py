@@ -41,7 +41,8 @@ class Workload:
     a read-only transaction name up to N offset ranges of its own (UpdateOffsetsInTransaction);
     ``reads=N`` lets a copy or read-only transaction read up to N batches, after its writes;
     ``others=N`` lets another producer write N messages outside transactions beside them;
-    ``close=true`` lets the application close its transactional writer by force before the commit."""
+    ``close=true`` lets the application close its transactional writer by force before the commit;
+    ``writers=N`` lets a write-only transaction open up to N writers, producers of their own."""
 
     workers: int = 2
     src: int = 1
@@ -59,9 +60,10 @@ class Workload:
     reads: int = 1
     others: int = 0
     close: bool = False
+    writers: int = 1
 
     KEYS = ("workers", "src", "dst", "msgs", "batch", "txns", "table", "rollback", "producers", "version", "shapes",
-            "nontx", "ranges", "reads", "others", "close")
+            "nontx", "ranges", "reads", "others", "close", "writers")
 
     @classmethod
     def parse(cls, text: str) -> Workload:
@@ -69,7 +71,8 @@ class Workload:
         version, shapes: e.g. ``shapes=copy+read+write``, nontx: how many writes outside transactions, with
         producers=partition and write-only transactions, ranges: how many offset ranges of its own a
         read-only transaction names, reads: how many batches a transaction reads, others: how many writes
-        another producer makes outside transactions, close: whether the application closes its writer by force)."""
+        another producer makes outside transactions, close: whether the application closes its writer by force,
+        writers: how many writers a write-only transaction may open)."""
         kind, _, rest = text.strip().partition(":")
         if kind != "copy":
             raise SettingsError(f"unknown workload {kind!r}; use copy, e.g. copy:workers=2,src=1,dst=2,msgs=4,txns=6,table=true")
@@ -161,6 +164,7 @@ def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constan
         max_reads=w.reads,
         max_other_writes=w.others,
         force_closes=w.close,
+        tx_writers=w.writers,
         producers=w.producers,
         version=w.version,
         max_hangs=f.hangs,
@@ -199,7 +203,7 @@ class Simulation(Stepper):
         self.apps = [AppRunner(w, api.copy_app(api.Driver(self.engine, w), self._batch_size, self._rollback_here,
                                                self._shape, self._outside_here, self._write_count,
                                                self._table_here, self._range, self._more_here,
-                                               self._other_here, self._close_here))
+                                               self._other_here, self._close_here, self._writer_count))
                      for w in self.k.workers]
 
     def _batch_size(self) -> int:
@@ -212,6 +216,11 @@ class Simulation(Stepper):
     def _write_count(self) -> int:
         """How many messages a write-only transaction writes: none (an empty commit) up to BatchMax."""
         return self.app_rng.randint(0, self.k.batch_max)
+
+    def _writer_count(self) -> int:
+        """How many writers a write-only transaction opens: 1 up to the workload's writers (no draw
+        with one)."""
+        return 1 if self.w.writers == 1 else self.app_rng.randint(1, self.w.writers)
 
     def _shape(self) -> str:
         """The next transaction's shape: drawn among the workload's shapes (no draw with one, so

@@ -19,6 +19,11 @@ from .constants import Constants
 
 CONSUMER = "c"  # the one consumer of topic A (the spec's abstraction)
 OTHER_PRODUCER = -1  # the spec's OtherProducer: writes outside transactions only (its messages are (-1, o))
+
+
+def producer(g: int) -> int:
+    """Producer(g): writer g of a write-only transaction writes as producer 0, -2, -3, ..."""
+    return 0 if g == 0 else -1 - g
 NONE = "none"
 COMMIT, ABORT = "commit", "abort"
 # The spec's net message types.
@@ -60,6 +65,7 @@ class Worker:
     ranges: int = 0  # the ranges of its own the read-only transaction named (UpdateOffsets)
     reads: int = 0  # the batches the transaction read (ReadBatch or ReadOnlyBatch, then ReadMore)
     closed: bool = False  # the transactional writer was closed by force (ForceClose)
+    gsent: dict[int, int] = attrs.field(factory=dict)  # writer g -> the writes it sent (a write-only transaction)
 
 
 @attrs.define
@@ -82,6 +88,7 @@ class Session:
     pdepth: int = 0
     named: set[int] = attrs.field(factory=set)  # the offsets a read-only transaction named (ghost of ExactlyOnce)
     bad: bool = False  # the immediate path answered BAD_REQUEST ("commit to the future")
+    prods: set[int] = attrs.field(factory=set)  # the producers a write-only transaction wrote as
 
 
 @attrs.define
@@ -205,7 +212,8 @@ class State:
         self.events = 0
 
     def idle_worker(self, pos: dict[int, int] | None = None) -> Worker:
-        return Worker(pos=dict(pos) if pos is not None else {p: -1 for p in self.k.src_parts})
+        return Worker(pos=dict(pos) if pos is not None else {p: -1 for p in self.k.src_parts},
+                      gsent={g: 0 for g in self.k.writers})
 
     # --- the network as a set ---
 
@@ -219,10 +227,21 @@ class State:
 
     def take_with_stream(self, m: NetMsg) -> None:
         """Write m and StreamRest(m), the writes after it on its stream, lost with it when it breaks."""
-        for n in [n for n in self.net if n.type == WRITE and n.tx == m.tx and n.dst == m.dst and n.m.off >= m.m.off]:
+        for n in [n for n in self.net
+                  if n.type == WRITE and n.tx == m.tx and n.dst == m.dst and n.m.src == m.m.src and n.m.off >= m.m.off]:
             self.take(n)
 
     # --- what several components read ---
+
+    def logged_producer(self, m: Msg) -> int | None:
+        """The ``producer`` column of a write's event: logged where a transaction has several
+        writers (TxWriters > 1), so that two writes with one SeqNo are told apart."""
+        return m.src if self.k.tx_writers > 1 else None
+
+    def tx_producers_of(self, tx: int) -> set[int]:
+        """TxProducersOf(tx): the producers of a write-only transaction's writers, a copy's source partition."""
+        s = self.kqp[tx]
+        return set(s.prods) if s.shape == "write" else {s.src}
 
     def parts_of(self, t: str, tx: int) -> set[int]:
         """PartsOf: the partitions of participant t that transaction tx touches."""

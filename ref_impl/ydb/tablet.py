@@ -57,9 +57,16 @@ class TabletSteps(State):
         return max((m.off + 1 for m in self.target[d] if m.src == p and m not in self.plain), default=0)
 
     def seq_no_ok(self, tx: int, d: int) -> bool:
-        """SeqNoOk(tx, d): the transaction's first SeqNo on d is above its producer's last one."""
+        """SeqNoOk(tx, d): per SourceId, the first SeqNo the transaction wrote to d is above that
+        producer's last one (with seqno_first_source, the first message's producer only)."""
         data = self.sup[tx][d].data
-        return not data or data[0].off + 1 > self.last_seq_no(d, self.kqp[tx].src)
+        seen: set[int] = set()
+        for i, m in enumerate(data):
+            first = i == 0 if self.k.bug("seqno_first_source") else m.src not in seen
+            seen.add(m.src)
+            if first and not m.off + 1 > self.last_seq_no(d, m.src):
+                return False
+        return True
 
     def seq_no_predicate(self, tx: int) -> bool:
         """SeqNoPredicate(tx): the MinSeqNo check (partition.cpp ApplyWriteInfoResponse)."""
@@ -110,7 +117,8 @@ class TabletSteps(State):
 
     def blocks_producer(self, x: int, tx: int) -> bool:
         """BlocksProducer(x, tx): x, of the same producer, is calculated and not yet executed on B."""
-        return (x != tx and self.ptx["B"][x].st in ("WAIT_RS", "EXECUTING") and self.kqp[x].src == self.kqp[tx].src
+        return (x != tx and self.ptx["B"][x].st in ("WAIT_RS", "EXECUTING")
+                and bool(self.tx_producers_of(x) & self.tx_producers_of(tx))
                 and bool(self.kqp[x].dsts & self.kqp[tx].dsts))
 
     def in_queue(self, t: str) -> list[int]:
@@ -124,8 +132,10 @@ class TabletSteps(State):
     def pq_write_enabled(self, m: NetMsg) -> bool:
         if m.type != WRITE or m not in self.net:
             return False
-        # InOrder(m): the writer's session is a stream: a partition gets a transaction's writes in order
-        return not any(n.type == WRITE and n.tx == m.tx and n.dst == m.dst and n.m.off < m.m.off for n in self.net)
+        # InOrder(m): a writer's session is a stream: a partition gets each producer's writes of a
+        # transaction in order
+        return not any(n.type == WRITE and n.tx == m.tx and n.dst == m.dst and n.m.src == m.m.src and n.m.off < m.m.off
+                       for n in self.net)
 
     def write_accepted(self, m: NetMsg) -> bool:
         """WriteAccepted(m): the supportive partition is there, or not yet created and its partition
@@ -164,7 +174,8 @@ class TabletSteps(State):
             self.wacked[tx].add(m.m)
         self.take(m)
         self.emit(name, "B", (("txn_id", tx), ("partition", d), ("off", m.m.off)),
-                  tablet="B", txn_id=tx, partition=d, topic="B", write_id=tx, offset=m.m.off, log_end=len(self.target[d]))
+                  tablet="B", txn_id=tx, partition=d, topic="B", write_id=tx, offset=m.m.off, producer=self.logged_producer(m.m),
+                  log_end=len(self.target[d]))
 
     # --- PqWriteAckLost(m): stored, its acknowledgement lost (a fault) ---
 
@@ -176,7 +187,8 @@ class TabletSteps(State):
         self._store_write(m)
         self.take_with_stream(m)
         self.emit("PqWriteAckLost", "B", (("txn_id", tx), ("partition", d), ("off", m.m.off)),
-                  tablet="B", txn_id=tx, partition=d, topic="B", write_id=tx, offset=m.m.off, log_end=len(self.target[d]))
+                  tablet="B", txn_id=tx, partition=d, topic="B", write_id=tx, offset=m.m.off, producer=self.logged_producer(m.m),
+                  log_end=len(self.target[d]))
 
     # --- PqLockLost(tx) ---
 

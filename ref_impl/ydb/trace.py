@@ -10,6 +10,8 @@ the step (``PartitionCommit``/``PartitionRollback`` for ``PartitionApply``,
   the WriteId: ``write_id`` repeats it for people), ``partition`` (of A for reads and A's
   commits, of B for writes and B's commits, 1 for the datashard), ``topic`` and ``group`` (for
   people: "A"/"B" and consumer "c"), ``step`` (the plan step), ``offset`` (of a message of A),
+  ``producer`` (a write's producer: 0, -2, ... for a write-only transaction's writers; logged when
+  TxWriters > 1),
   ``offsets_begin``/``offsets_end`` (the read range [b, e)), ``message`` (what Lose lost:
   Write, RS, RSAck);
 - outcomes: ``result`` (KqpResult: COMMITTED, ABORTED or BAD_REQUEST; RollbackTx: ABORTED;
@@ -60,7 +62,7 @@ TRACE_MODULE = "TraceYdbTopics"
 # --- columns, in the order a writer puts them ---
 
 KEY_COLUMNS = ("worker", "tablet", "peer", "txn_id", "write_id", "topic", "group", "partition", "step", "offset",
-               "offsets_begin", "offsets_end", "message")
+               "producer", "offsets_begin", "offsets_end", "message")
 OUTCOME_COLUMNS = ("result", "reason", "decision")
 POST_COLUMNS = ("phase", "kqp_state", "tx_state", "committed_offset", "log_end")
 ORDER = ("event", "action", *KEY_COLUMNS, *OUTCOME_COLUMNS, *POST_COLUMNS)
@@ -107,7 +109,7 @@ EVENT_COLUMNS: dict[str, frozenset[str]] = {ev: frozenset(cols) for ev, cols in 
     "BeginWrites": (*_WORKER, "offsets_begin", "offsets_end", "kqp_state"),
     "ReadMore": (*_WORKER, "partition", "offsets_begin", "offsets_end", "kqp_state"),
     "UpdateOffsets": (*_WORKER, "offsets_begin", "offsets_end", "result", "kqp_state"),
-    "TxWrite": (*_WORKER, "partition", "offset"),
+    "TxWrite": (*_WORKER, "partition", "offset", "producer"),
     "NonTxWrite": ("worker", "txn_id", "partition", "offset", "log_end"),
     "OtherProducerWrite": ("worker", "txn_id", "partition", "offset", "log_end"),
     "TableWrite": _WORKER,
@@ -122,15 +124,15 @@ EVENT_COLUMNS: dict[str, frozenset[str]] = {ev: frozenset(cols) for ev, cols in 
     "PlanDeadline": ("txn_id",),
     "LockLost": ("txn_id",),
     "PqLockLost": ("tablet", "txn_id"),
-    "PqWrite": ("tablet", "txn_id", "partition", "offset", "log_end"),
-    "PqWriteRefused": ("tablet", "txn_id", "partition", "offset", "log_end"),
-    "PqWriteSkipped": ("tablet", "txn_id", "partition", "offset", "log_end"),
-    "PqWriteAckLost": ("tablet", "txn_id", "partition", "offset", "log_end"),
+    "PqWrite": ("tablet", "txn_id", "partition", "offset", "producer", "log_end"),
+    "PqWriteRefused": ("tablet", "txn_id", "partition", "offset", "producer", "log_end"),
+    "PqWriteSkipped": ("tablet", "txn_id", "partition", "offset", "producer", "log_end"),
+    "PqWriteAckLost": ("tablet", "txn_id", "partition", "offset", "producer", "log_end"),
     "Resend": _WORKER,
     "ForceClose": _WORKER,
     "PqReadSet": (*_TABLET, "peer", "decision"),
     "PqReadSetAck": (*_TABLET, "peer"),
-    "Lose": ("message", "txn_id", "tablet", "peer", "partition", "offset", "decision"),
+    "Lose": ("message", "txn_id", "tablet", "peer", "partition", "offset", "producer", "decision"),
     "PqPlanStep": (*_TABLET, "step"),
     "TabletRestart": ("tablet",),
     "Split": ("tablet", "partition", "log_end"),
@@ -173,13 +175,14 @@ CONSTANT_KINDS = {
     "MaxOtherWrites": INT,
     "MaxSplits": INT,
     "ForceCloses": BOOL,
+    "TxWriters": INT,
     "Bugs": LIST,
     "DepthBound": INT,
 }
 # All but the first two: older headers, and the constants a header names only when not their default.
 DEFAULTS = {"Bugs": [], "DepthBound": 6, "Rollbacks": False, "Producers": "none", "TxShapes": ["copy"],
             "MaxNonTxWrites": 0, "MaxReconnects": 0, "MaxRanges": 0, "MaxReads": 1, "MaxOtherWrites": 0, "MaxSplits": 0,
-            "ForceCloses": False}
+            "ForceCloses": False, "TxWriters": 1}
 
 
 def _printable(s: str) -> bool:
@@ -192,7 +195,7 @@ def check_constants(k: Constants) -> None:
     ws = k["Workers"]
     if not ws or not all(isinstance(w, str) and w and _printable(w) for w in ws) or len(set(ws)) != len(ws):
         raise ProtocolInputError('"Workers" must be a non-empty list of distinct printable ASCII names')
-    for name in ("NumSrc", "NumDst", "BatchMax", "MaxReads"):
+    for name in ("NumSrc", "NumDst", "BatchMax", "MaxReads", "TxWriters"):
         if k.get(name, DEFAULTS.get(name, 1)) < 1:
             raise ProtocolInputError(f'"{name}" must be at least 1, got {k[name]}')
     shapes = k["TxShapes"]
@@ -241,6 +244,9 @@ def check_event(ev: Event, k: Constants) -> None:
     # a range of its own may end one past the partition's end ("commit to the future")
     within("offsets_end", range(0 if a == "BeginWrites" else 1, max(top, k["MsgsPerSrc"] + 1 if a == "UpdateOffsets" else 0) + 1),
            "the end of a range (1..max(MsgsPerSrc, MaxTxns*BatchMax+MaxNonTxWrites))")
+    writers = k.get("TxWriters", 1)
+    producers = {0, *(-1 - g for g in range(1, writers)), *range(1, k["NumSrc"] + 1)}
+    within("producer", producers, f"a producer (a partition of A, or a writer's: 0, -2, ... -{writers}; TxWriters {writers})")
     within("step", range(1, 2**31), "a plan step (1, 2, ...)")
     for col in ("committed_offset", "log_end"):
         within(col, range(0, 2**31), "a length")
@@ -265,8 +271,8 @@ def check_event(ev: Event, k: Constants) -> None:
         raise ProtocolInputError(f'{a}: field "log_end" is tablet B\'s; log "tablet": "B" with it')
     if a == "Lose" and ev.get("message") == "Write" and any(c in ev for c in ("peer", "decision")):
         raise ProtocolInputError('Lose: a lost Write has no "peer" or "decision"')
-    if a == "Lose" and ev.get("message") in ("RS", "RSAck") and any(c in ev for c in ("partition", "offset")):
-        raise ProtocolInputError(f'Lose: a lost {ev["message"]} has no "partition" or "offset"')
+    if a == "Lose" and ev.get("message") in ("RS", "RSAck") and any(c in ev for c in ("partition", "offset", "producer")):
+        raise ProtocolInputError(f'Lose: a lost {ev["message"]} has no "partition", "offset" or "producer"')
     if a == "Lose" and ev.get("message") == "RSAck" and "decision" in ev:
         raise ProtocolInputError('Lose: a lost RSAck has no "decision"')
     if "reason" in ev and not (ev.get("decision") == "abort" or ev.get("result") == "REFUSED"):

@@ -4,7 +4,7 @@ hangs and resumes, and the group gives a hung worker's partition to another."""
 
 from __future__ import annotations
 
-from .state import CONSUMER, OTHER_PRODUCER, WRITE, Msg, Session, State, write_msg
+from .state import CONSUMER, OTHER_PRODUCER, WRITE, Msg, Session, State, producer, write_msg
 
 
 class WorkerSteps(State):
@@ -122,31 +122,45 @@ class WorkerSteps(State):
                   worker=w, txn_id=tx, topic="B", write_id=tx, offsets_begin=b, offsets_end=b,
                   phase="open", kqp_state="open")
 
-    # --- TxWrite(w) ---
+    # --- TxWrite(w, g): writer g of the transaction sends its next message ---
 
-    def tx_write_enabled(self, w: str) -> bool:
+    def tx_write_enabled(self, w: str, g: int) -> bool:
         c = self.cl[w]
         limit = self.k.batch_max if c.shape == "write" else self.writes(w)
-        return not c.hung and c.phase == "open" and not c.closed and c.sent < limit
+        return (not c.hung and c.phase == "open" and not c.closed and c.sent < limit and g in self.k.writers
+                and (g == 0 or c.shape == "write"))
 
-    def stream_broken(self, w: str, d: int) -> bool:
-        """StreamBroken(w, d): a write sent to partition d is neither acknowledged nor on its way."""
+    def stream_broken(self, w: str, q: int, d: int) -> bool:
+        """StreamBroken(w, q, d): a write of producer q sent to partition d is neither acknowledged
+        nor on its way (each writer has a stream of its own)."""
         in_flight = {m.m for m in self.net if m.type == WRITE and m.tx == self.cl[w].tx}
-        return any(self.k.dest(m.src, m.off) == d and m not in in_flight for m in self.unacked_writes(w))
+        return any(m.src == q and self.k.dest(m.src, m.off) == d and m not in in_flight for m in self.unacked_writes(w))
 
-    def tx_write(self, w: str) -> None:
+    def next_write(self, w: str, g: int) -> Msg:
+        """The message writer g of worker w's transaction sends next: the batch's next one for a
+        copy, writer g's next SeqNo as producer Producer(g) for a write-only transaction."""
         c = self.cl[w]
-        tx, o = c.tx, c.b + c.sent
-        d = self.k.dest(c.src, o)
-        if not self.stream_broken(w, d):  # on a broken stream the SDK keeps it until it reconnects
-            self.send(write_msg(tx, d, Msg(c.src, o)))
+        if c.shape == "write":
+            return Msg(producer(g), c.b + c.gsent[g])
+        return Msg(c.src, c.b + c.sent)
+
+    def tx_write(self, w: str, g: int) -> None:
+        c = self.cl[w]
+        tx = c.tx
+        m = self.next_write(w, g)
+        d = self.k.dest(m.src, m.off)
+        if not self.stream_broken(w, m.src, d):  # on a broken stream the SDK keeps it until it reconnects
+            self.send(write_msg(tx, d, m))
         self.kqp[tx].dsts.add(d)
         c.sent += 1
         if c.shape == "write":  # a write-only transaction's messages are as many as it writes
             c.e += 1
+            c.gsent[g] += 1
             self.kqp[tx].e = c.e
-        self.emit("TxWrite", w, (("txn_id", tx), ("partition", d), ("off", o)),
-                  worker=w, txn_id=tx, partition=d, topic="B", write_id=tx, offset=o, phase=c.phase)
+            self.kqp[tx].prods.add(m.src)
+        args = (("txn_id", tx), ("partition", d), ("off", m.off), *((("producer", m.src),) if g else ()))
+        self.emit("TxWrite", w, args, worker=w, txn_id=tx, partition=d, topic="B", write_id=tx, offset=m.off,
+                  producer=self.logged_producer(m) if c.shape == "write" else None, phase=c.phase)
 
     # --- NonTxWrite(w): the same producer's write outside any transaction ---
 
@@ -159,8 +173,8 @@ class WorkerSteps(State):
         if self.sealed[d] != -1:  # "Write to inactive partition"
             return False
         # Blocked while a transaction of the producer is calculated and not yet executed there
-        return not any(self.ptx["B"][x].st in ("WAIT_RS", "EXECUTING") and self.kqp[x].src == 0 and d in self.kqp[x].dsts
-                       for x in self.started())
+        return not any(self.ptx["B"][x].st in ("WAIT_RS", "EXECUTING") and 0 in self.tx_producers_of(x)
+                       and d in self.kqp[x].dsts for x in self.started())
 
     def non_tx_write(self, w: str) -> None:
         c = self.cl[w]
@@ -261,8 +275,10 @@ class WorkerSteps(State):
     # --- Resend(w): the SDK's writer reconnects and sends every unacknowledged write again ---
 
     def sent_writes(self, w: str) -> list[Msg]:
-        """SentWrites(w), in SeqNo order."""
+        """SentWrites(w), each producer's in SeqNo order."""
         c = self.cl[w]
+        if c.shape == "write":
+            return [Msg(producer(g), c.b + k) for g in self.k.writers for k in range(c.gsent[g])]
         return [Msg(c.src, o) for o in range(c.b, c.b + c.sent)]
 
     def unacked_writes(self, w: str) -> list[Msg]:

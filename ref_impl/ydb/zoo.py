@@ -13,7 +13,8 @@ plan step coming, expires a planned transaction. ``immediate_no_offset_check`` a
 ``seqno_ignores_plain`` a write outside the transaction (nontx=1), ``no_write_dedup`` a lost
 acknowledgement and the writer's resend (reconnects=1), ``range_gap_accepted`` read-only
 transactions that name offset ranges of their own (ranges=1), ``split_ignored`` a split
-(splits=1).
+(splits=1), ``seqno_first_source`` a write-only transaction with two writers and a plain write
+(writers=2, nontx=1).
 """
 
 from __future__ import annotations
@@ -86,5 +87,10 @@ ZOO = (
     ZooBug("split_ignored", ("split_ignored",), "copy:workers=1,dst=2,shapes=write", "splits=1", 3,
            "ydb_split_ignored", "PqImmediate",
            "B's predicate does not ask whether the partition is still active: data lands in a partition a split made inactive"),
+    ZooBug("seqno_first_source", ("seqno_first_source",),
+           "copy:workers=1,dst=1,shapes=write,producers=partition,nontx=1,writers=2", "none", 38,
+           "ydb_seqno_first_source", "PqImmediate",
+           "one MinSeqNo per supportive partition (its first SourceId's): a second writer's SeqNo that a plain write "
+           "already published passes, and is published twice"),
 )
 ZOO_BY_NAME = {b.name: b for b in ZOO}

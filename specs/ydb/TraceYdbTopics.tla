@@ -144,7 +144,7 @@ Bound(ev) ==
                                          \E e \in IF EEnd(ev) = -1 THEN 1..(MsgsPerSrc + 1) ELSE {EEnd(ev)} :
                                              UpdateOffsets(w, b, e)
          [] a = "TakeOver"        -> \E w \in W, p \in PartSet(ev, SrcParts) : TakeOver(w, p)
-         [] a = "TxWrite"         -> \E w \in W : TxWrite(w)
+         [] a = "TxWrite"         -> \E w \in W, g \in Writers : TxWrite(w, g)
          [] a = "NonTxWrite"      -> \E w \in W : NonTxWrite(w)
          [] a = "OtherProducerWrite" -> \E w \in W : OtherProducerWrite(w)
          [] a = "Resend"          -> \E w \in W : Resend(w)
@@ -227,6 +227,9 @@ PostVal(a, f) ==
       [] f = "partition"        -> IF a = "Lose" THEN Taken.dst ELSE Arg("partition")
       [] f = "step"             -> Arg("step")
       [] f = "offset"           -> IF a = "Lose" THEN Taken.m.off ELSE Arg("off")
+      [] f = "producer"         -> CASE a = "TxWrite" -> IF "producer" \in DOMAIN action'.args THEN Arg("producer")
+                                                          ELSE IF cl[Actor].shape = "write" THEN 0 ELSE cl[Actor].src
+                                     [] OTHER -> Taken.m.src
       [] f = "offsets_begin"    -> Arg("b")
       [] f = "offsets_end"      -> Arg("e")
       [] f = "message"          -> Taken.type

@@ -101,6 +101,17 @@
 (*           TopicService unit tests (OneConsumer_TheRangesOverlap,         *)
 (*           ThereAreGapsInTheOffsetRanges, OnePartitionAndNoGaps...,      *)
 (*           MultiplePartitionsAndNoGaps...) expect exactly these          *)
+(*   [multi] several writers in one transaction: each write session has    *)
+(*           its own producer id (SourceId), and a supportive partition    *)
+(*           keeps a MinSeqNo per SourceId (partition.cpp                  *)
+(*           ApplyWriteInfoResponse walks TxWriteInfo's SrcIdInfo, one     *)
+(*           entry per SourceId; TxAffectedSourcesIds holds each of them); *)
+(*           YDB's TxUsage WriteToTopic_Demo_15 and _45 (two message       *)
+(*           groups in one transaction: SUCCESS, both published),          *)
+(*           Write_*_In_Wide_Transactions (a producer per partition per    *)
+(*           transaction: every commit SUCCESS) and                        *)
+(*           Transactions_Conflict_On_SeqNo (write sessions shared by the  *)
+(*           transactions: some commits ABORTED)                           *)
 (*                                                                         *)
 (* Actors and what they keep:                                              *)
 (*   - workers (SDK): a topic reader with its read position, a writer      *)
@@ -233,6 +244,20 @@
 (* transaction calculated and not yet executed on the partition (the      *)
 (* config change goes through the tablet's queue like a transaction).     *)
 (*                                                                         *)
+(* A write-only transaction may open several writers (TxWriters) [multi]: *)
+(* writer g writes as producer Producer(g) (0, then -2, -3, ...: never a  *)
+(* partition of A nor the other producer), its own SeqNos from the        *)
+(* transaction's base on, routed by key like every message. The writers   *)
+(* share the transaction's BatchMax writes. On tablet B each producer's   *)
+(* first message in a supportive partition must be past that producer's   *)
+(* last SeqNo in the main partition, and two transactions block each other *)
+(* where they share a producer (TxProducersOf). Writer g of every          *)
+(* transaction is the same producer: the write sessions of               *)
+(* Transactions_Conflict_On_SeqNo, shared by the transactions; the wide    *)
+(* transactions' producer of their own per transaction is Producers =     *)
+(* "none". A writer's stream is its own (InOrder per producer); the        *)
+(* writers of a transaction reconnect together (Resend: an abstraction).   *)
+(*                                                                         *)
 (* The application may close its transactional writer by force           *)
 (* (ForceClose, ForceCloses) while writes are unacknowledged [close]: the  *)
 (* writer sends nothing more and never flushes, its SDK answers the commit *)
@@ -343,6 +368,9 @@ CONSTANTS
     \* Whether the application may close its transactional writer by force (header).
     \* @type: Bool;
     ForceCloses,
+    \* How many writers (producers) a write-only transaction may open (header; 1: one).
+    \* @type: Int;
+    TxWriters,
     \* @type: Set(Str);
     Bugs
 
@@ -368,7 +396,8 @@ BugNames == {
     "no_write_dedup",         \* a supportive partition takes a repeated SeqNo again (no AlreadyWritten)
     "no_table_lock",          \* a committed write of the row does not break another transaction's lock
     "range_gap_accepted",     \* KQP commits [min, max) of ranges that are not one interval (no CheckTopicOperations)
-    "split_ignored"           \* B's predicate does not ask whether the partition is still active (CanWrite)
+    "split_ignored",          \* B's predicate does not ask whether the partition is still active (CanWrite)
+    "seqno_first_source"      \* a supportive partition checks the MinSeqNo of its first SourceId only
 }
 
 ASSUME /\ Workers # {}
@@ -378,6 +407,7 @@ ASSUME /\ Workers # {}
        /\ MaxHangs \in Nat /\ MaxRestarts \in Nat /\ MaxLoss \in Nat
        /\ MaxLockLosses \in Nat /\ MaxDeadlines \in Nat /\ MaxNonTxWrites \in Nat /\ MaxReconnects \in Nat
        /\ MaxRanges \in Nat /\ MaxReads \in Nat \ {0} /\ MaxOtherWrites \in Nat /\ MaxSplits \in Nat /\ ForceCloses \in BOOLEAN
+       /\ TxWriters \in Nat \ {0}
        /\ TxShapes # {} /\ TxShapes \subseteq {"copy", "read", "write"}
        /\ Bugs \subseteq BugNames
 
@@ -386,8 +416,8 @@ Bug(b) == b \in Bugs
 
 (*
   @typeAlias: msg = {src: Int, off: Int};
-  @typeAlias: worker = {phase: Str, shape: Str, tx: Int, src: Int, b: Int, e: Int, sent: Int, row: Bool, hung: Bool, pos: Int -> Int, ranges: Int, reads: Int, closed: Bool};
-  @typeAlias: session = {st: Str, shape: Str, w: Str, src: Int, b: Int, e: Int, dsts: Set(Int), lock: Str, prepared: Set(Str), refused: Bool, results: Set(Str), aborted: Bool, depth: Int, pdepth: Int, named: Set(Int), bad: Bool};
+  @typeAlias: worker = {phase: Str, shape: Str, tx: Int, src: Int, b: Int, e: Int, sent: Int, row: Bool, hung: Bool, pos: Int -> Int, ranges: Int, reads: Int, closed: Bool, gsent: Int -> Int};
+  @typeAlias: session = {st: Str, shape: Str, w: Str, src: Int, b: Int, e: Int, dsts: Set(Int), lock: Str, prepared: Set(Str), refused: Bool, results: Set(Str), aborted: Bool, depth: Int, pdepth: Int, named: Set(Int), bad: Bool, prods: Set(Int)};
   @typeAlias: sup = {st: Str, data: Seq($msg)};
   @typeAlias: durable = {st: Str, step: Int, dec: Str, done: Set(Int), depth: Int};
   @typeAlias: volatile = {st: Str, step: Int, own: Str, dec: Str, rs: Set(Str), abortSeen: Bool, acked: Set(Str), done: Set(Int), depth: Int, rsdepth: Int};
@@ -579,7 +609,13 @@ AppOffsets == 0..(MaxTxns * BatchMax + MaxNonTxWrites + MaxOtherWrites - 1)
 \* The application's own producer (0) and another producer (-1) that writes outside
 \* transactions only.
 OtherProducer == -1
-AppMessages == [src: {0, OtherProducer}, off: AppOffsets]
+\* The writers of a write-only transaction [multi]: writer g writes as producer Producer(g),
+\* 0 for the first, then -2, -3, ... (no partition of A, no OtherProducer).
+Writers == 0..(TxWriters - 1)
+\* @type: (Int) => Int;
+Producer(g) == IF g = 0 THEN 0 ELSE -1 - g
+TxProducers == {Producer(g) : g \in Writers}
+AppMessages == [src: TxProducers \cup {OtherProducer}, off: AppOffsets]
 
 \* Routing by key, as in Resharding.tla.
 \* @type: (Int, Int) => Int;
@@ -602,11 +638,11 @@ Act(name, actor, args) == [name |-> name, actor |-> actor, args |-> args]
 \* @type: $worker;
 IdleWorker == [phase |-> "idle", shape |-> "copy", tx |-> 0, src |-> 0, b |-> 0, e |-> 0, sent |-> 0, row |-> FALSE,
                hung |-> FALSE, pos |-> [p \in SrcParts |-> -1], ranges |-> 0,
-               reads |-> 0, closed |-> FALSE]
+               reads |-> 0, closed |-> FALSE, gsent |-> [g \in Writers |-> 0]]
 \* @type: $session;
 NoSession == [st |-> "none", shape |-> "copy", w |-> "", src |-> 0, b |-> 0, e |-> 0, dsts |-> {}, lock |-> "alive",
               prepared |-> {}, refused |-> FALSE, results |-> {}, aborted |-> FALSE, depth |-> 0, pdepth |-> 0,
-              named |-> {}, bad |-> FALSE]
+              named |-> {}, bad |-> FALSE, prods |-> {}]
 \* @type: $sup;
 NoSup == [st |-> "none", data |-> <<>>]
 \* @type: $sup;
@@ -664,9 +700,16 @@ Writes(w) == CASE cl[w].shape = "read" -> 0
                [] cl[w].shape = "write" -> cl[w].sent
                [] OTHER -> cl[w].e - cl[w].b
 
-\* The messages of transaction tx's batch.
+\* The messages of transaction tx's batch (of a write-only one: its writers' SeqNos from
+\* its base on, as many as it wrote in all, a superset of what each writer wrote).
 \* @type: (Int) => Set($msg);
-Batch(tx) == {Msg(kqp[tx].src, o) : o \in kqp[tx].b..(kqp[tx].e - 1)}
+Batch(tx) == IF kqp[tx].shape = "write" THEN {Msg(q, o) : q \in TxProducers, o \in kqp[tx].b..(kqp[tx].e - 1)}
+             ELSE {Msg(kqp[tx].src, o) : o \in kqp[tx].b..(kqp[tx].e - 1)}
+
+\* The producers (SourceIds) of transaction tx's writes: its writers' for a write-only one,
+\* the producer of its source partition for a copy (TxAffectedSourcesIds [seqno, multi]).
+\* @type: (Int) => Set(Int);
+TxProducersOf(tx) == IF kqp[tx].shape = "write" THEN kqp[tx].prods ELSE {kqp[tx].src}
 
 \* Depth of the durable writes a commit waits for: the data written in the transaction.
 \* @type: (Int) => Int;
@@ -841,33 +884,49 @@ BeginWrites(w) ==
     /\ nextTx' = nextTx + 1
     /\ UNCHANGED <<ownerVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
 
-\* Worker w's stream to partition d of B is broken: a write sent on it is neither
-\* acknowledged nor on its way (it, or its acknowledgement, was lost, or it was refused).
-\* @type: (Str, Int) => Bool;
-StreamBroken(w, d) ==
-    \E o \in cl[w].b..(cl[w].b + cl[w].sent - 1) :
-        /\ Dest(cl[w].src, o) = d
-        /\ Msg(cl[w].src, o) \notin wacked[cl[w].tx]
-        /\ ~\E n \in net : n.type = "Write" /\ n.tx = cl[w].tx /\ n.m = Msg(cl[w].src, o)
+\* The writes worker w's transaction has sent so far: its batch's first `sent` messages,
+\* or, for a write-only one, each writer's first gsent[g] SeqNos [multi].
+\* @type: (Str) => Set($msg);
+SentWrites(w) ==
+    IF cl[w].shape = "write"
+    THEN UNION {{Msg(Producer(g), cl[w].b + k) : k \in 0..(cl[w].gsent[g] - 1)} : g \in Writers}
+    ELSE {Msg(cl[w].src, o) : o \in cl[w].b..(cl[w].b + cl[w].sent - 1)}
+
+\* The stream of worker w's writer of producer q to partition d of B is broken: a write
+\* sent on it is neither acknowledged nor on its way (it, or its acknowledgement, was lost,
+\* or it was refused). Each writer has a stream of its own [multi].
+\* @type: (Str, Int, Int) => Bool;
+StreamBroken(w, q, d) ==
+    \E m \in SentWrites(w) :
+        /\ m.src = q /\ Dest(m.src, m.off) = d
+        /\ m \notin wacked[cl[w].tx]
+        /\ ~\E n \in net : n.type = "Write" /\ n.tx = cl[w].tx /\ n.m = m
 
 \* The transactional writer sends the batch's next message to the partition of B its key
 \* routes to; the partition joins the transaction's write operations (GetOwnership: the
 \* writer reports the supportive partition to KQP, [kqpt]). On a broken stream the
 \* message goes nowhere: the SDK keeps it until it reconnects (Resend) [resend], so no
-\* write arrives after one that was lost.
-\* @type: (Str) => Bool;
-TxWrite(w) ==
+\* write arrives after one that was lost. A write-only transaction writes with any of its
+\* writers g, as producer Producer(g), that writer's next SeqNo [multi]; a copy has one
+\* writer (g = 0).
+\* @type: (Str, Int) => Bool;
+TxWrite(w, g) ==
     /\ ~cl[w].hung
     /\ cl[w].phase = "open" /\ ~cl[w].closed
     /\ cl[w].sent < IF cl[w].shape = "write" THEN BatchMax ELSE Writes(w)
+    /\ g = 0 \/ cl[w].shape = "write"
     /\ LET tx == cl[w].tx
-           o == cl[w].b + cl[w].sent
-           d == Dest(cl[w].src, o)
-           more == IF cl[w].shape = "write" THEN 1 ELSE 0   \* a write-only transaction's [b, e) grows
-       IN /\ net' = IF StreamBroken(w, d) THEN net ELSE net \cup {WriteMsg(tx, d, Msg(cl[w].src, o))}
-          /\ kqp' = [kqp EXCEPT ![tx].dsts = @ \cup {d}, ![tx].e = @ + more]
-          /\ action' = Act("TxWrite", w, "txn_id" :> tx @@ "partition" :> d @@ "off" :> o)
-          /\ cl' = [cl EXCEPT ![w].sent = @ + 1, ![w].e = @ + more]
+           write == cl[w].shape = "write"
+           m == IF write THEN Msg(Producer(g), cl[w].b + cl[w].gsent[g]) ELSE Msg(cl[w].src, cl[w].b + cl[w].sent)
+           d == Dest(m.src, m.off)
+           more == IF write THEN 1 ELSE 0   \* a write-only transaction's [b, e) grows
+       IN /\ net' = IF StreamBroken(w, m.src, d) THEN net ELSE net \cup {WriteMsg(tx, d, m)}
+          /\ kqp' = [kqp EXCEPT ![tx].dsts = @ \cup {d}, ![tx].e = @ + more,
+                                ![tx].prods = IF write THEN @ \cup {m.src} ELSE @]
+          /\ action' = Act("TxWrite", w, "txn_id" :> tx @@ "partition" :> d @@ "off" :> m.off
+                                          @@ (IF g = 0 THEN NoArgs ELSE "producer" :> m.src))
+          /\ cl' = [cl EXCEPT ![w].sent = @ + 1, ![w].e = @ + more,
+                              ![w].gsent = IF write THEN [@ EXCEPT ![g] = @ + 1] ELSE @]
     /\ UNCHANGED <<ownerVars, txIdVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
 
 \* The worker reads the table's row and upserts it (a read-modify-write of one row, as
@@ -945,10 +1004,6 @@ WriterFailed(w) ==
           /\ Cardinality(wacked[cl[w].tx]) < Writes(w)
           /\ ~\E m \in net : m.type = "Write" /\ m.tx = cl[w].tx
 
-\* The writes worker w's transaction has sent so far, in SeqNo order.
-\* @type: (Str) => Set($msg);
-SentWrites(w) == {Msg(cl[w].src, o) : o \in cl[w].b..(cl[w].b + cl[w].sent - 1)}
-
 \* The application closes worker w's transactional writer by force while a write is
 \* unacknowledged [close]: nothing more is sent, and the writer never flushes.
 \* @type: (Str) => Bool;
@@ -964,7 +1019,8 @@ ForceClose(w) ==
 \* The SDK's writer reconnects [resend]: a write of the transaction is neither acknowledged
 \* nor on its way (it was lost, or its acknowledgement was: PqWriteAckLost), so the writer
 \* opens a new stream with the same transaction and sends every unacknowledged message
-\* again, with the SeqNo it had. A fault: at most MaxReconnects times in a run.
+\* again, with the SeqNo it had (a write-only transaction's writers reconnect together:
+\* an abstraction [multi]). A fault: at most MaxReconnects times in a run.
 \* @type: (Str) => Bool;
 Resend(w) ==
     /\ reconnects < MaxReconnects
@@ -1017,7 +1073,7 @@ NonTxWrite(w) ==
     /\ cl[w].shape = "write" /\ cl[w].phase \in {"open", "flushed"} /\ cl[w].sent >= 1
     /\ LET d == Dest(0, cl[w].b)
            m == Msg(0, ProducerLast(d, 0))
-       IN /\ ~\E x \in Txns : ptx["B"][x].st \in {"WAIT_RS", "EXECUTING"} /\ kqp[x].src = 0 /\ d \in kqp[x].dsts
+       IN /\ ~\E x \in Txns : ptx["B"][x].st \in {"WAIT_RS", "EXECUTING"} /\ 0 \in TxProducersOf(x) /\ d \in kqp[x].dsts
           /\ sealed[d] = -1   \* "Write to inactive partition" [split]
           /\ target' = [target EXCEPT ![d] = Append(@, m)]
           /\ plain' = plain \cup {m}
@@ -1084,12 +1140,12 @@ StoreWrite(m) ==
 
 \* The writer's session is a stream: a partition gets a transaction's writes in order.
 \* @type: ($net) => Bool;
-InOrder(m) == ~\E m2 \in net : m2.type = "Write" /\ m2.tx = m.tx /\ m2.dst = m.dst /\ m2.m.off < m.m.off
+InOrder(m) == ~\E m2 \in net : m2.type = "Write" /\ m2.tx = m.tx /\ m2.dst = m.dst /\ m2.m.src = m.m.src /\ m2.m.off < m.m.off
 
 \* The writes after write m on its stream: where m or its acknowledgement is lost, the
 \* stream is broken, and they are lost with it (none of them arrives after a gap).
 \* @type: ($net) => Set($net);
-StreamRest(m) == {m2 \in net : m2.type = "Write" /\ m2.tx = m.tx /\ m2.dst = m.dst /\ m2.m.off > m.m.off}
+StreamRest(m) == {m2 \in net : m2.type = "Write" /\ m2.tx = m.tx /\ m2.dst = m.dst /\ m2.m.src = m.m.src /\ m2.m.off > m.m.off}
 
 \* Tablet B takes a write of WriteId tx and the SDK sees it acknowledged: stored
 \* (WrittenInTx, no offset: seed 004), a repeat (Skipped [dedup]), or refused.
@@ -1255,11 +1311,16 @@ ReadPredicate(tx) ==
        \/ (Bug("no_gap_check") /\ c <= b /\ e <= MsgsPerSrc)
        \/ (c = b /\ b <= e /\ e <= MsgsPerSrc)
 
-\* The MinSeqNo check [seqno] on d: the first SeqNo the transaction wrote to d as its
-\* producer (the source partition; 0 for the application's own messages) is above the
-\* producer's last SeqNo on d.
+\* The MinSeqNo check [seqno] on d, per SourceId [multi]: for each producer of the
+\* transaction's writes to d (the source partition; 0, -2, ... for the application's own
+\* messages), the first SeqNo it wrote there is above its last SeqNo on d. With
+\* seqno_first_source, only the producer of the supportive partition's first message.
 \* @type: (Int, Int) => Bool;
-SeqNoOk(tx, d) == sup[tx][d].data = <<>> \/ sup[tx][d].data[1].off + 1 > LastSeqNo(d, kqp[tx].src)
+SeqNoOk(tx, d) ==
+    LET s == sup[tx][d].data
+    IN \A i \in DOMAIN s :
+           (IF Bug("seqno_first_source") THEN i = 1 ELSE \A j \in 1..(i - 1) : s[j].src # s[i].src)
+               => s[i].off + 1 > LastSeqNo(d, s[i].src)
 \* @type: (Int) => Bool;
 SeqNoPredicate(tx) ==
     \/ Producers = "none"
@@ -1310,7 +1371,7 @@ BlocksConsumer(x, tx) ==
 BlocksProducer(x, tx) ==
     /\ x # tx
     /\ ptx["B"][x].st \in {"WAIT_RS", "EXECUTING"}
-    /\ kqp[x].src = kqp[tx].src
+    /\ TxProducersOf(x) \cap TxProducersOf(tx) # {}
     /\ kqp[x].dsts \cap kqp[tx].dsts # {}
 
 \* Transaction x is calculated and not yet executed on the datashard: its writes of the
@@ -1633,7 +1694,8 @@ Next ==
     \/ \E w \in Workers, b \in 0..MsgsPerSrc : \E e \in (b + 1)..(MsgsPerSrc + 1) : UpdateOffsets(w, b, e)
     \/ \E w \in Workers, e \in 1..MsgsPerSrc : ReadMore(w, e)
     \/ \E w \in Workers, p \in SrcParts : TakeOver(w, p)
-    \/ \E w \in Workers : TxWrite(w) \/ NonTxWrite(w) \/ OtherProducerWrite(w) \/ Resend(w) \/ ForceClose(w) \/ TableWrite(w) \/ Flush(w) \/ CommitTx(w) \/ RollbackTx(w)
+    \/ \E w \in Workers, g \in Writers : TxWrite(w, g)
+    \/ \E w \in Workers : NonTxWrite(w) \/ OtherProducerWrite(w) \/ Resend(w) \/ ForceClose(w) \/ TableWrite(w) \/ Flush(w) \/ CommitTx(w) \/ RollbackTx(w)
                         \/ Hang(w) \/ Resume(w)
     \/ \E tx \in Txns : KqpResult(tx) \/ CoordPlan(tx) \/ PlanDeadline(tx) \/ PqLockLost(tx) \/ LockLost(tx)
     \/ \E m \in net : PqWrite(m) \/ PqWriteAckLost(m) \/ PqReadSet(m) \/ PqReadSetAck(m) \/ Lose(m)

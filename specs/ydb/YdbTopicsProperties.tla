@@ -23,12 +23,12 @@ Steps == 0..nextStep
 WorkerRecords ==
     [phase: {"idle", "open", "flushed", "committing"}, shape: {"copy", "read", "write"}, tx: 0..MaxTxns, src: 0..NumSrc, b: 0..(MsgsPerSrc + MaxTxns * BatchMax),
      e: 0..(MsgsPerSrc + MaxTxns * BatchMax), sent: 0..MsgsPerSrc + BatchMax, row: BOOLEAN, hung: BOOLEAN, pos: [SrcParts -> -1..MsgsPerSrc],
-     ranges: 0..MaxRanges, reads: 0..MaxReads, closed: BOOLEAN]
+     ranges: 0..MaxRanges, reads: 0..MaxReads, closed: BOOLEAN, gsent: [Writers -> 0..BatchMax]]
 SessionRecords ==
     [st: {"none", "open", "proposing", "planned", "done"}, shape: {"copy", "read", "write"}, w: Workers \cup {""},
      src: 0..NumSrc, b: 0..(MsgsPerSrc + MaxTxns * BatchMax), e: 0..(MsgsPerSrc + MaxTxns * BatchMax), dsts: SUBSET DstParts, lock: {"alive", "lost"},
      prepared: SUBSET Tablets, refused: BOOLEAN, results: SUBSET Tablets, aborted: BOOLEAN, depth: Nat, pdepth: Nat,
-     named: SUBSET (0..MsgsPerSrc), bad: BOOLEAN]
+     named: SUBSET (0..MsgsPerSrc), bad: BOOLEAN, prods: SUBSET TxProducers]
 NetRecords ==
     [type: {"Write", "RS", "RSAck"}, tx: Txns, from: Tablets \cup {""}, to: Tablets, dst: {0} \cup DstParts,
      m: AllMessages, dec: Decisions, depth: Nat]
@@ -150,7 +150,7 @@ Consumed(p, o) == Copies(p, o) + ReadOnlyCommits(p, o)
 \* consumed (or, mid-commit, is in the supportive partition of a transaction whose commit
 \* is decided).
 NoDuplicates == /\ \A p \in SrcParts, o \in Offsets : Consumed(p, o) <= 1
-                /\ \A q \in {0, OtherProducer}, o \in AppOffsets : Copies(q, o) <= 1
+                /\ \A q \in TxProducers \cup {OtherProducer}, o \in AppOffsets : Copies(q, o) <= 1
 NoLoss == \A p \in SrcParts, o \in Offsets : o < committed[p] => Consumed(p, o) >= 1 \/ OnItsWay(p, o)
 ExactlyOnce == NoDuplicates /\ NoLoss
 
@@ -267,6 +267,15 @@ WitnessBadRequest == \A tx \in Txns : told[tx] # "BAD_REQUEST"
 \* A witness: false once a transaction whose ranges were not one interval is ABORTED by
 \* KQP itself, before any participant.
 WitnessRangesRefused == \A tx \in Txns : ~(told[tx] = "ABORTED" /\ RangesSplit(tx))
+
+\* A witness: false once a transaction that wrote as two producers (two writers) commits.
+WitnessWritersCommit == \A tx \in Txns : ~(told[tx] = "COMMITTED" /\ Cardinality(kqp[tx].prods) >= 2)
+
+\* A witness: false once a transaction is ABORTED after a transaction that shares one of its
+\* producers committed (Transactions_Conflict_On_SeqNo: shared write sessions).
+WitnessSharedProducerAborts ==
+    \A tx \in Txns : ~(told[tx] = "ABORTED" /\ kqp[tx].shape = "write" /\ Cardinality(kqp[tx].prods) >= 2 /\
+                        \E x \in Txns : told[x] = "COMMITTED" /\ kqp[x].prods \cap kqp[tx].prods # {})
 
 \* A witness: false once a resent write is a repeat (AlreadyWritten: the SDK's Skipped).
 WitnessWriteSkipped == skipped = {}
