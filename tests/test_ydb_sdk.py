@@ -252,6 +252,107 @@ def test_a_writer_closed_by_force_fails_the_commit_with_session_expired() -> Non
         writer.write(sdk.TopicWriterMessage(b"x"))
 
 
+# --- TestTopicWriter: writes outside any transaction (the spec's PlainWrite) ---
+
+PLAIN = "copy:workers=1,dst=1,batch=1,txns=1,shapes=write,producers=partition,plain=5"
+
+
+@pytest.mark.tlc
+def test_plain_writer_send_message(tmp_path: Path) -> None:
+    """test_send_message: a writer of producer "test" writes one message, visible at once."""
+
+    def test(driver: sdk.Driver, seen: list[Any]) -> api.App:
+        writer = driver.topic_client.writer("B", producer_id="test")
+        seen.append((yield writer.write(sdk.TopicWriterMessage(data="123"))))
+        yield writer.close()
+
+    sim, seen = run(test, PLAIN, tmp_path)
+    assert seen == ["written"] and sim.engine.target[1] == [Msg(0, 0)]
+
+
+@pytest.mark.tlc
+def test_plain_writer_wait_last_seqno(tmp_path: Path) -> None:
+    """test_wait_last_seqno: with auto_seqno=False the writer names SeqNo 5 (a gap from none); a new
+    writer of the same producer learns 5 as its last SeqNo."""
+
+    def test(driver: sdk.Driver, seen: list[Any]) -> api.App:
+        writer = driver.topic_client.writer("B", producer_id="test", auto_seqno=False)
+        yield writer.write_with_ack(sdk.TopicWriterMessage(data=b"123", seqno=5))
+        yield writer.close()
+        writer = driver.topic_client.writer("B", producer_id="test")
+        seen.append((yield writer.wait_init()).last_seqno)
+
+    sim, seen = run(test, PLAIN, tmp_path)
+    assert seen == [5] and sim.engine.target[1] == [Msg(0, 4)]
+
+
+@pytest.mark.tlc
+def test_plain_writer_auto_flush_on_close(tmp_path: Path) -> None:
+    """test_auto_flush_on_close: SeqNos 1..3 named, the writer closed; a new writer's last SeqNo is 3."""
+
+    def test(driver: sdk.Driver, seen: list[Any]) -> api.App:
+        writer = driver.topic_client.writer("B", producer_id="test", auto_seqno=False)
+        for i in range(3):
+            yield writer.write(sdk.TopicWriterMessage(data=f"msg-{i}", seqno=i + 1))
+        yield writer.close()
+        writer = driver.topic_client.writer("B", producer_id="test")
+        seen.append((yield writer.wait_init()).last_seqno)
+
+    sim, seen = run(test, PLAIN, tmp_path)
+    assert seen == [3] and sim.engine.target[1] == [Msg(0, 0), Msg(0, 1), Msg(0, 2)]
+
+
+@pytest.mark.tlc
+def test_plain_writer_random_producer_id(tmp_path: Path) -> None:
+    """test_random_producer_id: two writers with no producer id are two producers."""
+
+    def test(driver: sdk.Driver, seen: list[Any]) -> api.App:
+        for _ in range(2):
+            writer = driver.topic_client.writer("B")
+            yield writer.write(sdk.TopicWriterMessage(data=b"123"))
+            yield writer.close()
+
+    sim, _ = run(test, PLAIN, tmp_path)
+    [m1, m2] = sim.engine.target[1]
+    assert m1.src != m2.src and m1.off == m2.off == 0
+
+
+@pytest.mark.tlc
+def test_plain_writer_a_repeated_seqno_is_skipped(tmp_path: Path) -> None:
+    """The partition answers AlreadyWritten for a SeqNo at or below the producer's last (the SDK's
+    Skipped, as a write_with_ack result): the message is stored once."""
+
+    def test(driver: sdk.Driver, seen: list[Any]) -> api.App:
+        writer = driver.topic_client.writer("B", producer_id="test", auto_seqno=False)
+        for seqno in (1, 2, 2, 1, 3):
+            seen.append((yield writer.write_with_ack(sdk.TopicWriterMessage(data=b"x", seqno=seqno))))
+
+    sim, seen = run(test, PLAIN, tmp_path)
+    assert seen == ["written", "written", "skipped", "skipped", "written"]
+    assert sim.engine.target[1] == [Msg(0, 0), Msg(0, 1), Msg(0, 2)]
+
+
+@pytest.mark.tlc
+def test_a_plain_write_past_the_transaction_s_seqno_aborts_it(tmp_path: Path) -> None:
+    """The producer of an open write-only transaction writes outside it with a SeqNo of its own
+    choosing, past the transaction's: the plain write is published, and the commit is ABORTED
+    (MinSeqNo), as in WriteToTopic_Demo_3 with the automatic SeqNo."""
+
+    def test(driver: sdk.Driver, seen: list[Any]) -> api.App:
+        tx = driver.begin_transaction("write")
+        writer = yield driver.topic_client.tx_writer(tx, "B")
+        yield writer.write(sdk.TopicWriterMessage(data=b"in tx"))
+        plain = driver.topic_client.writer("B", producer_id="app", auto_seqno=False)
+        seen.append((yield plain.write(sdk.TopicWriterMessage(data=b"outside", seqno=3))))
+        try:
+            yield tx.commit()
+        except api.TransactionAborted as err:
+            seen.append(err.reason)
+
+    sim, seen = run(test, PLAIN, tmp_path)
+    assert seen == ["written", "MinSeqNo"] and sim.engine.target[1] == [Msg(0, 2)]
+
+
 # --- YDB's C++ TxUsage scenarios through the SDK's names ---
 
 

@@ -26,6 +26,7 @@ READ = "(worker, partition, end)"
 RANGE = "(worker, begin, end)"
 WORKER_PARTITION = "(worker, partition)"
 WRITER = "(worker, writer)"
+PLAIN = "(producer, offset)"
 TXN = "transaction"
 MESSAGE = "message"
 TABLET = "tablet"
@@ -33,7 +34,7 @@ DST = "partition of B"
 TABLET_TXN = "(tablet, transaction)"
 TABLET_TXN_PARTITION = "(tablet, transaction, partition)"
 TABLET_TXN_PEER = "(tablet, transaction, peer)"
-TUPLE_ARGS = (READ, RANGE, WORKER_PARTITION, WRITER, TABLET_TXN, TABLET_TXN_PARTITION, TABLET_TXN_PEER)
+TUPLE_ARGS = (READ, RANGE, WORKER_PARTITION, WRITER, PLAIN, TABLET_TXN, TABLET_TXN_PARTITION, TABLET_TXN_PEER)
 
 # Who takes the step: the scheduler picks it among the enabled steps, or the SDK takes it when
 # the application calls it (receive_batch_with_tx is ReadBatch, writer.write is TxWrite, ...).
@@ -108,6 +109,8 @@ ACTIONS: tuple[Action, ...] = (
     _sdk("TxWrite", WRITER, E.tx_write_enabled, E.tx_write),
     _sdk("NonTxWrite", WORKER, E.non_tx_write_enabled, E.non_tx_write),
     _sdk("OtherProducerWrite", WORKER, E.other_producer_write_enabled, E.other_producer_write),
+    Action("PlainWrite", PLAIN, E.plain_write_enabled, E.plain_write, emits=("PlainWrite", "PlainWriteSkipped"),
+           by=APPLICATION),
     # The SDK's writer reconnects on its own (no call of the application): after a fault.
     Action("Resend", WORKER, E.resend_enabled, E.resend, fault=True),
     _sdk("ForceClose", WORKER, E.force_close_enabled, E.force_close),
@@ -168,6 +171,8 @@ def arguments(e: Engine, over: str, txns: Iterable[int] | None = None) -> list[A
         return [(w, p) for w in k.workers for p in k.src_parts]
     if over == WRITER:
         return [(w, g) for w in k.workers for g in k.writers]
+    if over == PLAIN:
+        return [(q, o) for q in k.plain_producers for o in k.app_offsets]
     if over == READ:
         return [(w, p, x) for w in k.workers for p in k.src_parts for x in range(1, k.msgs_per_src + 1)]
     if over == TXN:

@@ -146,6 +146,7 @@ class Driver:
             raise IllegalStateError(f"no worker {worker!r} in this run's constants")
         self.engine = engine
         self.worker = worker
+        self.producer_ids: dict[str, int] = {}  # the SDK's producer ids of plain writers, as the spec's producers
 
     def reader(self, topic: str = "A", consumer: str = CONSUMER) -> TopicReader:
         if (topic, consumer) != ("A", CONSUMER):
@@ -182,6 +183,34 @@ class Driver:
             return next(e.target[d][-1] for d in e.k.dst_parts if len(e.target[d]) > before[d])
 
         return Call([("NonTxWrite", lambda: w)], outcome=outcome)
+
+    def write_plain(self, producer: int = 0, seqno: int | None = None) -> Call:
+        """A write outside any transaction, at any time (the SDK's topic_client.writer(path,
+        producer_id=...) and writer.write(TopicWriterMessage(data, seqno=...))): as producer 0
+        (the application's), -1 (another) or a later writer's (-2, ...), with ``seqno`` as named
+        (auto_seqno=False) or the SDK's automatic one (the producer's last plus one). It waits
+        while a transaction of the producer is between its predicate and its commit. Returns
+        "written", or "skipped" when the partition answers AlreadyWritten (a SeqNo at or below the
+        producer's last: the SDK's Skipped)."""
+        e = self.engine
+        if producer not in e.k.plain_producers:
+            raise IllegalStateError(f"write_plain: producer {producer} is not one of this run's "
+                                    f"({', '.join(map(str, e.k.plain_producers))}: the writers' and the other producer)")
+        if e.plain_sent >= e.k.max_plain_writes:
+            raise IllegalStateError(f"write_plain: this run makes at most {e.k.max_plain_writes} writes outside a transaction "
+                                    "(MaxPlainWrites); make the engine with Constants(max_plain_writes=...), "
+                                    "or simulate with --workload copy:plain=N")
+        o = e.plain_next(producer) if seqno is None else seqno - 1
+        if o not in e.k.app_offsets:
+            raise IllegalStateError(f"write_plain: SeqNo {o + 1} is past this run's messages "
+                                    f"(1..{len(e.k.app_offsets)}: MaxTxns * BatchMax + the writes outside transactions)")
+        repeat = [False]  # decided when the step is taken: the state it is listed in is the one it runs in
+
+        def arg() -> tuple[int, int]:
+            repeat[0] = e.plain_repeat(producer, o)
+            return producer, o
+
+        return Call([("PlainWrite", arg)], outcome=lambda: "skipped" if repeat[0] else "written")
 
     def write_by_other_producer(self, tx: Tx) -> Call:
         """Another producer (its own producer_id: topic_client.writer(path, producer_id=...))
@@ -472,7 +501,8 @@ def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Call
              more_here: Callable[[Tx], bool] = lambda tx: False,
              other_here: Callable[[], bool] = lambda: False,
              close_here: Callable[[], bool] = lambda: False,
-             writer_counts: Callable[[], int] = lambda: 1) -> App:
+             writer_counts: Callable[[], int] = lambda: 1,
+             plain_here: Callable[[], tuple[int, int | None] | None] = lambda: None) -> App:
     """The workload: read a batch of topic A, write it to topic B (and a row to the table), and
     commit the read offsets, the writes and the row in one transaction; again and again. Where
     ``rollback_here()`` says so (after the read, after a write, before the commit), the
@@ -489,9 +519,13 @@ def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Call
     any transaction to the same partition. Where ``close_here()`` says so after its writes, the
     application closes its writer by force; the commit then fails and it rolls back. A write-only
     transaction opens ``writer_counts()`` writers (producers of their own) and writes with them in
-    turn."""
+    turn. Before each transaction, where ``plain_here()`` names a producer and a SeqNo (None: the
+    automatic one), the application writes a message outside any transaction."""
     reader = driver.reader("A", CONSUMER)
     while True:
+        plain = plain_here()
+        if plain is not None:
+            yield driver.write_plain(*plain)
         tx = driver.begin_transaction(shapes())
         writer: TxWriter | None
         partition = 0  # the partition of A read (none for a write-only transaction)

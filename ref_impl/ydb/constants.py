@@ -32,6 +32,7 @@ BUGS = (
     "range_gap_accepted",
     "split_ignored",
     "seqno_first_source",
+    "plain_no_dedup",
 )
 VERSIONS = ("v25", "v26")
 PRODUCERS = ("none", "partition")
@@ -70,6 +71,7 @@ class Constants:
     max_splits: int = 0
     force_closes: bool = False
     tx_writers: int = 1
+    max_plain_writes: int = 0
     bugs: tuple[str, ...] = attrs.field(default=(), converter=_sorted_tuple)
     depth_bound: int = DEPTH_BOUND
 
@@ -116,6 +118,20 @@ class Constants:
         """Writers: the writers of a write-only transaction, 0..TxWriters-1."""
         return range(self.tx_writers)
 
+    @property
+    def plain_producers(self) -> tuple[int, ...]:
+        """PlainProducers: the writers' producers (0, -2, ...) and the other producer (-1); with
+        Producers = "none" (a transaction's writer a producer of its own) only the other one."""
+        if self.producers != "partition":
+            return (-1,)
+        return (*(0 if g == 0 else -1 - g for g in self.writers), -1)
+
+    @property
+    def app_offsets(self) -> range:
+        """AppOffsets: the SeqNo - 1 of the application's own messages."""
+        return range(self.max_txns * self.batch_max + self.max_non_tx_writes + self.max_other_writes
+                     + self.max_plain_writes)
+
     def dest(self, p: int, o: int) -> int:
         """Routing by key (KeyOf(p, o) = p + o), as in Resharding.tla."""
         return ((p + o) % self.num_dst) + 1
@@ -152,6 +168,7 @@ class Constants:
             **({"MaxSplits": self.max_splits} if self.max_splits else {}),
             **({"ForceCloses": True} if self.force_closes else {}),
             **({"TxWriters": self.tx_writers} if self.tx_writers != 1 else {}),
+            **({"MaxPlainWrites": self.max_plain_writes} if self.max_plain_writes else {}),
         }
 
     @classmethod
@@ -181,6 +198,7 @@ class Constants:
             max_splits=k.get("MaxSplits", 0),
             force_closes=k.get("ForceCloses", False),
             tx_writers=k.get("TxWriters", 1),
+            max_plain_writes=k.get("MaxPlainWrites", 0),
             bugs=tuple(k.get("Bugs", ())),
             depth_bound=k.get("DepthBound", DEPTH_BOUND),
         )

@@ -18,6 +18,7 @@ from typing import Any
 from trace_check.traces.protocol import Arrow, Diagram, Note
 
 KQP, COORDINATOR, GROUP = "KQP session", "coordinator", "group"
+PLAIN_WRITER = "plain writer"  # the application writing outside any transaction (PlainWrite's actor)
 TABLETS = {"A": "PQ tablet A", "B": "PQ tablet B", "DS": "datashard"}
 # Steps with nothing to draw: a read set stored (its acknowledgement is sent later), an
 # acknowledgement taken, a record deleted, the run's end.
@@ -29,7 +30,7 @@ def tablet(name: str) -> str:
 
 
 def lifelines(first: Mapping[str, Any]) -> tuple[str, ...]:
-    return (GROUP, *sorted(first["cl"]), KQP, COORDINATOR, *TABLETS.values())
+    return (GROUP, *sorted(first["cl"]), PLAIN_WRITER, KQP, COORDINATOR, *TABLETS.values())
 
 
 def _decision(args: Mapping[str, Any]) -> str:
@@ -48,6 +49,11 @@ def draw(before: Mapping[str, Any], after: Mapping[str, Any]) -> tuple[Arrow | N
         "ForceClose": (Note((actor,), f"{tx}: writer closed by force, writes unacknowledged"),),
         "Split": (Note((tablet("B"),), f"partition {args.get('partition')} splits: inactive"),),
         "OtherProducerWrite": (Arrow(actor, tablet("B"), f"another producer writes (-1, {args.get('off')}) outside any transaction"),),
+        "NonTxWrite": (Arrow(actor, tablet("B"), f"the same producer writes (0, {args.get('off')}) outside the transaction"),),
+        "PlainWrite": (Arrow(PLAIN_WRITER, tablet("B"), f"producer {args.get('producer')} writes SeqNo {_seqno(args)} "
+                                                      f"to B{args.get('partition')} outside any transaction"),),
+        "PlainWriteSkipped": (Arrow(PLAIN_WRITER, tablet("B"), f"producer {args.get('producer')} writes SeqNo {_seqno(args)}"),
+                              Arrow(tablet("B"), PLAIN_WRITER, "→ AlreadyWritten (Skipped)", answer=True)),
         "ReadMore": (Arrow(actor, tablet("A"), f"Read(A{args.get('partition')}, [{args.get('b')}, {args.get('e')})) in {tx}, again"),),
         "UpdateOffsets": (Arrow(actor, KQP, f"UpdateOffsetsInTransaction([{args.get('b')}, {args.get('e')})) in {tx}"),
                           Arrow(KQP, actor, "→ SUCCESS" if args.get("ok") else "→ BAD_REQUEST", answer=True)),

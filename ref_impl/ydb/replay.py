@@ -11,6 +11,7 @@ from .actions import (
     BY_EVENT,
     DST,
     MESSAGE,
+    PLAIN,
     RANGE,
     READ,
     TABLET,
@@ -36,6 +37,7 @@ ARG_COLUMNS = {
     RANGE: ("worker", "offsets_begin", "offsets_end"),
     WORKER_PARTITION: ("worker", "partition"),
     WRITER: ("worker", "writer"),  # the writer is never logged (its producer is)
+    PLAIN: ("producer", "offset"),
     TXN: ("txn_id",),
     TABLET: ("tablet",),
     DST: ("partition",),

@@ -136,6 +136,7 @@ def state(e: Engine) -> Record:
         lockLosses=e.lock_losses,
         deadlines=e.deadlines,
         reconnects=e.reconnects,
+        plainSent=e.plain_sent,
     )
 
 

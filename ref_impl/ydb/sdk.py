@@ -23,7 +23,10 @@ The differences from the SDK are the engine's, each said where it is made:
   transaction, the application's next own message; ``TopicWriterMessage(seqno=...)`` must give
   the SeqNo the spec numbers it with;
 - ``tx.execute`` (``api.Tx.execute``) takes one ``UPSERT`` of the table's one row (the spec's ``TableWrite``: a read
-  and an upsert under an optimistic lock) and ``SELECT 1``.
+  and an upsert under an optimistic lock) and ``SELECT 1``;
+- ``topic_client.writer(path, producer_id=...)`` writes outside any transaction (the spec's
+  ``PlainWrite``); the driver gives each producer id the next of the spec's producers (0, -1,
+  -2, ...), and a write is acknowledged (or Skipped) as it is taken, so ``flush`` waits for nothing.
 
 ``retry_tx_sync`` retries on what the SDK retries for a transaction (ABORTED, and a writer's
 SESSION_EXPIRED after it rolls back), at most ``max_retries`` more times; it rolls the
@@ -91,11 +94,70 @@ class TxWriter:
         return self._w.close(flush)
 
 
+@attrs.frozen
+class InitInfo:
+    """What writer.wait_init() returns: the producer's last SeqNo in the topic."""
+
+    last_seqno: int
+
+
+class PlainWriter:
+    """topic_client.writer(path, producer_id=..., auto_seqno=...): a writer outside any transaction.
+    ``write`` and ``write_with_ack`` answer "written", or "skipped" for a SeqNo the producer
+    already wrote (the SDK's Skipped)."""
+
+    def __init__(self, driver: api.Driver, producer: int, auto_seqno: bool) -> None:
+        self._driver = driver
+        self.producer = producer
+        self.auto_seqno = auto_seqno
+        self.closed = False
+
+    def write(self, message: TopicWriterMessage) -> api.Call:
+        if self.closed:
+            raise api.IllegalStateError("write: the writer is closed")
+        if self.auto_seqno and message.seqno is not None:
+            raise api.IllegalStateError("write: this writer numbers its messages itself (auto_seqno=True); "
+                                        "open it with auto_seqno=False to name SeqNos")
+        if not self.auto_seqno and message.seqno is None:
+            raise api.IllegalStateError("write: a writer with auto_seqno=False needs TopicWriterMessage(seqno=...)")
+        return self._driver.write_plain(self.producer, message.seqno)
+
+    write_with_ack = write
+
+    def wait_init(self) -> api.Call:
+        """writer.wait_init(): the producer's last SeqNo (0: none), as the partition reports it."""
+        e = self._driver.engine
+        return api.Call([], outcome=lambda: InitInfo(last_seqno=e.plain_next(self.producer)))
+
+    def flush(self) -> api.Call:
+        return api.Call([])
+
+    def close(self, flush: bool = True) -> api.Call:
+        self.closed = True
+        return api.Call([])
+
+
 class TopicClient:
-    """driver.topic_client: the reader and the transactional writer."""
+    """driver.topic_client: the reader, the transactional writer and the plain writer."""
 
     def __init__(self, driver: api.Driver) -> None:
         self._driver = driver
+
+    def writer(self, topic: str, producer_id: str | None = None, auto_seqno: bool = True) -> PlainWriter:
+        """A writer outside any transaction; each producer id is one of the spec's producers, in the
+        order they first appear (no producer id: a new one, as the SDK's random id is)."""
+        if topic != "B":
+            raise api.IllegalStateError(f"this engine writes topic 'B', not {topic!r}")
+        producers = self._driver.producer_ids
+        key = producer_id if producer_id is not None else f"random-{len(producers)}"
+        if key not in producers:
+            free = [q for q in self._driver.engine.k.plain_producers if q not in producers.values()]
+            if not free:
+                raise api.IllegalStateError(f"writer: this run has {len(producers)} producers (PlainProducers: the writers' "
+                                            "and the other producer, only the other with Producers 'none'); make the engine "
+                                            "with Constants(producers='partition', tx_writers=...)")
+            producers[key] = free[0]
+        return PlainWriter(self._driver, producers[key], auto_seqno)
 
     def reader(self, topic: str, consumer: str = CONSUMER) -> api.TopicReader:
         return self._driver.reader(topic, consumer)

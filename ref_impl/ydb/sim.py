@@ -42,7 +42,9 @@ class Workload:
     ``reads=N`` lets a copy or read-only transaction read up to N batches, after its writes;
     ``others=N`` lets another producer write N messages outside transactions beside them;
     ``close=true`` lets the application close its transactional writer by force before the commit;
-    ``writers=N`` lets a write-only transaction open up to N writers, producers of their own."""
+    ``writers=N`` lets a write-only transaction open up to N writers, producers of their own;
+    ``plain=N`` lets the application write N messages outside any transaction, at any time, as
+    any of its producers, mostly with the automatic SeqNo, sometimes a repeat or a gap."""
 
     workers: int = 2
     src: int = 1
@@ -61,9 +63,10 @@ class Workload:
     others: int = 0
     close: bool = False
     writers: int = 1
+    plain: int = 0
 
     KEYS = ("workers", "src", "dst", "msgs", "batch", "txns", "table", "rollback", "producers", "version", "shapes",
-            "nontx", "ranges", "reads", "others", "close", "writers")
+            "nontx", "ranges", "reads", "others", "close", "writers", "plain")
 
     @classmethod
     def parse(cls, text: str) -> Workload:
@@ -72,7 +75,8 @@ class Workload:
         producers=partition and write-only transactions, ranges: how many offset ranges of its own a
         read-only transaction names, reads: how many batches a transaction reads, others: how many writes
         another producer makes outside transactions, close: whether the application closes its writer by force,
-        writers: how many writers a write-only transaction may open)."""
+        writers: how many writers a write-only transaction may open, plain: how many writes outside any
+        transaction the application makes)."""
         kind, _, rest = text.strip().partition(":")
         if kind != "copy":
             raise SettingsError(f"unknown workload {kind!r}; use copy, e.g. copy:workers=2,src=1,dst=2,msgs=4,txns=6,table=true")
@@ -90,7 +94,7 @@ class Workload:
             elif key in ("table", "rollback", "close"):
                 fields[key] = settings.flag(key, value)
             elif key in cls.KEYS:
-                fields[key] = settings.whole(key, value, 0 if key in ("msgs", "txns", "nontx", "ranges", "others") else 1)
+                fields[key] = settings.whole(key, value, 0 if key in ("msgs", "txns", "nontx", "ranges", "others", "plain") else 1)
             else:
                 raise settings.unknown("workload setting", key, cls.KEYS)
         return cls(**fields)
@@ -165,6 +169,7 @@ def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constan
         max_other_writes=w.others,
         force_closes=w.close,
         tx_writers=w.writers,
+        max_plain_writes=w.plain,
         producers=w.producers,
         version=w.version,
         max_hangs=f.hangs,
@@ -203,7 +208,8 @@ class Simulation(Stepper):
         self.apps = [AppRunner(w, api.copy_app(api.Driver(self.engine, w), self._batch_size, self._rollback_here,
                                                self._shape, self._outside_here, self._write_count,
                                                self._table_here, self._range, self._more_here,
-                                               self._other_here, self._close_here, self._writer_count))
+                                               self._other_here, self._close_here, self._writer_count,
+                                               self._plain_here))
                      for w in self.k.workers]
 
     def _batch_size(self) -> int:
@@ -216,6 +222,21 @@ class Simulation(Stepper):
     def _write_count(self) -> int:
         """How many messages a write-only transaction writes: none (an empty commit) up to BatchMax."""
         return self.app_rng.randint(0, self.k.batch_max)
+
+    def _plain_here(self) -> tuple[int, int | None] | None:
+        """With plain=N the application writes outside any transaction at about one in three of its
+        chances, while the budget lasts, as one of its producers: the automatic SeqNo seven times in
+        ten, else a repeat of the producer's last or a gap of one (no draw without it)."""
+        e = self.engine
+        if self.w.plain <= e.plain_sent or self.app_rng.random() >= 1 / 3:
+            return None
+        q = self.app_rng.choice(self.k.plain_producers)
+        o = e.plain_next(q)
+        r = self.app_rng.random()
+        if r < 0.7 or (r < 0.85 and o == 0):
+            return q, None
+        seqno = o if r < 0.85 else o + 2  # a repeat of the last SeqNo, or a gap of one
+        return (q, seqno) if seqno - 1 in self.k.app_offsets else (q, None)
 
     def _writer_count(self) -> int:
         """How many writers a write-only transaction opens: 1 up to the workload's writers (no draw

@@ -208,6 +208,7 @@ class State:
         self.order_bad = False
         # Faults so far.
         self.hangs = self.restarts = self.losses = self.lock_losses = self.deadlines = self.reconnects = 0
+        self.plain_sent = 0  # the writes outside a transaction made so far (PlainWrite's budget)
         self.action = Act("Init", "")
         self.events = 0
 

@@ -3,7 +3,8 @@ events become the tuples of specs/ydb/TraceYdbTopics.tla, and how a rejected eve
 
 An event names the spec action it implements, as the spec's history variable ``action`` names
 the step (``PartitionCommit``/``PartitionRollback`` for ``PartitionApply``,
-``PqWrite``/``PqWriteSkipped``/``PqWriteRefused`` for ``PqWrite``), and logs:
+``PqWrite``/``PqWriteSkipped``/``PqWriteRefused`` for ``PqWrite``, ``PlainWrite``/``PlainWriteSkipped``
+for ``PlainWrite``), and logs:
 
 - keys: ``worker``, ``tablet`` ("A", "B", "DS"), ``peer`` (the other tablet of a read set: its
   sender when received or lost, its receiver when resent), ``txn_id`` (KQP's TxId, which is also
@@ -112,6 +113,8 @@ EVENT_COLUMNS: dict[str, frozenset[str]] = {ev: frozenset(cols) for ev, cols in 
     "TxWrite": (*_WORKER, "partition", "offset", "producer"),
     "NonTxWrite": ("worker", "txn_id", "partition", "offset", "log_end"),
     "OtherProducerWrite": ("worker", "txn_id", "partition", "offset", "log_end"),
+    "PlainWrite": ("producer", "partition", "offset", "log_end"),
+    "PlainWriteSkipped": ("producer", "partition", "offset", "log_end"),
     "TableWrite": _WORKER,
     "Flush": _WORKER,
     "CommitTx": (*_WORKER, "kqp_state"),
@@ -176,13 +179,14 @@ CONSTANT_KINDS = {
     "MaxSplits": INT,
     "ForceCloses": BOOL,
     "TxWriters": INT,
+    "MaxPlainWrites": INT,
     "Bugs": LIST,
     "DepthBound": INT,
 }
 # All but the first two: older headers, and the constants a header names only when not their default.
 DEFAULTS = {"Bugs": [], "DepthBound": 6, "Rollbacks": False, "Producers": "none", "TxShapes": ["copy"],
             "MaxNonTxWrites": 0, "MaxReconnects": 0, "MaxRanges": 0, "MaxReads": 1, "MaxOtherWrites": 0, "MaxSplits": 0,
-            "ForceCloses": False, "TxWriters": 1}
+            "ForceCloses": False, "TxWriters": 1, "MaxPlainWrites": 0}
 
 
 def _printable(s: str) -> bool:
@@ -237,7 +241,8 @@ def check_event(ev: Event, k: Constants) -> None:
     within("peer", tablets, "a tablet (A, B, and DS when Table is true)")
     within("txn_id", range(1, k["MaxTxns"] + 1), "a transaction (1..MaxTxns)")
     # The application's own messages (a write-only transaction's) are numbered 0..MaxTxns*BatchMax-1.
-    top = max(k["MsgsPerSrc"], k["MaxTxns"] * k["BatchMax"] + k["MaxNonTxWrites"] + k.get("MaxOtherWrites", 0))
+    top = max(k["MsgsPerSrc"], k["MaxTxns"] * k["BatchMax"] + k["MaxNonTxWrites"] + k.get("MaxOtherWrites", 0)
+              + k.get("MaxPlainWrites", 0))
     within("offset", range(0, top), "an offset of a message (0..max(MsgsPerSrc, MaxTxns*BatchMax+MaxNonTxWrites)-1)")
     within("offsets_begin", range(0, top + 1), "an offset (0..max(MsgsPerSrc, MaxTxns*BatchMax+MaxNonTxWrites))")
     # a write-only transaction begins with nothing written: its range [b, b) is empty
@@ -245,7 +250,8 @@ def check_event(ev: Event, k: Constants) -> None:
     within("offsets_end", range(0 if a == "BeginWrites" else 1, max(top, k["MsgsPerSrc"] + 1 if a == "UpdateOffsets" else 0) + 1),
            "the end of a range (1..max(MsgsPerSrc, MaxTxns*BatchMax+MaxNonTxWrites))")
     writers = k.get("TxWriters", 1)
-    producers = {0, *(-1 - g for g in range(1, writers)), *range(1, k["NumSrc"] + 1)}
+    producers = {0, *(-1 - g for g in range(1, writers)), *range(1, k["NumSrc"] + 1),
+                 *((-1,) if a in ("PlainWrite", "PlainWriteSkipped") else ())}
     within("producer", producers, f"a producer (a partition of A, or a writer's: 0, -2, ... -{writers}; TxWriters {writers})")
     within("step", range(1, 2**31), "a plan step (1, 2, ...)")
     for col in ("committed_offset", "log_end"):
@@ -256,7 +262,8 @@ def check_event(ev: Event, k: Constants) -> None:
     src, dst = range(1, k["NumSrc"] + 1), range(1, k["NumDst"] + 1)
     if a in ("ReadBatch", "ReadOnlyBatch", "ReadMore", "TakeOver"):
         within("partition", src, "a partition of topic A")
-    elif a in ("TxWrite", "NonTxWrite", "OtherProducerWrite", "Split", "PqWrite", "PqWriteRefused", "PqWriteSkipped", "PqWriteAckLost", "Lose"):
+    elif a in ("TxWrite", "NonTxWrite", "OtherProducerWrite", "PlainWrite", "PlainWriteSkipped", "Split", "PqWrite",
+               "PqWriteRefused", "PqWriteSkipped", "PqWriteAckLost", "Lose"):
         within("partition", dst, "a partition of topic B")
     elif a in ("PartitionCommit", "PartitionRollback", "PqImmediate"):
         t = ev.get("tablet")
@@ -266,7 +273,7 @@ def check_event(ev: Event, k: Constants) -> None:
     if "committed_offset" in ev and ev.get("tablet") != "A":
         raise ProtocolInputError(f'{a}: field "committed_offset" is tablet A\'s; log "tablet": "A" with it')
     if "log_end" in ev and a not in ("PqWrite", "PqWriteRefused", "PqWriteSkipped", "PqWriteAckLost", "NonTxWrite",
-                                     "OtherProducerWrite") \
+                                     "OtherProducerWrite", "PlainWrite", "PlainWriteSkipped") \
             and ev.get("tablet") != "B":
         raise ProtocolInputError(f'{a}: field "log_end" is tablet B\'s; log "tablet": "B" with it')
     if a == "Lose" and ev.get("message") == "Write" and any(c in ev for c in ("peer", "decision")):
@@ -298,6 +305,9 @@ _OTHER = {"PqWrite": ("does not store the write: it refuses it (PqWriteRefused: 
           "PqWriteSkipped": ("stores the write (PqWrite) or refuses it (PqWriteRefused): the supportive partition "
                              "holds no such SeqNo of the producer"),
           "PqWriteRefused": "accepts the write (PqWrite or PqWriteSkipped): its supportive partition is open",
+          "PlainWrite": ("skips the write (PlainWriteSkipped: AlreadyWritten, the partition already holds this SeqNo "
+                         "of the producer)"),
+          "PlainWriteSkipped": "stores the write (PlainWrite): the partition holds no such SeqNo of the producer",
           "PartitionCommit": "rolls the transaction back here (PartitionRollback): its decision is abort",
           "PartitionRollback": "commits the transaction here (PartitionCommit): its decision is commit"}
 
@@ -325,7 +335,7 @@ def _message_of(action: str) -> str:
 def spec_action(event: str) -> str:
     """The spec action an event's action stands for (TraceYdbTopics.tla's Bound)."""
     return {"PartitionCommit": "PartitionApply", "PartitionRollback": "PartitionApply", "PqWriteRefused": "PqWrite",
-            "PqWriteSkipped": "PqWrite"}.get(event, event)
+            "PqWriteSkipped": "PqWrite", "PlainWriteSkipped": "PlainWrite"}.get(event, event)
 
 
 # --- for people: one event as a line ---

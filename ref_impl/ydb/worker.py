@@ -205,6 +205,41 @@ class WorkerSteps(State):
         self.emit("OtherProducerWrite", w, (("txn_id", c.tx), ("partition", d), ("off", m.off)),
                   worker=w, txn_id=c.tx, partition=d, topic="B", offset=m.off, log_end=len(self.target[d]))
 
+    # --- PlainWrite(q, o): a write outside any transaction, at any time ---
+
+    def plain_write_enabled(self, q: int, o: int) -> bool:
+        """PlainWrite's guard: within the budget, a producer of the application, a partition not split,
+        and no transaction of the producer between its predicate and its commit there (Blocked)."""
+        if self.plain_sent >= self.k.max_plain_writes or q not in self.k.plain_producers or o not in self.k.app_offsets:
+            return False
+        d = self.k.dest(q, o)
+        if self.sealed[d] != -1:  # "Write to inactive partition"
+            return False
+        return not any(self.ptx["B"][x].st in ("WAIT_RS", "EXECUTING") and q in self.tx_producers_of(x)
+                       and d in self.kqp[x].dsts for x in self.started())
+
+    def plain_next(self, q: int) -> int:
+        """The offset of producer q's next message with the SDK's automatic SeqNo: its last in B plus
+        one (with routing by key a producer's messages may be in any partition)."""
+        return max(self.producer_last(d, q) for d in self.k.dst_parts)
+
+    def plain_repeat(self, q: int, o: int) -> bool:
+        """The SeqNo is at or below the producer's last in the partition: AlreadyWritten."""
+        return o < self.producer_last(self.k.dest(q, o), q) and not self.k.bug("plain_no_dedup")
+
+    def plain_write(self, q: int, o: int) -> None:
+        d, m = self.k.dest(q, o), Msg(q, o)
+        repeat = self.plain_repeat(q, o)
+        if repeat:
+            self.skipped.add(m)  # the SDK's Skipped
+        else:
+            self.target[d].append(m)
+            self.plain.add(m)
+        self.plain_sent += 1
+        self.emit("PlainWriteSkipped" if repeat else "PlainWrite", "application",
+                  (("partition", d), ("off", o), ("producer", q)),
+                  partition=d, topic="B", offset=o, producer=q, log_end=len(self.target[d]))
+
     # --- TableWrite(w) ---
 
     def table_write_enabled(self, w: str) -> bool:

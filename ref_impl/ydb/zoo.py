@@ -14,7 +14,7 @@ plan step coming, expires a planned transaction. ``immediate_no_offset_check`` a
 acknowledgement and the writer's resend (reconnects=1), ``range_gap_accepted`` read-only
 transactions that name offset ranges of their own (ranges=1), ``split_ignored`` a split
 (splits=1), ``seqno_first_source`` a write-only transaction with two writers and a plain write
-(writers=2, nontx=1).
+(writers=2, nontx=1), ``plain_no_dedup`` writes outside transactions that repeat a SeqNo (plain=4).
 """
 
 from __future__ import annotations
@@ -92,5 +92,8 @@ ZOO = (
            "ydb_seqno_first_source", "PqImmediate",
            "one MinSeqNo per supportive partition (its first SourceId's): a second writer's SeqNo that a plain write "
            "already published passes, and is published twice"),
+    ZooBug("plain_no_dedup", ("plain_no_dedup",), "copy:workers=1,dst=1,shapes=write,producers=partition,plain=4", "none",
+           18, "ydb_plain_no_dedup", "PlainWrite",
+           "a write outside a transaction whose SeqNo the producer already wrote is stored again (no AlreadyWritten)"),
 )
 ZOO_BY_NAME = {b.name: b for b in ZOO}

@@ -6,8 +6,9 @@
 (*                                                                         *)
 (* Event l names the step as the spec's history variable `action` names   *)
 (* it (PartitionCommit and PartitionRollback are PartitionApply; PqWrite, *)
-(* PqWriteSkipped and PqWriteRefused are PqWrite) and logs some of the    *)
-(* step's parameters, its `action` arguments, its outcome and the        *)
+(* PqWriteSkipped and PqWriteRefused are PqWrite; PlainWriteSkipped is    *)
+(* PlainWrite) and logs some of the step's parameters, its `action`       *)
+(* arguments, its outcome and the                                          *)
 (* variables it changed.                                                   *)
 (* TraceNext takes event l: Bound finds the spec action with the logged    *)
 (* parameters (a message in flight is looked up by the fields the event   *)
@@ -147,6 +148,8 @@ Bound(ev) ==
          [] a = "TxWrite"         -> \E w \in W, g \in Writers : TxWrite(w, g)
          [] a = "NonTxWrite"      -> \E w \in W : NonTxWrite(w)
          [] a = "OtherProducerWrite" -> \E w \in W : OtherProducerWrite(w)
+         [] a \in {"PlainWrite", "PlainWriteSkipped"} ->
+                \E q \in PlainProducers, o \in IF EOff(ev) = -1 THEN AppOffsets ELSE {EOff(ev)} : PlainWrite(q, o)
          [] a = "Resend"          -> \E w \in W : Resend(w)
          [] a = "ForceClose"      -> \E w \in W : ForceClose(w)
          [] a = "TableWrite"      -> \E w \in W : TableWrite(w)
@@ -229,6 +232,7 @@ PostVal(a, f) ==
       [] f = "offset"           -> IF a = "Lose" THEN Taken.m.off ELSE Arg("off")
       [] f = "producer"         -> CASE a = "TxWrite" -> IF "producer" \in DOMAIN action'.args THEN Arg("producer")
                                                           ELSE IF cl[Actor].shape = "write" THEN 0 ELSE cl[Actor].src
+                                     [] a \in {"PlainWrite", "PlainWriteSkipped"} -> Arg("producer")
                                      [] OTHER -> Taken.m.src
       [] f = "offsets_begin"    -> Arg("b")
       [] f = "offsets_end"      -> Arg("e")

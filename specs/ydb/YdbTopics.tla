@@ -224,6 +224,12 @@
 (* the producer's SeqNo: its commit is ABORTED. The plain write wins. A    *)
 (* message is identified by its producer and SeqNo, as YDB's              *)
 (* deduplication identifies it: (0, o) is the application's SeqNo o + 1.  *)
+(* At any time the application may also write outside any transaction    *)
+(* (PlainWrite, MaxPlainWrites) as any of its producers, with the SeqNo it *)
+(* names: the partition publishes it at once, answers a SeqNo at or below *)
+(* the producer's last AlreadyWritten (the SDK's Skipped), and makes it    *)
+(* wait while a transaction of the producer is between its predicate and   *)
+(* its commit. A SeqNo past a transaction's aborts that transaction.       *)
 (* Another producer writes too (MaxOtherWrites, OtherProducerWrite): its  *)
 (* messages (-1, o) go to the partition the transaction writes first and  *)
 (* are visible at once; they never conflict with the transaction, whose   *)
@@ -371,6 +377,10 @@ CONSTANTS
     \* How many writers (producers) a write-only transaction may open (header; 1: one).
     \* @type: Int;
     TxWriters,
+    \* How many writes outside any transaction the application makes at any time, each with
+    \* the SeqNo it names (PlainWrite; header).
+    \* @type: Int;
+    MaxPlainWrites,
     \* @type: Set(Str);
     Bugs
 
@@ -397,7 +407,8 @@ BugNames == {
     "no_table_lock",          \* a committed write of the row does not break another transaction's lock
     "range_gap_accepted",     \* KQP commits [min, max) of ranges that are not one interval (no CheckTopicOperations)
     "split_ignored",          \* B's predicate does not ask whether the partition is still active (CanWrite)
-    "seqno_first_source"      \* a supportive partition checks the MinSeqNo of its first SourceId only
+    "seqno_first_source",     \* a supportive partition checks the MinSeqNo of its first SourceId only
+    "plain_no_dedup"          \* a write outside a transaction with a SeqNo already written is stored again
 }
 
 ASSUME /\ Workers # {}
@@ -407,7 +418,7 @@ ASSUME /\ Workers # {}
        /\ MaxHangs \in Nat /\ MaxRestarts \in Nat /\ MaxLoss \in Nat
        /\ MaxLockLosses \in Nat /\ MaxDeadlines \in Nat /\ MaxNonTxWrites \in Nat /\ MaxReconnects \in Nat
        /\ MaxRanges \in Nat /\ MaxReads \in Nat \ {0} /\ MaxOtherWrites \in Nat /\ MaxSplits \in Nat /\ ForceCloses \in BOOLEAN
-       /\ TxWriters \in Nat \ {0}
+       /\ TxWriters \in Nat \ {0} /\ MaxPlainWrites \in Nat
        /\ TxShapes # {} /\ TxShapes \subseteq {"copy", "read", "write"}
        /\ Bugs \subseteq BugNames
 
@@ -509,7 +520,8 @@ VARIABLES
     \* Ghost: the messages written outside any transaction (plainVars).
     \* @type: Set($msg);
     plain,
-    \* Ghost: the resent messages a supportive partition answered AlreadyWritten (skippedVars).
+    \* Ghost: the resent messages a supportive partition answered AlreadyWritten, and the
+    \* writes outside a transaction a partition did (skippedVars).
     \* @type: Set($msg);
     skipped,
     \* Ghost: what the client was told (toldVars), and the durable-write depth behind a
@@ -537,6 +549,9 @@ VARIABLES
     deadlines,
     \* @type: Int;
     reconnects,
+    \* The writes outside a transaction made so far (PlainWrite's budget, like a fault's).
+    \* @type: Int;
+    plainSent,
     \* -- historyVars --
     \* The last step, for readable traces (history only).
     \* @type: $action;
@@ -589,7 +604,8 @@ lossVars == <<losses>>
 lockLossVars == <<lockLosses>>
 deadlineVars == <<deadlines>>
 reconnectVars == <<reconnects>>
-faultVars == <<hangVars, restartVars, lossVars, lockLossVars, deadlineVars, reconnectVars>>
+budgetVars == <<plainSent>>
+faultVars == <<hangVars, restartVars, lossVars, lockLossVars, deadlineVars, reconnectVars, budgetVars>>
 historyVars == <<action>>
 vars == <<clientVars, kqpVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, faultVars, historyVars>>
 
@@ -605,7 +621,7 @@ Msg(p, o) == [src |-> p, off |-> o]
 Messages == [src: SrcParts, off: Offsets]
 \* The application's own messages, written by "write" transactions: (0, o), o numbered
 \* BatchMax apart per transaction.
-AppOffsets == 0..(MaxTxns * BatchMax + MaxNonTxWrites + MaxOtherWrites - 1)
+AppOffsets == 0..(MaxTxns * BatchMax + MaxNonTxWrites + MaxOtherWrites + MaxPlainWrites - 1)
 \* The application's own producer (0) and another producer (-1) that writes outside
 \* transactions only.
 OtherProducer == -1
@@ -615,6 +631,10 @@ Writers == 0..(TxWriters - 1)
 \* @type: (Int) => Int;
 Producer(g) == IF g = 0 THEN 0 ELSE -1 - g
 TxProducers == {Producer(g) : g \in Writers}
+\* The producers that write outside transactions with PlainWrite: the writers' and the other one;
+\* with Producers = "none" a transaction's writer is a producer of its own, which no plain writer
+\* shares, so only the other one.
+PlainProducers == IF Producers = "partition" THEN TxProducers \cup {OtherProducer} ELSE {OtherProducer}
 AppMessages == [src: TxProducers \cup {OtherProducer}, off: AppOffsets]
 
 \* Routing by key, as in Resharding.tla.
@@ -773,7 +793,7 @@ Init ==
     /\ toldDepth = [tx \in Txns |-> 0]
     /\ rangeBad = FALSE
     /\ orderBad = FALSE
-    /\ hangs = 0 /\ restarts = 0 /\ losses = 0 /\ lockLosses = 0 /\ deadlines = 0 /\ reconnects = 0
+    /\ hangs = 0 /\ restarts = 0 /\ losses = 0 /\ lockLosses = 0 /\ deadlines = 0 /\ reconnects = 0 /\ plainSent = 0
     /\ action = Act("Init", "", NoArgs)
 
 -----------------------------------------------------------------------------
@@ -1034,7 +1054,7 @@ Resend(w) ==
           /\ action' = Act("Resend", w, "txn_id" :> tx)
     /\ reconnects' = reconnects + 1
     /\ UNCHANGED <<clientVars, kqpVars, dataVars, tabletVars, coordVars, ghostVars, hangVars, restartVars,
-                   lossVars, lockLossVars, deadlineVars>>
+                   lossVars, lockLossVars, deadlineVars, budgetVars>>
 
 \* tx.rollback() [sdkrb]: after a writer failure, or (Rollbacks) whenever the application
 \* chooses before the commit is sent. KQP ends the transaction and releases its lock,
@@ -1097,6 +1117,42 @@ OtherProducerWrite(w) ==
           /\ action' = Act("OtherProducerWrite", w, "txn_id" :> cl[w].tx @@ "partition" :> d @@ "off" :> m.off)
     /\ UNCHANGED <<clientVars, kqpVars, messageVars, offsetVars, supVars, tableVars, partitionVars, tabletVars, coordVars,
                    decisionVars, wackedVars, skippedVars, answerVars, checkVars, faultVars>>
+
+\* A write outside any transaction, at any time [ntx, dedup] (MaxPlainWrites): producer q,
+\* one of the application's (its writers' or the other producer), writes message (q, o),
+\* SeqNo o + 1, with the SeqNo the application names (TopicWriterMessage(seqno=...) with
+\* auto_seqno=False) or the SDK's automatic one, the producer's last in the partition plus
+\* one. The message goes to the partition of B its key routes to (a write session writes
+\* one partition; the spec routes by key). The partition publishes it at once, unless a
+\* transaction of the producer is calculated and not yet executed there (Blocked: it waits);
+\* a SeqNo at or below the producer's last in the partition is AlreadyWritten and not stored
+\* (the SDK's Skipped; with plain_no_dedup it is stored again); a partition a split made
+\* inactive refuses it ("Write to inactive partition": not a step here). The SDK's own
+\* tests write this way (ydb-python-sdk tests/topics/test_topic_writer.py:
+\* test_wait_last_seqno names SeqNo 5 first, a gap).
+\* @type: (Int, Int) => Bool;
+PlainWrite(q, o) ==
+    /\ plainSent < MaxPlainWrites
+    /\ q \in PlainProducers /\ o \in AppOffsets
+    /\ LET d == Dest(q, o)
+           m == Msg(q, o)
+           repeat == o < ProducerLast(d, q) /\ ~Bug("plain_no_dedup")
+       IN /\ sealed[d] = -1
+          /\ ~\E x \in Txns : ptx["B"][x].st \in {"WAIT_RS", "EXECUTING"} /\ q \in TxProducersOf(x) /\ d \in kqp[x].dsts
+          /\ target' = IF repeat THEN target ELSE [target EXCEPT ![d] = Append(@, m)]
+          /\ plain' = IF repeat THEN plain ELSE plain \cup {m}
+          /\ skipped' = IF repeat THEN skipped \cup {m} ELSE skipped
+          /\ action' = Act(IF repeat THEN "PlainWriteSkipped" ELSE "PlainWrite", "application",
+                           "partition" :> d @@ "off" :> o @@ "producer" :> q)
+    /\ plainSent' = plainSent + 1
+    /\ UNCHANGED <<clientVars, kqpVars, messageVars, offsetVars, supVars, tableVars, partitionVars, tabletVars, coordVars,
+                   decisionVars, wackedVars, answerVars, checkVars, hangVars, restartVars, lossVars, lockLossVars,
+                   deadlineVars, reconnectVars>>
+
+\* The SeqNos model checking tries for producer q: every repeat, the automatic one, and a gap
+\* of one (a trace may name any).
+\* @type: (Int) => Set(Int);
+PlainSeqNos(q) == {o \in AppOffsets : o <= ProducerLast(Dest(q, o), q) + 1}
 
 -----------------------------------------------------------------------------
 (* Tablet B: writes into supportive partitions *)
@@ -1254,7 +1310,7 @@ PlanDeadline(tx) ==
     /\ deadlines' = deadlines + 1
     /\ action' = Act("PlanDeadline", "coordinator", "txn_id" :> tx)
     /\ UNCHANGED <<clientVars, kqpVars, messageVars, dataVars, tabletVars, planVars, mediatorVars, ghostVars,
-                   hangVars, restartVars, lossVars, lockLossVars, reconnectVars>>
+                   hangVars, restartVars, lossVars, lockLossVars, reconnectVars, budgetVars>>
 
 \* A proposal still PREPARED when the mediator's time passed its MaxStep expires [pq]:
 \* either it was never planned, or (only if its plan step was acknowledged without being
@@ -1585,7 +1641,7 @@ Hang(w) ==
     /\ cl' = [cl EXCEPT ![w].hung = TRUE]
     /\ action' = Act("Hang", w, NoArgs)
     /\ UNCHANGED <<ownerVars, kqpVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, restartVars,
-                   lossVars, lockLossVars, deadlineVars, reconnectVars>>
+                   lossVars, lockLossVars, deadlineVars, reconnectVars, budgetVars>>
 
 \* The group gives partition p of a hung worker to w; w's new partition session reads
 \* from the committed offset.
@@ -1618,7 +1674,7 @@ LockLost(tx) ==
     /\ lockLosses' = lockLosses + 1
     /\ action' = Act("LockLost", "session", "txn_id" :> tx)
     /\ UNCHANGED <<clientVars, txIdVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, hangVars,
-                   restartVars, lossVars, deadlineVars, reconnectVars>>
+                   restartVars, lossVars, deadlineVars, reconnectVars, budgetVars>>
 
 \* What participant t recovers of transaction tx from its durable keys [fix]: EXECUTED ->
 \* EXECUTED (it waits for the read-set acks again); every partition key written ->
@@ -1655,7 +1711,7 @@ TabletRestart(t) ==
     /\ restarts' = restarts + 1
     /\ action' = Act("TabletRestart", t, NoArgs)
     /\ UNCHANGED <<clientVars, kqpVars, dataVars, durableVars, coordVars, ghostVars, hangVars, lossVars,
-                   lockLossVars, deadlineVars, reconnectVars>>
+                   lockLossVars, deadlineVars, reconnectVars, budgetVars>>
 
 \* The network loses a message (a write, a read set or an acknowledgement); a lost write
 \* breaks its stream, so the writes after it on the stream are lost too (StreamRest).
@@ -1679,7 +1735,7 @@ Lose(m) ==
     /\ losses' = losses + 1
     /\ action' = Act("Lose", "network", "txn_id" :> m.tx)
     /\ UNCHANGED <<clientVars, kqpVars, dataVars, tabletVars, coordVars, ghostVars, hangVars, restartVars,
-                   lockLossVars, deadlineVars, reconnectVars>>
+                   lockLossVars, deadlineVars, reconnectVars, budgetVars>>
 
 \* Nothing left to do: every transaction ended and every worker is idle (or out of
 \* transactions to begin). An explicit terminal step keeps TLC's deadlock check meaningful.
@@ -1695,8 +1751,9 @@ Next ==
     \/ \E w \in Workers, e \in 1..MsgsPerSrc : ReadMore(w, e)
     \/ \E w \in Workers, p \in SrcParts : TakeOver(w, p)
     \/ \E w \in Workers, g \in Writers : TxWrite(w, g)
-    \/ \E w \in Workers : NonTxWrite(w) \/ OtherProducerWrite(w) \/ Resend(w) \/ ForceClose(w) \/ TableWrite(w) \/ Flush(w) \/ CommitTx(w) \/ RollbackTx(w)
-                        \/ Hang(w) \/ Resume(w)
+    \/ \E w \in Workers : NonTxWrite(w) \/ OtherProducerWrite(w) \/ Resend(w) \/ ForceClose(w) \/ TableWrite(w) \/ Flush(w)
+                        \/ CommitTx(w) \/ RollbackTx(w) \/ Hang(w) \/ Resume(w)
+    \/ \E q \in PlainProducers : \E o \in PlainSeqNos(q) : PlainWrite(q, o)
     \/ \E tx \in Txns : KqpResult(tx) \/ CoordPlan(tx) \/ PlanDeadline(tx) \/ PqLockLost(tx) \/ LockLost(tx)
     \/ \E m \in net : PqWrite(m) \/ PqWriteAckLost(m) \/ PqReadSet(m) \/ PqReadSetAck(m) \/ Lose(m)
     \/ \E t \in Tablets :

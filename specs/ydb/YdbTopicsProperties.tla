@@ -79,6 +79,7 @@ LossesTypeOK == losses \in 0..MaxLoss
 LockLossesTypeOK == lockLosses \in 0..MaxLockLosses
 DeadlinesTypeOK == deadlines \in 0..MaxDeadlines
 ReconnectsTypeOK == reconnects \in 0..MaxReconnects
+PlainSentTypeOK == plainSent \in 0..MaxPlainWrites
 
 TypeOK ==
     /\ OwnerTypeOK
@@ -114,6 +115,7 @@ TypeOK ==
     /\ LockLossesTypeOK
     /\ DeadlinesTypeOK
     /\ ReconnectsTypeOK
+    /\ PlainSentTypeOK
 
 \* How many copies of message (p, o) topic B exposes.
 \* @type: (Int, Int) => Int;
@@ -276,6 +278,16 @@ WitnessWritersCommit == \A tx \in Txns : ~(told[tx] = "COMMITTED" /\ Cardinality
 WitnessSharedProducerAborts ==
     \A tx \in Txns : ~(told[tx] = "ABORTED" /\ kqp[tx].shape = "write" /\ Cardinality(kqp[tx].prods) >= 2 /\
                         \E x \in Txns : told[x] = "COMMITTED" /\ kqp[x].prods \cap kqp[tx].prods # {})
+
+\* A witness: false once a SeqNo written outside a transaction is written again and the
+\* partition answers AlreadyWritten (the SDK's Skipped).
+WitnessPlainSkipped == skipped \cap plain = {}
+
+\* A witness: false once a write-only transaction is ABORTED after a write outside any
+\* transaction of one of its producers took a SeqNo past its own (the MinSeqNo check).
+WitnessPlainAborts ==
+    \A tx \in Txns : ~(told[tx] = "ABORTED" /\ kqp[tx].shape = "write" /\
+                        \E m \in plain : m.src \in kqp[tx].prods /\ m.off >= kqp[tx].b)
 
 \* A witness: false once a resent write is a repeat (AlreadyWritten: the SDK's Skipped).
 WitnessWriteSkipped == skipped = {}
