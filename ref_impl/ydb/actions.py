@@ -105,6 +105,7 @@ ACTIONS: tuple[Action, ...] = (
     _sdk("ReadOnlyBatch", READ, E.read_only_batch_enabled, E.read_only_batch),
     _sdk("BeginWrites", WORKER, E.begin_writes_enabled, E.begin_writes),
     _sdk("ReadMore", READ, E.read_more_enabled, E.read_more),
+    _sdk("ReadOther", READ, E.read_other_enabled, E.read_other),
     _sdk("UpdateOffsets", RANGE, E.update_offsets_enabled, E.update_offsets),
     _sdk("TxWrite", WRITER, E.tx_write_enabled, E.tx_write),
     _sdk("NonTxWrite", WORKER, E.non_tx_write_enabled, E.non_tx_write),

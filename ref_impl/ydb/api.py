@@ -297,7 +297,9 @@ class TopicReader:
         return Call([(step, lambda: self._choice(max_messages))], outcome=outcome)
 
     def _read_more(self, tx: Tx, max_messages: int) -> Call:
-        """A further read in the transaction: from the reader's position in its partition."""
+        """A further read in the transaction: the reader takes its partitions in turn, so with
+        MaxPartsRead = 2 a batch of its next partition (ReadOther: a second range of the
+        transaction), else from its position in the transaction's partition (ReadMore)."""
         e, w = self.driver.engine, self.driver.worker
         tx._open("receive_batch_with_tx")
         c = e.cl[w]
@@ -305,6 +307,19 @@ class TopicReader:
             raise IllegalStateError(f"receive_batch_with_tx: this run's transactions read at most {e.k.max_reads} "
                                     "batches (MaxReads); make the engine with Constants(max_reads=...), or simulate "
                                     "with --workload copy:reads=N")
+        other = [p for p in e.k.src_parts if p != c.src and e.owner[p] == w and e.read_begin(w, p) < e.k.msgs_per_src]
+        if e.k.max_parts_read >= 2 and not e.kqp[tx.id].src2 and not c.ranges and other:
+            q = next((p for p in other if p > c.src), other[0])
+            qb = e.read_begin(w, q)
+
+            def other_outcome() -> Batch:
+                self.last = q
+                return Batch(tx.id, q, tuple(Msg(q, o) for o in range(qb, e.kqp[tx.id].e2)))
+
+            return Call([("ReadOther", lambda: (w, q, min(qb + max_messages, e.k.msgs_per_src)))], outcome=other_outcome)
+        if e.kqp[tx.id].src2:
+            raise IllegalStateError("receive_batch_with_tx: the transaction read two partitions (MaxPartsRead is 2): "
+                                    "it reads no more")
         p, b = c.src, c.e
 
         def outcome() -> Batch:

@@ -33,6 +33,7 @@ BUGS = (
     "split_ignored",
     "seqno_first_source",
     "plain_no_dedup",
+    "first_range_only",
 )
 VERSIONS = ("v25", "v26")
 PRODUCERS = ("none", "partition")
@@ -72,6 +73,7 @@ class Constants:
     force_closes: bool = False
     tx_writers: int = 1
     max_plain_writes: int = 0
+    max_parts_read: int = 1
     bugs: tuple[str, ...] = attrs.field(default=(), converter=_sorted_tuple)
     depth_bound: int = DEPTH_BOUND
 
@@ -87,6 +89,8 @@ class Constants:
         if (not self.workers or self.num_src < 1 or self.num_dst < 1 or self.batch_max < 1 or self.max_reads < 1
                 or self.tx_writers < 1):
             raise ValueError("Workers must not be empty; NumSrc, NumDst, BatchMax, MaxReads and TxWriters must be at least 1")
+        if self.max_parts_read not in (1, 2):
+            raise ValueError("MaxPartsRead must be 1 or 2 (a transaction reads one partition of A, or two)")
 
     def bug(self, name: str) -> bool:
         return name in self.bugs
@@ -169,6 +173,7 @@ class Constants:
             **({"ForceCloses": True} if self.force_closes else {}),
             **({"TxWriters": self.tx_writers} if self.tx_writers != 1 else {}),
             **({"MaxPlainWrites": self.max_plain_writes} if self.max_plain_writes else {}),
+            **({"MaxPartsRead": self.max_parts_read} if self.max_parts_read != 1 else {}),
         }
 
     @classmethod
@@ -199,6 +204,7 @@ class Constants:
             force_closes=k.get("ForceCloses", False),
             tx_writers=k.get("TxWriters", 1),
             max_plain_writes=k.get("MaxPlainWrites", 0),
+            max_parts_read=k.get("MaxPartsRead", 1),
             bugs=tuple(k.get("Bugs", ())),
             depth_bound=k.get("DepthBound", DEPTH_BOUND),
         )

@@ -54,6 +54,8 @@ def draw(before: Mapping[str, Any], after: Mapping[str, Any]) -> tuple[Arrow | N
                                                       f"to B{args.get('partition')} outside any transaction"),),
         "PlainWriteSkipped": (Arrow(PLAIN_WRITER, tablet("B"), f"producer {args.get('producer')} writes SeqNo {_seqno(args)}"),
                               Arrow(tablet("B"), PLAIN_WRITER, "→ AlreadyWritten (Skipped)", answer=True)),
+        "ReadOther": (Arrow(actor, tablet("A"), f"Read(A{args.get('partition')}, [{args.get('b')}, {args.get('e')})) in {tx}, "
+                                                  "a second partition"),),
         "ReadMore": (Arrow(actor, tablet("A"), f"Read(A{args.get('partition')}, [{args.get('b')}, {args.get('e')})) in {tx}, again"),),
         "UpdateOffsets": (Arrow(actor, KQP, f"UpdateOffsetsInTransaction([{args.get('b')}, {args.get('e')})) in {tx}"),
                           Arrow(KQP, actor, "→ SUCCESS" if args.get("ok") else "→ BAD_REQUEST", answer=True)),

@@ -34,7 +34,7 @@ class KqpSteps(State):
             self.expired[tx] = True  # CancelProposal
         pos = dict(self.cl[w].pos)
         if not (ok or self.k.bug("no_reread") or s.shape == "write"):
-            pos[s.src] = -1  # after an abort the reader re-reads from the committed offset
+            pos = self.reread(pos, tx)  # after an abort the reader re-reads from the committed offset
         self.cl[w] = self.idle_worker(pos)
         self.emit("KqpResult", w, (("txn_id", tx), ("committed", 1 if ok else 0)),
                   worker=w, txn_id=tx, result=self.told[tx], phase="idle", kqp_state=s.st)

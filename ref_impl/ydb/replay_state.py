@@ -15,7 +15,7 @@ Init leaves the assignment of A's partitions to workers (``owner``) free. ``repl
 it from the whole trace (``replay.initial_owner``: the worker of each partition's first read, or,
 when a take-over comes first, the worker that hung last before it). Here the trace comes a window
 at a time, so the same choice is made as the events come: a partition's owner is set just before
-the first event that names it (ReadBatch or TakeOver) is taken. No step before that one reads
+the first event that names it (a read: ReadBatch, ReadOnlyBatch, ReadOther; or TakeOver) is taken. No step before that one reads
 ``owner[p]``, so the run is the one ``replay`` makes with the whole trace's ``initial_owner``.
 Until then the engine's default (round robin) stands; TLC then hands on one state per possible
 owner (when there are several workers), which this cannot match, and that window only runs again.
@@ -73,7 +73,7 @@ def session(s: Session) -> Record:
     return Record(
         st=s.st, shape=s.shape, w=s.w, src=s.src, b=s.b, e=s.e, dsts=frozenset(s.dsts), lock=s.lock, prepared=frozenset(s.prepared),
         refused=s.refused, results=frozenset(s.results), aborted=s.aborted, depth=s.depth, pdepth=s.pdepth,
-        named=frozenset(s.named), bad=s.bad, prods=frozenset(s.prods),
+        named=frozenset(s.named), bad=s.bad, prods=frozenset(s.prods), src2=s.src2, b2=s.b2, e2=s.e2,
     )
 
 
@@ -155,10 +155,11 @@ class _Owner:
         a, p = ev.get("action"), ev.get("partition")
         if a == "Hang" and "worker" in ev:
             self.hung.append(ev["worker"])
-        if a not in ("ReadBatch", "TakeOver") or p in self.seen or p not in self.parts or "worker" not in ev:
+        if a not in ("ReadBatch", "ReadOnlyBatch", "ReadOther", "TakeOver") or p in self.seen or p not in self.parts \
+                or "worker" not in ev:
             return None
         self.seen.add(p)
-        if a == "ReadBatch":
+        if a != "TakeOver":
             return p, ev["worker"]
         others = [w for w in self.hung if w != ev["worker"]]
         return (p, others[-1]) if others else None

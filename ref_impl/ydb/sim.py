@@ -44,7 +44,9 @@ class Workload:
     ``close=true`` lets the application close its transactional writer by force before the commit;
     ``writers=N`` lets a write-only transaction open up to N writers, producers of their own;
     ``plain=N`` lets the application write N messages outside any transaction, at any time, as
-    any of its producers, mostly with the automatic SeqNo, sometimes a repeat or a gap."""
+    any of its producers, mostly with the automatic SeqNo, sometimes a repeat or a gap;
+    ``parts=2`` (with reads=2 or more and src=2 or more) lets a transaction's further read take a
+    batch of a second partition of A."""
 
     workers: int = 2
     src: int = 1
@@ -64,9 +66,10 @@ class Workload:
     close: bool = False
     writers: int = 1
     plain: int = 0
+    parts: int = 1
 
     KEYS = ("workers", "src", "dst", "msgs", "batch", "txns", "table", "rollback", "producers", "version", "shapes",
-            "nontx", "ranges", "reads", "others", "close", "writers", "plain")
+            "nontx", "ranges", "reads", "others", "close", "writers", "plain", "parts")
 
     @classmethod
     def parse(cls, text: str) -> Workload:
@@ -76,7 +79,7 @@ class Workload:
         read-only transaction names, reads: how many batches a transaction reads, others: how many writes
         another producer makes outside transactions, close: whether the application closes its writer by force,
         writers: how many writers a write-only transaction may open, plain: how many writes outside any
-        transaction the application makes)."""
+        transaction the application makes, parts: how many partitions of A a transaction reads, 1 or 2)."""
         kind, _, rest = text.strip().partition(":")
         if kind != "copy":
             raise SettingsError(f"unknown workload {kind!r}; use copy, e.g. copy:workers=2,src=1,dst=2,msgs=4,txns=6,table=true")
@@ -170,6 +173,7 @@ def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constan
         force_closes=w.close,
         tx_writers=w.writers,
         max_plain_writes=w.plain,
+        max_parts_read=w.parts,
         producers=w.producers,
         version=w.version,
         max_hangs=f.hangs,
@@ -263,10 +267,16 @@ class Simulation(Stepper):
 
     def _more_here(self, tx: api.Tx) -> bool:
         """With reads=N a transaction reads again at about one in two of its chances, while its
-        budget lasts and its partition has more (no draw without it)."""
-        e = self.engine
-        c = e.cl[tx.driver.worker]
-        if self.w.reads <= c.reads or c.ranges or c.e >= self.k.msgs_per_src or e.owner.get(c.src) != tx.driver.worker:
+        budget lasts and its partition (or, with parts=2, another of its worker's) has more (no draw
+        without it)."""
+        e, w = self.engine, tx.driver.worker
+        c = e.cl[w]
+        if self.w.reads <= c.reads or c.ranges or e.kqp[tx.id].src2:
+            return False
+        more = c.e < self.k.msgs_per_src and e.owner.get(c.src) == w
+        other = self.k.max_parts_read >= 2 and any(p != c.src and e.owner.get(p) == w and e.read_begin(w, p) < self.k.msgs_per_src
+                                                    for p in self.k.src_parts)
+        if not (more or other):
             return False
         return self.app_rng.random() < 0.5
 

@@ -89,6 +89,9 @@ class Session:
     named: set[int] = attrs.field(factory=set)  # the offsets a read-only transaction named (ghost of ExactlyOnce)
     bad: bool = False  # the immediate path answered BAD_REQUEST ("commit to the future")
     prods: set[int] = attrs.field(factory=set)  # the producers a write-only transaction wrote as
+    src2: int = 0  # a second partition of A the transaction read (0: none), and its range [b2, e2)
+    b2: int = 0
+    e2: int = 0
 
 
 @attrs.define
@@ -242,12 +245,13 @@ class State:
     def tx_producers_of(self, tx: int) -> set[int]:
         """TxProducersOf(tx): the producers of a write-only transaction's writers, a copy's source partition."""
         s = self.kqp[tx]
-        return set(s.prods) if s.shape == "write" else {s.src}
+        return set(s.prods) if s.shape == "write" else self.parts_of("A", tx)
 
     def parts_of(self, t: str, tx: int) -> set[int]:
         """PartsOf: the partitions of participant t that transaction tx touches."""
         if t == "A":
-            return {self.kqp[tx].src}
+            s = self.kqp[tx]
+            return {s.src, s.src2} if s.src2 else {s.src}
         if t == "B":
             return set(self.kqp[tx].dsts)
         return {1}
@@ -294,7 +298,22 @@ class State:
         """Writes(w): how many writes worker w's transaction makes: none for a read-only one, as
         many as it made for a write-only one, its batch for a copy."""
         c = self.cl[w]
-        return 0 if c.shape == "read" else c.sent if c.shape == "write" else c.e - c.b
+        if c.shape == "read":
+            return 0
+        if c.shape == "write":
+            return c.sent
+        s = self.kqp[c.tx]
+        return (c.e - c.b) + (s.e2 - s.b2)
+
+    def range_on(self, tx: int, k: int) -> tuple[int, int]:
+        """RangeOn(tx, k): the range [b, e) tx read on partition k of A (its first, or its second)."""
+        s = self.kqp[tx]
+        return (s.b2, s.e2) if k and k == s.src2 else (s.b, s.e)
+
+    def reread(self, pos: dict[int, int], tx: int) -> dict[int, int]:
+        """Reread(pos, tx): the reader reads again from the committed offset in every partition tx read."""
+        parts = self.parts_of("A", tx)
+        return {p: -1 if p in parts else x for p, x in pos.items()}
 
     def applied_at(self, t: str, k: int, tx: int) -> bool:
         """AppliedAt: partition k of t has applied tx (its (step, txid) is at or below the last applied)."""

@@ -38,16 +38,21 @@ DECIDED = ("WAIT_RS", "EXECUTING", "WAIT_RS_ACKS")
 class TabletSteps(State):
     # --- predicates ---
 
-    def read_predicate(self, tx: int) -> bool:
-        s = self.kqp[tx]
-        c, b, e, end = self.committed[s.src], s.b, s.e, self.k.msgs_per_src
+    def range_ok(self, tx: int, k: int) -> bool:
+        """RangeOk(tx, k): the read predicate on partition k of A."""
+        (b, e), c, end = self.range_on(tx, k), self.committed[k], self.k.msgs_per_src
         return (
-            self.applied_at("A", s.src, tx)
+            self.applied_at("A", k, tx)
             or self.k.bug("no_offset_check")
             or (self.k.bug("overlap_check") and b <= c < e)
             or (self.k.bug("no_gap_check") and c <= b and e <= end)
             or (c == b and b <= e <= end)
+            or (self.k.bug("first_range_only") and k != self.kqp[tx].src)
         )
+
+    def read_predicate(self, tx: int) -> bool:
+        """ReadPredicate(tx): every partition of A the transaction read passes."""
+        return all(self.range_ok(tx, k) for k in self.parts_of("A", tx))
 
     def last_seq_no(self, d: int, p: int) -> int:
         """LastSeqNo(d, p): what the MinSeqNo check compares with (with seqno_ignores_plain, the
@@ -94,8 +99,9 @@ class TabletSteps(State):
         """Why participant t's check of tx fails, in the trace's words."""
         s = self.kqp[tx]
         if t == "A":
-            c = self.committed[s.src]
-            return "Gap" if c < s.b else "Conflict" if c > s.b else "BehindEnd"
+            k = s.src2 if s.src2 and self.range_ok(tx, s.src) else s.src
+            c, b = self.committed[k], self.range_on(tx, k)[0]
+            return "Gap" if c < b else "Conflict" if c > b else "BehindEnd"
         if t == "B":
             if any(self.sup[tx][d].st in ("deleted", "done") for d in s.dsts):
                 return "WriteIdDeleted"
@@ -113,7 +119,9 @@ class TabletSteps(State):
         return x != tx and self.ptx["DS"][x].st in ("WAIT_RS", "EXECUTING")
 
     def blocks_consumer(self, x: int, tx: int) -> bool:
-        return x != tx and self.ptx["A"][x].st in ("WAIT_RS", "EXECUTING") and self.kqp[x].src == self.kqp[tx].src
+        """BlocksConsumer(x, tx): x is calculated and not yet executed on a partition of A tx reads too."""
+        return (x != tx and self.ptx["A"][x].st in ("WAIT_RS", "EXECUTING")
+                and bool(self.parts_of("A", x) & self.parts_of("A", tx)))
 
     def blocks_producer(self, x: int, tx: int) -> bool:
         """BlocksProducer(x, tx): x, of the same producer, is calculated and not yet executed on B."""
@@ -352,11 +360,11 @@ class TabletSteps(State):
         return v.st == "EXECUTING" and k in self.parts_of(t, tx) and k not in v.done
 
     def _apply_data(self, t: str, k: int, tx: int, commit: bool) -> None:
-        s = self.kqp[tx]
         if t == "A":
             if commit:
-                self.range_bad = self.range_bad or self.committed[k] != s.b
-                self.committed[k] = s.e
+                b, e = self.range_on(tx, k)
+                self.range_bad = self.range_bad or self.committed[k] != b
+                self.committed[k] = e
         elif t == "B":
             if commit:
                 self.target[k].extend(self.sup[tx][k].data)

@@ -109,6 +109,7 @@ EVENT_COLUMNS: dict[str, frozenset[str]] = {ev: frozenset(cols) for ev, cols in 
     "ReadOnlyBatch": (*_WORKER, "partition", "offsets_begin", "offsets_end", "kqp_state"),
     "BeginWrites": (*_WORKER, "offsets_begin", "offsets_end", "kqp_state"),
     "ReadMore": (*_WORKER, "partition", "offsets_begin", "offsets_end", "kqp_state"),
+    "ReadOther": (*_WORKER, "partition", "offsets_begin", "offsets_end", "kqp_state"),
     "UpdateOffsets": (*_WORKER, "offsets_begin", "offsets_end", "result", "kqp_state"),
     "TxWrite": (*_WORKER, "partition", "offset", "producer"),
     "NonTxWrite": ("worker", "txn_id", "partition", "offset", "log_end"),
@@ -180,13 +181,14 @@ CONSTANT_KINDS = {
     "ForceCloses": BOOL,
     "TxWriters": INT,
     "MaxPlainWrites": INT,
+    "MaxPartsRead": INT,
     "Bugs": LIST,
     "DepthBound": INT,
 }
 # All but the first two: older headers, and the constants a header names only when not their default.
 DEFAULTS = {"Bugs": [], "DepthBound": 6, "Rollbacks": False, "Producers": "none", "TxShapes": ["copy"],
             "MaxNonTxWrites": 0, "MaxReconnects": 0, "MaxRanges": 0, "MaxReads": 1, "MaxOtherWrites": 0, "MaxSplits": 0,
-            "ForceCloses": False, "TxWriters": 1, "MaxPlainWrites": 0}
+            "ForceCloses": False, "TxWriters": 1, "MaxPlainWrites": 0, "MaxPartsRead": 1}
 
 
 def _printable(s: str) -> bool:
@@ -199,6 +201,8 @@ def check_constants(k: Constants) -> None:
     ws = k["Workers"]
     if not ws or not all(isinstance(w, str) and w and _printable(w) for w in ws) or len(set(ws)) != len(ws):
         raise ProtocolInputError('"Workers" must be a non-empty list of distinct printable ASCII names')
+    if k.get("MaxPartsRead", 1) not in (1, 2):
+        raise ProtocolInputError(f'"MaxPartsRead" must be 1 or 2 (a transaction reads one partition of A, or two), got {k["MaxPartsRead"]}')
     for name in ("NumSrc", "NumDst", "BatchMax", "MaxReads", "TxWriters"):
         if k.get(name, DEFAULTS.get(name, 1)) < 1:
             raise ProtocolInputError(f'"{name}" must be at least 1, got {k[name]}')
@@ -260,7 +264,7 @@ def check_event(ev: Event, k: Constants) -> None:
         raise ProtocolInputError(f'{a}: field "peer" names the tablet itself; a read set goes to another tablet')
     # Which partitions a partition key may name: A's for reads, B's for writes, the tablet's for its commits.
     src, dst = range(1, k["NumSrc"] + 1), range(1, k["NumDst"] + 1)
-    if a in ("ReadBatch", "ReadOnlyBatch", "ReadMore", "TakeOver"):
+    if a in ("ReadBatch", "ReadOnlyBatch", "ReadMore", "ReadOther", "TakeOver"):
         within("partition", src, "a partition of topic A")
     elif a in ("TxWrite", "NonTxWrite", "OtherProducerWrite", "PlainWrite", "PlainWriteSkipped", "Split", "PqWrite",
                "PqWriteRefused", "PqWriteSkipped", "PqWriteAckLost", "Lose"):

@@ -56,7 +56,7 @@ class WorkerSteps(State):
     def read_more_enabled(self, w: str, p: int, e: int) -> bool:
         c = self.cl[w]
         return (c.reads < self.k.max_reads and not c.hung and c.shape in ("copy", "read") and c.phase == "open"
-                and c.ranges == 0 and p == c.src and self.owner.get(p) == w
+                and c.ranges == 0 and p == c.src and self.owner.get(p) == w and self.kqp[c.tx].src2 == 0
                 and c.e + 1 <= e <= min(c.e + self.k.batch_max, self.k.msgs_per_src))
 
     def read_more(self, w: str, p: int, e: int) -> None:
@@ -71,6 +71,29 @@ class WorkerSteps(State):
         c.reads += 1
         c.pos[p] = e
         self.emit("ReadMore", w, (("txn_id", c.tx), ("partition", p), ("b", b), ("e", e)),
+                  worker=w, txn_id=c.tx, partition=p, topic="A", group=CONSUMER, offsets_begin=b, offsets_end=e,
+                  phase=c.phase, kqp_state=s.st)
+
+    # --- ReadOther(w, p, e): a batch of a second partition of A joins the transaction ---
+
+    def read_other_enabled(self, w: str, p: int, e: int) -> bool:
+        c = self.cl[w]
+        if (self.k.max_parts_read < 2 or c.reads >= self.k.max_reads or c.hung or c.shape not in ("copy", "read")
+                or c.phase != "open" or c.ranges != 0 or p == c.src or self.owner.get(p) != w or self.kqp[c.tx].src2):
+            return False
+        b = self.read_begin(w, p)
+        return b + 1 <= e <= min(b + self.k.batch_max, self.k.msgs_per_src)
+
+    def read_other(self, w: str, p: int, e: int) -> None:
+        """receive_batch_with_tx in the same transaction returns a batch of another partition the
+        reader has a session on: a second range joins the transaction (a copy writes it after the first)."""
+        c = self.cl[w]
+        s = self.kqp[c.tx]
+        b = self.read_begin(w, p)
+        s.src2, s.b2, s.e2 = p, b, e
+        c.reads += 1
+        c.pos[p] = e
+        self.emit("ReadOther", w, (("txn_id", c.tx), ("partition", p), ("b", b), ("e", e)),
                   worker=w, txn_id=c.tx, partition=p, topic="A", group=CONSUMER, offsets_begin=b, offsets_end=e,
                   phase=c.phase, kqp_state=s.st)
 
@@ -97,9 +120,8 @@ class WorkerSteps(State):
         else:
             s.st, s.lock = "done", "lost"
             self.told[tx] = result = "BAD_REQUEST"
-            pos = dict(c.pos)
-            pos[c.src] = -1  # the reader reads again from the committed offset
-            self.cl[w] = self.idle_worker(pos)
+            # the reader reads again from the committed offset
+            self.cl[w] = self.idle_worker(self.reread(dict(c.pos), tx))
         self.emit("UpdateOffsets", w, (("txn_id", tx), ("b", b), ("e", e), ("ok", 1 if ok else 0)),
                   worker=w, txn_id=tx, topic="A", group=CONSUMER, offsets_begin=b, offsets_end=e, result=result,
                   phase=self.cl[w].phase, kqp_state=s.st)
@@ -142,7 +164,17 @@ class WorkerSteps(State):
         c = self.cl[w]
         if c.shape == "write":
             return Msg(producer(g), c.b + c.gsent[g])
-        return Msg(c.src, c.b + c.sent)
+        return self.copy_msg(w, c.sent)
+
+    def copy_msg(self, w: str, k: int) -> Msg:
+        """CopyMsg(w, k): the k-th message a copy transaction writes: its first partition's range,
+        then its second's."""
+        c = self.cl[w]
+        first = c.e - c.b
+        if k < first:
+            return Msg(c.src, c.b + k)
+        s = self.kqp[c.tx]
+        return Msg(s.src2, s.b2 + k - first)
 
     def tx_write(self, w: str, g: int) -> None:
         c = self.cl[w]
@@ -314,7 +346,7 @@ class WorkerSteps(State):
         c = self.cl[w]
         if c.shape == "write":
             return [Msg(producer(g), c.b + k) for g in self.k.writers for k in range(c.gsent[g])]
-        return [Msg(c.src, o) for o in range(c.b, c.b + c.sent)]
+        return [self.copy_msg(w, k) for k in range(c.sent)]
 
     def unacked_writes(self, w: str) -> list[Msg]:
         return [m for m in self.sent_writes(w) if m not in self.wacked[self.cl[w].tx]]
@@ -349,7 +381,7 @@ class WorkerSteps(State):
         self.told[tx] = "ABORTED"
         pos = dict(c.pos)
         if not (self.k.bug("no_reread") or c.shape == "write"):
-            pos[c.src] = -1
+            pos = self.reread(pos, tx)
         self.cl[w] = self.idle_worker(pos)
         self.emit("RollbackTx", w, (("txn_id", tx),), worker=w, txn_id=tx, result="ABORTED", phase="idle",
                   kqp_state=s.st)

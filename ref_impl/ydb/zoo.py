@@ -14,7 +14,8 @@ plan step coming, expires a planned transaction. ``immediate_no_offset_check`` a
 acknowledgement and the writer's resend (reconnects=1), ``range_gap_accepted`` read-only
 transactions that name offset ranges of their own (ranges=1), ``split_ignored`` a split
 (splits=1), ``seqno_first_source`` a write-only transaction with two writers and a plain write
-(writers=2, nontx=1), ``plain_no_dedup`` writes outside transactions that repeat a SeqNo (plain=4).
+(writers=2, nontx=1), ``plain_no_dedup`` writes outside transactions that repeat a SeqNo (plain=4),
+``first_range_only`` transactions that read two partitions of A (parts=2) and a zombie.
 """
 
 from __future__ import annotations
@@ -95,5 +96,8 @@ ZOO = (
     ZooBug("plain_no_dedup", ("plain_no_dedup",), "copy:workers=1,dst=1,shapes=write,producers=partition,plain=4", "none",
            18, "ydb_plain_no_dedup", "PlainWrite",
            "a write outside a transaction whose SeqNo the producer already wrote is stored again (no AlreadyWritten)"),
+    ZooBug("first_range_only", ("first_range_only",), "copy:workers=2,src=2,dst=1,msgs=2,batch=1,txns=4,reads=2,parts=2",
+           "hangs=1", 12, "ydb_first_range_only_zombie", "PqCalc",
+           "the read predicate checks a transaction's first partition of A only: a zombie's second range commits again"),
 )
 ZOO_BY_NAME = {b.name: b for b in ZOO}

@@ -141,6 +141,7 @@ Bound(ev) ==
          [] a = "ReadOnlyBatch"   -> \E w \in W, p \in PartSet(ev, SrcParts), e \in EndSet(ev) : ReadOnlyBatch(w, p, e)
          [] a = "BeginWrites"     -> \E w \in W : BeginWrites(w)
          [] a = "ReadMore"        -> \E w \in W, e \in EndSet(ev) : ReadMore(w, e)
+         [] a = "ReadOther"       -> \E w \in W, p \in PartSet(ev, SrcParts), e \in EndSet(ev) : ReadOther(w, p, e)
          [] a = "UpdateOffsets"   -> \E w \in W, b \in 0..MsgsPerSrc :
                                          \E e \in IF EEnd(ev) = -1 THEN 1..(MsgsPerSrc + 1) ELSE {EEnd(ev)} :
                                              UpdateOffsets(w, b, e)
@@ -209,9 +210,10 @@ Sent == CHOOSE m \in net' \ net : TRUE
 \* table's lock is broken.
 \* @type: (Str, Int) => Str;
 Reason(t, tx) ==
-    CASE t = "A" -> IF committed[kqp[tx].src] < kqp[tx].b THEN "Gap"
-                    ELSE IF committed[kqp[tx].src] > kqp[tx].b THEN "Conflict"
-                    ELSE "BehindEnd"
+    CASE t = "A" -> LET k == IF kqp[tx].src2 # 0 /\ RangeOk(tx, kqp[tx].src) THEN kqp[tx].src2 ELSE kqp[tx].src
+                    IN IF committed[k] < RangeOn(tx, k)[1] THEN "Gap"
+                       ELSE IF committed[k] > RangeOn(tx, k)[1] THEN "Conflict"
+                       ELSE "BehindEnd"
       [] t = "B" -> IF \E d \in kqp[tx].dsts : sup[tx][d].st \in {"deleted", "done"}
                     THEN "WriteIdDeleted"
                     ELSE IF \E d \in kqp[tx].dsts : sup[tx][d].st = "none"

@@ -101,6 +101,11 @@
 (*           TopicService unit tests (OneConsumer_TheRangesOverlap,         *)
 (*           ThereAreGapsInTheOffsetRanges, OnePartitionAndNoGaps...,      *)
 (*           MultiplePartitionsAndNoGaps...) expect exactly these          *)
+(*   [two]   a transaction that reads two partitions: kqp_topics.cpp keeps *)
+(*           a TTopicPartitionOperations per (topic, partition), each with *)
+(*           its consumer's ranges, and every partition is a participant's *)
+(*           operation; YDB's TxUsage WriteToTopic_Demo_47 (two partitions *)
+(*           read in one transaction) and _27 (two topics read)            *)
 (*   [multi] several writers in one transaction: each write session has    *)
 (*           its own producer id (SourceId), and a supportive partition    *)
 (*           keeps a MinSeqNo per SourceId (partition.cpp                  *)
@@ -199,6 +204,13 @@
 (* a copy transaction writes the new messages after the others, so reads  *)
 (* and writes interleave. The SDK's own test_commit reads twice in one     *)
 (* transaction (ydb-python-sdk tests/topics/test_topic_transactions.py).   *)
+(* With MaxPartsRead = 2 a copy or read-only transaction may also read a   *)
+(* second partition of A (ReadOther) [two]: the SDK's reader holds a       *)
+(* partition session per partition its group gave it. KQP commits both     *)
+(* ranges; tablet A checks and applies each partition (never immediate);  *)
+(* a copy writes the second range's messages after the first's, as        *)
+(* producer p of their source partition. Two topics read (YDB's            *)
+(* WriteToTopic_Demo_27) are two partitions here: the spec reads one topic.*)
 (* A read-only transaction may also name ranges of its own (MaxRanges):   *)
 (* the application processed messages it read outside the transaction and *)
 (* commits their offsets with UpdateOffsetsInTransaction (UpdateOffsets)   *)
@@ -381,6 +393,9 @@ CONSTANTS
     \* the SeqNo it names (PlainWrite; header).
     \* @type: Int;
     MaxPlainWrites,
+    \* How many partitions of A one transaction reads: 1, or 2 (ReadOther; header).
+    \* @type: Int;
+    MaxPartsRead,
     \* @type: Set(Str);
     Bugs
 
@@ -408,7 +423,8 @@ BugNames == {
     "range_gap_accepted",     \* KQP commits [min, max) of ranges that are not one interval (no CheckTopicOperations)
     "split_ignored",          \* B's predicate does not ask whether the partition is still active (CanWrite)
     "seqno_first_source",     \* a supportive partition checks the MinSeqNo of its first SourceId only
-    "plain_no_dedup"          \* a write outside a transaction with a SeqNo already written is stored again
+    "plain_no_dedup",         \* a write outside a transaction with a SeqNo already written is stored again
+    "first_range_only"        \* the read predicate checks a transaction's first partition of A only
 }
 
 ASSUME /\ Workers # {}
@@ -418,7 +434,7 @@ ASSUME /\ Workers # {}
        /\ MaxHangs \in Nat /\ MaxRestarts \in Nat /\ MaxLoss \in Nat
        /\ MaxLockLosses \in Nat /\ MaxDeadlines \in Nat /\ MaxNonTxWrites \in Nat /\ MaxReconnects \in Nat
        /\ MaxRanges \in Nat /\ MaxReads \in Nat \ {0} /\ MaxOtherWrites \in Nat /\ MaxSplits \in Nat /\ ForceCloses \in BOOLEAN
-       /\ TxWriters \in Nat \ {0} /\ MaxPlainWrites \in Nat
+       /\ TxWriters \in Nat \ {0} /\ MaxPlainWrites \in Nat /\ MaxPartsRead \in {1, 2}
        /\ TxShapes # {} /\ TxShapes \subseteq {"copy", "read", "write"}
        /\ Bugs \subseteq BugNames
 
@@ -428,7 +444,7 @@ Bug(b) == b \in Bugs
 (*
   @typeAlias: msg = {src: Int, off: Int};
   @typeAlias: worker = {phase: Str, shape: Str, tx: Int, src: Int, b: Int, e: Int, sent: Int, row: Bool, hung: Bool, pos: Int -> Int, ranges: Int, reads: Int, closed: Bool, gsent: Int -> Int};
-  @typeAlias: session = {st: Str, shape: Str, w: Str, src: Int, b: Int, e: Int, dsts: Set(Int), lock: Str, prepared: Set(Str), refused: Bool, results: Set(Str), aborted: Bool, depth: Int, pdepth: Int, named: Set(Int), bad: Bool, prods: Set(Int)};
+  @typeAlias: session = {st: Str, shape: Str, w: Str, src: Int, b: Int, e: Int, dsts: Set(Int), lock: Str, prepared: Set(Str), refused: Bool, results: Set(Str), aborted: Bool, depth: Int, pdepth: Int, named: Set(Int), bad: Bool, prods: Set(Int), src2: Int, b2: Int, e2: Int};
   @typeAlias: sup = {st: Str, data: Seq($msg)};
   @typeAlias: durable = {st: Str, step: Int, dec: Str, done: Set(Int), depth: Int};
   @typeAlias: volatile = {st: Str, step: Int, own: Str, dec: Str, rs: Set(Str), abortSeen: Bool, acked: Set(Str), done: Set(Int), depth: Int, rsdepth: Int};
@@ -662,7 +678,7 @@ IdleWorker == [phase |-> "idle", shape |-> "copy", tx |-> 0, src |-> 0, b |-> 0,
 \* @type: $session;
 NoSession == [st |-> "none", shape |-> "copy", w |-> "", src |-> 0, b |-> 0, e |-> 0, dsts |-> {}, lock |-> "alive",
               prepared |-> {}, refused |-> FALSE, results |-> {}, aborted |-> FALSE, depth |-> 0, pdepth |-> 0,
-              named |-> {}, bad |-> FALSE, prods |-> {}]
+              named |-> {}, bad |-> FALSE, prods |-> {}, src2 |-> 0, b2 |-> 0, e2 |-> 0]
 \* @type: $sup;
 NoSup == [st |-> "none", data |-> <<>>]
 \* @type: $sup;
@@ -688,7 +704,7 @@ Participants(tx) ==
 Peers(t, tx) == Participants(tx) \ {t}
 \* The partitions of participant t that transaction tx touches.
 \* @type: (Str, Int) => Set(Int);
-PartsOf(t, tx) == CASE t = "A" -> {kqp[tx].src}
+PartsOf(t, tx) == CASE t = "A" -> {kqp[tx].src} \cup (IF kqp[tx].src2 # 0 THEN {kqp[tx].src2} ELSE {})
                     [] t = "B" -> kqp[tx].dsts
                     [] OTHER -> {1}
 
@@ -718,18 +734,24 @@ KqpParticipants(tx) ==
 \* @type: (Str) => Int;
 Writes(w) == CASE cl[w].shape = "read" -> 0
                [] cl[w].shape = "write" -> cl[w].sent
-               [] OTHER -> cl[w].e - cl[w].b
+               [] OTHER -> (cl[w].e - cl[w].b) + (kqp[cl[w].tx].e2 - kqp[cl[w].tx].b2)
 
 \* The messages of transaction tx's batch (of a write-only one: its writers' SeqNos from
 \* its base on, as many as it wrote in all, a superset of what each writer wrote).
 \* @type: (Int) => Set($msg);
 Batch(tx) == IF kqp[tx].shape = "write" THEN {Msg(q, o) : q \in TxProducers, o \in kqp[tx].b..(kqp[tx].e - 1)}
              ELSE {Msg(kqp[tx].src, o) : o \in kqp[tx].b..(kqp[tx].e - 1)}
+                  \cup {Msg(kqp[tx].src2, o) : o \in kqp[tx].b2..(kqp[tx].e2 - 1)}
+
+\* The range [b, e) transaction tx read on partition k of A: its first partition's, or its
+\* second's [two].
+\* @type: (Int, Int) => <<Int, Int>>;
+RangeOn(tx, k) == IF k # 0 /\ k = kqp[tx].src2 THEN <<kqp[tx].b2, kqp[tx].e2>> ELSE <<kqp[tx].b, kqp[tx].e>>
 
 \* The producers (SourceIds) of transaction tx's writes: its writers' for a write-only one,
 \* the producer of its source partition for a copy (TxAffectedSourcesIds [seqno, multi]).
 \* @type: (Int) => Set(Int);
-TxProducersOf(tx) == IF kqp[tx].shape = "write" THEN kqp[tx].prods ELSE {kqp[tx].src}
+TxProducersOf(tx) == IF kqp[tx].shape = "write" THEN kqp[tx].prods ELSE PartsOf("A", tx)
 
 \* Depth of the durable writes a commit waits for: the data written in the transaction.
 \* @type: (Int) => Int;
@@ -850,12 +872,41 @@ ReadMore(w, e) ==
     /\ cl[w].shape \in {"copy", "read"} /\ cl[w].phase = "open" /\ cl[w].ranges = 0
     /\ owner[cl[w].src] = w
     /\ e \in (cl[w].e + 1)..Min2(cl[w].e + BatchMax, MsgsPerSrc)
+    /\ kqp[cl[w].tx].src2 = 0
     /\ LET tx == cl[w].tx
        IN /\ kqp' = [kqp EXCEPT ![tx].e = e,
                                 ![tx].named = IF cl[w].shape = "read" THEN @ \cup cl[w].e..(e - 1) ELSE @]
           /\ cl' = [cl EXCEPT ![w].e = e, ![w].reads = @ + 1, ![w].pos = [@ EXCEPT ![cl[w].src] = e]]
           /\ action' = Act("ReadMore", w, "txn_id" :> tx @@ "partition" :> cl[w].src @@ "b" :> cl[w].e @@ "e" :> e)
     /\ UNCHANGED <<ownerVars, txIdVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
+
+\* Worker w's open copy or read-only transaction reads a batch [b, e) of a second partition p
+\* of A [two] (MaxPartsRead = 2): the SDK's reader has a partition session on each partition
+\* the group gave it, and receive_batch_with_tx returns a batch of any of them; the batch
+\* joins the transaction as a second range, KQP commits both (PartsOf: tablet A on two
+\* partitions, never immediate), and a copy transaction writes it after the first range's
+\* messages. The first partition is not read again once a second was (ReadMore). YDB's TxUsage
+\* WriteToTopic_Demo_47 reads two partitions in one transaction, _27 two topics.
+\* @type: (Str, Int, Int) => Bool;
+ReadOther(w, p, e) ==
+    /\ MaxPartsRead >= 2
+    /\ cl[w].reads < MaxReads
+    /\ ~cl[w].hung
+    /\ cl[w].shape \in {"copy", "read"} /\ cl[w].phase = "open" /\ cl[w].ranges = 0
+    /\ p # cl[w].src /\ owner[p] = w
+    /\ LET tx == cl[w].tx
+           b == ReadFrom(w, p)
+       IN /\ kqp[tx].src2 = 0
+          /\ e \in (b + 1)..Min2(b + BatchMax, MsgsPerSrc)
+          /\ kqp' = [kqp EXCEPT ![tx].src2 = p, ![tx].b2 = b, ![tx].e2 = e]
+          /\ cl' = [cl EXCEPT ![w].reads = @ + 1, ![w].pos = [@ EXCEPT ![p] = e]]
+          /\ action' = Act("ReadOther", w, "txn_id" :> tx @@ "partition" :> p @@ "b" :> b @@ "e" :> e)
+    /\ UNCHANGED <<ownerVars, txIdVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
+
+\* The reader's positions after transaction tx ended without a commit: it reads again from
+\* the committed offset in every partition tx read.
+\* @type: (Int -> Int, Int) => (Int -> Int);
+Reread(pos, tx) == [p \in DOMAIN pos |-> IF p \in PartsOf("A", tx) THEN -1 ELSE pos[p]]
 
 \* The application of worker w's open read-only transaction names a range [b, e) of its
 \* partition of A as processed: UpdateOffsetsInTransaction [ranges] (it read those
@@ -880,7 +931,7 @@ UpdateOffsets(w, b, e) ==
                   /\ UNCHANGED toldVars
              ELSE /\ kqp' = [kqp EXCEPT ![tx].st = "done", ![tx].lock = "lost"]
                   /\ told' = [told EXCEPT ![tx] = "BAD_REQUEST"]
-                  /\ cl' = [cl EXCEPT ![w] = [IdleWorker EXCEPT !.pos = [cl[w].pos EXCEPT ![cl[w].src] = -1]]]
+                  /\ cl' = [cl EXCEPT ![w] = [IdleWorker EXCEPT !.pos = Reread(cl[w].pos, tx)]]
           /\ action' = Act("UpdateOffsets", w, "txn_id" :> tx @@ "b" :> b @@ "e" :> e @@ "ok" :> IF ok THEN 1 ELSE 0)
     /\ UNCHANGED <<ownerVars, txIdVars, messageVars, dataVars, tabletVars, coordVars, decisionVars,
                    wackedVars, plainVars, skippedVars, depthVars, checkVars, faultVars>>
@@ -904,13 +955,20 @@ BeginWrites(w) ==
     /\ nextTx' = nextTx + 1
     /\ UNCHANGED <<ownerVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
 
+\* The k-th message (from 0) a copy transaction of worker w writes: its first partition's
+\* range, then its second's [two].
+\* @type: (Str, Int) => $msg;
+CopyMsg(w, k) ==
+    LET first == cl[w].e - cl[w].b
+    IN IF k < first THEN Msg(cl[w].src, cl[w].b + k) ELSE Msg(kqp[cl[w].tx].src2, kqp[cl[w].tx].b2 + k - first)
+
 \* The writes worker w's transaction has sent so far: its batch's first `sent` messages,
 \* or, for a write-only one, each writer's first gsent[g] SeqNos [multi].
 \* @type: (Str) => Set($msg);
 SentWrites(w) ==
     IF cl[w].shape = "write"
     THEN UNION {{Msg(Producer(g), cl[w].b + k) : k \in 0..(cl[w].gsent[g] - 1)} : g \in Writers}
-    ELSE {Msg(cl[w].src, o) : o \in cl[w].b..(cl[w].b + cl[w].sent - 1)}
+    ELSE {CopyMsg(w, k) : k \in 0..(cl[w].sent - 1)}
 
 \* The stream of worker w's writer of producer q to partition d of B is broken: a write
 \* sent on it is neither acknowledged nor on its way (it, or its acknowledgement, was lost,
@@ -937,7 +995,7 @@ TxWrite(w, g) ==
     /\ g = 0 \/ cl[w].shape = "write"
     /\ LET tx == cl[w].tx
            write == cl[w].shape = "write"
-           m == IF write THEN Msg(Producer(g), cl[w].b + cl[w].gsent[g]) ELSE Msg(cl[w].src, cl[w].b + cl[w].sent)
+           m == IF write THEN Msg(Producer(g), cl[w].b + cl[w].gsent[g]) ELSE CopyMsg(w, cl[w].sent)
            d == Dest(m.src, m.off)
            more == IF write THEN 1 ELSE 0   \* a write-only transaction's [b, e) grows
        IN /\ net' = IF StreamBroken(w, m.src, d) THEN net ELSE net \cup {WriteMsg(tx, d, m)}
@@ -1010,7 +1068,7 @@ KqpResult(tx) ==
        /\ expired' = IF early THEN [expired EXCEPT ![tx] = TRUE] ELSE expired   \* CancelProposal
        /\ cl' = [cl EXCEPT ![w] = [IdleWorker EXCEPT !.pos =
                     IF ok \/ Bug("no_reread") \/ kqp[tx].shape = "write" THEN cl[w].pos
-                    ELSE [cl[w].pos EXCEPT ![kqp[tx].src] = -1]]]
+                    ELSE Reread(cl[w].pos, tx)]]
        /\ action' = Act("KqpResult", w, "txn_id" :> tx @@ "committed" :> IF ok THEN 1 ELSE 0)
        /\ UNCHANGED <<ownerVars, txIdVars, messageVars, dataVars, tabletVars, planVars, mediatorVars,
                       decisionVars, wackedVars, plainVars, skippedVars, checkVars, faultVars>>
@@ -1074,7 +1132,7 @@ RollbackTx(w) ==
           /\ told' = [told EXCEPT ![tx] = "ABORTED"]
           /\ cl' = [cl EXCEPT ![w] = [IdleWorker EXCEPT !.pos =
                        IF Bug("no_reread") \/ cl[w].shape = "write" THEN cl[w].pos
-                       ELSE [cl[w].pos EXCEPT ![cl[w].src] = -1]]]
+                       ELSE Reread(cl[w].pos, tx)]]
           /\ action' = Act("RollbackTx", w, "txn_id" :> tx)
     /\ UNCHANGED <<ownerVars, txIdVars, messageVars, dataVars, tabletVars, coordVars, decisionVars,
                    wackedVars, plainVars, skippedVars, depthVars, checkVars, faultVars>>
@@ -1354,18 +1412,24 @@ PqPlanStep(t) ==
 \* @type: (Str, Int, Int) => Bool;
 AppliedAt(t, k, tx) == LessEq(<<ptx[t][tx].step, tx>>, meta[t][k])
 
-\* The read predicate on A's partition [part]: the committed offset is b ("Gap" if it is
+\* The read predicate on partition k of A [part]: the committed offset is b ("Gap" if it is
 \* behind, a conflict if ahead), b <= e <= the end of the partition.
-\* @type: (Int) => Bool;
-ReadPredicate(tx) ==
-    LET c == committed[kqp[tx].src]
-        b == kqp[tx].b
-        e == kqp[tx].e
-    IN \/ AppliedAt("A", kqp[tx].src, tx)
+\* @type: (Int, Int) => Bool;
+RangeOk(tx, k) ==
+    LET c == committed[k]
+        b == RangeOn(tx, k)[1]
+        e == RangeOn(tx, k)[2]
+    IN \/ AppliedAt("A", k, tx)
        \/ Bug("no_offset_check")
        \/ (Bug("overlap_check") /\ b <= c /\ c < e)
        \/ (Bug("no_gap_check") /\ c <= b /\ e <= MsgsPerSrc)
        \/ (c = b /\ b <= e /\ e <= MsgsPerSrc)
+       \/ (Bug("first_range_only") /\ k # kqp[tx].src)
+
+\* Every partition of A the transaction read passes (a partition's check [part]; with
+\* first_range_only, only its first partition is checked).
+\* @type: (Int) => Bool;
+ReadPredicate(tx) == \A k \in PartsOf("A", tx) : RangeOk(tx, k)
 
 \* The MinSeqNo check [seqno] on d, per SourceId [multi]: for each producer of the
 \* transaction's writes to d (the source partition; 0, -2, ... for the application's own
@@ -1414,12 +1478,13 @@ Predicate(t, tx) ==
 \* @type: (Str) => Set(Int);
 InQueue(t) == {x \in Txns : ptx[t][x].st \in {"PLANNED", "WAIT_RS", "EXECUTING"}}
 
-\* Transaction tx is calculated and not yet executed on the same consumer and partition.
+\* Transaction x is calculated and not yet executed on the same consumer and a partition tx
+\* reads too (each partition has its queue: tx waits where they share one [two]).
 \* @type: (Int, Int) => Bool;
 BlocksConsumer(x, tx) ==
     /\ x # tx
     /\ ptx["A"][x].st \in {"WAIT_RS", "EXECUTING"}
-    /\ kqp[x].src = kqp[tx].src
+    /\ PartsOf("A", x) \cap PartsOf("A", tx) # {}
 
 \* Transaction x, of the same producer, is calculated and not yet executed on a partition
 \* of B that tx writes to (TxAffectedSourcesIds: tx is Blocked [seqno]).
@@ -1505,8 +1570,8 @@ PqExecute(t, tx) ==
 \* The effect of applying transaction tx's decision on partition k of participant t.
 \* @type: (Str, Int, Int, Bool) => Bool;
 ApplyData(t, k, tx, commit) ==
-    CASE t = "A" -> /\ committed' = IF commit THEN [committed EXCEPT ![k] = kqp[tx].e] ELSE committed
-                    /\ rangeBad' = (rangeBad \/ (commit /\ committed[k] # kqp[tx].b))
+    CASE t = "A" -> /\ committed' = IF commit THEN [committed EXCEPT ![k] = RangeOn(tx, k)[2]] ELSE committed
+                    /\ rangeBad' = (rangeBad \/ (commit /\ committed[k] # RangeOn(tx, k)[1]))
                     /\ UNCHANGED <<topicBVars, rowVars>>
       [] t = "B" -> /\ target' = IF commit THEN [target EXCEPT ![k] = @ \o sup[tx][k].data] ELSE target
                     /\ sup' = [sup EXCEPT ![tx][k].st = "done"]
@@ -1749,6 +1814,7 @@ Next ==
     \/ \E w \in Workers : BeginWrites(w)
     \/ \E w \in Workers, b \in 0..MsgsPerSrc : \E e \in (b + 1)..(MsgsPerSrc + 1) : UpdateOffsets(w, b, e)
     \/ \E w \in Workers, e \in 1..MsgsPerSrc : ReadMore(w, e)
+    \/ \E w \in Workers, p \in SrcParts : \E e \in 1..MsgsPerSrc : ReadOther(w, p, e)
     \/ \E w \in Workers, p \in SrcParts : TakeOver(w, p)
     \/ \E w \in Workers, g \in Writers : TxWrite(w, g)
     \/ \E w \in Workers : NonTxWrite(w) \/ OtherProducerWrite(w) \/ Resend(w) \/ ForceClose(w) \/ TableWrite(w) \/ Flush(w)

@@ -28,7 +28,8 @@ SessionRecords ==
     [st: {"none", "open", "proposing", "planned", "done"}, shape: {"copy", "read", "write"}, w: Workers \cup {""},
      src: 0..NumSrc, b: 0..(MsgsPerSrc + MaxTxns * BatchMax), e: 0..(MsgsPerSrc + MaxTxns * BatchMax), dsts: SUBSET DstParts, lock: {"alive", "lost"},
      prepared: SUBSET Tablets, refused: BOOLEAN, results: SUBSET Tablets, aborted: BOOLEAN, depth: Nat, pdepth: Nat,
-     named: SUBSET (0..MsgsPerSrc), bad: BOOLEAN, prods: SUBSET TxProducers]
+     named: SUBSET (0..MsgsPerSrc), bad: BOOLEAN, prods: SUBSET TxProducers, src2: 0..NumSrc,
+     b2: 0..MsgsPerSrc, e2: 0..MsgsPerSrc]
 NetRecords ==
     [type: {"Write", "RS", "RSAck"}, tx: Txns, from: Tablets \cup {""}, to: Tablets, dst: {0} \cup DstParts,
      m: AllMessages, dec: Decisions, depth: Nat]
@@ -138,7 +139,8 @@ OnItsWay(p, o) ==
 \* @type: (Int, Int) => Int;
 ReadOnlyCommits(p, o) ==
     Cardinality({tx \in Txns : /\ kqp[tx].shape = "read" /\ applied["A"][tx] = "commit"
-                               /\ kqp[tx].src = p /\ o \in kqp[tx].named})
+                               /\ \/ kqp[tx].src = p /\ o \in kqp[tx].named
+                                  \/ kqp[tx].src2 = p /\ o \in kqp[tx].b2..(kqp[tx].e2 - 1)})
 \* How many times message (p, o) was consumed: copied to B, or committed by a read-only
 \* transaction (which processes its batch outside the topics).
 \* @type: (Int, Int) => Int;
@@ -288,6 +290,9 @@ WitnessPlainSkipped == skipped \cap plain = {}
 WitnessPlainAborts ==
     \A tx \in Txns : ~(told[tx] = "ABORTED" /\ kqp[tx].shape = "write" /\
                         \E m \in plain : m.src \in kqp[tx].prods /\ m.off >= kqp[tx].b)
+
+\* A witness: false once a transaction that read two partitions of A commits [two].
+WitnessTwoPartitionsCommit == \A tx \in Txns : ~(told[tx] = "COMMITTED" /\ kqp[tx].src2 # 0)
 
 \* A witness: false once a resent write is a repeat (AlreadyWritten: the SDK's Skipped).
 WitnessWriteSkipped == skipped = {}
