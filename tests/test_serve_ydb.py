@@ -216,9 +216,6 @@ def test_a_writer_in_gzip_publishes_its_messages_and_bad_gzip_is_a_bad_request(s
 def test_what_the_engine_cannot_express_is_refused_with_a_clear_status(server: Running, checked: str) -> None:
     def body() -> None:
         with sdk(server) as driver, ydb.QuerySessionPool(driver) as pool:
-            # a write outside a transaction
-            with pytest.raises(ydb.Unsupported, match="outside a transaction"), driver.topic_client.writer("B", producer_id="p") as w:
-                w.write_with_ack(ydb.TopicWriterMessage(b"x"), timeout=T)
             # a transaction that reads and writes only half of its batch: refused at the commit, rolled back
             with driver.topic_client.reader("A", consumer="c") as reader, pytest.raises(ydb.BadRequest, match="wrote 1 of its 2"):
                 pool.retry_tx_sync(lambda tx: copy(driver, reader, tx, write=1), retry_settings=RETRY)
@@ -294,6 +291,35 @@ def test_a_writer_outside_a_transaction_gives_a_its_data_before_it_is_read(serve
     assert copied == b == [b"123", b"456"]
     assert not any("no such topic" in r for r in server.front.refusals)
     assert [ev["action"] for ev in server.front.events][:2] == ["ReadBatch", "TxWrite"], "the writes to A are no steps"
+
+
+@CHECKED
+def test_writes_outside_a_transaction_to_b_are_plain_writes_deduplicated_by_seqno(server: Running, checked: str) -> None:
+    """The SDK's plain writer on B (its writer tests: test_send_message, test_wait_last_seqno): each
+    write is the spec's PlainWrite, published at once, and a writer's init learns its producer's
+    last SeqNo, a named one with a gap too. (The SDK refuses a SeqNo at or below the last it knows
+    itself, "Message seqno is duplicated", so the partition's AlreadyWritten is reached only by a
+    resend; the engine's tests take it.)"""
+
+    def body() -> tuple[list[Any], int, int, list[bytes]]:
+        with sdk(server) as driver:
+            with driver.topic_client.writer("B", producer_id="test") as w:
+                w.write_with_ack([ydb.TopicWriterMessage(b"one"), ydb.TopicWriterMessage(b"two")], timeout=T)
+            with driver.topic_client.writer("B", producer_id="test", auto_seqno=False) as w:
+                last = w.wait_init(timeout=T).last_seqno
+                acks = w.write_with_ack([ydb.TopicWriterMessage(b"five", seqno=5)], timeout=T)
+            with driver.topic_client.writer("B", producer_id="test") as w:
+                after = w.wait_init(timeout=T).last_seqno
+            with driver.topic_client.writer("B") as w:  # another producer: a random id
+                w.write_with_ack(ydb.TopicWriterMessage(b"other"), timeout=T)
+            return [type(a).__name__ for a in acks], last, after, read_all(driver, "B", "check")
+
+    acks, last, after, b = bounded(body)
+    assert (last, after) == (2, 5) and acks == ["Written"]
+    assert b == [b"one", b"two", b"five", b"other"]
+    acts = [ev["action"] for ev in server.front.events]
+    assert acts == ["PlainWrite"] * 4
+    assert sorted({ev["producer"] for ev in server.front.events}) == [-3, -1], "two producer ids, two of the spec's others"
 
 
 @CHECKED

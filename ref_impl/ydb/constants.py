@@ -74,6 +74,7 @@ class Constants:
     tx_writers: int = 1
     max_plain_writes: int = 0
     max_parts_read: int = 1
+    others: int = 1
     bugs: tuple[str, ...] = attrs.field(default=(), converter=_sorted_tuple)
     depth_bound: int = DEPTH_BOUND
 
@@ -89,6 +90,8 @@ class Constants:
         if (not self.workers or self.num_src < 1 or self.num_dst < 1 or self.batch_max < 1 or self.max_reads < 1
                 or self.tx_writers < 1):
             raise ValueError("Workers must not be empty; NumSrc, NumDst, BatchMax, MaxReads and TxWriters must be at least 1")
+        if self.others < 1:
+            raise ValueError("Others must be at least 1 (the other producer)")
         if self.max_parts_read not in (1, 2):
             raise ValueError("MaxPartsRead must be 1 or 2 (a transaction reads one partition of A, or two)")
 
@@ -124,11 +127,17 @@ class Constants:
 
     @property
     def plain_producers(self) -> tuple[int, ...]:
-        """PlainProducers: the writers' producers (0, -2, ...) and the other producer (-1); with
-        Producers = "none" (a transaction's writer a producer of its own) only the other one."""
+        """PlainProducers: the writers' producers (0, -2, ...) and the others (-1, then below the
+        writers' ids); with Producers = "none" (a transaction's writer a producer of its own) only
+        the others."""
         if self.producers != "partition":
-            return (-1,)
-        return (*(0 if g == 0 else -1 - g for g in self.writers), -1)
+            return self.other_ids
+        return (*(0 if g == 0 else -1 - g for g in self.writers), *self.other_ids)
+
+    @property
+    def other_ids(self) -> tuple[int, ...]:
+        """OtherIds: the producers that write only outside transactions."""
+        return tuple(-1 if k == 0 else -1 - self.tx_writers - k for k in range(self.others))
 
     @property
     def app_offsets(self) -> range:
@@ -174,6 +183,7 @@ class Constants:
             **({"TxWriters": self.tx_writers} if self.tx_writers != 1 else {}),
             **({"MaxPlainWrites": self.max_plain_writes} if self.max_plain_writes else {}),
             **({"MaxPartsRead": self.max_parts_read} if self.max_parts_read != 1 else {}),
+            **({"Others": self.others} if self.others != 1 else {}),
         }
 
     @classmethod
@@ -205,6 +215,7 @@ class Constants:
             tx_writers=k.get("TxWriters", 1),
             max_plain_writes=k.get("MaxPlainWrites", 0),
             max_parts_read=k.get("MaxPartsRead", 1),
+            others=k.get("Others", 1),
             bugs=tuple(k.get("Bugs", ())),
             depth_bound=k.get("DepthBound", DEPTH_BOUND),
         )

@@ -182,13 +182,14 @@ CONSTANT_KINDS = {
     "TxWriters": INT,
     "MaxPlainWrites": INT,
     "MaxPartsRead": INT,
+    "Others": INT,
     "Bugs": LIST,
     "DepthBound": INT,
 }
 # All but the first two: older headers, and the constants a header names only when not their default.
 DEFAULTS = {"Bugs": [], "DepthBound": 6, "Rollbacks": False, "Producers": "none", "TxShapes": ["copy"],
             "MaxNonTxWrites": 0, "MaxReconnects": 0, "MaxRanges": 0, "MaxReads": 1, "MaxOtherWrites": 0, "MaxSplits": 0,
-            "ForceCloses": False, "TxWriters": 1, "MaxPlainWrites": 0, "MaxPartsRead": 1}
+            "ForceCloses": False, "TxWriters": 1, "MaxPlainWrites": 0, "MaxPartsRead": 1, "Others": 1}
 
 
 def _printable(s: str) -> bool:
@@ -203,7 +204,7 @@ def check_constants(k: Constants) -> None:
         raise ProtocolInputError('"Workers" must be a non-empty list of distinct printable ASCII names')
     if k.get("MaxPartsRead", 1) not in (1, 2):
         raise ProtocolInputError(f'"MaxPartsRead" must be 1 or 2 (a transaction reads one partition of A, or two), got {k["MaxPartsRead"]}')
-    for name in ("NumSrc", "NumDst", "BatchMax", "MaxReads", "TxWriters"):
+    for name in ("NumSrc", "NumDst", "BatchMax", "MaxReads", "TxWriters", "Others"):
         if k.get(name, DEFAULTS.get(name, 1)) < 1:
             raise ProtocolInputError(f'"{name}" must be at least 1, got {k[name]}')
     shapes = k["TxShapes"]
@@ -254,8 +255,9 @@ def check_event(ev: Event, k: Constants) -> None:
     within("offsets_end", range(0 if a == "BeginWrites" else 1, max(top, k["MsgsPerSrc"] + 1 if a == "UpdateOffsets" else 0) + 1),
            "the end of a range (1..max(MsgsPerSrc, MaxTxns*BatchMax+MaxNonTxWrites))")
     writers = k.get("TxWriters", 1)
+    others = {-1 if j == 0 else -1 - writers - j for j in range(k.get("Others", 1))}
     producers = {0, *(-1 - g for g in range(1, writers)), *range(1, k["NumSrc"] + 1),
-                 *((-1,) if a in ("PlainWrite", "PlainWriteSkipped") else ())}
+                 *(others if a in ("PlainWrite", "PlainWriteSkipped") else ())}
     within("producer", producers, f"a producer (a partition of A, or a writer's: 0, -2, ... -{writers}; TxWriters {writers})")
     within("step", range(1, 2**31), "a plan step (1, 2, ...)")
     for col in ("committed_offset", "log_end"):

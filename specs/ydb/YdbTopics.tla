@@ -396,6 +396,10 @@ CONSTANTS
     \* How many partitions of A one transaction reads: 1, or 2 (ReadOther; header).
     \* @type: Int;
     MaxPartsRead,
+    \* How many producers write only outside transactions (PlainWrite; header; 1: the other
+    \* producer alone). A server the SDK talks to gives each producer id of a plain writer one.
+    \* @type: Int;
+    Others,
     \* @type: Set(Str);
     Bugs
 
@@ -434,7 +438,7 @@ ASSUME /\ Workers # {}
        /\ MaxHangs \in Nat /\ MaxRestarts \in Nat /\ MaxLoss \in Nat
        /\ MaxLockLosses \in Nat /\ MaxDeadlines \in Nat /\ MaxNonTxWrites \in Nat /\ MaxReconnects \in Nat
        /\ MaxRanges \in Nat /\ MaxReads \in Nat \ {0} /\ MaxOtherWrites \in Nat /\ MaxSplits \in Nat /\ ForceCloses \in BOOLEAN
-       /\ TxWriters \in Nat \ {0} /\ MaxPlainWrites \in Nat /\ MaxPartsRead \in {1, 2}
+       /\ TxWriters \in Nat \ {0} /\ MaxPlainWrites \in Nat /\ MaxPartsRead \in {1, 2} /\ Others \in Nat \ {0}
        /\ TxShapes # {} /\ TxShapes \subseteq {"copy", "read", "write"}
        /\ Bugs \subseteq BugNames
 
@@ -647,11 +651,16 @@ Writers == 0..(TxWriters - 1)
 \* @type: (Int) => Int;
 Producer(g) == IF g = 0 THEN 0 ELSE -1 - g
 TxProducers == {Producer(g) : g \in Writers}
-\* The producers that write outside transactions with PlainWrite: the writers' and the other one;
+\* The producers that write only outside transactions: OtherProducer (-1), then below the
+\* writers' ids (-1 - TxWriters - k).
+\* @type: (Int) => Int;
+Other(k) == IF k = 0 THEN OtherProducer ELSE -1 - TxWriters - k
+OtherIds == {Other(k) : k \in 0..(Others - 1)}
+\* The producers that write outside transactions with PlainWrite: the writers' and the others;
 \* with Producers = "none" a transaction's writer is a producer of its own, which no plain writer
-\* shares, so only the other one.
-PlainProducers == IF Producers = "partition" THEN TxProducers \cup {OtherProducer} ELSE {OtherProducer}
-AppMessages == [src: TxProducers \cup {OtherProducer}, off: AppOffsets]
+\* shares, so only the others.
+PlainProducers == IF Producers = "partition" THEN TxProducers \cup OtherIds ELSE OtherIds
+AppMessages == [src: TxProducers \cup OtherIds, off: AppOffsets]
 
 \* Routing by key, as in Resharding.tla.
 \* @type: (Int, Int) => Int;

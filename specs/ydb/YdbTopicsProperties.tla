@@ -154,7 +154,7 @@ Consumed(p, o) == Copies(p, o) + ReadOnlyCommits(p, o)
 \* consumed (or, mid-commit, is in the supportive partition of a transaction whose commit
 \* is decided).
 NoDuplicates == /\ \A p \in SrcParts, o \in Offsets : Consumed(p, o) <= 1
-                /\ \A q \in TxProducers \cup {OtherProducer}, o \in AppOffsets : Copies(q, o) <= 1
+                /\ \A q \in TxProducers \cup OtherIds, o \in AppOffsets : Copies(q, o) <= 1
 NoLoss == \A p \in SrcParts, o \in Offsets : o < committed[p] => Consumed(p, o) >= 1 \/ OnItsWay(p, o)
 ExactlyOnce == NoDuplicates /\ NoLoss
 

@@ -47,8 +47,9 @@ def add_parsers(sub: Any) -> None:
                    "connection closed), delay@Produce:2:300 (held 300 ms), failover@EndTxn:2, restart@Produce:3; ydb: "
                    "restart-A|restart-B|deadline|lose-lock@CommitTransaction|RollbackTransaction|UpdateOffsetsInTransaction|Write:N")
     p.add_argument("--workload", default="", metavar="W",
-                   help="ydb: the served engine's shape, copy:msgs=N,batch=N,txns=N (the messages of topic A, the most "
-                   "a read batch holds, the transactions in all; default copy:msgs=8,batch=2,txns=16); kafka takes none")
+                   help="ydb: the served engine's shape, copy:msgs=N,batch=N,txns=N,plain=N,others=N (the messages of "
+                   "topic A, the most a read batch holds, the transactions in all, the writes to B outside a transaction "
+                   "and their producer ids; default copy:msgs=8,batch=2,txns=16,plain=256,others=64); kafka takes none")
     p.add_argument("--trace", type=Path, metavar="FILE", help="write the session's trace here when the server stops")
     p.set_defaults(func=cmd_serve)
 

@@ -148,6 +148,7 @@ class Front:
         self.live: set[int] = set()  # the transactions a step touched since the engine was last quiet (settle)
         self.source: dict[tuple[int, int], Stored] = {}  # (partition, offset) of A -> the data a writer gave it (preload)
         self.source_read = False  # a reader of A was opened: A's data is fixed from then on
+        self.plain_ids: dict[str, int] = {}  # a plain writer's producer id -> the spec's producer (PlainWrite)
 
     # --- ids and errors ---
 
@@ -501,6 +502,42 @@ class Front:
                               "(MsgsPerSrc, --workload copy:msgs=N): every one has its data")
         self.source[(p, o)] = Stored(data, producer, seq_no)
         return o
+
+    # --- writes outside a transaction to topic B (the spec's PlainWrite) ---
+
+    def plain_producer(self, producer: str) -> int:
+        """The spec's producer for a plain writer's producer id: each new id takes the next of the
+        engine's producers that write only outside transactions (Others)."""
+        if producer not in self.plain_ids:
+            free = [q for q in self.k.plain_producers if q not in self.plain_ids.values()]
+            if not free:
+                raise self.refuse("UNSUPPORTED", f"producer {producer!r}: this server has {len(self.plain_ids)} producers "
+                                  "for writes outside a transaction (the spec's Others); start it with --workload "
+                                  "copy:others=N")
+            self.plain_ids[producer] = free[0]
+        return self.plain_ids[producer]
+
+    def plain_write(self, data: bytes, producer: str, seq_no: int) -> int | None:
+        """A write outside any transaction to topic B: the spec's PlainWrite. Its offset in B, or
+        None when the partition answers AlreadyWritten (the SDK's Skipped)."""
+        q, o = self.plain_producer(producer), seq_no - 1
+        if o not in self.k.app_offsets:
+            raise self.refuse("UNSUPPORTED", f"SeqNo {seq_no}: this server's messages have SeqNos 1..{len(self.k.app_offsets)} "
+                              "(the spec's AppOffsets); start it with a larger --workload copy:plain=N")
+        if not ACTION["PlainWrite"].enabled(self.engine, (q, o)):
+            if self.engine.plain_sent >= self.k.max_plain_writes:
+                raise self.refuse("UNSUPPORTED", f"this server takes {self.k.max_plain_writes} writes outside a transaction "
+                                  "(MaxPlainWrites); start it with --workload copy:plain=N")
+            raise self.refuse("OVERLOADED", f"producer {producer!r}: a transaction of the producer is being committed "
+                              "(the partition answers Blocked); write again")
+        d = self.k.dest(q, o)
+        repeat = self.engine.plain_repeat(q, o)
+        if not repeat:
+            self.b_log[d].append(Stored(data, producer, seq_no))
+        self._step("PlainWrite", (q, o))
+        assert len(self.b_log[d]) == len(self.engine.target[d]), "B's stored data follows the engine's log"
+        self.settle()
+        return None if repeat else len(self.b_log[d]) - 1
 
     def source_last_seq_no(self, producer: str) -> int:
         return max((s.seq_no for s in self.source.values() if s.producer == producer), default=0)

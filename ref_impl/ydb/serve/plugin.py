@@ -14,17 +14,19 @@ from ref_impl.sim.settings import SettingsError
 from trace_check.traces.protocol import ProtocolInputError, ServeOptions, Server
 
 PORT = 2136  # YDB's gRPC port
-SERVED_KEYS = ("msgs", "batch", "txns")
+SERVED_KEYS = ("msgs", "batch", "txns", "plain", "others")
 
 
 @attrs.frozen
 class Shape:
     """The served engine's constants a ``--workload`` may set (the rest is one worker, one
-    partition of A and of B): ``copy:msgs=8,batch=2,txns=16`` is the default."""
+    partition of A and of B): ``copy:msgs=8,batch=2,txns=16,plain=256,others=64`` is the default."""
 
     msgs: int = 8  # MsgsPerSrc
     batch: int = 2  # BatchMax
     txns: int = 16  # MaxTxns
+    plain: int = 256  # MaxPlainWrites: writes to B outside any transaction
+    others: int = 64  # Others: producer ids of such writers
 
     @classmethod
     def parse(cls, text: str) -> Shape:
@@ -35,7 +37,7 @@ class Shape:
         for key, value in settings.pairs(rest).items():
             if key not in SERVED_KEYS:
                 raise settings.unknown("workload setting of the served engine", key, SERVED_KEYS, "{}=N")
-            fields[key] = settings.whole(key, value, 1, 10_000)
+            fields[key] = settings.whole(key, value, 0 if key == "plain" else 1, 10_000)
         return cls(**fields)
 
 
@@ -55,4 +57,5 @@ def serve(o: ServeOptions) -> Server:
     switches = settings.option("--faults", Switches.parse, o.faults)
     bugs = settings.option("--bugs", parse_bugs, o.bugs)
     return Running(Options(port=o.port, host=o.host, version=o.version or "v26", messages=shape.msgs, batch=shape.batch,
-                           txns=shape.txns, trace=o.trace, faults=switches, bugs=bugs))
+                           txns=shape.txns, plain=shape.plain, others=shape.others, trace=o.trace, faults=switches,
+                           bugs=bugs))

@@ -36,6 +36,8 @@ class Options:
     messages: int = 8  # MsgsPerSrc: messages of each partition of topic A
     batch: int = 2  # BatchMax: the most messages a read batch holds
     txns: int = 16  # MaxTxns: the engine's transactions, in all
+    plain: int = 256  # MaxPlainWrites: writes to B outside any transaction
+    others: int = 64  # Others: the producer ids of those writes
     trace: Path | None = None
     faults: Switches = NO_FAULTS
     bugs: tuple[str, ...] = ()  # the YDB bug zoo's (ref_impl/ydb/zoo.py), as the engine takes them
@@ -49,7 +51,7 @@ class Options:
         return Constants(workers=("w1",), num_src=1, num_dst=1, msgs_per_src=self.messages, batch_max=self.batch,
                          max_txns=self.txns, rollbacks=True, shapes=("copy", "read", "write"), version=self.version,
                          bugs=self.bugs, max_restarts=f.budget("TabletRestart"), max_deadlines=f.budget("PlanDeadline"),
-                         max_lock_losses=f.budget("LockLost"))
+                         max_lock_losses=f.budget("LockLost"), max_plain_writes=self.plain, others=self.others)
 
 
 class Running:
@@ -120,7 +122,14 @@ class Running:
     def header(self) -> dict[str, Any]:
         k = self.front.k
         used = max(1, self.front.engine.next_tx - 1)
-        constants = attrs.evolve(k, max_txns=used).to_spec()  # the transactions begun: the rest never had a state
+        # the transactions begun (the rest never had a state); the plain writes' budget and their
+        # producers as used, the budget large enough that every SeqNo written is in AppOffsets
+        e = self.front.engine
+        top = max((ev["offset"] + 1 for ev in self.front.events if ev["action"] in ("PlainWrite", "PlainWriteSkipped")),
+                  default=0)
+        plain = max(e.plain_sent, top - used * k.batch_max) if e.plain_sent else 0
+        constants = attrs.evolve(k, max_txns=used, max_plain_writes=plain,
+                                 others=max(1, len(self.front.plain_ids))).to_spec()
         o = self.options
         return trace_format.header("ydb", ydb_trace.SPEC_DIR, ydb_trace.SPEC_MODULES, constants, None, GENERATOR, ydb_trace.LOGGED,
                                    workload=f"real clients (txconform serve, messages={o.messages}, batch={o.batch})",

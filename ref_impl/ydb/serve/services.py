@@ -45,7 +45,7 @@ from ydb._grpc.common.protos import (
 
 from ..state import CONSUMER
 from .faults import NO_FAULTS, Switches
-from .front import DATABASE, SOURCE, Front, FrontError, ReaderStream
+from .front import DATABASE, SOURCE, TARGET, Front, FrontError, ReaderStream, normalize
 
 log = logging.getLogger("txconform.serve.ydb")
 
@@ -409,7 +409,7 @@ class Topic(ydb_topic_v1_pb2_grpc.TopicServiceServicer):  # type: ignore[misc]
                 state["partition"] = init.partition_id if init.WhichOneof("partitioning") == "partition_id" else 0
                 if t.name == SOURCE:
                     last = front.source_last_seq_no(init.producer_id)
-                else:
+                else:  # B's log holds the producer's committed and plain writes alike
                     last = max((s.seq_no for s in front.b_log[1] if s.producer == init.producer_id), default=0)
                 out.put(W.FromServer(status=status("SUCCESS"), init_response=W.InitResponse(
                     last_seq_no=last, session_id=front.new_id("write"), partition_id=state["partition"],
@@ -432,8 +432,16 @@ class Topic(ydb_topic_v1_pb2_grpc.TopicServiceServicer):  # type: ignore[misc]
                     except (OSError, EOFError, zlib.error):
                         raise front.refuse("BAD_REQUEST", f"message seq_no {m.seq_no}: its data is not codec {wr.codec} (GZIP)") from None
                 acks = []
-                if not wr.HasField("tx"):  # outside a transaction: only A's data before it is read (front.preload)
+                if not wr.HasField("tx"):  # outside a transaction: A's data before it is read, or B's PlainWrite
                     for m, d in zip(wr.messages, data, strict=True):
+                        if normalize(state["path"]) == TARGET and front.k.max_plain_writes:
+                            off = front.plain_write(d, state["producer"], m.seq_no)
+                            if off is None:  # AlreadyWritten: the SDK's Skipped
+                                acks.append(W.WriteResponse.WriteAck(seq_no=m.seq_no, skipped=W.WriteResponse.WriteAck.Skipped(
+                                    reason=W.WriteResponse.WriteAck.Skipped.REASON_ALREADY_WRITTEN)))
+                            else:
+                                acks.append(W.WriteResponse.WriteAck(seq_no=m.seq_no, written=W.WriteResponse.WriteAck.Written(offset=off)))
+                            continue
                         o = front.preload(state["path"], state["partition"], d, state["producer"], m.seq_no)
                         acks.append(W.WriteResponse.WriteAck(seq_no=m.seq_no, written=W.WriteResponse.WriteAck.Written(offset=o)))
                     out.put(W.FromServer(status=status("SUCCESS"), write_response=W.WriteResponse(
