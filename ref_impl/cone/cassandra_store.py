@@ -116,9 +116,12 @@ class CassandraStore:
     def _initial_rows(self) -> None:
         """The first QUORUM write. A node answers on its native port before gossip has marked its
         peers up, so a cluster just started may answer Unavailable ("Cannot achieve consistency
-        level QUORUM", alive_replicas 1): tried again, once a second, for at most
-        SCHEMA_AGREEMENT_SECONDS."""
-        from cassandra import Unavailable
+        level QUORUM", alive_replicas 1), and a replica that has not yet applied the new table
+        although the nodes agree on the schema version fails the write with INCOMPATIBLE_SCHEMA
+        (seen with three nodes on two loaded cores): tried again, once a second, for at most
+        SCHEMA_AGREEMENT_SECONDS. The initial rows are fixed cells at a fixed timestamp, so a write
+        a replica already took is taken again unchanged."""
+        from cassandra import Unavailable, WriteFailure
         from cassandra.cluster import NoHostAvailable
 
         deadline = time.monotonic() + SCHEMA_AGREEMENT_SECONDS
@@ -126,7 +129,9 @@ class CassandraStore:
             try:
                 self.commit(INIT_TXN, 0, 0, INIT_DATA)
                 return
-            except (Unavailable, NoHostAvailable) as e:
+            except (Unavailable, NoHostAvailable, WriteFailure) as e:
+                if isinstance(e, WriteFailure) and "INCOMPATIBLE_SCHEMA" not in str(e):
+                    raise
                 if time.monotonic() >= deadline:
                     raise StoreError(f"keyspace {self.keyspace}: a QUORUM of replicas was not up within "
                                      f"{SCHEMA_AGREEMENT_SECONDS} s: {str(e)[:200]}") from None
