@@ -170,6 +170,10 @@ def test_bad_simulate_options_get_one_line_and_exit_2(tmp_path: Path, capsys: py
     (lambda h, evs: h["constants"].update(Version="v27"), ':1: header: constants: "Version" must be "v25" or "v26"'),
     (lambda h, evs: h["constants"].update(Bugs=["no_such_bug"]), ':1: header: constants: "Bugs": "no_such_bug" is not one'),
     (lambda h, evs: h["constants"].pop("MaxTxns"), ':1: header: constants: missing "MaxTxns" (give "MaxTxns": an integer)'),
+    (lambda h, evs: h["constants"].update(MaxPartsRead=3), ':1: header: constants: "MaxPartsRead" must be 1 or 2'),
+    (lambda h, evs: h["constants"].update(Others=0), ':1: header: constants: "Others" must be at least 1'),
+    (lambda h, evs: h["constants"].update(TxWriters=0), ':1: header: constants: "TxWriters" must be at least 1'),
+    (lambda h, evs: evs[2].update(producer=-7), ':4: PqWrite: field "producer" = -7 is not a producer'),
 ])
 def test_a_bad_trace_gets_one_line_naming_the_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], change: Any,
                                                               says: str) -> None:
