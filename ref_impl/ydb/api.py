@@ -42,8 +42,9 @@ from typing import Any
 
 import attrs
 
+from .constants import producer
 from .engine import Engine
-from .state import CONSUMER, Msg, producer
+from .state import CONSUMER, Msg
 
 
 class YdbError(Exception):
@@ -307,7 +308,7 @@ class TopicReader:
             raise IllegalStateError(f"receive_batch_with_tx: this run's transactions read at most {e.k.max_reads} "
                                     "batches (MaxReads); make the engine with Constants(max_reads=...), or simulate "
                                     "with --workload copy:reads=N")
-        other = [p for p in e.k.src_parts if p != c.src and e.owner[p] == w and e.read_begin(w, p) < e.k.msgs_per_src]
+        other = e.other_partitions(w)
         if e.k.max_parts_read >= 2 and not e.kqp[tx.id].src2 and not c.ranges and other:
             q = next((p for p in other if p > c.src), other[0])
             qb = e.read_begin(w, q)

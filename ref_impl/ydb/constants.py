@@ -3,6 +3,7 @@ trace's header records so that the checker runs the spec with exactly the run's 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
@@ -40,6 +41,17 @@ PRODUCERS = ("none", "partition")
 # The spec's TxShapes: copy (read a batch of A, write it to B), read (read-only), write (write-only).
 SHAPES = ("copy", "read", "write")
 DEPTH_BOUND = 6  # the registry's base value; the trace checker does not check the depth
+
+
+def producer(g: int) -> int:
+    """Producer(g): writer g of a write-only transaction writes as producer 0, -2, -3, ..."""
+    return 0 if g == 0 else -1 - g
+
+
+def other_producer(k: int, tx_writers: int) -> int:
+    """Other(k): the k-th producer that writes only outside transactions: -1 (OtherProducer), then
+    below the writers' ids."""
+    return -1 if k == 0 else -1 - tx_writers - k
 
 
 def _sorted_tuple(values: Any) -> tuple[str, ...]:
@@ -132,12 +144,17 @@ class Constants:
         the others."""
         if self.producers != "partition":
             return self.other_ids
-        return (*(0 if g == 0 else -1 - g for g in self.writers), *self.other_ids)
+        return (*(producer(g) for g in self.writers), *self.other_ids)
+
+    def free_plain_producer(self, taken: Iterable[int]) -> int | None:
+        """The first of PlainProducers not in ``taken`` (a client's producer id gets one), or None."""
+        used = set(taken)
+        return next((q for q in self.plain_producers if q not in used), None)
 
     @property
     def other_ids(self) -> tuple[int, ...]:
         """OtherIds: the producers that write only outside transactions."""
-        return tuple(-1 if k == 0 else -1 - self.tx_writers - k for k in range(self.others))
+        return tuple(other_producer(k, self.tx_writers) for k in range(self.others))
 
     @property
     def app_offsets(self) -> range:

@@ -151,12 +151,12 @@ class TopicClient:
         producers = self._driver.producer_ids
         key = producer_id if producer_id is not None else f"random-{len(producers)}"
         if key not in producers:
-            free = [q for q in self._driver.engine.k.plain_producers if q not in producers.values()]
-            if not free:
+            free = self._driver.engine.k.free_plain_producer(producers.values())
+            if free is None:
                 raise api.IllegalStateError(f"writer: this run has {len(producers)} producers (PlainProducers: the writers' "
                                             "and the other producer, only the other with Producers 'none'); make the engine "
                                             "with Constants(producers='partition', tx_writers=...)")
-            producers[key] = free[0]
+            producers[key] = free
         return PlainWriter(self._driver, producers[key], auto_seqno)
 
     def reader(self, topic: str, consumer: str = CONSUMER) -> api.TopicReader:

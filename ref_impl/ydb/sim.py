@@ -274,8 +274,7 @@ class Simulation(Stepper):
         if self.w.reads <= c.reads or c.ranges or e.kqp[tx.id].src2:
             return False
         more = c.e < self.k.msgs_per_src and e.owner.get(c.src) == w
-        other = self.k.max_parts_read >= 2 and any(p != c.src and e.owner.get(p) == w and e.read_begin(w, p) < self.k.msgs_per_src
-                                                    for p in self.k.src_parts)
+        other = self.k.max_parts_read >= 2 and bool(e.other_partitions(w))
         if not (more or other):
             return False
         return self.app_rng.random() < 0.5

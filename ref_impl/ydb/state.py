@@ -20,10 +20,6 @@ from .constants import Constants
 CONSUMER = "c"  # the one consumer of topic A (the spec's abstraction)
 OTHER_PRODUCER = -1  # the spec's OtherProducer: writes outside transactions only (its messages are (-1, o))
 
-
-def producer(g: int) -> int:
-    """Producer(g): writer g of a write-only transaction writes as producer 0, -2, -3, ..."""
-    return 0 if g == 0 else -1 - g
 NONE = "none"
 COMMIT, ABORT = "commit", "abort"
 # The spec's net message types.

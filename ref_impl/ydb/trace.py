@@ -53,7 +53,7 @@ from trace_check.traces.protocol import (
 )
 
 from .actions import EVENTS
-from .constants import BUGS, SHAPES, VERSIONS
+from .constants import BUGS, SHAPES, VERSIONS, other_producer, producer
 from .state import PHASES, SESSION_STATES, TX_STATES
 
 SPEC_DIR = Path(__file__).resolve().parents[2] / "specs" / "ydb"
@@ -255,8 +255,8 @@ def check_event(ev: Event, k: Constants) -> None:
     within("offsets_end", range(0 if a == "BeginWrites" else 1, max(top, k["MsgsPerSrc"] + 1 if a == "UpdateOffsets" else 0) + 1),
            "the end of a range (1..max(MsgsPerSrc, MaxTxns*BatchMax+MaxNonTxWrites))")
     writers = k.get("TxWriters", 1)
-    others = {-1 if j == 0 else -1 - writers - j for j in range(k.get("Others", 1))}
-    producers = {0, *(-1 - g for g in range(1, writers)), *range(1, k["NumSrc"] + 1),
+    others = {other_producer(j, writers) for j in range(k.get("Others", 1))}
+    producers = {*(producer(g) for g in range(writers)), *range(1, k["NumSrc"] + 1),
                  *(others if a in ("PlainWrite", "PlainWriteSkipped") else ())}
     within("producer", producers, f"a producer (a partition of A, or a writer's: 0, -2, ... -{writers}; TxWriters {writers})")
     within("step", range(1, 2**31), "a plan step (1, 2, ...)")

@@ -4,7 +4,8 @@ hangs and resumes, and the group gives a hung worker's partition to another."""
 
 from __future__ import annotations
 
-from .state import CONSUMER, OTHER_PRODUCER, WRITE, Msg, Session, State, producer, write_msg
+from .constants import producer
+from .state import CONSUMER, OTHER_PRODUCER, WRITE, Msg, Session, State, write_msg
 
 
 class WorkerSteps(State):
@@ -75,6 +76,12 @@ class WorkerSteps(State):
                   phase=c.phase, kqp_state=s.st)
 
     # --- ReadOther(w, p, e): a batch of a second partition of A joins the transaction ---
+
+    def other_partitions(self, w: str) -> list[int]:
+        """The partitions of A worker w's reader holds besides its transaction's, with messages left."""
+        c = self.cl[w]
+        return [p for p in self.k.src_parts
+                if p != c.src and self.owner.get(p) == w and self.read_begin(w, p) < self.k.msgs_per_src]
 
     def read_other_enabled(self, w: str, p: int, e: int) -> bool:
         c = self.cl[w]

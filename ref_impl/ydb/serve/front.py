@@ -509,12 +509,12 @@ class Front:
         """The spec's producer for a plain writer's producer id: each new id takes the next of the
         engine's producers that write only outside transactions (Others)."""
         if producer not in self.plain_ids:
-            free = [q for q in self.k.plain_producers if q not in self.plain_ids.values()]
-            if not free:
+            free = self.k.free_plain_producer(self.plain_ids.values())
+            if free is None:
                 raise self.refuse("UNSUPPORTED", f"producer {producer!r}: this server has {len(self.plain_ids)} producers "
                                   "for writes outside a transaction (the spec's Others); start it with --workload "
                                   "copy:others=N")
-            self.plain_ids[producer] = free[0]
+            self.plain_ids[producer] = free
         return self.plain_ids[producer]
 
     def plain_write(self, data: bytes, producer: str, seq_no: int) -> int | None:
