@@ -29,7 +29,7 @@ from trace_check.traces.reader import read_trace
 from trace_check.traces.validation import check_trace
 from trace_check.traces.verdicts import Status
 
-App = Callable[[api.Driver], api.App]
+App = Callable[[api.Driver, list[Any]], api.App]
 
 
 def run_app(app: App, workload: str = "copy:workers=1,dst=1,msgs=4,batch=2,txns=4,rollback=true",
@@ -39,7 +39,7 @@ def run_app(app: App, workload: str = "copy:workers=1,dst=1,msgs=4,batch=2,txns=
     events: list[dict[str, Any]] = []
     sim = Simulation(Workload.parse(workload), Faults.parse("none"), seed, events.append)
     seen: list[Any] = []
-    sim.apps = [AppRunner("w1", app(api.Driver(sim.engine, "w1"), seen))]  # type: ignore[call-arg]
+    sim.apps = [AppRunner("w1", app(api.Driver(sim.engine, "w1"), seen))]
     sim.run()
     assert sim.apps[0].finished, "the application did not finish: a call never returned"
     assert replay(sim.k.to_spec(), events) is None, "the engine does not replay its own run"

@@ -45,7 +45,7 @@ def workloads(draw: Any) -> str:
          "shapes": draw(st.sampled_from(["copy", "copy+read+write", "read+write"])), "nontx": draw(st.integers(0, 1)),
          "ranges": draw(st.integers(0, 1)), "reads": draw(st.integers(1, 2)), "others": draw(st.integers(0, 1)),
          "close": draw(st.sampled_from(["true", "false"])), "writers": draw(st.integers(1, 2)),
-         "plain": draw(st.integers(0, 2)), "parts": draw(st.integers(1, 2)),
+         "plain": draw(st.integers(0, 2)), "parts": draw(st.integers(1, 2)), "commits": draw(st.integers(0, 2)),
          "version": draw(st.sampled_from(["v25", "v26"]))}
     return "copy:" + ",".join(f"{k}={v}" for k, v in w.items())
 

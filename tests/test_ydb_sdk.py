@@ -457,3 +457,68 @@ def test_txusage_demo_41_the_writer_closed_by_force_is_session_expired(tmp_path:
     # seed 0's schedule closes the writer before the tablet acknowledges the write
     sim, seen = run(test, "copy:workers=1,dst=1,batch=1,txns=1,shapes=write,close=true", tmp_path)
     assert seen == ["SESSION_EXPIRED"] and sim.engine.told[1] == "ABORTED" and sim.engine.target[1] == []
+
+
+@pytest.mark.tlc
+def test_txusage_demo_43_the_commit_through_a_query(tmp_path: Path) -> None:
+    """WriteToTopic_Demo_43: the transaction writes (100 x 1 MB there, BatchMax here), then
+    Execute("SELECT 1", tx) with commit = true commits it: the query succeeds and every message is
+    read. The SDK's tx.execute(..., commit_tx=True) flushes the writers first, as commit() does."""
+
+    def test(driver: sdk.Driver, seen: list[Any]) -> api.App:
+        pool = sdk.QuerySessionPool(driver)
+
+        def callee(tx: api.Tx) -> api.App:
+            writer = yield driver.topic_client.tx_writer(tx, "B")
+            for _ in range(2):
+                yield writer.write(sdk.TopicWriterMessage(data=b"1 MB"))
+            seen.append((yield tx.execute("SELECT 1", commit_tx=True)))
+
+        yield from pool.retry_tx_sync(callee, retry_settings=sdk.RetrySettings(max_retries=0), shape="write")
+
+    sim, seen = run(test, "copy:workers=1,dst=1,batch=2,txns=1,shapes=write", tmp_path)
+    assert seen == [[[1]]] and sim.engine.told[1] == "COMMITTED"
+    assert sim.engine.target[1] == [Msg(0, 0), Msg(0, 1)]
+
+
+@pytest.mark.tlc
+def test_txusage_demo_44_a_query_opens_the_transaction_and_another_commits_it(tmp_path: Path) -> None:
+    """WriteToTopic_Demo_44: ExecuteInTx("SELECT 1", commit = false) opens the transaction; the
+    writes follow and are acknowledged; a reader sees nothing; Execute("SELECT 2", tx) commits, and
+    then every message is read. (A query that touches no table is no step of the spec: the
+    transaction begins in the engine at its writer.)"""
+
+    def test(driver: sdk.Driver, seen: list[Any]) -> api.App:
+        pool = sdk.QuerySessionPool(driver)
+
+        def callee(tx: api.Tx) -> api.App:
+            seen.append((yield tx.execute("SELECT 1")))
+            writer = yield driver.topic_client.tx_writer(tx, "B")
+            for _ in range(2):
+                yield writer.write(sdk.TopicWriterMessage(data=b"1 MB"))
+            yield writer.flush()
+            seen.append(list(driver.engine.target[1]))  # the 60 s read before the commit: nothing
+            seen.append((yield tx.execute("SELECT 2", commit_tx=True)))
+
+        yield from pool.retry_tx_sync(callee, retry_settings=sdk.RetrySettings(max_retries=0), shape="write")
+
+    sim, seen = run(test, "copy:workers=1,dst=1,batch=2,txns=1,shapes=write", tmp_path)
+    assert seen == [[[1]], [], [[2]]] and sim.engine.told[1] == "COMMITTED"
+    assert sim.engine.target[1] == [Msg(0, 0), Msg(0, 1)]
+
+
+@pytest.mark.tlc
+def test_reader_receive_batch_and_commit_with_ack_outside_a_transaction(tmp_path: Path) -> None:
+    """The SDK's reader outside a transaction (tests/topics/test_topic_reader.py's reads and
+    commits): receive_batch, commit_with_ack, and the next read, in a transaction, goes on from
+    the committed offset."""
+
+    def test(driver: sdk.Driver, seen: list[Any]) -> api.App:
+        reader = driver.topic_client.reader("A", "c")
+        batch = yield reader.receive_batch(max_messages=1)
+        seen.append(offsets(batch))  # "123"
+        yield reader.commit_with_ack(batch)
+        seen.append((yield from first_message(driver, reader)))
+
+    sim, seen = run(test, READER.replace("shapes=read", "shapes=read,commits=1"), tmp_path)
+    assert seen == [[0], [1]] and sim.engine.committed[1] == 1

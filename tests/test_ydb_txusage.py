@@ -404,3 +404,23 @@ def test_a_zombie_s_second_partition_aborts_the_whole_transaction(tmp_path: Path
     assert reasons(r, "PqCalc")[-1] == (tx, "abort", "Conflict")
     assert r.e.committed == {1: 0, 2: 1}
     r.accepted(tmp_path)
+
+
+@pytest.mark.tlc
+def test_session_abort_a_lost_sessions_reads_are_not_committed_and_the_next_session_reads_them(tmp_path: Path) -> None:
+    """SessionAbort: block 1 reads offsets 0 and 1 of topic_A in a transaction and ends with no
+    commit (the session and the transaction are dropped: the SDK rolls back, the reader reads again
+    from the committed offset); block 2's new session starts at committed offset 0, reads both in a
+    transaction and commits (SUCCESS); block 3's reader, outside any transaction, starts at
+    committed offset 2 and has nothing to read. Then a reader outside a transaction reads on after
+    more messages: here a partition of 3, its last message read and committed with CommitOffset."""
+    r = Run(workers=("w1",), msgs_per_src=3, max_txns=2, batch_max=2, max_reads=2, rollbacks=True,
+            shapes=("read",), max_plain_commits=1)
+    r.take(("ReadOnlyBatch", ("w1", 1, 1)), ("ReadMore", ("w1", 1, 2)), ("RollbackTx", "w1"))
+    assert r.e.committed[1] == 0 and r.e.read_begin("w1", 1) == 0  # block 2 starts at committed offset 0
+    r.take(("ReadOnlyBatch", ("w1", 1, 2)))
+    assert r.commit_immediate("w1", "A") == "COMMITTED"
+    assert r.e.read_begin("w1", 1) == 2  # block 3: committed offset 2
+    r.take(("PlainRead", ("w1", 1, 3)), ("CommitOffset", "w1"))
+    assert r.e.committed[1] == 3 and r.events[-1]["action"] == "CommitOffset"
+    r.accepted(tmp_path)

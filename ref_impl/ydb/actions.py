@@ -123,6 +123,10 @@ ACTIONS: tuple[Action, ...] = (
     Action("Hang", WORKER, E.hang_enabled, E.hang, fault=True),
     Action("Resume", WORKER, E.resume_enabled, E.resume, fault=True),
     Action("TakeOver", WORKER_PARTITION, E.take_over_enabled, E.take_over),
+    # Reads outside a transaction and their commits (reader.receive_batch, reader.commit).
+    _sdk("PlainRead", READ, E.plain_read_enabled, E.plain_read),
+    Action("CommitOffset", WORKER, E.commit_offset_enabled, E.commit_offset,
+           emits=("CommitOffset", "CommitOffsetStale", "CommitOffsetRefused"), by=APPLICATION),
     # The KQP session and the coordinator, per transaction.
     Action("KqpResult", TXN, E.kqp_result_enabled, E.kqp_result),
     Action("CoordPlan", TXN, E.coord_plan_enabled, E.coord_plan),

@@ -36,6 +36,7 @@ until the engine has answered, and the application gets the answer or the error.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Generator
 from typing import Any
@@ -100,6 +101,15 @@ class IllegalStateError(YdbError):
     status = "PRECONDITION_FAILED"
 
 
+class PartitionExpired(YdbError):
+    """The SDK's TopicReaderPartitionExpiredError, from commit_with_ack: the group gave the
+    partition to another reader, so this reader's partition session is gone and the partition
+    refused the commit (WRONG_COOKIE, "set offset in already dead session"). The batch may be
+    read and processed again by the partition's new reader: outside a transaction, at least once."""
+
+    status = "BAD_SESSION"
+
+
 def _nothing() -> Any:
     return None
 
@@ -125,7 +135,8 @@ class Call:
 
 @attrs.frozen
 class Batch:
-    """What a read returns: the transaction's read range of one partition of topic A."""
+    """What a read returns: the transaction's read range of one partition of topic A (``tx_id``
+    0: a batch read outside any transaction, receive_batch)."""
 
     tx_id: int
     partition: int
@@ -135,7 +146,7 @@ class Batch:
 App = Generator[Call, Any, None]
 
 _UPSERT = re.compile(r"^\s*(?:UPSERT|REPLACE)\s+INTO\s+`?(\w+)`?", re.I)
-_SELECT_1 = re.compile(r"^\s*SELECT\s+1\s*;?\s*$", re.I)
+_SELECT_N = re.compile(r"^\s*SELECT\s+(\d{1,9})\s*;?\s*$", re.I)
 
 
 class Driver:
@@ -297,6 +308,62 @@ class TopicReader:
         step = "ReadOnlyBatch" if tx.shape == "read" else "ReadBatch"
         return Call([(step, lambda: self._choice(max_messages))], outcome=outcome)
 
+    def has_messages(self) -> bool:
+        """Whether a partition the group gave this reader has messages left to read."""
+        return self._choice(1) is not None
+
+    def receive_batch(self, max_messages: int) -> Call:
+        """A batch read outside any transaction (PlainRead), to be committed with ``commit`` or
+        ``commit_with_ack``. The worker holds it until then: this engine's reader has one such
+        batch at a time, and begins no transaction meanwhile."""
+        e, w = self.driver.engine, self.driver.worker
+        if not 1 <= max_messages <= e.k.batch_max:
+            raise IllegalStateError(f"max_messages must be in 1..{e.k.batch_max} (BatchMax)")
+        if e.cl[w].phase != "idle":
+            raise IllegalStateError("receive_batch: this worker is in a transaction or holds a batch it has not "
+                                    "committed; this engine's reader reads outside a transaction from an idle worker")
+        if len(e.plain_commits) + sum(1 for c in e.cl.values() if c.phase == "plain") >= e.k.max_plain_commits:
+            raise IllegalStateError(f"receive_batch: this run reads at most {e.k.max_plain_commits} batches outside "
+                                    "transactions (MaxPlainCommits); make the engine with Constants(max_plain_commits=...), "
+                                    "or simulate with --workload copy:commits=N")
+
+        def outcome() -> Batch:
+            c = e.cl[w]
+            self.last = c.src
+            return Batch(0, c.src, tuple(Msg(c.src, o) for o in range(c.b, c.e)))
+
+        return Call([("PlainRead", lambda: self._choice(max_messages))], outcome=outcome)
+
+    def _commit(self, batch: Batch, raise_refused: bool) -> Call:
+        e, w = self.driver.engine, self.driver.worker
+        if batch.tx_id:
+            # The C++ SDK throws here (TxUsage Offsets_Cannot_Be_Promoted_When_Reading_In_A_Transaction):
+            # the transaction commits the batch's offsets, so the reader may not.
+            raise IllegalStateError(f"commit: the batch was read in transaction {batch.tx_id}, which commits its "
+                                    "offsets; offsets cannot be promoted when reading in a transaction")
+        c = e.cl[w]
+        if c.phase != "plain" or (c.src, c.b, c.e) != (batch.partition, batch.messages[0].off, batch.messages[-1].off + 1):
+            raise IllegalStateError("commit: not the batch this reader holds (receive_batch's last, uncommitted)")
+        before = set(e.plain_commits)
+
+        def outcome() -> None:
+            new = e.plain_commits - before
+            if raise_refused and any(r[4] == "dead" for r in new):
+                raise PartitionExpired(f"partition {batch.partition}: the partition session is closed (the group gave "
+                                       "the partition to another reader); the commit was refused")
+
+        return Call([("CommitOffset", lambda: w)], outcome=outcome)
+
+    def commit(self, batch: Batch) -> Call:
+        """reader.commit(batch): the batch's end offset is committed on the read stream, outside any
+        transaction (CommitOffset); the SDK does not wait for the answer, so a refusal is silent."""
+        return self._commit(batch, raise_refused=False)
+
+    def commit_with_ack(self, batch: Batch) -> Call:
+        """reader.commit_with_ack(batch): as commit, and waits for the partition's answer: a refused
+        commit (a dead partition session) raises PartitionExpired; a stale one is OK."""
+        return self._commit(batch, raise_refused=True)
+
     def _read_more(self, tx: Tx, max_messages: int) -> Call:
         """A further read in the transaction: the reader takes its partitions in turn, so with
         MaxPartsRead = 2 a batch of its next partition (ReadOther: a second range of the
@@ -381,16 +448,32 @@ class Tx:
 
         return Call([("UpdateOffsets", lambda: (w, begin, end))], outcome=outcome)
 
-    def execute(self, query: str, parameters: dict[str, Any] | None = None) -> Call:
-        """The SDK's tx.execute(query, parameters): an ``UPSERT`` of the table's one row (a read
-        and an upsert under an optimistic lock: ``upsert``), or ``SELECT 1``."""
-        if _SELECT_1.match(query):
-            return Call([], outcome=lambda: [[1]])
-        m = _UPSERT.match(query)
-        if m is None:
+    def execute(self, query: str, parameters: dict[str, Any] | None = None, commit_tx: bool = False) -> Call:
+        """The SDK's tx.execute(query, parameters, commit_tx): an ``UPSERT`` of the table's one row (a
+        read and an upsert under an optimistic lock: ``upsert``), or ``SELECT n``. With
+        ``commit_tx=True`` the statement also commits the transaction, as ``commit()`` does (YDB's
+        TxUsage WriteToTopic_Demo_43 and _44 commit through a query: the writes are flushed first);
+        its outcome is the statement's result, or the commit's error."""
+        if (n := _SELECT_N.match(query)) is not None:
+            value = int(n.group(1))
+            statement = Call([], outcome=lambda: [[value]])
+        elif (m := _UPSERT.match(query)) is not None:
+            statement = self.upsert(m.group(1), dict(parameters or {}))
+        else:
             raise IllegalStateError(f"execute: {query.strip()[:60]!r} is not a statement of the spec, which has one "
-                                    "table row: use one UPSERT INTO <table> (a read and an upsert of the row) or SELECT 1")
-        return self.upsert(m.group(1), dict(parameters or {}))
+                                    "table row: use one UPSERT INTO <table> (a read and an upsert of the row) or SELECT n")
+        if not commit_tx:
+            return statement
+        commit = self.commit()
+
+        def outcome() -> Any:
+            commit.outcome()
+            return statement.outcome()
+
+        first = len(statement.steps)
+        return Call(statement.steps + commit.steps, done=commit.done, outcome=outcome,
+                    fails=commit.fails,
+                    optional=frozenset(first + i for i in commit.optional))
 
     def upsert(self, table: str, row: dict[str, Any]) -> Call:
         """Read the table's row and upsert it (``SELECT`` then ``UPSERT`` in ``tx.execute``): the read
@@ -518,7 +601,8 @@ def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Call
              other_here: Callable[[], bool] = lambda: False,
              close_here: Callable[[], bool] = lambda: False,
              writer_counts: Callable[[], int] = lambda: 1,
-             plain_here: Callable[[], tuple[int, int | None] | None] = lambda: None) -> App:
+             plain_here: Callable[[], tuple[int, int | None] | None] = lambda: None,
+             plain_read_here: Callable[[TopicReader], int | None] = lambda reader: None) -> App:
     """The workload: read a batch of topic A, write it to topic B (and a row to the table), and
     commit the read offsets, the writes and the row in one transaction; again and again. Where
     ``rollback_here()`` says so (after the read, after a write, before the commit), the
@@ -536,12 +620,19 @@ def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Call
     application closes its writer by force; the commit then fails and it rolls back. A write-only
     transaction opens ``writer_counts()`` writers (producers of their own) and writes with them in
     turn. Before each transaction, where ``plain_here()`` names a producer and a SeqNo (None: the
-    automatic one), the application writes a message outside any transaction."""
+    automatic one), the application writes a message outside any transaction, and while
+    ``plain_read_here(reader)`` names a batch size, it reads a batch outside any transaction and
+    commits it with commit_with_ack (a refused commit, PartitionExpired, is left: the partition's
+    new reader reads the batch again)."""
     reader = driver.reader("A", CONSUMER)
     while True:
         plain = plain_here()
         if plain is not None:
             yield driver.write_plain(*plain)
+        while (size := plain_read_here(reader)) is not None:
+            batch = yield reader.receive_batch(size)
+            with contextlib.suppress(PartitionExpired):
+                yield reader.commit_with_ack(batch)
         tx = driver.begin_transaction(shapes())
         writer: TxWriter | None
         partition = 0  # the partition of A read (none for a write-only transaction)

@@ -35,6 +35,8 @@ BUGS = (
     "seqno_first_source",
     "plain_no_dedup",
     "first_range_only",
+    "commit_dead_session",
+    "commit_unblocked",
 )
 VERSIONS = ("v25", "v26")
 PRODUCERS = ("none", "partition")
@@ -87,6 +89,7 @@ class Constants:
     max_plain_writes: int = 0
     max_parts_read: int = 1
     others: int = 1
+    max_plain_commits: int = 0
     bugs: tuple[str, ...] = attrs.field(default=(), converter=_sorted_tuple)
     depth_bound: int = DEPTH_BOUND
 
@@ -201,6 +204,7 @@ class Constants:
             **({"MaxPlainWrites": self.max_plain_writes} if self.max_plain_writes else {}),
             **({"MaxPartsRead": self.max_parts_read} if self.max_parts_read != 1 else {}),
             **({"Others": self.others} if self.others != 1 else {}),
+            **({"MaxPlainCommits": self.max_plain_commits} if self.max_plain_commits else {}),
         }
 
     @classmethod
@@ -233,6 +237,7 @@ class Constants:
             max_plain_writes=k.get("MaxPlainWrites", 0),
             max_parts_read=k.get("MaxPartsRead", 1),
             others=k.get("Others", 1),
+            max_plain_commits=k.get("MaxPlainCommits", 0),
             bugs=tuple(k.get("Bugs", ())),
             depth_bound=k.get("DepthBound", DEPTH_BOUND),
         )

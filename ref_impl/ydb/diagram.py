@@ -56,6 +56,14 @@ def draw(before: Mapping[str, Any], after: Mapping[str, Any]) -> tuple[Arrow | N
                               Arrow(tablet("B"), PLAIN_WRITER, "→ AlreadyWritten (Skipped)", answer=True)),
         "ReadOther": (Arrow(actor, tablet("A"), f"Read(A{args.get('partition')}, [{args.get('b')}, {args.get('e')})) in {tx}, "
                                                   "a second partition"),),
+        "PlainRead": (Arrow(actor, tablet("A"), f"Read(A{args.get('partition')}, [{args.get('b')}, {args.get('e')})) "
+                                                  "outside any transaction"),),
+        "CommitOffset": (Arrow(actor, tablet("A"), f"CommitOffset(A{args.get('partition')}, {args.get('e')})"),
+                         Arrow(tablet("A"), actor, "→ OK: the offset moves", answer=True)),
+        "CommitOffsetStale": (Arrow(actor, tablet("A"), f"CommitOffset(A{args.get('partition')}, {args.get('e')})"),
+                              Arrow(tablet("A"), actor, "→ OK, stale: nothing moves", answer=True)),
+        "CommitOffsetRefused": (Arrow(actor, tablet("A"), f"CommitOffset(A{args.get('partition')}, {args.get('e')})"),
+                                Arrow(tablet("A"), actor, "→ WRONG_COOKIE: the read session is dead", answer=True)),
         "ReadMore": (Arrow(actor, tablet("A"), f"Read(A{args.get('partition')}, [{args.get('b')}, {args.get('e')})) in {tx}, again"),),
         "UpdateOffsets": (Arrow(actor, KQP, f"UpdateOffsetsInTransaction([{args.get('b')}, {args.get('e')})) in {tx}"),
                           Arrow(KQP, actor, "→ SUCCESS" if args.get("ok") else "→ BAD_REQUEST", answer=True)),

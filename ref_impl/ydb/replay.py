@@ -69,10 +69,10 @@ def initial_owner(k: Constants, events: list[dict[str, Any]]) -> dict[int, str]:
         a, p = ev.get("action"), ev.get("partition")
         if a == "Hang" and "worker" in ev:
             hung.append(ev["worker"])
-        if a not in ("ReadBatch", "ReadOnlyBatch", "ReadOther", "TakeOver") or p in seen or p not in owner or "worker" not in ev:
+        if a not in ("ReadBatch", "ReadOnlyBatch", "ReadOther", "PlainRead", "TakeOver") or p in seen or p not in owner or "worker" not in ev:
             continue
         seen.add(p)
-        if a in ("ReadBatch", "ReadOnlyBatch", "ReadOther"):
+        if a != "TakeOver":
             owner[p] = ev["worker"]
         else:
             others = [w for w in hung if w != ev["worker"]]

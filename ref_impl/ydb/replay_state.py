@@ -126,6 +126,7 @@ def state(e: Engine) -> Record:
         wacked=_map(e.wacked, lambda ms: frozenset(msg(m) for m in ms)),
         plain=frozenset(msg(m) for m in e.plain),
         skipped=frozenset(msg(m) for m in e.skipped),
+        plainCommits=frozenset(Record(w=w, src=p, b=b, e=x, res=res) for w, p, b, x, res in e.plain_commits),
         told=function(e.told),
         toldDepth=function(e.told_depth),
         rangeBad=e.range_bad,
@@ -155,7 +156,7 @@ class _Owner:
         a, p = ev.get("action"), ev.get("partition")
         if a == "Hang" and "worker" in ev:
             self.hung.append(ev["worker"])
-        if a not in ("ReadBatch", "ReadOnlyBatch", "ReadOther", "TakeOver") or p in self.seen or p not in self.parts \
+        if a not in ("ReadBatch", "ReadOnlyBatch", "ReadOther", "PlainRead", "TakeOver") or p in self.seen or p not in self.parts \
                 or "worker" not in ev:
             return None
         self.seen.add(p)

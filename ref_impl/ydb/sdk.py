@@ -23,7 +23,9 @@ The differences from the SDK are the engine's, each said where it is made:
   transaction, the application's next own message; ``TopicWriterMessage(seqno=...)`` must give
   the SeqNo the spec numbers it with;
 - ``tx.execute`` (``api.Tx.execute``) takes one ``UPSERT`` of the table's one row (the spec's ``TableWrite``: a read
-  and an upsert under an optimistic lock) and ``SELECT 1``;
+  and an upsert under an optimistic lock) and ``SELECT n``; ``commit_tx=True`` commits the transaction too;
+- ``reader.receive_batch``, ``commit`` and ``commit_with_ack`` read and commit outside any transaction (the
+  spec's ``PlainRead`` and ``CommitOffset``), one batch at a time;
 - ``topic_client.writer(path, producer_id=...)`` writes outside any transaction (the spec's
   ``PlainWrite``); the driver gives each producer id the next of the spec's producers (0, -1,
   -2, ...), and a write is acknowledged (or Skipped) as it is taken, so ``flush`` waits for nothing.

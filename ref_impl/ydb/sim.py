@@ -46,7 +46,8 @@ class Workload:
     ``plain=N`` lets the application write N messages outside any transaction, at any time, as
     any of its producers, mostly with the automatic SeqNo, sometimes a repeat or a gap;
     ``parts=2`` (with reads=2 or more and src=2 or more) lets a transaction's further read take a
-    batch of a second partition of A."""
+    batch of a second partition of A; ``commits=N`` lets the workers read N batches outside any
+    transaction and commit them on the read stream (reader.commit_with_ack)."""
 
     workers: int = 2
     src: int = 1
@@ -67,9 +68,10 @@ class Workload:
     writers: int = 1
     plain: int = 0
     parts: int = 1
+    commits: int = 0
 
     KEYS = ("workers", "src", "dst", "msgs", "batch", "txns", "table", "rollback", "producers", "version", "shapes",
-            "nontx", "ranges", "reads", "others", "close", "writers", "plain", "parts")
+            "nontx", "ranges", "reads", "others", "close", "writers", "plain", "parts", "commits")
 
     @classmethod
     def parse(cls, text: str) -> Workload:
@@ -79,7 +81,8 @@ class Workload:
         read-only transaction names, reads: how many batches a transaction reads, others: how many writes
         another producer makes outside transactions, close: whether the application closes its writer by force,
         writers: how many writers a write-only transaction may open, plain: how many writes outside any
-        transaction the application makes, parts: how many partitions of A a transaction reads, 1 or 2)."""
+        transaction the application makes, parts: how many partitions of A a transaction reads, 1 or 2,
+        commits: how many batches the workers read and commit outside transactions)."""
         kind, _, rest = text.strip().partition(":")
         if kind != "copy":
             raise SettingsError(f"unknown workload {kind!r}; use copy, e.g. copy:workers=2,src=1,dst=2,msgs=4,txns=6,table=true")
@@ -97,7 +100,7 @@ class Workload:
             elif key in ("table", "rollback", "close"):
                 fields[key] = settings.flag(key, value)
             elif key in cls.KEYS:
-                fields[key] = settings.whole(key, value, 0 if key in ("msgs", "txns", "nontx", "ranges", "others", "plain") else 1)
+                fields[key] = settings.whole(key, value, 0 if key in ("msgs", "txns", "nontx", "ranges", "others", "plain", "commits") else 1)
             else:
                 raise settings.unknown("workload setting", key, cls.KEYS)
         return cls(**fields)
@@ -174,6 +177,7 @@ def constants_for(w: Workload, f: Faults, bugs: tuple[str, ...] = ()) -> Constan
         tx_writers=w.writers,
         max_plain_writes=w.plain,
         max_parts_read=w.parts,
+        max_plain_commits=w.commits,
         producers=w.producers,
         version=w.version,
         max_hangs=f.hangs,
@@ -213,7 +217,7 @@ class Simulation(Stepper):
                                                self._shape, self._outside_here, self._write_count,
                                                self._table_here, self._range, self._more_here,
                                                self._other_here, self._close_here, self._writer_count,
-                                               self._plain_here))
+                                               self._plain_here, self._plain_read_here))
                      for w in self.k.workers]
 
     def _batch_size(self) -> int:
@@ -241,6 +245,17 @@ class Simulation(Stepper):
             return q, None
         seqno = o if r < 0.85 else o + 2  # a repeat of the last SeqNo, or a gap of one
         return (q, seqno) if seqno - 1 in self.k.app_offsets else (q, None)
+
+    def _plain_read_here(self, reader: api.TopicReader) -> int | None:
+        """With commits=N a worker reads a batch outside any transaction and commits it at about one
+        in three of its chances (every chance once no transaction is left to begin), while the budget
+        lasts and its partitions have messages left (no draw without it): the batch's size, or None."""
+        e = self.engine
+        if self.w.commits <= len(e.plain_commits) + sum(1 for c in e.cl.values() if c.phase == "plain"):
+            return None
+        if not reader.has_messages() or (e.next_tx <= self.k.max_txns and self.app_rng.random() >= 1 / 3):
+            return None
+        return self._batch_size()
 
     def _writer_count(self) -> int:
         """How many writers a write-only transaction opens: 1 up to the workload's writers (no draw

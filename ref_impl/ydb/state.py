@@ -25,7 +25,7 @@ COMMIT, ABORT = "commit", "abort"
 # The spec's net message types.
 WRITE, RS, RS_ACK = "Write", "RS", "RSAck"
 # The spec's worker phases, session states and (volatile, durable) transaction states.
-PHASES = ("idle", "open", "flushed", "committing")
+PHASES = ("idle", "open", "flushed", "committing", "plain")  # plain: a batch read outside a transaction
 SESSION_STATES = ("none", "open", "proposing", "planned", "done")
 TX_STATES = ("NONE", "PREPARED", "PLANNED", "WAIT_RS", "EXECUTING", "WAIT_RS_ACKS", "DELETED", "EXPIRED")
 DURABLE_STATES = ("NONE", "PREPARED", "PLANNED", "WAIT_RS", "EXECUTED", "DELETED", "EXPIRED")
@@ -198,6 +198,8 @@ class State:
         self.wacked: dict[int, set[Msg]] = {tx: set() for tx in k.txns}
         self.plain: set[Msg] = set()  # the messages written outside any transaction
         self.skipped: set[Msg] = set()  # the resent messages answered AlreadyWritten (the SDK's Skipped)
+        # each commit outside a transaction: (worker, partition, b, e, "ok" | "stale" | "dead")
+        self.plain_commits: set[tuple[str, int, int, int, str]] = set()
         # Not a spec variable: the first reason a participant gave for aborting each transaction
         # (the trace's reason), which the API puts in the error the SDK would raise.
         self.why_aborted: dict[int, str] = {}

@@ -101,6 +101,8 @@ COLUMNS = Columns(
 # What the reference engine logs: every column, for every event it applies to.
 LOGGED = tuple(c for c in ORDER if c not in ("event", "action"))
 
+# The events of CommitOffset: the partition's three answers (the offset moved, stale, a dead session).
+COMMIT_OFFSET = ("CommitOffset", "CommitOffsetStale", "CommitOffsetRefused")
 # The columns each event may log (besides the informational ones).
 _WORKER = ("worker", "txn_id", "phase")
 _TABLET = ("tablet", "txn_id", "tx_state")
@@ -123,6 +125,10 @@ EVENT_COLUMNS: dict[str, frozenset[str]] = {ev: frozenset(cols) for ev, cols in 
     "Hang": ("worker", "txn_id"),
     "Resume": ("worker", "txn_id"),
     "TakeOver": ("worker", "partition"),
+    "PlainRead": ("worker", "partition", "offsets_begin", "offsets_end", "phase"),
+    "CommitOffset": ("worker", "partition", "offsets_begin", "offsets_end", "phase", "committed_offset"),
+    "CommitOffsetStale": ("worker", "partition", "offsets_begin", "offsets_end", "phase", "committed_offset"),
+    "CommitOffsetRefused": ("worker", "partition", "offsets_begin", "offsets_end", "phase", "committed_offset"),
     "KqpResult": (*_WORKER, "result", "kqp_state"),
     "CoordPlan": ("txn_id", "step", "kqp_state"),
     "PlanDeadline": ("txn_id",),
@@ -183,13 +189,15 @@ CONSTANT_KINDS = {
     "MaxPlainWrites": INT,
     "MaxPartsRead": INT,
     "Others": INT,
+    "MaxPlainCommits": INT,
     "Bugs": LIST,
     "DepthBound": INT,
 }
 # All but the first two: older headers, and the constants a header names only when not their default.
 DEFAULTS = {"Bugs": [], "DepthBound": 6, "Rollbacks": False, "Producers": "none", "TxShapes": ["copy"],
             "MaxNonTxWrites": 0, "MaxReconnects": 0, "MaxRanges": 0, "MaxReads": 1, "MaxOtherWrites": 0, "MaxSplits": 0,
-            "ForceCloses": False, "TxWriters": 1, "MaxPlainWrites": 0, "MaxPartsRead": 1, "Others": 1}
+            "ForceCloses": False, "TxWriters": 1, "MaxPlainWrites": 0, "MaxPartsRead": 1, "Others": 1,
+            "MaxPlainCommits": 0}
 
 
 def _printable(s: str) -> bool:
@@ -204,6 +212,8 @@ def check_constants(k: Constants) -> None:
         raise ProtocolInputError('"Workers" must be a non-empty list of distinct printable ASCII names')
     if k.get("MaxPartsRead", 1) not in (1, 2):
         raise ProtocolInputError(f'"MaxPartsRead" must be 1 or 2 (a transaction reads one partition of A, or two), got {k["MaxPartsRead"]}')
+    if k.get("MaxPlainCommits", 0) < 0:
+        raise ProtocolInputError(f'"MaxPlainCommits" must be 0 or more, got {k["MaxPlainCommits"]}')
     for name in ("NumSrc", "NumDst", "BatchMax", "MaxReads", "TxWriters", "Others"):
         if k.get(name, DEFAULTS.get(name, 1)) < 1:
             raise ProtocolInputError(f'"{name}" must be at least 1, got {k[name]}')
@@ -266,7 +276,7 @@ def check_event(ev: Event, k: Constants) -> None:
         raise ProtocolInputError(f'{a}: field "peer" names the tablet itself; a read set goes to another tablet')
     # Which partitions a partition key may name: A's for reads, B's for writes, the tablet's for its commits.
     src, dst = range(1, k["NumSrc"] + 1), range(1, k["NumDst"] + 1)
-    if a in ("ReadBatch", "ReadOnlyBatch", "ReadMore", "ReadOther", "TakeOver"):
+    if a in ("ReadBatch", "ReadOnlyBatch", "ReadMore", "ReadOther", "TakeOver", "PlainRead", *COMMIT_OFFSET):
         within("partition", src, "a partition of topic A")
     elif a in ("TxWrite", "NonTxWrite", "OtherProducerWrite", "PlainWrite", "PlainWriteSkipped", "Split", "PqWrite",
                "PqWriteRefused", "PqWriteSkipped", "PqWriteAckLost", "Lose"):
@@ -276,7 +286,7 @@ def check_event(ev: Event, k: Constants) -> None:
         if "partition" in ev and t is None:
             raise ProtocolInputError(f'{a}: field "partition" needs field "tablet": it is a partition of that tablet')
         within("partition", src if t == "A" else dst if t == "B" else range(1, 2), f"a partition of tablet {t}")
-    if "committed_offset" in ev and ev.get("tablet") != "A":
+    if "committed_offset" in ev and ev.get("tablet") != "A" and a not in COMMIT_OFFSET:
         raise ProtocolInputError(f'{a}: field "committed_offset" is tablet A\'s; log "tablet": "A" with it')
     if "log_end" in ev and a not in ("PqWrite", "PqWriteRefused", "PqWriteSkipped", "PqWriteAckLost", "NonTxWrite",
                                      "OtherProducerWrite", "PlainWrite", "PlainWriteSkipped") \

@@ -279,6 +279,64 @@ class WorkerSteps(State):
                   (("partition", d), ("off", o), ("producer", q)),
                   partition=d, topic="B", offset=o, producer=q, log_end=len(self.target[d]))
 
+    # --- PlainRead(w, p, e) and CommitOffset(w): a batch read outside a transaction, its offsets
+    # committed on the read stream (partition.cpp PreProcessUserAct, CommitUserAct) ---
+
+    def plain_read_enabled(self, w: str, p: int, e: int) -> bool:
+        c = self.cl[w]
+        reading = sum(1 for x in self.cl.values() if x.phase == "plain")
+        if (len(self.plain_commits) + reading >= self.k.max_plain_commits or c.hung or c.phase != "idle"
+                or self.owner.get(p) != w):
+            return False
+        b = self.read_begin(w, p)
+        return b < self.k.msgs_per_src and b + 1 <= e <= min(b + self.k.batch_max, self.k.msgs_per_src)
+
+    def plain_read(self, w: str, p: int, e: int) -> None:
+        """receive_batch with no transaction: the reader goes on from its position (a new partition
+        session: the committed offset), and the worker holds the batch until it commits it."""
+        b = self.read_begin(w, p)
+        pos = dict(self.cl[w].pos)
+        pos[p] = e
+        c = self.idle_worker(pos)
+        c.phase, c.src, c.b, c.e = "plain", p, b, e
+        self.cl[w] = c
+        self.emit("PlainRead", w, (("partition", p), ("b", b), ("e", e)),
+                  worker=w, partition=p, topic="A", group=CONSUMER, offsets_begin=b, offsets_end=e, phase="plain")
+
+    def commit_offset_blocked(self, p: int) -> bool:
+        """TxAffectedConsumers: a transaction of the consumer is calculated and not yet executed on
+        partition p, and a commit outside a transaction waits for it (unless commit_unblocked)."""
+        return not self.k.bug("commit_unblocked") and any(
+            self.ptx["A"][x].st in ("WAIT_RS", "EXECUTING") and p in self.parts_of("A", x) for x in self.started())
+
+    def commit_offset_result(self, w: str) -> str:
+        """What partition p answers worker w's commit: "dead" (WRONG_COOKIE: the group gave p to
+        another reader, so w's read session is no longer p's), "stale" (an end at or below the
+        committed offset: OK, nothing moves) or "ok" (the offset moves to the end)."""
+        c = self.cl[w]
+        if self.owner[c.src] != w and not self.k.bug("commit_dead_session"):
+            return "dead"
+        return "stale" if c.e <= self.committed[c.src] else "ok"
+
+    def commit_offset_enabled(self, w: str) -> bool:
+        c = self.cl[w]
+        return not c.hung and c.phase == "plain" and not self.commit_offset_blocked(c.src)
+
+    def commit_offset(self, w: str) -> None:
+        """reader.commit(batch) (commit_with_ack waits for the answer): the partition does not check
+        where the batch began, so a commit outside a transaction is at least once."""
+        c = self.cl[w]
+        p, b, e = c.src, c.b, c.e
+        res = self.commit_offset_result(w)
+        if res == "ok":
+            self.committed[p] = e
+        self.plain_commits.add((w, p, b, e, res))
+        self.cl[w] = self.idle_worker(c.pos)
+        name = {"ok": "CommitOffset", "stale": "CommitOffsetStale", "dead": "CommitOffsetRefused"}[res]
+        self.emit(name, w, (("partition", p), ("b", b), ("e", e)),
+                  worker=w, partition=p, topic="A", group=CONSUMER, offsets_begin=b, offsets_end=e, phase="idle",
+                  committed_offset=self.committed[p])
+
     # --- TableWrite(w) ---
 
     def table_write_enabled(self, w: str) -> bool:
@@ -403,7 +461,7 @@ class WorkerSteps(State):
         c = self.cl[w]
         self.hangs += 1
         c.hung = True
-        self.emit("Hang", w, (), worker=w, txn_id=c.tx)
+        self.emit("Hang", w, (), worker=w, txn_id=c.tx or None)
 
     def take_over_enabled(self, w: str, p: int) -> bool:
         return self.owner[p] != w and self.cl[self.owner[p]].hung and not self.cl[w].hung
@@ -419,4 +477,4 @@ class WorkerSteps(State):
     def resume(self, w: str) -> None:
         c = self.cl[w]
         c.hung = False
-        self.emit("Resume", w, (), worker=w, txn_id=c.tx)
+        self.emit("Resume", w, (), worker=w, txn_id=c.tx or None)

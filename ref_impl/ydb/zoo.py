@@ -15,7 +15,9 @@ acknowledgement and the writer's resend (reconnects=1), ``range_gap_accepted`` r
 transactions that name offset ranges of their own (ranges=1), ``split_ignored`` a split
 (splits=1), ``seqno_first_source`` a write-only transaction with two writers and a plain write
 (writers=2, nontx=1), ``plain_no_dedup`` writes outside transactions that repeat a SeqNo (plain=4),
-``first_range_only`` transactions that read two partitions of A (parts=2) and a zombie.
+``first_range_only`` transactions that read two partitions of A (parts=2) and a zombie,
+``commit_dead_session`` batches read and committed outside transactions (commits=4) by a zombie,
+``commit_unblocked`` those beside a zombie's transaction.
 """
 
 from __future__ import annotations
@@ -99,5 +101,11 @@ ZOO = (
     ZooBug("first_range_only", ("first_range_only",), "copy:workers=2,src=2,dst=1,msgs=2,batch=1,txns=4,reads=2,parts=2",
            "hangs=1", 12, "ydb_first_range_only_zombie", "PqCalc",
            "the read predicate checks a transaction's first partition of A only: a zombie's second range commits again"),
+    ZooBug("commit_dead_session", ("commit_dead_session",), "copy:txns=0,batch=1,commits=4", "hangs=1", 2,
+           "ydb_commit_dead_session", "CommitOffset",
+           "a commit outside a transaction applies in a read session the group ended: the zombie's batch is consumed twice"),
+    ZooBug("commit_unblocked", ("commit_unblocked",), "copy:txns=2,commits=3", "hangs=1", 12, "ydb_commit_unblocked",
+           "CommitOffset",
+           "a commit outside a transaction passes a transaction of the consumer calculated on the partition"),
 )
 ZOO_BY_NAME = {b.name: b for b in ZOO}

@@ -7,7 +7,8 @@
 (* Event l names the step as the spec's history variable `action` names   *)
 (* it (PartitionCommit and PartitionRollback are PartitionApply; PqWrite, *)
 (* PqWriteSkipped and PqWriteRefused are PqWrite; PlainWriteSkipped is    *)
-(* PlainWrite) and logs some of the step's parameters, its `action`       *)
+(* PlainWrite; CommitOffsetStale and CommitOffsetRefused are              *)
+(* CommitOffset) and logs some of the step's parameters, its `action`     *)
 (* arguments, its outcome and the                                          *)
 (* variables it changed.                                                   *)
 (* TraceNext takes event l: Bound finds the spec action with the logged    *)
@@ -145,6 +146,8 @@ Bound(ev) ==
          [] a = "UpdateOffsets"   -> \E w \in W, b \in 0..MsgsPerSrc :
                                          \E e \in IF EEnd(ev) = -1 THEN 1..(MsgsPerSrc + 1) ELSE {EEnd(ev)} :
                                              UpdateOffsets(w, b, e)
+         [] a = "PlainRead"       -> \E w \in W, p \in PartSet(ev, SrcParts), e \in EndSet(ev) : PlainRead(w, p, e)
+         [] a \in {"CommitOffset", "CommitOffsetStale", "CommitOffsetRefused"} -> \E w \in W : CommitOffset(w)
          [] a = "TakeOver"        -> \E w \in W, p \in PartSet(ev, SrcParts) : TakeOver(w, p)
          [] a = "TxWrite"         -> \E w \in W, g \in Writers : TxWrite(w, g)
          [] a = "NonTxWrite"      -> \E w \in W : NonTxWrite(w)

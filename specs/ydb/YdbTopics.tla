@@ -57,6 +57,18 @@
 (*           the SourceIds are written with the data and read back at      *)
 (*           start (partition_init.cpp); the SDK reports Skipped           *)
 (*           (topic_writer_asyncio.py _handle_receive_ack)                 *)
+(*   [ocommit] partition.cpp PreProcessUserAct (a commit outside a       *)
+(*           transaction, ESCI_OFFSET, is Blocked while a transaction of   *)
+(*           the consumer is between predicate and persist:               *)
+(*           TxAffectedConsumers), CommitUserAct (a commit in a read      *)
+(*           session that is no longer the partition's: WRONG_COOKIE "set  *)
+(*           offset in already dead session"; an offset at or below the   *)
+(*           committed one: a stale request, answered OK, nothing moves;  *)
+(*           else the offset moves, whatever the batch began at),         *)
+(*           BeginTransactionData (a transaction waits for such a commit: *)
+(*           SetOffsetAffectedConsumers); ydb_topic.proto                 *)
+(*           (UpdateOffsetsInTransactionRequest has no read session; the  *)
+(*           stream's CommitOffsetRequest names its partition session)    *)
 (*   [resend] ydb-python-sdk topic_writer_asyncio.py: _connection_loop     *)
 (*           reconnects with the same tx identity and _send_loop sends     *)
 (*           every unacknowledged message again with its SeqNo             *)
@@ -248,6 +260,19 @@
 (* messages land after them at the commit (YDB's TxUsage WriteToTopic_Demo_2*)
 (* and _7: before the commit a reader sees exactly the other producer's).  *)
 (*                                                                         *)
+(* Reads outside transactions [ocommit] (MaxPlainCommits): an idle worker *)
+(* reads a batch of its partition with no transaction (PlainRead: the     *)
+(* SDK's receive_batch) and commits its end offset on its read stream     *)
+(* (CommitOffset: reader.commit or commit_with_ack). The partition makes  *)
+(* the commit wait while a transaction of the consumer is calculated and  *)
+(* not yet executed there; it refuses it when the group gave the partition *)
+(* to another reader (the read session is dead), answers an end at or     *)
+(* below the committed offset as stale, and otherwise moves the offset.   *)
+(* It does not check where the batch began: a commit outside a            *)
+(* transaction is at least once. A zombie's transaction that committed a *)
+(* range the new reader had read too is consumed twice (model             *)
+(* ydb_plain_commit_duplicates); with no zombie, ExactlyOnce holds.       *)
+(*                                                                         *)
 (* Resends [dedup, resend] (MaxReconnects): a write or its               *)
 (* acknowledgement is lost, the SDK's writer reconnects and sends every    *)
 (* unacknowledged message again with its SeqNo (Resend); the supportive    *)
@@ -400,6 +425,10 @@ CONSTANTS
     \* producer alone). A server the SDK talks to gives each producer id of a plain writer one.
     \* @type: Int;
     Others,
+    \* How many batches the workers read outside transactions and commit with CommitOffset
+    \* (PlainRead; header).
+    \* @type: Int;
+    MaxPlainCommits,
     \* @type: Set(Str);
     Bugs
 
@@ -428,7 +457,9 @@ BugNames == {
     "split_ignored",          \* B's predicate does not ask whether the partition is still active (CanWrite)
     "seqno_first_source",     \* a supportive partition checks the MinSeqNo of its first SourceId only
     "plain_no_dedup",         \* a write outside a transaction with a SeqNo already written is stored again
-    "first_range_only"        \* the read predicate checks a transaction's first partition of A only
+    "first_range_only",       \* the read predicate checks a transaction's first partition of A only
+    "commit_dead_session",    \* a commit outside a transaction applies in a read session the group ended
+    "commit_unblocked"        \* a commit outside a transaction passes one of the consumer in flight
 }
 
 ASSUME /\ Workers # {}
@@ -439,6 +470,7 @@ ASSUME /\ Workers # {}
        /\ MaxLockLosses \in Nat /\ MaxDeadlines \in Nat /\ MaxNonTxWrites \in Nat /\ MaxReconnects \in Nat
        /\ MaxRanges \in Nat /\ MaxReads \in Nat \ {0} /\ MaxOtherWrites \in Nat /\ MaxSplits \in Nat /\ ForceCloses \in BOOLEAN
        /\ TxWriters \in Nat \ {0} /\ MaxPlainWrites \in Nat /\ MaxPartsRead \in {1, 2} /\ Others \in Nat \ {0}
+       /\ MaxPlainCommits \in Nat
        /\ TxShapes # {} /\ TxShapes \subseteq {"copy", "read", "write"}
        /\ Bugs \subseteq BugNames
 
@@ -454,6 +486,7 @@ Bug(b) == b \in Bugs
   @typeAlias: volatile = {st: Str, step: Int, own: Str, dec: Str, rs: Set(Str), abortSeen: Bool, acked: Set(Str), done: Set(Int), depth: Int, rsdepth: Int};
   @typeAlias: net = {type: Str, tx: Int, from: Str, to: Str, dst: Int, m: $msg, dec: Str, depth: Int};
   @typeAlias: action = {name: Str, actor: Str, args: Str -> Int};
+  @typeAlias: pcommit = {w: Str, src: Int, b: Int, e: Int, res: Str};
 *)
 YdbTopics_typedefs == TRUE
 
@@ -544,6 +577,10 @@ VARIABLES
     \* writes outside a transaction a partition did (skippedVars).
     \* @type: Set($msg);
     skipped,
+    \* Ghost: each commit outside a transaction, worker w's of [b, e) of partition src, and
+    \* the partition's answer: "ok" (the offset moved), "stale", "dead" (plainCommitVars).
+    \* @type: Set($pcommit);
+    plainCommits,
     \* Ghost: what the client was told (toldVars), and the durable-write depth behind a
     \* COMMITTED (depthVars).
     \* @type: Int -> Str;
@@ -611,13 +648,14 @@ decisionVars == <<appliedVars, voteVars>>  \* what the participants computed and
 wackedVars == <<wacked>>
 plainVars == <<plain>>
 skippedVars == <<skipped>>
+plainCommitVars == <<plainCommits>>
 toldVars == <<told>>
 depthVars == <<toldDepth>>
 answerVars == <<toldVars, depthVars>>      \* what the client was told, and the depth behind it
 rangeCheckVars == <<rangeBad>>
 orderCheckVars == <<orderBad>>
 checkVars == <<rangeCheckVars, orderCheckVars>>
-ghostVars == <<decisionVars, wackedVars, plainVars, skippedVars, answerVars, checkVars>>
+ghostVars == <<decisionVars, wackedVars, plainVars, skippedVars, plainCommitVars, answerVars, checkVars>>
 hangVars == <<hangs>>
 restartVars == <<restarts>>
 lossVars == <<losses>>
@@ -820,6 +858,7 @@ Init ==
     /\ wacked = [tx \in Txns |-> {}]
     /\ plain = {}
     /\ skipped = {}
+    /\ plainCommits = {}
     /\ told = [tx \in Txns |-> "none"]
     /\ toldDepth = [tx \in Txns |-> 0]
     /\ rangeBad = FALSE
@@ -943,7 +982,7 @@ UpdateOffsets(w, b, e) ==
                   /\ cl' = [cl EXCEPT ![w] = [IdleWorker EXCEPT !.pos = Reread(cl[w].pos, tx)]]
           /\ action' = Act("UpdateOffsets", w, "txn_id" :> tx @@ "b" :> b @@ "e" :> e @@ "ok" :> IF ok THEN 1 ELSE 0)
     /\ UNCHANGED <<ownerVars, txIdVars, messageVars, dataVars, tabletVars, coordVars, decisionVars,
-                   wackedVars, plainVars, skippedVars, depthVars, checkVars, faultVars>>
+                   wackedVars, plainCommitVars, plainVars, skippedVars, depthVars, checkVars, faultVars>>
 
 \* A write-only transaction: worker w begins a transaction and opens a transactional
 \* writer (tx_writer) for new messages of its own, (0, o) for o from b on, as many as it
@@ -1080,7 +1119,7 @@ KqpResult(tx) ==
                     ELSE Reread(cl[w].pos, tx)]]
        /\ action' = Act("KqpResult", w, "txn_id" :> tx @@ "committed" :> IF ok THEN 1 ELSE 0)
        /\ UNCHANGED <<ownerVars, txIdVars, messageVars, dataVars, tabletVars, planVars, mediatorVars,
-                      decisionVars, wackedVars, plainVars, skippedVars, checkVars, faultVars>>
+                      decisionVars, wackedVars, plainCommitVars, plainVars, skippedVars, checkVars, faultVars>>
 
 \* The writer failed: a write was refused or lost, so it can never be acknowledged.
 \* @type: (Str) => Bool;
@@ -1144,7 +1183,7 @@ RollbackTx(w) ==
                        ELSE Reread(cl[w].pos, tx)]]
           /\ action' = Act("RollbackTx", w, "txn_id" :> tx)
     /\ UNCHANGED <<ownerVars, txIdVars, messageVars, dataVars, tabletVars, coordVars, decisionVars,
-                   wackedVars, plainVars, skippedVars, depthVars, checkVars, faultVars>>
+                   wackedVars, plainCommitVars, plainVars, skippedVars, depthVars, checkVars, faultVars>>
 
 \* A write outside any transaction [ntx]: beside its open write-only transaction, worker
 \* w's application writes as the same producer (0) to the partition of B its
@@ -1166,7 +1205,7 @@ NonTxWrite(w) ==
           /\ plain' = plain \cup {m}
           /\ action' = Act("NonTxWrite", w, "txn_id" :> cl[w].tx @@ "partition" :> d @@ "off" :> m.off)
     /\ UNCHANGED <<clientVars, kqpVars, messageVars, offsetVars, supVars, tableVars, partitionVars, tabletVars, coordVars,
-                   decisionVars, wackedVars, skippedVars, answerVars, checkVars, faultVars>>
+                   decisionVars, wackedVars, plainCommitVars, skippedVars, answerVars, checkVars, faultVars>>
 
 \* Another producer writes a message outside any transaction [ntx] to the partition of B
 \* that worker w's open transaction wrote first: its own SeqNo (the producer's last in the
@@ -1183,7 +1222,7 @@ OtherProducerWrite(w) ==
           /\ plain' = plain \cup {m}
           /\ action' = Act("OtherProducerWrite", w, "txn_id" :> cl[w].tx @@ "partition" :> d @@ "off" :> m.off)
     /\ UNCHANGED <<clientVars, kqpVars, messageVars, offsetVars, supVars, tableVars, partitionVars, tabletVars, coordVars,
-                   decisionVars, wackedVars, skippedVars, answerVars, checkVars, faultVars>>
+                   decisionVars, wackedVars, plainCommitVars, skippedVars, answerVars, checkVars, faultVars>>
 
 \* A write outside any transaction, at any time [ntx, dedup] (MaxPlainWrites): producer q,
 \* one of the application's (its writers' or the other producer), writes message (q, o),
@@ -1213,13 +1252,58 @@ PlainWrite(q, o) ==
                            "partition" :> d @@ "off" :> o @@ "producer" :> q)
     /\ plainSent' = plainSent + 1
     /\ UNCHANGED <<clientVars, kqpVars, messageVars, offsetVars, supVars, tableVars, partitionVars, tabletVars, coordVars,
-                   decisionVars, wackedVars, answerVars, checkVars, hangVars, restartVars, lossVars, lockLossVars,
+                   decisionVars, wackedVars, plainCommitVars, answerVars, checkVars, hangVars, restartVars, lossVars, lockLossVars,
                    deadlineVars, reconnectVars>>
 
 \* The SeqNos model checking tries for producer q: every repeat, the automatic one, and a gap
 \* of one (a trace may name any).
 \* @type: (Int) => Set(Int);
 PlainSeqNos(q) == {o \in AppOffsets : o <= ProducerLast(Dest(q, o), q) + 1}
+
+-----------------------------------------------------------------------------
+(* Reads outside a transaction, their offsets committed on the read stream *)
+
+\* Worker w reads a batch [b, e) of its partition p outside any transaction [ocommit] (the
+\* SDK's receive_batch with no transaction), to process it and commit its end (CommitOffset).
+\* A new partition session reads from the committed offset; otherwise the reader goes on from
+\* where it is. At most MaxPlainCommits such batches in a run.
+\* @type: (Str, Int, Int) => Bool;
+PlainRead(w, p, e) ==
+    /\ Cardinality(plainCommits) + Cardinality({x \in Workers : cl[x].phase = "plain"}) < MaxPlainCommits
+    /\ ~cl[w].hung
+    /\ cl[w].phase = "idle"
+    /\ owner[p] = w
+    /\ LET b == ReadFrom(w, p)
+       IN /\ b < MsgsPerSrc
+          /\ e \in (b + 1)..Min2(b + BatchMax, MsgsPerSrc)
+          /\ cl' = [cl EXCEPT ![w] = [IdleWorker EXCEPT !.phase = "plain", !.src = p, !.b = b, !.e = e,
+                                                        !.pos = [cl[w].pos EXCEPT ![p] = e]]]
+          /\ action' = Act("PlainRead", w, "partition" :> p @@ "b" :> b @@ "e" :> e)
+    /\ UNCHANGED <<ownerVars, kqpVars, messageVars, dataVars, tabletVars, coordVars, ghostVars, faultVars>>
+
+\* Worker w commits the end e of the batch [b, e) it read outside a transaction, on its read
+\* stream (reader.commit(batch); commit_with_ack waits for the answer) [ocommit]. Partition p
+\* makes the commit wait while a transaction of the consumer is calculated and not yet
+\* executed there (TxAffectedConsumers; unless commit_unblocked). If the group gave p to
+\* another reader meanwhile, w's read session is dead: WRONG_COOKIE, nothing moves (unless
+\* commit_dead_session). An end at or below the committed offset is stale: OK, nothing moves.
+\* Otherwise the committed offset moves to e, wherever the batch began (no range check: a
+\* commit outside a transaction is at least once).
+\* @type: (Str) => Bool;
+CommitOffset(w) ==
+    /\ ~cl[w].hung
+    /\ cl[w].phase = "plain"
+    /\ LET p == cl[w].src
+           dead == owner[p] # w /\ ~Bug("commit_dead_session")
+           stale == ~dead /\ cl[w].e <= committed[p]
+           res == CASE dead -> "dead" [] stale -> "stale" [] OTHER -> "ok"
+       IN /\ Bug("commit_unblocked") \/ ~\E x \in Txns : ptx["A"][x].st \in {"WAIT_RS", "EXECUTING"} /\ p \in PartsOf("A", x)
+          /\ committed' = IF res = "ok" THEN [committed EXCEPT ![p] = cl[w].e] ELSE committed
+          /\ plainCommits' = plainCommits \cup {[w |-> w, src |-> p, b |-> cl[w].b, e |-> cl[w].e, res |-> res]}
+          /\ cl' = [cl EXCEPT ![w] = [IdleWorker EXCEPT !.pos = cl[w].pos]]
+          /\ action' = Act(CASE dead -> "CommitOffsetRefused" [] stale -> "CommitOffsetStale" [] OTHER -> "CommitOffset", w, "partition" :> p @@ "b" :> cl[w].b @@ "e" :> cl[w].e)
+    /\ UNCHANGED <<ownerVars, kqpVars, messageVars, topicBVars, tableVars, partitionVars, tabletVars, coordVars,
+                   decisionVars, wackedVars, plainVars, skippedVars, answerVars, checkVars, faultVars>>
 
 -----------------------------------------------------------------------------
 (* Tablet B: writes into supportive partitions *)
@@ -1286,7 +1370,7 @@ PqWrite(m) ==
                            "txn_id" :> m.tx @@ "partition" :> m.dst @@ "off" :> m.m.off)
     /\ net' = net \ {m}
     /\ UNCHANGED <<clientVars, kqpVars, offsetVars, tableVars, partitionVars, tabletVars, coordVars, decisionVars,
-                   plainVars, answerVars, checkVars, faultVars>>
+                   plainVars, plainCommitVars, answerVars, checkVars, faultVars>>
 
 \* A fault [resend]: tablet B stores write m, but its acknowledgement never reaches the SDK
 \* (the connection broke, or B restarted after the write: a partition's SourceIds are
@@ -1539,7 +1623,7 @@ PqCalc(t, tx) ==
                     ELSE sup
           /\ action' = Act("PqCalc", t, "txn_id" :> tx @@ "step" :> ptx[t][tx].step @@ "commit" :> IF own = "commit" THEN 1 ELSE 0)
     /\ UNCHANGED <<clientVars, kqpVars, offsetVars, logVars, tableVars, partitionVars, coordVars, appliedVars,
-                   wackedVars, plainVars, skippedVars, answerVars, checkVars, faultVars>>
+                   wackedVars, plainCommitVars, plainVars, skippedVars, answerVars, checkVars, faultVars>>
 
 \* Participant t receives a peer's read set. It keeps the decision in memory and
 \* acknowledges it once its own EXECUTED is durable (PqTxDone); a read set for a
@@ -1612,7 +1696,7 @@ PartitionApply(t, tx, k) ==
        /\ applied' = [applied EXCEPT ![t][tx] = v.dec]
        /\ action' = Act(IF commit THEN "PartitionCommit" ELSE "PartitionRollback", t,
                         "txn_id" :> tx @@ "partition" :> k @@ "step" :> v.step)
-       /\ UNCHANGED <<clientVars, kqpVars, messageVars, urowVars, sealVars, coordVars, voteVars, wackedVars, plainVars,
+       /\ UNCHANGED <<clientVars, kqpVars, messageVars, urowVars, sealVars, coordVars, voteVars, wackedVars, plainCommitVars, plainVars,
                       skippedVars, answerVars, faultVars>>
 
 \* The immediate path [imm]: the one participant of an immediate transaction checks it and
@@ -1642,7 +1726,7 @@ PqImmediate(t, tx) ==
           /\ kqp' = [kqp EXCEPT ![tx].st = "planned", ![tx].results = {t}, ![tx].aborted = ~ok,
                                 ![tx].bad = (t = "A" /\ ~ok /\ c = kqp[tx].b), ![tx].depth = @ + 1]
           /\ action' = Act("PqImmediate", t, "txn_id" :> tx @@ "partition" :> k @@ "commit" :> IF ok THEN 1 ELSE 0)
-    /\ UNCHANGED <<clientVars, txIdVars, messageVars, urowVars, partitionVars, tabletVars, coordVars, wackedVars,
+    /\ UNCHANGED <<clientVars, txIdVars, messageVars, urowVars, partitionVars, tabletVars, coordVars, wackedVars, plainCommitVars,
                    plainVars, skippedVars, answerVars, orderCheckVars, faultVars>>
 
 \* Every partition applied: EXECUTED. The tablet answers KQP (COMPLETE or ABORTED),
@@ -1825,6 +1909,8 @@ Next ==
     \/ \E w \in Workers, e \in 1..MsgsPerSrc : ReadMore(w, e)
     \/ \E w \in Workers, p \in SrcParts : \E e \in 1..MsgsPerSrc : ReadOther(w, p, e)
     \/ \E w \in Workers, p \in SrcParts : TakeOver(w, p)
+    \/ \E w \in Workers, p \in SrcParts : \E e \in 1..MsgsPerSrc : PlainRead(w, p, e)
+    \/ \E w \in Workers : CommitOffset(w)
     \/ \E w \in Workers, g \in Writers : TxWrite(w, g)
     \/ \E w \in Workers : NonTxWrite(w) \/ OtherProducerWrite(w) \/ Resend(w) \/ ForceClose(w) \/ TableWrite(w) \/ Flush(w)
                         \/ CommitTx(w) \/ RollbackTx(w) \/ Hang(w) \/ Resume(w)

@@ -21,7 +21,7 @@ AllMessages == Messages \cup AppMessages
 Decisions == {"none", "commit", "abort"}
 Steps == 0..nextStep
 WorkerRecords ==
-    [phase: {"idle", "open", "flushed", "committing"}, shape: {"copy", "read", "write"}, tx: 0..MaxTxns, src: 0..NumSrc, b: 0..(MsgsPerSrc + MaxTxns * BatchMax),
+    [phase: {"idle", "open", "flushed", "committing", "plain"}, shape: {"copy", "read", "write"}, tx: 0..MaxTxns, src: 0..NumSrc, b: 0..(MsgsPerSrc + MaxTxns * BatchMax),
      e: 0..(MsgsPerSrc + MaxTxns * BatchMax), sent: 0..MsgsPerSrc + BatchMax, row: BOOLEAN, hung: BOOLEAN, pos: [SrcParts -> -1..MsgsPerSrc],
      ranges: 0..MaxRanges, reads: 0..MaxReads, closed: BOOLEAN, gsent: [Writers -> 0..BatchMax]]
 SessionRecords ==
@@ -45,7 +45,8 @@ SeqOf(s, S) == \A i \in DOMAIN s : s[i] \in S
 OwnerTypeOK == owner \in [SrcParts -> Workers]
 ClTypeOK ==
     /\ cl \in [Workers -> WorkerRecords]
-    /\ \A w \in Workers : cl[w].phase # "idle" => cl[w].tx \in Txns /\ (cl[w].shape # "write" => cl[w].src \in SrcParts)
+    /\ \A w \in Workers : cl[w].phase \notin {"idle", "plain"} => cl[w].tx \in Txns /\ (cl[w].shape # "write" => cl[w].src \in SrcParts)
+    /\ \A w \in Workers : cl[w].phase = "plain" => cl[w].src \in SrcParts /\ cl[w].b < cl[w].e
 KqpTypeOK == kqp \in [Txns -> SessionRecords]
 NextTxTypeOK == nextTx \in 1..(MaxTxns + 1)
 NetTypeOK == net \subseteq NetRecords
@@ -70,6 +71,8 @@ VotesTypeOK == votes \in [Tablets -> [Txns -> Decisions]]
 WackedTypeOK == wacked \in [Txns -> SUBSET AllMessages]
 PlainTypeOK == plain \subseteq AppMessages
 SkippedTypeOK == skipped \subseteq AllMessages
+PlainCommitsTypeOK ==
+    plainCommits \subseteq [w: Workers, src: SrcParts, b: 0..MsgsPerSrc, e: 0..MsgsPerSrc, res: {"ok", "stale", "dead"}]
 ToldTypeOK == told \in [Txns -> {"none", "COMMITTED", "ABORTED", "BAD_REQUEST"}]
 ToldDepthTypeOK == toldDepth \in [Txns -> Nat]
 RangeBadTypeOK == rangeBad \in BOOLEAN
@@ -106,6 +109,7 @@ TypeOK ==
     /\ WackedTypeOK
     /\ PlainTypeOK
     /\ SkippedTypeOK
+    /\ PlainCommitsTypeOK
     /\ ToldTypeOK
     /\ ToldDepthTypeOK
     /\ RangeBadTypeOK
@@ -141,10 +145,18 @@ ReadOnlyCommits(p, o) ==
     Cardinality({tx \in Txns : /\ kqp[tx].shape = "read" /\ applied["A"][tx] = "commit"
                                /\ \/ kqp[tx].src = p /\ o \in kqp[tx].named
                                   \/ kqp[tx].src2 = p /\ o \in kqp[tx].b2..(kqp[tx].e2 - 1)})
-\* How many times message (p, o) was consumed: copied to B, or committed by a read-only
-\* transaction (which processes its batch outside the topics).
+\* How many batches read outside a transaction consumed message (p, o): the partition
+\* answered their commit OK, whether it moved the offset or found it stale [ocommit] (a
+\* refused commit, in a dead read session, tells the application its batch is not
+\* committed, as an ABORTED transaction does).
 \* @type: (Int, Int) => Int;
-Consumed(p, o) == Copies(p, o) + ReadOnlyCommits(p, o)
+PlainConsumed(p, o) ==
+    Cardinality({r \in plainCommits : r.res \in {"ok", "stale"} /\ r.src = p /\ o \in r.b..(r.e - 1)})
+\* How many times message (p, o) was consumed: copied to B, or committed by a read-only
+\* transaction (which processes its batch outside the topics), or by a commit outside a
+\* transaction.
+\* @type: (Int, Int) => Int;
+Consumed(p, o) == Copies(p, o) + ReadOnlyCommits(p, o) + PlainConsumed(p, o)
 
 \* INV: ExactlyOnce (the resharding example, as in specs/resharding/)
 \* No message is consumed twice (in topic B twice, or in B and in a read-only
@@ -293,6 +305,12 @@ WitnessPlainAborts ==
 
 \* A witness: false once a transaction that read two partitions of A commits [two].
 WitnessTwoPartitionsCommit == \A tx \in Txns : ~(told[tx] = "COMMITTED" /\ kqp[tx].src2 # 0)
+
+\* A witness: false once a batch read outside a transaction is committed (the offset moved).
+WitnessPlainCommit == \A r \in plainCommits : r.res # "ok"
+
+\* A witness: false once a zombie's commit outside a transaction is refused (a dead read session).
+WitnessCommitRefused == \A r \in plainCommits : r.res # "dead"
 
 \* A witness: false once a resent write is a repeat (AlreadyWritten: the SDK's Skipped).
 WitnessWriteSkipped == skipped = {}
