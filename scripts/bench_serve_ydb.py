@@ -6,9 +6,13 @@
    two messages of topic A and writing them to B; beside it, measured on the same server in the same
    run, the yardstick: the SDK's `select 1` round trips per second (the SDK and gRPC with no engine
    behind them). Sessions of 37 and 370 transactions, whose traces hold about 1,000 and 10,000 events;
-2. the time `txconform check` takes to check those two traces (TLC, in windows as it chooses).
+2. the time `txconform check` takes to check those two traces (TLC, in windows as it chooses);
+3. with ``--writers``: write-only transactions of two messages each, by 1 SDK application thread and
+   by 20 at once, against the same server (20 workers, so 20 transactions open at once), each the
+   same number of transactions in all: transactions per second, and the check of each session.
 
     python scripts/bench_serve_ydb.py            # measure and rewrite the section of docs/benchmarks.md
+    python scripts/bench_serve_ydb.py --writers  # the writers' section
     python scripts/bench_serve_ydb.py --print    # measure and print only
 """
 
@@ -67,6 +71,58 @@ def session(txns: int, trace: Path) -> tuple[float, float, int]:
     return txns / copies, txns / selects, len(running.front.events)
 
 
+WRITERS = (1, 20)
+WRITER_TXNS = 200  # transactions in all, per session
+
+
+def writers_session(threads: int, txns: int, trace: Path) -> tuple[float, int]:
+    """``txns`` write-only transactions of two messages, by ``threads`` SDK threads at once: their rate per
+    second, and the trace's events."""
+    import threading
+
+    import ydb
+
+    from ref_impl.ydb.serve.run import Options, Running
+
+    running = Running(Options(port=0, workers=max(WRITERS), txns=txns, trace=trace)).start()
+    try:
+        driver = ydb.Driver(endpoint=f"grpc://{running.bootstrap}", database="/local")
+        driver.wait(timeout=T, fail_fast=True)
+        try:
+            driver.topic_client.create_topic("A", consumers=["c"])
+            driver.topic_client.create_topic("B", consumers=["check"])
+            errors: list[BaseException] = []
+            with ydb.QuerySessionPool(driver, size=threads) as pool:
+
+                def write(tx: object) -> None:
+                    writer = driver.topic_client.tx_writer(tx, "B")
+                    for j in range(2):
+                        writer.write(ydb.TopicWriterMessage(f"m{j}".encode()), timeout=T)
+
+                def loop(n: int) -> None:
+                    try:
+                        for _ in range(n):
+                            pool.retry_tx_sync(write, retry_settings=ydb.RetrySettings(max_retries=0))
+                    except BaseException as e:  # noqa: BLE001 - reported below
+                        errors.append(e)
+
+                shares = [txns // threads + (1 if i < txns % threads else 0) for i in range(threads)]
+                workers = [threading.Thread(target=loop, args=(n,), daemon=True) for n in shares]
+                t0 = time.monotonic()
+                for t in workers:
+                    t.start()
+                for t in workers:
+                    t.join(600)
+                seconds = time.monotonic() - t0
+            if errors:
+                raise SystemExit(f"bench_serve_ydb: a writer failed: {errors[0]!r}")
+        finally:
+            driver.stop(timeout=T)
+    finally:
+        running.stop()
+    return txns / seconds, len(running.front.events)
+
+
 def check_seconds(trace: Path) -> tuple[float, str]:
     """Wall seconds of ``txconform check TRACE`` (a process of its own) and its verdict line."""
     t0 = time.monotonic()
@@ -83,7 +139,10 @@ def check_seconds(trace: Path) -> tuple[float, str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--print", action="store_true", help="print only; do not rewrite docs/benchmarks.md")
+    parser.add_argument("--writers", action="store_true", help="1 and 20 SDK writers in write-only transactions")
     args = parser.parse_args()
+    if args.writers:
+        return writers_main(args.print)
     rows = ["| transactions | trace events | SDK transactions/s | SDK `select 1`/s (yardstick) | ratio | `txconform check` | verdict |",
             "|---:|---:|---:|---:|---:|---:|---|"]
     with tempfile.TemporaryDirectory() as tmp:
@@ -94,6 +153,22 @@ def main() -> int:
             rows.append(f"| {txns} | {events:,} | {tps:.1f} | {sps:.1f} | {tps / sps:.3f} | {seconds:.1f} s | {verdict} |")
             print(rows[-1], flush=True)
     return record("serve-ydb", stamp("python scripts/bench_serve_ydb.py") + "\n".join(rows), args.print, "bench_serve_ydb")
+
+
+def writers_main(print_only: bool) -> int:
+    rows = ["| SDK writer threads | transactions | trace events | SDK transactions/s | ratio to 1 thread | `txconform check` | verdict |",
+            "|---:|---:|---:|---:|---:|---:|---|"]
+    base = 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        for threads in WRITERS:
+            trace = Path(tmp) / f"writers-{threads}.jsonl"
+            tps, events = writers_session(threads, WRITER_TXNS, trace)
+            base = base or tps
+            seconds, verdict = check_seconds(trace)
+            rows.append(f"| {threads} | {WRITER_TXNS} | {events:,} | {tps:.1f} | {tps / base:.2f} | {seconds:.1f} s | {verdict} |")
+            print(rows[-1], flush=True)
+    return record("serve-ydb-writers", stamp("python scripts/bench_serve_ydb.py --writers") + "\n".join(rows), print_only,
+                  "bench_serve_ydb")
 
 
 if __name__ == "__main__":

@@ -138,7 +138,8 @@ def test_the_sdk_connects_runs_select_1_and_hears_what_else_is_not_served(server
         with sdk(server) as driver, ydb.QuerySessionPool(driver) as pool:
             rows = pool.execute_with_retries("select 1", retry_settings=RETRY)
             assert rows[0].rows[0]["column0"] == 1
-            with pytest.raises(ydb.BadRequest, match="runs only select 1"):
+            assert pool.execute_with_retries("SELECT 2;", retry_settings=RETRY)[0].rows[0]["column0"] == 2
+            with pytest.raises(ydb.BadRequest, match="runs only select n"):
                 pool.execute_with_retries("SELECT * FROM t", retry_settings=RETRY)
             d = driver.topic_client.describe_topic("A")
             assert [p.partition_id for p in d.partitions] == [0] and [c.name for c in d.consumers] == ["c"]
@@ -210,6 +211,31 @@ def test_a_writer_in_gzip_publishes_its_messages_and_bad_gzip_is_a_bad_request(s
     assert answers[0].HasField("init_response") and set(answers[0].init_response.supported_codecs.codecs) == {RAW, GZIP}
     assert answers[-1].status == ydb_status_codes_pb2.StatusIds.BAD_REQUEST, answers[-1]
     assert any("not codec 2 (GZIP)" in i.message for i in answers[-1].issues), answers[-1]
+
+
+@CHECKED
+def test_a_custom_codec_is_kept_as_written_and_read_back_with_its_codec(server: Running, checked: str) -> None:
+    """A custom codec (10000 and up) is the application's: the server keeps the data as it came,
+    and a reader with the decoder gets the message; one without it gets the SDK's
+    TopicReaderUnexpectedCodecError (ydb-python-sdk tests/topics/test_topic_reader.py,
+    test_read_custom_encoded and test_error_unknown_codec)."""
+    codec = 10001
+
+    def body() -> bytes:
+        with sdk(server) as driver, ydb.QuerySessionPool(driver) as pool:
+            def custom(tx: Any) -> None:
+                writer = driver.topic_client.tx_writer(tx, "B", codec=codec, encoders={codec: lambda b: bytes(reversed(b))})
+                writer.write(ydb.TopicWriterMessage(b"123"), timeout=T)
+
+            pool.retry_tx_sync(custom, retry_settings=RETRY)
+            with driver.topic_client.reader("B", consumer="check", decoders={codec: lambda b: bytes(reversed(b))}) as r:
+                got = r.receive_message(timeout=T).data
+            with driver.topic_client.reader("B", consumer="check") as r, pytest.raises(ydb.TopicReaderUnexpectedCodecError):
+                r.receive_batch(timeout=T)
+            return got  # type: ignore[no-any-return]
+
+    assert bounded(body) == b"123"
+    assert server.front.b_log[1][0].data == b"321" and server.front.b_log[1][0].codec == codec
 
 
 @CHECKED
@@ -320,6 +346,79 @@ def test_writes_outside_a_transaction_to_b_are_plain_writes_deduplicated_by_seqn
     acts = [ev["action"] for ev in server.front.events]
     assert acts == ["PlainWrite"] * 4
     assert sorted({ev["producer"] for ev in server.front.events}) == [-3, -1], "two producer ids, two of the spec's others"
+
+
+@CHECKED
+def test_the_sdk_reader_commits_outside_a_transaction_and_a_transaction_reads_on(server: Running, checked: str) -> None:
+    """reader.commit_with_ack(batch) outside any transaction is the engine's PlainRead and CommitOffset
+    (partition.cpp CommitUserAct); a new reader starts at the committed offset, a transaction then
+    reads the next batch, and topic_client.commit_offset moves the offset on in the reader's session."""
+
+    def body() -> tuple[list[bytes], list[bytes], int]:
+        with sdk(server) as driver, ydb.QuerySessionPool(driver) as pool:
+            with driver.topic_client.reader("A", consumer="c") as reader:
+                batch = reader.receive_batch(max_messages=2, timeout=T)
+                plain = [m.data for m in batch.messages]
+                reader.commit_with_ack(batch)
+            with driver.topic_client.reader("A", consumer="c") as reader:
+                got: dict[str, list[bytes]] = {}
+                pool.retry_tx_sync(lambda tx: got.setdefault("tx", copy(driver, reader, tx)), retry_settings=RETRY)
+            driver.topic_client.commit_offset("A", "c", 0, 6)
+            return plain, got["tx"], server.front.engine.committed[1]
+
+    plain, in_tx, committed = bounded(body)
+    assert (plain, in_tx, committed) == ([b"A/1/0", b"A/1/1"], [b"A/1/2", b"A/1/3"], 6)
+    acts = [ev["action"] for ev in server.front.events]
+    assert acts.count("PlainRead") == acts.count("CommitOffset") == 2  # [0, 2) by the reader, [4, 6) by commit_offset
+    with pytest.raises(Exception, match="a rewind"):
+        bounded(lambda: _commit_offset(server, 1))
+
+
+@CHECKED
+@pytest.mark.parametrize("server", [{"workers": 20, "txns": 20}], indirect=True)
+def test_twenty_sdk_writers_commit_their_transactions_at_once(server: Running, checked: str) -> None:
+    """20 threads of the SDK, each in a transaction of its own, write two messages each, wait
+    until all 20 are open (a barrier), and commit: the engine's 20 workers each hold one, every
+    commit is SUCCESS, and B holds the 40 messages once each."""
+    n = 20
+    barrier = threading.Barrier(n, timeout=DEADLINE_S)
+
+    def body() -> list[bytes]:
+        with sdk(server) as driver, ydb.QuerySessionPool(driver, size=n) as pool:
+            errors: list[BaseException] = []
+
+            def one(i: int) -> None:
+                def callee(tx: Any) -> None:
+                    writer = driver.topic_client.tx_writer(tx, "B")
+                    for j in range(2):
+                        writer.write(ydb.TopicWriterMessage(f"{i}/{j}".encode()), timeout=T)
+                    barrier.wait()
+
+                try:
+                    pool.retry_tx_sync(callee, retry_settings=RETRY)
+                except BaseException as e:  # noqa: BLE001 - reported by the test's thread
+                    errors.append(e)
+
+            threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(n)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(DEADLINE_S)
+            assert not errors, errors[:3]
+            return read_all(driver, "B", "check", most=2 * n + 1)
+
+    got = bounded(body, seconds=2 * DEADLINE_S)
+    assert sorted(got) == sorted(f"{i}/{j}".encode() for i in range(n) for j in range(2))
+    assert [server.front.engine.told[t] for t in range(1, n + 1)] == ["COMMITTED"] * n
+
+
+def _commit_offset(server: Running, offset: int) -> None:
+    driver = ydb.Driver(endpoint=f"grpc://{server.bootstrap}", database="/local")
+    try:
+        driver.wait(timeout=T, fail_fast=True)
+        driver.topic_client.commit_offset("A", "c", 0, offset)
+    finally:
+        driver.stop(timeout=T)
 
 
 @CHECKED
@@ -452,7 +551,8 @@ def test_bad_options_are_one_line_errors() -> None:
 
 @pytest.mark.parametrize(("workload", "message"), [
     ("copy:msgs=x", "--workload: msgs=x: msgs needs a whole number"),
-    ("copy:workers=2", "--workload: unknown workload setting of the served engine 'workers'; use msgs=N, batch=N, txns=N"),
+    ("copy:table=2", "--workload: unknown workload setting of the served engine 'table'; use msgs=N, batch=N, txns=N"),
+    ("copy:workers=33", "--workload: workers=33: workers must be between 1 and 32"),
     ("transfer", "--workload: unknown workload 'transfer'"),
 ])
 def test_bad_workloads_are_one_line_errors(workload: str, message: str) -> None:

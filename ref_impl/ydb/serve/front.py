@@ -78,16 +78,18 @@ class Tx:
     b: int = 0
     e: int = 0
     offsets_named: bool = False  # UpdateOffsetsInTransaction named the read range
-    data: list[tuple[int, bytes, str, int]] = attrs.field(factory=list)  # (partition of B, data, producer, seq_no)
+    data: list[tuple[int, Stored]] = attrs.field(factory=list)  # (partition of B, the message)
 
 
 @attrs.define
 class Stored:
-    """A message of topic B's log, as readers get it."""
+    """A message of topic B's log, as readers get it: decoded (RAW), or as a writer encoded it with
+    a custom codec (10000 and up), which readers get back with that codec to decode themselves."""
 
     data: bytes
     producer: str
     seq_no: int
+    codec: int = 1  # Ydb.Topic.Codec: CODEC_RAW, or a custom one
 
 
 @attrs.define
@@ -149,6 +151,7 @@ class Front:
         self.source: dict[tuple[int, int], Stored] = {}  # (partition, offset) of A -> the data a writer gave it (preload)
         self.source_read = False  # a reader of A was opened: A's data is fixed from then on
         self.plain_ids: dict[str, int] = {}  # a plain writer's producer id -> the spec's producer (PlainWrite)
+        self.b_committed: dict[tuple[str, int], int] = {}  # (consumer, partition) of B -> its committed offset (outside the spec)
 
     # --- ids and errors ---
 
@@ -364,7 +367,7 @@ class Front:
             if published and ev.get("tablet") == TARGET:
                 tx = self.by_engine_tx[ev["txn_id"]]
                 d = ev["partition"]
-                self.b_log[d].extend(Stored(data, producer, seq) for dd, data, producer, seq in tx.data if dd == d)
+                self.b_log[d].extend(s for dd, s in tx.data if dd == d)
                 assert len(self.b_log[d]) == len(self.engine.target[d]), "B's stored data follows the engine's log"
         if len(self.events) > self._seen:
             self._seen = len(self.events)
@@ -390,7 +393,7 @@ class Front:
     def _worker_reader(self, w: str) -> ReaderStream | None:
         return next((r for r in self.readers.values() if not r.closed and r.worker == w), None)
 
-    def write(self, tid: str, sid: str, path: str, data: bytes, producer: str, seq_no: int) -> None:
+    def write(self, tid: str, sid: str, path: str, data: bytes, producer: str, seq_no: int, codec: int = 1) -> None:
         """A write of the transactional writer: ``TxWrite`` (binding the transaction first), then
         the tablet's ``PqWrite``; the ack is "written in transaction"."""
         tx = self.tx(tid, sid)
@@ -425,7 +428,7 @@ class Front:
             raise self.refuse("BAD_REQUEST", f"transaction {tid} read {c.e - c.b} message(s) and writes them: a write "
                               "beyond them is outside the engine's model")
         d = self.engine.k.dest(self.engine.cl[w].src, self.engine.cl[w].b + self.engine.cl[w].sent)
-        tx.data.append((d, data, producer, seq_no))
+        tx.data.append((d, Stored(data, producer, seq_no, codec)))
         self._step("TxWrite", w)
         self.settle()
         if not self.engine.wacked[tx.engine_tx] or len(self.engine.wacked[tx.engine_tx]) < self.engine.cl[w].sent:
@@ -481,7 +484,7 @@ class Front:
 
     # --- A's data, given by a writer before anyone reads A (preload) ---
 
-    def preload(self, path: str, partition: int, data: bytes, producer: str, seq_no: int) -> int:
+    def preload(self, path: str, partition: int, data: bytes, producer: str, seq_no: int, codec: int = 1) -> int:
         """A write outside a transaction to topic A, before A is read: the data of the next of A's
         messages, which the spec's Init holds from the start (MsgsPerSrc a partition; the spec does
         not model data, so no step and no trace event). Its offset; refused once A was read, or when
@@ -500,7 +503,7 @@ class Front:
         if o >= self.k.msgs_per_src:
             raise self.refuse("UNSUPPORTED", f"partition {partition} of {SOURCE!r} holds {self.k.msgs_per_src} messages "
                               "(MsgsPerSrc, --workload copy:msgs=N): every one has its data")
-        self.source[(p, o)] = Stored(data, producer, seq_no)
+        self.source[(p, o)] = Stored(data, producer, seq_no, codec)
         return o
 
     # --- writes outside a transaction to topic B (the spec's PlainWrite) ---
@@ -517,7 +520,7 @@ class Front:
             self.plain_ids[producer] = free
         return self.plain_ids[producer]
 
-    def plain_write(self, data: bytes, producer: str, seq_no: int) -> int | None:
+    def plain_write(self, data: bytes, producer: str, seq_no: int, codec: int = 1) -> int | None:
         """A write outside any transaction to topic B: the spec's PlainWrite. Its offset in B, or
         None when the partition answers AlreadyWritten (the SDK's Skipped)."""
         q, o = self.plain_producer(producer), seq_no - 1
@@ -533,7 +536,7 @@ class Front:
         d = self.k.dest(q, o)
         repeat = self.engine.plain_repeat(q, o)
         if not repeat:
-            self.b_log[d].append(Stored(data, producer, seq_no))
+            self.b_log[d].append(Stored(data, producer, seq_no, codec))
         self._step("PlainWrite", (q, o))
         assert len(self.b_log[d]) == len(self.engine.target[d]), "B's stored data follows the engine's log"
         self.settle()
@@ -574,7 +577,72 @@ class Front:
         return r
 
     def committed_offset(self, r: ReaderStream, p: int) -> int:
-        return self.engine.committed[p] if r.topic == SOURCE else 0
+        return self.engine.committed[p] if r.topic == SOURCE else self.b_committed.get((r.consumer, p), 0)
+
+    # --- commits outside a transaction (the read stream's CommitOffsetRequest, the CommitOffset call) ---
+
+    def commit_offset(self, r: ReaderStream, psid: int, ends: list[tuple[int, int]]) -> int:
+        """A commit outside any transaction of the batches [start, end) of partition session ``psid``:
+        for A, the engine reads from where its reader is up to the last end, a batch of at most
+        BatchMax at a time (PlainRead), and commits each (CommitOffset); an end at or below that is
+        stale and moves nothing (partition.cpp CommitUserAct). A reader of B is outside the spec: its
+        consumer's offset is kept here. Returns the committed offset the answer names."""
+        if r.closed:
+            raise self.refuse("BAD_SESSION", "a commit on a read stream the server closed (its worker's newer reader replaced "
+                              "it): the read session is dead (YDB's WRONG_COOKIE)")
+        if psid not in r.sessions:
+            raise self.refuse("BAD_REQUEST", f"commit: unknown partition session {psid}")
+        if not ends or any(s >= t or s < 0 for s, t in ends):
+            raise self.refuse("BAD_REQUEST", f"commit: offset ranges {ends} are not [start, end) with start < end")
+        p = r.sessions[psid]
+        if r.topic != SOURCE:
+            key = (r.consumer, p)
+            self.b_committed[key] = max(self.b_committed.get(key, 0), min(max(t for _, t in ends), len(self.b_log[p])))
+            return self.b_committed[key]
+        return self._commit_source(r.worker, p, max(t for _, t in ends))
+
+    def _commit_source(self, w: str, p: int, end: int) -> int:
+        eng = self.engine
+        end = min(end, self.k.msgs_per_src)  # a commit to the future moves the offset to the partition's end
+        if eng.read_begin(w, p) < end and eng.cl[w].phase != "idle":
+            raise self.refuse("PRECONDITION_FAILED", f"commit outside a transaction while worker {w} (the reader) is in "
+                              f"transaction {eng.cl[w].tx} of the engine: commit the batches read outside it first")
+        while (b := eng.read_begin(w, p)) < end:
+            e = min(end, b + self.k.batch_max)
+            if not ACTION["PlainRead"].enabled(eng, (w, p, e)):
+                raise self.refuse("OVERLOADED", f"the engine's {self.k.max_plain_commits} batches committed outside "
+                                  "transactions (MaxPlainCommits) are used up: start the server with --workload copy:commits=N")
+            self._step("PlainRead", (w, p, e))
+            self._step("CommitOffset", w)
+        r = self._worker_reader(w)
+        if r is not None:  # the batches sent up to the committed offset are taken
+            r.delivered = [(q, max(x, eng.committed[q]) if q == p else x, y) for (q, x, y) in r.delivered
+                           if q != p or y > eng.committed[q]]
+        return eng.committed[p]
+
+    def commit_offset_call(self, path: str, partition: int, consumer: str, offset: int, read_session_id: str) -> None:
+        """The CommitOffset call (topic_client.commit_offset): in the named read session, or with
+        none, where the partition's reader is; a forward move only (YDB moves a session-less commit
+        backwards too, a rewind the spec does not model)."""
+        name = normalize(path)
+        t = self.topic(name)
+        if consumer not in t.consumers:
+            raise self.refuse("SCHEME_ERROR", f"topic {name!r} has no consumer {consumer!r} (it has {t.consumers})")
+        if name != SOURCE:
+            raise self.refuse("UNSUPPORTED", f"CommitOffset of {name!r}: the engine's consumer offsets are those of {SOURCE!r}")
+        p = partition + 1
+        if p not in self.k.src_parts:
+            raise self.refuse("BAD_REQUEST", f"partition {partition} of {SOURCE!r} does not exist")
+        w = self.engine.owner[p]
+        if read_session_id:
+            r = next((x for x in self.readers.values() if f"read-{x.id}" == read_session_id), None)
+            if r is None or r.closed or r.worker != w:
+                raise self.refuse("BAD_SESSION", f"read session {read_session_id!r} is not partition {partition}'s live "
+                                  "session (YDB's WRONG_COOKIE: set offset in already dead session)")
+        if offset < self.engine.committed[p]:
+            raise self.refuse("UNSUPPORTED", f"CommitOffset to {offset}, behind the committed offset "
+                              f"{self.engine.committed[p]}: a rewind, which the spec does not model")
+        self._commit_source(w, p, offset)
 
     def end_offset(self, r: ReaderStream, p: int) -> int:
         return self.k.msgs_per_src if r.topic == SOURCE else len(self.b_log[p])
@@ -583,7 +651,7 @@ class Front:
         if psid not in r.sessions:
             raise self.refuse("BAD_REQUEST", f"unknown partition session {psid}")
         p = r.sessions[psid]
-        start = self.engine.read_begin(r.worker, p) if r.topic == SOURCE else 0
+        start = self.engine.read_begin(r.worker, p) if r.topic == SOURCE else self.b_committed.get((r.consumer, p), 0)
         if read_offset is not None and read_offset != start:
             raise self.refuse("BAD_REQUEST", f"read_offset {read_offset}: the engine's reader reads partition {p - 1} from {start}")
         r.started.add(psid)

@@ -14,19 +14,23 @@ from ref_impl.sim.settings import SettingsError
 from trace_check.traces.protocol import ProtocolInputError, ServeOptions, Server
 
 PORT = 2136  # YDB's gRPC port
-SERVED_KEYS = ("msgs", "batch", "txns", "plain", "others")
+SERVED_KEYS = ("msgs", "batch", "txns", "plain", "others", "commits", "workers")
 
 
 @attrs.frozen
 class Shape:
-    """The served engine's constants a ``--workload`` may set (the rest is one worker, one
-    partition of A and of B): ``copy:msgs=8,batch=2,txns=16,plain=256,others=64`` is the default."""
+    """The served engine's constants a ``--workload`` may set (the rest is one partition of A and
+    of B): ``copy:msgs=8,batch=2,txns=16,plain=256,others=128,commits=256,workers=1`` is the
+    default. Each worker is in one transaction at a time: ``workers=N`` serves N concurrent
+    transactions (write-only ones, or one reading topic A: A has one partition, its first worker's)."""
 
     msgs: int = 8  # MsgsPerSrc
     batch: int = 2  # BatchMax
     txns: int = 16  # MaxTxns
     plain: int = 256  # MaxPlainWrites: writes to B outside any transaction
-    others: int = 64  # Others: producer ids of such writers
+    others: int = 128  # Others: producer ids of such writers
+    commits: int = 256  # MaxPlainCommits: batches of A read and committed outside any transaction
+    workers: int = 1  # Workers: transactions open at once
 
     @classmethod
     def parse(cls, text: str) -> Shape:
@@ -37,7 +41,8 @@ class Shape:
         for key, value in settings.pairs(rest).items():
             if key not in SERVED_KEYS:
                 raise settings.unknown("workload setting of the served engine", key, SERVED_KEYS, "{}=N")
-            fields[key] = settings.whole(key, value, 0 if key == "plain" else 1, 10_000)
+            # workers: each open transaction's streams hold gRPC threads (MAX_STREAMS)
+            fields[key] = settings.whole(key, value, 0 if key in ("plain", "commits") else 1, 32 if key == "workers" else 10_000)
         return cls(**fields)
 
 
@@ -57,5 +62,5 @@ def serve(o: ServeOptions) -> Server:
     switches = settings.option("--faults", Switches.parse, o.faults)
     bugs = settings.option("--bugs", parse_bugs, o.bugs)
     return Running(Options(port=o.port, host=o.host, version=o.version or "v26", messages=shape.msgs, batch=shape.batch,
-                           txns=shape.txns, plain=shape.plain, others=shape.others, trace=o.trace, faults=switches,
-                           bugs=bugs))
+                           txns=shape.txns, plain=shape.plain, others=shape.others, commits=shape.commits,
+                           workers=shape.workers, trace=o.trace, faults=switches, bugs=bugs))

@@ -25,7 +25,10 @@ from .services import Shared, add_services
 
 GENERATOR = "txconform serve ydb 1"
 STOP_GRACE_S = 1.0
-MAX_STREAMS = 64  # gRPC worker threads: each open stream (attach, reader, writer) holds one
+# gRPC worker threads: each open stream (a session's attach, a reader, a writer) holds one, and an RPC
+# beyond them is refused (RESOURCE_EXHAUSTED), which the SDK retries for ever: the SDK's own tests open
+# 100 writers at once (test_start_many_sync_writers_in_parallel). An idle thread costs its stack only.
+MAX_STREAMS = 256
 
 
 @attrs.frozen
@@ -37,7 +40,9 @@ class Options:
     batch: int = 2  # BatchMax: the most messages a read batch holds
     txns: int = 16  # MaxTxns: the engine's transactions, in all
     plain: int = 256  # MaxPlainWrites: writes to B outside any transaction
-    others: int = 64  # Others: the producer ids of those writes
+    others: int = 128  # Others: the producer ids of those writes
+    commits: int = 256  # MaxPlainCommits: batches of A read and committed outside any transaction
+    workers: int = 1  # Workers: the engine's workers, each in one transaction at a time
     trace: Path | None = None
     faults: Switches = NO_FAULTS
     bugs: tuple[str, ...] = ()  # the YDB bug zoo's (ref_impl/ydb/zoo.py), as the engine takes them
@@ -48,10 +53,11 @@ class Options:
         if not 0 <= self.port <= 65535:
             raise ProtocolInputError(f"--port: {self.port} is not a TCP port (0 takes a free one)")
         f = self.faults  # each fault step's budget: as many as its switches
-        return Constants(workers=("w1",), num_src=1, num_dst=1, msgs_per_src=self.messages, batch_max=self.batch,
+        return Constants(workers=tuple(f"w{n}" for n in range(1, self.workers + 1)), num_src=1, num_dst=1, msgs_per_src=self.messages, batch_max=self.batch,
                          max_txns=self.txns, rollbacks=True, shapes=("copy", "read", "write"), version=self.version,
                          bugs=self.bugs, max_restarts=f.budget("TabletRestart"), max_deadlines=f.budget("PlanDeadline"),
-                         max_lock_losses=f.budget("LockLost"), max_plain_writes=self.plain, others=self.others)
+                         max_lock_losses=f.budget("LockLost"), max_plain_writes=self.plain, others=self.others,
+                         max_plain_commits=self.commits)
 
 
 class Running:
@@ -129,7 +135,7 @@ class Running:
                   default=0)
         plain = max(e.plain_sent, top - used * k.batch_max) if e.plain_sent else 0
         constants = attrs.evolve(k, max_txns=used, max_plain_writes=plain,
-                                 others=max(1, len(self.front.plain_ids))).to_spec()
+                                 others=max(1, len(self.front.plain_ids)), max_plain_commits=len(e.plain_commits)).to_spec()
         o = self.options
         return trace_format.header("ydb", ydb_trace.SPEC_DIR, ydb_trace.SPEC_MODULES, constants, None, GENERATOR, ydb_trace.LOGGED,
                                    workload=f"real clients (txconform serve, messages={o.messages}, batch={o.batch})",

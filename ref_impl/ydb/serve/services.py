@@ -43,7 +43,6 @@ from ydb._grpc.common.protos import (
     ydb_value_pb2,
 )
 
-from ..state import CONSUMER
 from .faults import NO_FAULTS, Switches
 from .front import DATABASE, SOURCE, TARGET, Front, FrontError, ReaderStream, normalize
 
@@ -56,9 +55,12 @@ GZIP = 2  # Ydb.Topic.Codec.CODEC_GZIP
 # not a step of the transaction protocol: the engine keeps the data decoded, and readers get it RAW).
 # LZOP and ZSTD are refused (UNSUPPORTED): they would need packages this project does not install.
 DECODERS: dict[int, Callable[[bytes], bytes]] = {RAW: lambda data: data, GZIP: gzip.decompress}
+# Custom codecs (Ydb.Topic.Codec: CODEC_CUSTOM = 10000 and up) are the application's own: the server
+# keeps such data as it came, and readers get it back with its codec to decode (or not) themselves.
+CUSTOM_CODECS = range(10000, 20000)
 NODE_ID = 1
 POLL_S = 0.2  # how often a waiting stream looks whether its client or the server has gone
-SELECT_1 = re.compile(r"^\s*select\s+1\s*;?\s*$", re.IGNORECASE)
+SELECT_N = re.compile(r"^\s*select\s+(\d{1,9})\s*;?\s*$", re.IGNORECASE)
 W = ydb_topic_pb2.StreamWriteMessage
 R = ydb_topic_pb2.StreamReadMessage
 
@@ -196,13 +198,17 @@ def read_responses(front: Front, r: ReaderStream) -> list[Any]:
     data = []
     size = 0
     for psid, _p, msgs in batches:
-        stored = msgs[0][2]
-        batch = R.ReadResponse.Batch(producer_id=stored.producer if stored else "A", codec=RAW, written_at=now)
+        # a batch per run of messages of one codec (a reader decodes a batch with its codec); the engine's
+        # batch of A is one such run, which a transaction takes whole
+        out: list[Any] = []
         for offset, payload, s in msgs:
-            batch.message_data.append(R.ReadResponse.MessageData(offset=offset, seq_no=s.seq_no if s else offset + 1,
-                                                                 created_at=now, data=payload, uncompressed_size=len(payload)))
+            codec = s.codec if s else RAW
+            if not out or out[-1].codec != codec:
+                out.append(R.ReadResponse.Batch(producer_id=s.producer if s else "A", codec=codec, written_at=now))
+            out[-1].message_data.append(R.ReadResponse.MessageData(offset=offset, seq_no=s.seq_no if s else offset + 1,
+                                                                   created_at=now, data=payload, uncompressed_size=len(payload)))
             size += len(payload)
-        data.append(R.ReadResponse.PartitionData(partition_session_id=psid, batches=[batch]))
+        data.append(R.ReadResponse.PartitionData(partition_session_id=psid, batches=out))
     return [R.FromServer(status=status("SUCCESS"), read_response=R.ReadResponse(partition_data=data, bytes_size=size))]
 
 
@@ -296,17 +302,19 @@ class Query(ydb_query_v1_pb2_grpc.QueryServiceServicer):  # type: ignore[misc]
                          lambda st, iss, _: ydb_query_pb2.RollbackTransactionResponse(status=st, issues=iss), tid=request.tx_id)
 
     def ExecuteQuery(self, request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
-        """``select 1`` in the session's transaction (begun here with ``begin_tx``, committed with
-        ``commit_tx``), as the SDK's ``tx.execute("select 1")`` sends it; any other query text is
-        refused: the engine has no tables."""
+        """``select n`` in the session's transaction (begun here with ``begin_tx``, committed with
+        ``commit_tx``: the commit through a query of YDB's TxUsage WriteToTopic_Demo_43 and _44), as
+        the SDK's ``tx.execute("select 1")`` sends it; any other query text is refused: the engine has
+        no tables."""
         self.shared.count("ExecuteQuery")
         front = self.shared.front
         text = request.query_content.text
         with self.shared.lock:
             try:
                 front.session(request.session_id)
-                if not SELECT_1.match(text):
-                    raise front.refuse("BAD_REQUEST", f"query <{text.strip()[:60]}>: this server runs only select 1 "
+                selected = SELECT_N.match(text)
+                if selected is None:
+                    raise front.refuse("BAD_REQUEST", f"query <{text.strip()[:60]}>: this server runs only select n "
                                        "(the reference engine has topics, no tables)")
                 tc = request.tx_control
                 tid = ""
@@ -320,7 +328,7 @@ class Query(ydb_query_v1_pb2_grpc.QueryServiceServicer):  # type: ignore[misc]
                 yield ydb_query_pb2.ExecuteQueryResponsePart(status=status(e.status), issues=issues(str(e)))
                 return
         column = ydb_value_pb2.Column(name="column0", type=ydb_value_pb2.Type(type_id=ydb_value_pb2.Type.INT32))
-        row = ydb_value_pb2.Value(items=[ydb_value_pb2.Value(int32_value=1)])
+        row = ydb_value_pb2.Value(items=[ydb_value_pb2.Value(int32_value=int(selected.group(1)))])
         part = ydb_query_pb2.ExecuteQueryResponsePart(status=status("SUCCESS"), result_set_index=0,
                                                       result_set=ydb_value_pb2.ResultSet(columns=[column], rows=[row]))
         if tid and not tc.commit_tx:
@@ -376,11 +384,11 @@ class Topic(ydb_topic_v1_pb2_grpc.TopicServiceServicer):  # type: ignore[misc]
         return self._op("AlterTopic", refuse, lambda op: ydb_topic_pb2.AlterTopicResponse(operation=op))
 
     def CommitOffset(self, request: Any, context: grpc.ServicerContext) -> Any:
-        def refuse() -> None:
-            raise self.shared.front.refuse("UNSUPPORTED", "CommitOffset: the engine commits consumer offsets only in a "
-                                           "transaction (UpdateOffsetsInTransaction)")
+        def commit() -> None:
+            self.shared.front.commit_offset_call(request.path, request.partition_id, request.consumer, request.offset,
+                                                 request.read_session_id)
 
-        return self._op("CommitOffset", refuse, lambda op: ydb_topic_pb2.CommitOffsetResponse(operation=op))
+        return self._op("CommitOffset", commit, lambda op: ydb_topic_pb2.CommitOffsetResponse(operation=op))
 
     def UpdateOffsetsInTransaction(self, request: Any, context: grpc.ServicerContext) -> Any:
         topics = [(t.path, pt.partition_id, [(r.start, r.end) for r in pt.partition_offsets])
@@ -423,33 +431,35 @@ class Topic(ydb_topic_v1_pb2_grpc.TopicServiceServicer):  # type: ignore[misc]
                 # transaction are written_in_tx, with no offset (write_session_actor.cpp)
                 if not wr.messages or wr.codec == 0:
                     raise front.refuse("BAD_REQUEST", "bad write request: no messages, or codec unspecified (id 0)")
-                if wr.codec not in DECODERS:
-                    raise front.refuse("UNSUPPORTED", f"codec {wr.codec}: this server takes RAW (1) and GZIP (2) data only")
+                if wr.codec not in DECODERS and wr.codec not in CUSTOM_CODECS:
+                    raise front.refuse("UNSUPPORTED", f"codec {wr.codec}: this server takes RAW (1), GZIP (2) and custom "
+                                       "codecs (10000 to 19999) only")
+                codec = wr.codec if wr.codec in CUSTOM_CODECS else RAW  # how the data is kept and read back
                 data = []
                 for m in wr.messages:
                     try:
-                        data.append(DECODERS[wr.codec](m.data))
+                        data.append(m.data if wr.codec in CUSTOM_CODECS else DECODERS[wr.codec](m.data))
                     except (OSError, EOFError, zlib.error):
                         raise front.refuse("BAD_REQUEST", f"message seq_no {m.seq_no}: its data is not codec {wr.codec} (GZIP)") from None
                 acks = []
                 if not wr.HasField("tx"):  # outside a transaction: A's data before it is read, or B's PlainWrite
                     for m, d in zip(wr.messages, data, strict=True):
                         if normalize(state["path"]) == TARGET and front.k.max_plain_writes:
-                            off = front.plain_write(d, state["producer"], m.seq_no)
+                            off = front.plain_write(d, state["producer"], m.seq_no, codec)
                             if off is None:  # AlreadyWritten: the SDK's Skipped
                                 acks.append(W.WriteResponse.WriteAck(seq_no=m.seq_no, skipped=W.WriteResponse.WriteAck.Skipped(
                                     reason=W.WriteResponse.WriteAck.Skipped.REASON_ALREADY_WRITTEN)))
                             else:
                                 acks.append(W.WriteResponse.WriteAck(seq_no=m.seq_no, written=W.WriteResponse.WriteAck.Written(offset=off)))
                             continue
-                        o = front.preload(state["path"], state["partition"], d, state["producer"], m.seq_no)
+                        o = front.preload(state["path"], state["partition"], d, state["producer"], m.seq_no, codec)
                         acks.append(W.WriteResponse.WriteAck(seq_no=m.seq_no, written=W.WriteResponse.WriteAck.Written(offset=o)))
                     out.put(W.FromServer(status=status("SUCCESS"), write_response=W.WriteResponse(
                         acks=acks, partition_id=state["partition"])))
                     return
                 for m, d in zip(wr.messages, data, strict=True):
                     with self.shared.faults_at("Write", wr.tx.id):
-                        front.write(wr.tx.id, wr.tx.session, state["path"], d, state["producer"], m.seq_no)
+                        front.write(wr.tx.id, wr.tx.session, state["path"], d, state["producer"], m.seq_no, codec)
                     acks.append(W.WriteResponse.WriteAck(seq_no=m.seq_no, written_in_tx=W.WriteResponse.WriteAck.WrittenInTx()))
                 out.put(W.FromServer(status=status("SUCCESS"), write_response=W.WriteResponse(acks=acks, partition_id=0)))
 
@@ -460,7 +470,8 @@ class Topic(ydb_topic_v1_pb2_grpc.TopicServiceServicer):  # type: ignore[misc]
     def StreamRead(self, requests: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
         """The reader's stream: init (consumer, topic), a partition session a partition, then data
         as the client asks for it by bytes (ydb-python-sdk ``ydb/_topic_reader/
-        topic_reader_asyncio.py``, ``ReaderStream``). Commits outside a transaction are refused."""
+        topic_reader_asyncio.py``, ``ReaderStream``). A commit outside a transaction (reader.commit)
+    is the engine's PlainRead and CommitOffset of the batches up to its end."""
         front = self.shared.front
         state: dict[str, ReaderStream] = {}
 
@@ -488,8 +499,12 @@ class Topic(ydb_topic_v1_pb2_grpc.TopicServiceServicer):  # type: ignore[misc]
                 sp = msg.start_partition_session_response
                 front.start_session(r, sp.partition_session_id, sp.read_offset if sp.HasField("read_offset") else None)
             elif kind == "commit_offset_request":
-                raise front.refuse("UNSUPPORTED", f"commit outside a transaction: the engine commits consumer {CONSUMER!r}'s "
-                                   "offsets only in a transaction (receive_batch_with_tx)")
+                done = [R.CommitOffsetResponse.PartitionCommittedOffset(
+                            partition_session_id=c.partition_session_id,
+                            committed_offset=front.commit_offset(r, c.partition_session_id, [(x.start, x.end) for x in c.offsets]))
+                        for c in msg.commit_offset_request.commit_offsets]
+                out.put(R.FromServer(status=status("SUCCESS"), commit_offset_response=R.CommitOffsetResponse(
+                    partitions_committed_offsets=done)))
             elif kind not in ("stop_partition_session_response", "partition_session_status_request"):
                 raise front.refuse("UNSUPPORTED", f"StreamRead {kind}: not served")
             for m in read_responses(front, r):
