@@ -19,11 +19,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -35,39 +38,51 @@ SESSIONS = (37, 370)  # transactions; 27 trace events each
 T = 10.0
 
 
-def session(txns: int, trace: Path) -> tuple[float, float, int]:
-    """Serve ``txns`` copies and as many ``select 1``: each's rate per second, and the trace's events."""
+@contextlib.contextmanager
+def served(options: Any) -> Iterator[tuple[Any, Any]]:
+    """A server of ``options`` (ref_impl.ydb.serve.run.Options) and a connected SDK driver with topics A
+    and B created; the server is stopped (its trace written) on the way out."""
     import ydb
 
-    from ref_impl.ydb.serve.run import Options, Running
+    from ref_impl.ydb.serve.run import Running
 
-    running = Running(Options(port=0, messages=2 * txns, batch=2, txns=txns, trace=trace)).start()
+    running = Running(options).start()
     try:
         driver = ydb.Driver(endpoint=f"grpc://{running.bootstrap}", database="/local")
         driver.wait(timeout=T, fail_fast=True)
         try:
             driver.topic_client.create_topic("A", consumers=["c"])
             driver.topic_client.create_topic("B", consumers=["check"])
-            with ydb.QuerySessionPool(driver) as pool, driver.topic_client.reader("A", consumer="c") as reader:
-
-                def copy(tx: object) -> None:
-                    batch = reader.receive_batch_with_tx(tx, max_messages=2, timeout=T)
-                    writer = driver.topic_client.tx_writer(tx, "B")
-                    for m in batch.messages:
-                        writer.write(ydb.TopicWriterMessage(m.data), timeout=T)
-
-                t0 = time.monotonic()
-                for _ in range(txns):
-                    pool.retry_tx_sync(copy, retry_settings=ydb.RetrySettings(max_retries=0))
-                copies = time.monotonic() - t0
-                t0 = time.monotonic()
-                for _ in range(txns):
-                    pool.execute_with_retries("select 1")
-                selects = time.monotonic() - t0
+            yield running, driver
         finally:
             driver.stop(timeout=T)
     finally:
         running.stop()
+
+
+def session(txns: int, trace: Path) -> tuple[float, float, int]:
+    """Serve ``txns`` copies and as many ``select 1``: each's rate per second, and the trace's events."""
+    import ydb
+
+    from ref_impl.ydb.serve.run import Options
+
+    with (served(Options(port=0, messages=2 * txns, batch=2, txns=txns, trace=trace)) as (running, driver),
+          ydb.QuerySessionPool(driver) as pool, driver.topic_client.reader("A", consumer="c") as reader):
+
+        def copy(tx: object) -> None:
+            batch = reader.receive_batch_with_tx(tx, max_messages=2, timeout=T)
+            writer = driver.topic_client.tx_writer(tx, "B")
+            for m in batch.messages:
+                writer.write(ydb.TopicWriterMessage(m.data), timeout=T)
+
+        t0 = time.monotonic()
+        for _ in range(txns):
+            pool.retry_tx_sync(copy, retry_settings=ydb.RetrySettings(max_retries=0))
+        copies = time.monotonic() - t0
+        t0 = time.monotonic()
+        for _ in range(txns):
+            pool.execute_with_retries("select 1")
+        selects = time.monotonic() - t0
     return txns / copies, txns / selects, len(running.front.events)
 
 
@@ -82,44 +97,33 @@ def writers_session(threads: int, txns: int, trace: Path) -> tuple[float, int]:
 
     import ydb
 
-    from ref_impl.ydb.serve.run import Options, Running
+    from ref_impl.ydb.serve.run import Options
 
-    running = Running(Options(port=0, workers=max(WRITERS), txns=txns, trace=trace)).start()
-    try:
-        driver = ydb.Driver(endpoint=f"grpc://{running.bootstrap}", database="/local")
-        driver.wait(timeout=T, fail_fast=True)
-        try:
-            driver.topic_client.create_topic("A", consumers=["c"])
-            driver.topic_client.create_topic("B", consumers=["check"])
-            errors: list[BaseException] = []
-            with ydb.QuerySessionPool(driver, size=threads) as pool:
+    errors: list[BaseException] = []
+    with served(Options(port=0, workers=max(WRITERS), txns=txns, trace=trace)) as (running, driver), ydb.QuerySessionPool(driver, size=threads) as pool:
 
-                def write(tx: object) -> None:
-                    writer = driver.topic_client.tx_writer(tx, "B")
-                    for j in range(2):
-                        writer.write(ydb.TopicWriterMessage(f"m{j}".encode()), timeout=T)
+        def write(tx: object) -> None:
+            writer = driver.topic_client.tx_writer(tx, "B")
+            for j in range(2):
+                writer.write(ydb.TopicWriterMessage(f"m{j}".encode()), timeout=T)
 
-                def loop(n: int) -> None:
-                    try:
-                        for _ in range(n):
-                            pool.retry_tx_sync(write, retry_settings=ydb.RetrySettings(max_retries=0))
-                    except BaseException as e:  # noqa: BLE001 - reported below
-                        errors.append(e)
+        def loop(n: int) -> None:
+            try:
+                for _ in range(n):
+                    pool.retry_tx_sync(write, retry_settings=ydb.RetrySettings(max_retries=0))
+            except BaseException as e:  # noqa: BLE001 - reported below
+                errors.append(e)
 
-                shares = [txns // threads + (1 if i < txns % threads else 0) for i in range(threads)]
-                workers = [threading.Thread(target=loop, args=(n,), daemon=True) for n in shares]
-                t0 = time.monotonic()
-                for t in workers:
-                    t.start()
-                for t in workers:
-                    t.join(600)
-                seconds = time.monotonic() - t0
-            if errors:
-                raise SystemExit(f"bench_serve_ydb: a writer failed: {errors[0]!r}")
-        finally:
-            driver.stop(timeout=T)
-    finally:
-        running.stop()
+        shares = [txns // threads + (1 if i < txns % threads else 0) for i in range(threads)]
+        workers = [threading.Thread(target=loop, args=(n,), daemon=True) for n in shares]
+        t0 = time.monotonic()
+        for t in workers:
+            t.start()
+        for t in workers:
+            t.join(600)
+        seconds = time.monotonic() - t0
+    if errors:
+        raise SystemExit(f"bench_serve_ydb: a writer failed: {errors[0]!r}")
     return txns / seconds, len(running.front.events)
 
 

@@ -602,7 +602,8 @@ def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Call
              close_here: Callable[[], bool] = lambda: False,
              writer_counts: Callable[[], int] = lambda: 1,
              plain_here: Callable[[], tuple[int, int | None] | None] = lambda: None,
-             plain_read_here: Callable[[TopicReader], int | None] = lambda reader: None) -> App:
+             plain_read_here: Callable[[TopicReader], int | None] = lambda reader: None,
+             first_writer: Callable[[int], int] = lambda writers: 0) -> App:
     """The workload: read a batch of topic A, write it to topic B (and a row to the table), and
     commit the read offsets, the writes and the row in one transaction; again and again. Where
     ``rollback_here()`` says so (after the read, after a write, before the commit), the
@@ -619,7 +620,7 @@ def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Call
     any transaction to the same partition. Where ``close_here()`` says so after its writes, the
     application closes its writer by force; the commit then fails and it rolls back. A write-only
     transaction opens ``writer_counts()`` writers (producers of their own) and writes with them in
-    turn. Before each transaction, where ``plain_here()`` names a producer and a SeqNo (None: the
+    turn, ``first_writer(n)`` of its n writers first. Before each transaction, where ``plain_here()`` names a producer and a SeqNo (None: the
     automatic one), the application writes a message outside any transaction, and while
     ``plain_read_here(reader)`` names a batch size, it reads a batch outside any transaction and
     commits it with commit_with_ack (a refused commit, PartitionExpired, is left: the partition's
@@ -636,11 +637,14 @@ def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Call
         tx = driver.begin_transaction(shapes())
         writer: TxWriter | None
         partition = 0  # the partition of A read (none for a write-only transaction)
+        start = 0  # which of a write-only transaction's writers writes first
         if tx.shape == "write":
             writer = yield driver.tx_writer(tx, "B")
             writers = [writer]
             for _ in range(writer_counts() - 1):
                 writers.append((yield driver.tx_writer(tx, "B")))
+            if len(writers) > 1:
+                start = first_writer(len(writers))
             # placeholders: each write-only write is its writer's next own message
             to_write = tuple(Msg(0, tx.base + i) for i in range((write_counts or batch_sizes)()))
         else:
@@ -662,7 +666,7 @@ def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Call
             for n, m in enumerate(to_write):
                 assert writer is not None
                 if tx.shape == "write":
-                    by = writers[n % len(writers)]
+                    by = writers[(start + n) % len(writers)]
                     yield by.write(by.next_message())
                 else:
                     yield writer.write(m)

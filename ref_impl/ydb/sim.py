@@ -217,7 +217,7 @@ class Simulation(Stepper):
                                                self._shape, self._outside_here, self._write_count,
                                                self._table_here, self._range, self._more_here,
                                                self._other_here, self._close_here, self._writer_count,
-                                               self._plain_here, self._plain_read_here))
+                                               self._plain_here, self._plain_read_here, self._first_writer))
                      for w in self.k.workers]
 
     def _batch_size(self) -> int:
@@ -256,6 +256,12 @@ class Simulation(Stepper):
         if not reader.has_messages() or (e.next_tx <= self.k.max_txns and self.app_rng.random() >= 1 / 3):
             return None
         return self._batch_size()
+
+    def _first_writer(self, writers: int) -> int:
+        """Which of a write-only transaction's writers writes first (drawn only when it has several):
+        its first message's SourceId is the supportive partition's first, whose MinSeqNo
+        seqno_first_source alone would check."""
+        return self.app_rng.randrange(writers)
 
     def _writer_count(self) -> int:
         """How many writers a write-only transaction opens: 1 up to the workload's writers (no draw

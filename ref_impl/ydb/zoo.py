@@ -91,7 +91,7 @@ ZOO = (
            "ydb_split_ignored", "PqImmediate",
            "B's predicate does not ask whether the partition is still active: data lands in a partition a split made inactive"),
     ZooBug("seqno_first_source", ("seqno_first_source",),
-           "copy:workers=1,dst=1,shapes=write,producers=partition,nontx=1,writers=2", "none", 38,
+           "copy:workers=1,dst=1,shapes=write,producers=partition,nontx=1,writers=2", "none", 9,
            "ydb_seqno_first_source", "PqImmediate",
            "one MinSeqNo per supportive partition (its first SourceId's): a second writer's SeqNo that a plain write "
            "already published passes, and is published twice"),
