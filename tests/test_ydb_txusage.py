@@ -106,17 +106,18 @@ def reasons(r: Run, action: str) -> list[tuple[int, str, str | None]]:
 @pytest.mark.tlc
 def test_write_to_topic_demo_9_two_transactions_of_one_producer_the_later_commits_first(tmp_path: Path) -> None:
     """WriteToTopic_Demo_9 (and _4 on one topic): tx_1 writes message #1, tx_2 writes #2, as the
-    same producer; tx_2 commits first (SUCCESS), then tx_1 is ABORTED: its SeqNo is below the
-    producer's last in the partition (partition.cpp ApplyWriteInfoResponse, MinSeqNo). A reader
+    same producer; each writer numbers after the producer's last SeqNo at its init (none yet), so
+    both messages have SeqNo 1. tx_2 commits first (SUCCESS), then tx_1 is ABORTED: its SeqNo is at
+    the producer's last in the partition (partition.cpp ApplyWriteInfoResponse, MinSeqNo). A reader
     sees #2 only."""
     r = Run(workers=("w1", "w2"), max_txns=2, batch_max=1, shapes=("write",), producers="partition")
     r.take(("BeginWrites", "w1"))
     r.write("w1")  # tx_1: message #1, SeqNo 1
     r.take(("BeginWrites", "w2"))
-    r.write("w2")  # tx_2: message #2, SeqNo 2
+    r.write("w2")  # tx_2: message #2, SeqNo 1 too
     assert r.e.target[1] == [], "nothing is visible before a commit"
     assert (r.commit_immediate("w2"), r.commit_immediate("w1")) == ("COMMITTED", "ABORTED")
-    assert r.e.target[1] == [Msg(0, 1)]
+    assert r.e.target[1] == [Msg(0, 0)]
     assert reasons(r, "PqImmediate") == [(2, "commit", None), (1, "abort", "MinSeqNo")]
     r.accepted(tmp_path)
 
@@ -307,9 +308,10 @@ def test_write_to_topic_demo_45_two_writers_to_two_partitions_in_one_transaction
 @pytest.mark.tlc
 def test_transactions_conflict_on_seqno_in_small_shared_write_sessions(tmp_path: Path) -> None:
     """Transactions_Conflict_On_SeqNo in small: write sessions shared by the transactions (one per
-    partition there; two producers here), two transactions each write through both, and the
-    later one commits first. The earlier one's SeqNos are now at or below each producer's last:
-    ABORTED (MinSeqNo). YDB's test asserts each commit SUCCESS or ABORTED and not all SUCCESS."""
+    partition there; two producers here), two transactions each write through both (with the same
+    SeqNos: each writer numbers after its producer's last, none yet), and the later one commits
+    first. The earlier one's SeqNos are now at or below each producer's last: ABORTED (MinSeqNo).
+    YDB's test asserts each commit SUCCESS or ABORTED and not all SUCCESS."""
     r = Run(workers=("w1", "w2"), max_txns=2, batch_max=2, shapes=("write",), producers="partition", tx_writers=2)
     r.take(("BeginWrites", "w1"))
     r.write("w1", 0)
@@ -318,7 +320,7 @@ def test_transactions_conflict_on_seqno_in_small_shared_write_sessions(tmp_path:
     r.write("w2", 0)
     r.write("w2", 1)
     assert (r.commit_immediate("w2"), r.commit_immediate("w1")) == ("COMMITTED", "ABORTED")
-    assert r.e.target[1] == [Msg(0, 2), Msg(-2, 2)]
+    assert r.e.target[1] == [Msg(0, 0), Msg(-2, 0)]
     assert reasons(r, "PqImmediate") == [(2, "commit", None), (1, "abort", "MinSeqNo")]
     r.accepted(tmp_path)
 
@@ -423,4 +425,42 @@ def test_session_abort_a_lost_sessions_reads_are_not_committed_and_the_next_sess
     assert r.e.read_begin("w1", 1) == 2  # block 3: committed offset 2
     r.take(("PlainRead", ("w1", 1, 3)), ("CommitOffset", "w1"))
     assert r.e.committed[1] == 3 and r.events[-1]["action"] == "CommitOffset"
+    r.accepted(tmp_path)
+
+
+@pytest.mark.tlc
+def test_write_to_topic_demo_17_writes_outside_then_in_a_transaction_of_one_producer(tmp_path: Path) -> None:
+    """WriteToTopic_Demo_17 (and _18 to _20's old head), in small: the producer writes outside any
+    transaction first (5 messages there, 2 here), then in a transaction (3 there, 2 here). The
+    transactional writer numbers after the producer's last SeqNo, which its init returns, so the
+    commit is SUCCESS and a reader sees all of them in order (their sizes are not modelled)."""
+    r = Run(workers=("w1",), max_txns=1, batch_max=2, shapes=("write",), producers="partition", max_plain_writes=2)
+    r.take(("PlainWrite", (0, 0)), ("PlainWrite", (0, 1)))
+    r.take(("BeginWrites", "w1"))
+    assert r.e.cl["w1"].b == 2  # the writer's init: last_seq_no 2
+    r.write("w1")
+    r.write("w1")
+    assert r.commit_immediate("w1") == "COMMITTED"
+    assert r.e.target[1] == [Msg(0, 0), Msg(0, 1), Msg(0, 2), Msg(0, 3)]
+    r.accepted(tmp_path)
+
+
+@pytest.mark.tlc
+def test_seqno_conflict_two_write_sessions_of_one_producer_the_second_commit_aborts(tmp_path: Path) -> None:
+    """TopicTxSkipConflictAndProducerMeta SeqNoConflict_TwoWriteSessions (topic_tx_skip_conflict_ut.cpp),
+    its configurations with the server flag off, or the session's track_producer_id_in_tx true or
+    absent: two transactions of one producer, each through a write session of its own, write two
+    messages each (both from the producer's last SeqNo: the same SeqNos); tx1 commits (SUCCESS),
+    then tx2 is ABORTED (MinSeqNo), and a reader sees tx1's two. The configuration with the flag on
+    and the setting false, where KQP skips the check and both commit, is not modelled (docs/ydb.md)."""
+    r = Run(workers=("w1", "w2"), max_txns=2, batch_max=2, shapes=("write",), producers="partition")
+    r.take(("BeginWrites", "w1"))
+    r.write("w1")
+    r.write("w1")  # "m1", "m2"
+    r.take(("BeginWrites", "w2"))
+    r.write("w2")
+    r.write("w2")  # "m3", "m4", SeqNos 1 and 2 again
+    assert (r.commit_immediate("w1"), r.commit_immediate("w2")) == ("COMMITTED", "ABORTED")
+    assert r.e.target[1] == [Msg(0, 0), Msg(0, 1)]
+    assert reasons(r, "PqImmediate") == [(1, "commit", None), (2, "abort", "MinSeqNo")]
     r.accepted(tmp_path)

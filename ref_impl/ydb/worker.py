@@ -137,11 +137,21 @@ class WorkerSteps(State):
 
     def begin_writes_enabled(self, w: str) -> bool:
         c = self.cl[w]
-        return "write" in self.k.shapes and not c.hung and c.phase == "idle" and self.next_tx <= self.k.max_txns
+        return ("write" in self.k.shapes and not c.hung and c.phase == "idle" and self.next_tx <= self.k.max_txns
+                and self.write_base(self.next_tx) + self.k.batch_max <= len(self.k.app_offsets))
+
+    def write_base(self, tx: int) -> int:
+        """WriteBase(tx): where write-only transaction tx's SeqNos begin. With shared producers
+        ("partition") after the highest last SeqNo of the transaction's producers in B, as the SDK's
+        writer numbers from its init (last_seq_no); with a producer of its own per writer ("none"),
+        BatchMax apart per transaction."""
+        if self.k.producers == "partition":
+            return max(self.producer_last(d, producer(g)) for d in self.k.dst_parts for g in self.k.writers)
+        return (tx - 1) * self.k.batch_max
 
     def begin_writes(self, w: str) -> None:
         tx = self.next_tx
-        b = (tx - 1) * self.k.batch_max
+        b = self.write_base(tx)
         self.kqp[tx] = Session(st="open", shape="write", w=w, b=b, e=b)
         c = self.idle_worker(self.cl[w].pos)
         c.phase, c.shape, c.tx, c.b, c.e = "open", "write", tx, b, b

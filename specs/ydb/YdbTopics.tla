@@ -69,6 +69,10 @@
 (*           SetOffsetAffectedConsumers); ydb_topic.proto                 *)
 (*           (UpdateOffsetsInTransactionRequest has no read session; the  *)
 (*           stream's CommitOffsetRequest names its partition session)    *)
+(*   [init]  ydb-python-sdk ydb/_topic_writer/topic_writer_asyncio.py:    *)
+(*           the writer's init answers the producer's last_seq_no, and     *)
+(*           auto_seqno numbers the messages after it, in a transaction   *)
+(*           too                                                          *)
 (*   [resend] ydb-python-sdk topic_writer_asyncio.py: _connection_loop     *)
 (*           reconnects with the same tx identity and _send_loop sends     *)
 (*           every unacknowledged message again with its SeqNo             *)
@@ -207,8 +211,10 @@
 (* and writes it to B (ReadBatch); "read" only reads a batch and commits   *)
 (* its offsets (ReadOnlyBatch: receive_batch_with_tx and no writer);       *)
 (* "write" only writes new messages of the application to B (BeginWrites: *)
-(* tx_writer and no reader; message (0, o), o numbered per transaction;   *)
-(* it may write nothing and commit as an empty transaction [empty]).      *)
+(* tx_writer and no reader; message (0, o): with Producers = "partition" *)
+(* after the producer's last SeqNo, as the SDK's writer numbers from its  *)
+(* init [init], with "none" numbered per transaction; it may write        *)
+(* nothing and commit as an empty transaction [empty]).                   *)
 (* A copy or read-only transaction may read again (ReadMore, MaxReads):   *)
 (* the SDK's reader goes on from its position in the same partition, and  *)
 (* the batch joins the transaction (the SDK names every batch's offsets at *)
@@ -677,8 +683,8 @@ Tablets == IF Table THEN {"A", "B", "DS"} ELSE {"A", "B"}
 \* @type: (Int, Int) => $msg;
 Msg(p, o) == [src |-> p, off |-> o]
 Messages == [src: SrcParts, off: Offsets]
-\* The application's own messages, written by "write" transactions: (0, o), o numbered
-\* BatchMax apart per transaction.
+\* The application's own messages, written by "write" transactions and outside transactions:
+\* (q, o), SeqNo o + 1 of producer q (WriteBase says where a transaction's begin).
 AppOffsets == 0..(MaxTxns * BatchMax + MaxNonTxWrites + MaxOtherWrites + MaxPlainWrites - 1)
 \* The application's own producer (0) and another producer (-1) that writes outside
 \* transactions only.
@@ -984,9 +990,29 @@ UpdateOffsets(w, b, e) ==
     /\ UNCHANGED <<ownerVars, txIdVars, messageVars, dataVars, tabletVars, coordVars, decisionVars,
                    wackedVars, plainCommitVars, plainVars, skippedVars, depthVars, checkVars, faultVars>>
 
+\* Where write-only transaction tx's writers begin their SeqNos [init]. With Producers =
+\* "partition" the application's producers are shared, and the SDK's transactional writer
+\* numbers its messages after the producer's last SeqNo in B, which its init returns
+\* (ydb-python-sdk topic_writer_asyncio.py: last_seq_no, auto_seqno): here after the highest
+\* last SeqNo of the transaction's producers (an abstraction: the SDK starts each writer after
+\* its own producer's). Two transactions begun from the same state take the same SeqNos, and
+\* the MinSeqNo check commits one of them (TxUsage WriteToTopic_Demo_4, _9; the
+\* TopicTxSkipConflictAndProducerMeta suite with its flag off); one begun after writes outside
+\* a transaction of its producer numbers after them (WriteToTopic_Demo_17, _18 to _20's old
+\* head). With "none" each writer is a producer of its own (random producer ids), and a
+\* transaction's SeqNos are numbered BatchMax apart per transaction, so that messages of
+\* different transactions are different messages.
+\* @type: (Int) => Int;
+WriteBase(tx) ==
+    IF Producers = "partition"
+    THEN LET lasts == {ProducerLast(d, q) : d \in DstParts, q \in TxProducers}
+         IN CHOOSE x \in lasts : \A y \in lasts : y <= x
+    ELSE (tx - 1) * BatchMax
+
 \* A write-only transaction: worker w begins a transaction and opens a transactional
-\* writer (tx_writer) for new messages of its own, (0, o) for o from b on, as many as it
-\* writes (at most BatchMax: [b, e) grows with each write), with no read.
+\* writer (tx_writer) for new messages of its own, (0, o) for o from b = WriteBase(tx) on,
+\* as many as it writes (at most BatchMax: [b, e) grows with each write), with no read. Its
+\* SeqNos must fit the model's AppOffsets (a bound, like the budgets).
 \* @type: (Str) => Bool;
 BeginWrites(w) ==
     /\ "write" \in TxShapes
@@ -994,8 +1020,9 @@ BeginWrites(w) ==
     /\ cl[w].phase = "idle"
     /\ nextTx <= MaxTxns
     /\ LET tx == nextTx
-           b == (tx - 1) * BatchMax
-       IN /\ kqp' = [kqp EXCEPT ![tx] = [NoSession EXCEPT !.st = "open", !.shape = "write", !.w = w, !.b = b,
+           b == WriteBase(tx)
+       IN /\ b + BatchMax <= Cardinality(AppOffsets)
+          /\ kqp' = [kqp EXCEPT ![tx] = [NoSession EXCEPT !.st = "open", !.shape = "write", !.w = w, !.b = b,
                                                           !.e = b]]
           /\ cl' = [cl EXCEPT ![w] = [IdleWorker EXCEPT !.phase = "open", !.shape = "write", !.tx = tx, !.b = b,
                                                         !.e = b, !.pos = cl[w].pos]]

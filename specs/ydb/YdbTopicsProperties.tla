@@ -21,12 +21,12 @@ AllMessages == Messages \cup AppMessages
 Decisions == {"none", "commit", "abort"}
 Steps == 0..nextStep
 WorkerRecords ==
-    [phase: {"idle", "open", "flushed", "committing", "plain"}, shape: {"copy", "read", "write"}, tx: 0..MaxTxns, src: 0..NumSrc, b: 0..(MsgsPerSrc + MaxTxns * BatchMax),
-     e: 0..(MsgsPerSrc + MaxTxns * BatchMax), sent: 0..MsgsPerSrc + BatchMax, row: BOOLEAN, hung: BOOLEAN, pos: [SrcParts -> -1..MsgsPerSrc],
+    [phase: {"idle", "open", "flushed", "committing", "plain"}, shape: {"copy", "read", "write"}, tx: 0..MaxTxns, src: 0..NumSrc, b: 0..(MsgsPerSrc + Cardinality(AppOffsets)),
+     e: 0..(MsgsPerSrc + Cardinality(AppOffsets)), sent: 0..MsgsPerSrc + BatchMax, row: BOOLEAN, hung: BOOLEAN, pos: [SrcParts -> -1..MsgsPerSrc],
      ranges: 0..MaxRanges, reads: 0..MaxReads, closed: BOOLEAN, gsent: [Writers -> 0..BatchMax]]
 SessionRecords ==
     [st: {"none", "open", "proposing", "planned", "done"}, shape: {"copy", "read", "write"}, w: Workers \cup {""},
-     src: 0..NumSrc, b: 0..(MsgsPerSrc + MaxTxns * BatchMax), e: 0..(MsgsPerSrc + MaxTxns * BatchMax), dsts: SUBSET DstParts, lock: {"alive", "lost"},
+     src: 0..NumSrc, b: 0..(MsgsPerSrc + Cardinality(AppOffsets)), e: 0..(MsgsPerSrc + Cardinality(AppOffsets)), dsts: SUBSET DstParts, lock: {"alive", "lost"},
      prepared: SUBSET Tablets, refused: BOOLEAN, results: SUBSET Tablets, aborted: BOOLEAN, depth: Nat, pdepth: Nat,
      named: SUBSET (0..MsgsPerSrc), bad: BOOLEAN, prods: SUBSET TxProducers, src2: 0..NumSrc,
      b2: 0..MsgsPerSrc, e2: 0..MsgsPerSrc]
