@@ -796,6 +796,14 @@ Batch(tx) == IF kqp[tx].shape = "write" THEN {Msg(q, o) : q \in TxProducers, o \
              ELSE {Msg(kqp[tx].src, o) : o \in kqp[tx].b..(kqp[tx].e - 1)}
                   \cup {Msg(kqp[tx].src2, o) : o \in kqp[tx].b2..(kqp[tx].e2 - 1)}
 
+\* Whether message m is in transaction tx's batch: m \in Batch(tx), without building the set
+\* (the invariants ask it of every message of B's logs, after every event of a trace).
+\* @type: ($msg, Int) => Bool;
+InBatch(m, tx) ==
+    IF kqp[tx].shape = "write" THEN m.src \in TxProducers /\ m.off \in kqp[tx].b..(kqp[tx].e - 1)
+    ELSE \/ m.src = kqp[tx].src /\ m.off \in kqp[tx].b..(kqp[tx].e - 1)
+         \/ m.src = kqp[tx].src2 /\ m.off \in kqp[tx].b2..(kqp[tx].e2 - 1)
+
 \* The range [b, e) transaction tx read on partition k of A: its first partition's, or its
 \* second's [two].
 \* @type: (Int, Int) => <<Int, Int>>;

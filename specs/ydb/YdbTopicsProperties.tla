@@ -165,8 +165,13 @@ Consumed(p, o) == Copies(p, o) + ReadOnlyCommits(p, o) + PlainConsumed(p, o)
 \* it with the same SeqNo are one message, published once), and every message below the committed read offset of topic A was
 \* consumed (or, mid-commit, is in the supportive partition of a transaction whose commit
 \* is decided).
+\* (An application's message is in the partition of B its key routes to, or nowhere: that no
+\* producer's SeqNo is in B twice is that no log of B holds an application's message twice,
+\* which costs a set of the log's entries, not a scan of the log per SeqNo.)
 NoDuplicates == /\ \A p \in SrcParts, o \in Offsets : Consumed(p, o) <= 1
-                /\ \A q \in TxProducers \cup OtherIds, o \in AppOffsets : Copies(q, o) <= 1
+                /\ \A d \in DstParts :
+                      LET app == {i \in DOMAIN target[d] : target[d][i].src \notin SrcParts}
+                      IN Cardinality({target[d][i] : i \in app}) = Cardinality(app)
 NoLoss == \A p \in SrcParts, o \in Offsets : o < committed[p] => Consumed(p, o) >= 1 \/ OnItsWay(p, o)
 ExactlyOnce == NoDuplicates /\ NoLoss
 
@@ -195,7 +200,7 @@ Atomicity ==
 ReadCommitted ==
     \A d \in DstParts : \A i \in DOMAIN target[d] :
         target[d][i] \in plain \/ \E tx \in Txns :
-            /\ target[d][i] \in Batch(tx)
+            /\ InBatch(target[d][i], tx)
             /\ plan[tx] # 0 \/ (Immediate(tx) /\ kqp[tx].st \in {"planned", "done"})
             /\ \A t \in Participants(tx) : votes[t][tx] = "commit"
 
