@@ -364,6 +364,11 @@ def test_the_sdk_reader_commits_outside_a_transaction_and_a_transaction_reads_on
                 got: dict[str, list[bytes]] = {}
                 pool.retry_tx_sync(lambda tx: got.setdefault("tx", copy(driver, reader, tx)), retry_settings=RETRY)
             driver.topic_client.commit_offset("A", "c", 0, 6)
+            # a reader of B is outside the spec: its consumer's offset is the server's own
+            with driver.topic_client.reader("B", consumer="check") as reader:
+                first = reader.receive_message(timeout=T)
+                reader.commit_with_ack(first)
+            assert read_all(driver, "B", "check") == [b"A/1/3"]
             return plain, got["tx"], server.front.engine.committed[1]
 
     plain, in_tx, committed = bounded(body)
