@@ -77,6 +77,10 @@ def test_the_events_are_the_names_the_specs_action_variable_gives() -> None:
     assert set(EVENTS) == set(BY_EVENT) == set(ydb_trace.EVENT_COLUMNS)
 
 
+def test_the_trace_names_the_spec_action_of_each_event_as_the_table_does() -> None:
+    assert {ev: ydb_trace.spec_action(ev) for ev in EVENTS} == {ev: BY_EVENT[ev].name for ev in EVENTS}
+
+
 def test_each_action_is_a_guard_and_an_effect_of_the_same_name() -> None:
     for a in ACTIONS:
         assert a.guard.__name__ == snake(a.name) + "_enabled", a.name

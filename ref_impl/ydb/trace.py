@@ -351,7 +351,8 @@ def _message_of(action: str) -> str:
 def spec_action(event: str) -> str:
     """The spec action an event's action stands for (TraceYdbTopics.tla's Bound)."""
     return {"PartitionCommit": "PartitionApply", "PartitionRollback": "PartitionApply", "PqWriteRefused": "PqWrite",
-            "PqWriteSkipped": "PqWrite", "PlainWriteSkipped": "PlainWrite"}.get(event, event)
+            "PqWriteSkipped": "PqWrite", "PlainWriteSkipped": "PlainWrite", "CommitOffsetStale": "CommitOffset",
+            "CommitOffsetRefused": "CommitOffset"}.get(event, event)
 
 
 # --- for people: one event as a line ---
