@@ -174,6 +174,8 @@ def test_bad_simulate_options_get_one_line_and_exit_2(tmp_path: Path, capsys: py
     (lambda h, evs: h["constants"].update(Others=0), ':1: header: constants: "Others" must be at least 1'),
     (lambda h, evs: h["constants"].update(TxWriters=0), ':1: header: constants: "TxWriters" must be at least 1'),
     (lambda h, evs: evs[2].update(producer=-7), ':4: PqWrite: field "producer" = -7 is not a producer'),
+    (lambda h, evs: h["constants"].update(MaxPlainCommits=-1), ':1: header: constants: "MaxPlainCommits" must be >= 0, got -1'),
+    (lambda h, evs: evs[0].update(action="CommitOffsetStale"), ':2: CommitOffsetStale: field "txn_id" is not something'),
 ])
 def test_a_bad_trace_gets_one_line_naming_the_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], change: Any,
                                                               says: str) -> None:

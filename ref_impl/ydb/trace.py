@@ -212,8 +212,6 @@ def check_constants(k: Constants) -> None:
         raise ProtocolInputError('"Workers" must be a non-empty list of distinct printable ASCII names')
     if k.get("MaxPartsRead", 1) not in (1, 2):
         raise ProtocolInputError(f'"MaxPartsRead" must be 1 or 2 (a transaction reads one partition of A, or two), got {k["MaxPartsRead"]}')
-    if k.get("MaxPlainCommits", 0) < 0:
-        raise ProtocolInputError(f'"MaxPlainCommits" must be 0 or more, got {k["MaxPlainCommits"]}')
     for name in ("NumSrc", "NumDst", "BatchMax", "MaxReads", "TxWriters", "Others"):
         if k.get(name, DEFAULTS.get(name, 1)) < 1:
             raise ProtocolInputError(f'"{name}" must be at least 1, got {k[name]}')
