@@ -322,7 +322,7 @@ class TopicReader:
         if e.cl[w].phase != "idle":
             raise IllegalStateError("receive_batch: this worker is in a transaction or holds a batch it has not "
                                     "committed; this engine's reader reads outside a transaction from an idle worker")
-        if len(e.plain_commits) + sum(1 for c in e.cl.values() if c.phase == "plain") >= e.k.max_plain_commits:
+        if e.plain_reads() >= e.k.max_plain_commits:
             raise IllegalStateError(f"receive_batch: this run reads at most {e.k.max_plain_commits} batches outside "
                                     "transactions (MaxPlainCommits); make the engine with Constants(max_plain_commits=...), "
                                     "or simulate with --workload copy:commits=N")
@@ -620,8 +620,8 @@ def copy_app(driver: Driver, batch_sizes: Callable[[], int], rollback_here: Call
     any transaction to the same partition. Where ``close_here()`` says so after its writes, the
     application closes its writer by force; the commit then fails and it rolls back. A write-only
     transaction opens ``writer_counts()`` writers (producers of their own) and writes with them in
-    turn, ``first_writer(n)`` of its n writers first. Before each transaction, where ``plain_here()`` names a producer and a SeqNo (None: the
-    automatic one), the application writes a message outside any transaction, and while
+    turn, ``first_writer(n)`` of its n writers first. Before each transaction, where
+    ``plain_here()`` names a producer and a SeqNo (None: the automatic one), the application writes a message outside any transaction, and while
     ``plain_read_here(reader)`` names a batch size, it reads a batch outside any transaction and
     commits it with commit_with_ack (a refused commit, PartitionExpired, is left: the partition's
     new reader reads the batch again)."""

@@ -251,7 +251,7 @@ class Simulation(Stepper):
         in three of its chances (every chance once no transaction is left to begin), while the budget
         lasts and its partitions have messages left (no draw without it): the batch's size, or None."""
         e = self.engine
-        if self.w.commits <= len(e.plain_commits) + sum(1 for c in e.cl.values() if c.phase == "plain"):
+        if self.w.commits <= e.plain_reads():
             return None
         if not reader.has_messages() or (e.next_tx <= self.k.max_txns and self.app_rng.random() >= 1 / 3):
             return None

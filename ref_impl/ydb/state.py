@@ -317,6 +317,10 @@ class State:
         """AppliedAt: partition k of t has applied tx (its (step, txid) is at or below the last applied)."""
         return less_eq((self.ptx[t][tx].step, tx), self.meta[t][k])
 
+    def plain_reads(self) -> int:
+        """The batches read outside a transaction so far, committed or held (MaxPlainCommits' budget)."""
+        return len(self.plain_commits) + sum(1 for c in self.cl.values() if c.phase == "plain")
+
     def started(self) -> range:
         """The transactions begun so far: every other one has no state anywhere."""
         return range(1, self.next_tx)

@@ -294,8 +294,7 @@ class WorkerSteps(State):
 
     def plain_read_enabled(self, w: str, p: int, e: int) -> bool:
         c = self.cl[w]
-        reading = sum(1 for x in self.cl.values() if x.phase == "plain")
-        if (len(self.plain_commits) + reading >= self.k.max_plain_commits or c.hung or c.phase != "idle"
+        if (self.plain_reads() >= self.k.max_plain_commits or c.hung or c.phase != "idle"
                 or self.owner.get(p) != w):
             return False
         b = self.read_begin(w, p)

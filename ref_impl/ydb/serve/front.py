@@ -390,6 +390,13 @@ class Front:
         tx.b, tx.e = eng.cl[w].b, eng.cl[w].e
         self.by_engine_tx[tx.engine_tx] = tx
 
+    def _taken(self, w: str, p: int, e: int) -> None:
+        """The batches worker w's reader was sent of partition p, up to offset e, are taken (by a
+        transaction's range or a commit outside one): what is left of them starts at e."""
+        r = self._worker_reader(w)
+        if r is not None:
+            r.delivered = [(q, max(x, e) if q == p else x, y) for (q, x, y) in r.delivered if q != p or y > e]
+
     def _worker_reader(self, w: str) -> ReaderStream | None:
         return next((r for r in self.readers.values() if not r.closed and r.worker == w), None)
 
@@ -471,16 +478,7 @@ class Front:
         # the SDK names its offsets at the commit, after its writes: nothing written, a read-only transaction
         self._bind(tx, w, p, e, "ReadOnlyBatch")
         tx.offsets_named = True
-        r = self._worker_reader(w)
-        if r is not None:  # the batches sent up to e are taken
-            rest = []
-            for (q, x, y) in r.delivered:
-                if q != p or y <= e:
-                    if q != p:
-                        rest.append((q, x, y))
-                    continue
-                rest.append((q, max(x, e), y))
-            r.delivered = rest
+        self._taken(w, p, e)
 
     # --- A's data, given by a writer before anyone reads A (preload) ---
 
@@ -614,10 +612,7 @@ class Front:
                                   "transactions (MaxPlainCommits) are used up: start the server with --workload copy:commits=N")
             self._step("PlainRead", (w, p, e))
             self._step("CommitOffset", w)
-        r = self._worker_reader(w)
-        if r is not None:  # the batches sent up to the committed offset are taken
-            r.delivered = [(q, max(x, eng.committed[q]) if q == p else x, y) for (q, x, y) in r.delivered
-                           if q != p or y > eng.committed[q]]
+        self._taken(w, p, eng.committed[p])
         return eng.committed[p]
 
     def commit_offset_call(self, path: str, partition: int, consumer: str, offset: int, read_session_id: str) -> None:
