@@ -289,6 +289,41 @@ def test_the_sdks_read_only_and_write_only_transactions_commit(server: Running, 
 
 
 @CHECKED
+def test_a_consumer_added_to_b_in_a_transactions_middle_reads_its_messages(server: Running, checked: str) -> None:
+    """YDB's WriteToTopic_Demo_39: a transaction writes two messages, a consumer is added to the
+    topic (AlterTopic) while it is open, the commit is SUCCESS and the new consumer reads exactly
+    the two. A consumer of B reads outside the spec; other settings of AlterTopic are refused by name."""
+
+    def body() -> tuple[list[bytes], list[str], list[str]]:
+        errors: list[str] = []
+        with sdk(server) as driver, ydb.QuerySessionPool(driver) as pool:
+            def write_two(tx: Any) -> None:
+                with driver.topic_client.tx_writer(tx, "B") as w:
+                    for d in (b"own-1", b"own-2"):
+                        w.write(ydb.TopicWriterMessage(d), timeout=T)
+                    driver.topic_client.alter_topic("B", add_consumers=["consumer"])
+
+            pool.retry_tx_sync(write_two, retry_settings=RETRY)
+            names = [c.name for c in driver.topic_client.describe_topic("B").consumers]
+            for alter in (lambda: driver.topic_client.alter_topic("B", add_consumers=["consumer"]),
+                          lambda: driver.topic_client.alter_topic("A", drop_consumers=["c"]),
+                          lambda: driver.topic_client.alter_topic("B", set_min_active_partitions=2)):
+                try:
+                    alter()
+                except ydb.Error as e:
+                    errors.append(f"{type(e).__name__}: {e.issues[0].message}")
+            return read_all(driver, "B", "consumer"), names, errors
+
+    b, names, errors = bounded(body)
+    assert b == [b"own-1", b"own-2"] and names == ["check", "consumer"]
+    assert errors == ["BadRequest: AlterTopic of 'B': consumer 'consumer' already exists",
+                      "BadRequest: AlterTopic of 'A': consumer 'c' is the one whose offsets the engine's transactions "
+                      "commit; it cannot be dropped",
+                      "Unsupported: AlterTopic of 'B': alter_partitioning_settings not served (the engine's topics keep "
+                      "the shape of its constants; consumers may be added and dropped)"]
+
+
+@CHECKED
 @pytest.mark.parametrize("server", [{"messages": 2}], indirect=True)
 def test_a_writer_outside_a_transaction_gives_a_its_data_before_it_is_read(server: Running, checked: str) -> None:
     """The SDK's tests fill their source topic with a plain writer (``topic_with_messages``): those
@@ -595,6 +630,11 @@ def test_the_workload_sets_the_served_engines_shape(tmp_path: Path) -> None:
 # --- fault switches and bugs (ref_impl/ydb/serve/faults.py) ---
 
 
+# the SDK's retries, up to 3, with short backoffs (OVERLOADED's slow backoff would wait seconds)
+FAULT_RETRY = ydb.RetrySettings(max_retries=3, fast_backoff_settings=ydb.BackoffSettings(ceiling=0, slot_duration=0.01),
+                                slow_backoff_settings=ydb.BackoffSettings(ceiling=0, slot_duration=0.01))
+
+
 def faulty_session(tmp_path: Path, faults: str = "", bugs: str = "") -> tuple[Any, int, Running, Path]:
     """One copy with the SDK's own retries (retry_tx_sync, up to 3) on a server with ``faults`` and
     ``bugs``: what the application got, the attempts it took, the stopped server and its trace."""
@@ -613,7 +653,10 @@ def faulty_session(tmp_path: Path, faults: str = "", bugs: str = "") -> tuple[An
                 attempts.append(1)
                 return copy(driver, reader, tx)
 
-            read = pool.retry_tx_sync(attempt, retry_settings=ydb.RetrySettings(max_retries=3))
+            try:
+                read = pool.retry_tx_sync(attempt, retry_settings=FAULT_RETRY)
+            except ydb.Error as e:
+                read = [type(e).__name__.encode()]  # what the application got in the end
             return read, read_all(driver, "B", "check", wait=0.5)
 
     try:
@@ -628,6 +671,9 @@ def faulty_session(tmp_path: Path, faults: str = "", bugs: str = "") -> tuple[An
     ("restart-A@CommitTransaction:1", 1, "TabletRestart(A)"),
     ("deadline@CommitTransaction:1", 2, "PlanDeadline(1)"),  # ABORTED: the SDK retries, the reader reads the batch again
     ("lose-lock@UpdateOffsetsInTransaction:1", 2, "LockLost(1)"),
+    ("drop-readset@CommitTransaction:1", 1, "Lose(RS A->B of 1)"),  # tablet A sends it again: the commit goes on
+    ("lose-session@CommitTransaction:1", 2, "LockLost(1)"),  # BAD_SESSION: the SDK retries on a new session
+    ("lose-session@Write:1", 2, "LockLost(1)"),
 ])
 def test_a_fault_switch_fails_ydb_underneath_the_sdk_which_retries_to_exactly_once(
         tmp_path: Path, faults: str, attempts: int, taken: str) -> None:
@@ -640,6 +686,29 @@ def test_a_fault_switch_fails_ydb_underneath_the_sdk_which_retries_to_exactly_on
     assert any(json.loads(line)["action"] == taken.split("(")[0] for line in trace.read_text().splitlines()[1:])
 
 
+def test_a_lost_session_ends_its_attach_stream_and_the_sdk_goes_on_in_a_new_one(tmp_path: Path) -> None:
+    (read, b), tries, running, trace = faulty_session(tmp_path, "lose-session@Write:1")
+    assert read == b == [b"A/1/0", b"A/1/1"] and tries == 2
+    assert len(running.front.lost_sessions) == 1 and running.shared.requests["CreateSession"] >= 2
+    lost = next(iter(running.front.lost_sessions))
+    assert any(f"session {lost!r} was lost underneath its transaction" in r for r in running.front.refusals)
+    actions = [json.loads(line)["action"] for line in trace.read_text().splitlines()[1:]]
+    assert actions[actions.index("LockLost"):].index("RollbackTx") > 0  # the engine's transaction ends with its session
+
+
+@pytest.mark.parametrize("request_n", ["CommitTransaction:1", "Write:1"])
+def test_a_split_of_b_stops_its_writes_and_the_sdk_gives_up_after_its_retries(tmp_path: Path, request_n: str) -> None:
+    (read, b), tries, running, trace = faulty_session(tmp_path, f"split-B@{request_n}")
+    # no child partition in the spec: every later write is refused (OVERLOADED, "Write to inactive partition 0",
+    # which a tx writer does not retry), and retry_tx_sync gives up after its 3 retries
+    assert read == [b"Overloaded"] and b == [] and tries == 4
+    assert running.front.faults_taken == [f"split-B@{request_n}: Split(1)"]
+    assert not running.front.active("B", 0) and running.front.active("A", 0)  # as DescribeTopic says
+    assert sum("Write to inactive partition 0" in r for r in running.front.refusals) == 4 - (request_n == "CommitTransaction:1")
+    actions = [json.loads(line)["action"] for line in trace.read_text().splitlines()[1:]]
+    assert actions.count("PqWriteRefused") == actions.count("RollbackTx") >= 3 and "PartitionCommit" not in actions
+
+
 def test_a_switch_whose_fault_is_never_enabled_is_reported_not_taken_later(tmp_path: Path) -> None:
     (read, b), tries, running, _ = faulty_session(tmp_path, "deadline@Write:1")  # nothing is proposed during a write
     assert read == b and tries == 1 and running.front.faults_taken == []
@@ -650,7 +719,8 @@ def test_a_switch_whose_fault_is_never_enabled_is_reported_not_taken_later(tmp_p
 
 @pytest.mark.tlc
 def test_sessions_with_faults_are_accepted_and_a_planted_bug_is_rejected(tmp_path: Path) -> None:
-    for faults in ("restart-B@CommitTransaction:1", "lose-lock@CommitTransaction:1"):
+    for faults in ("restart-B@CommitTransaction:1", "lose-lock@CommitTransaction:1", "drop-readset@CommitTransaction:1",
+                   "lose-session@Write:1", "split-B@CommitTransaction:1"):
         _, _, _, trace = faulty_session(tmp_path / faults.split("@")[0], faults)
         v = txconform_check(trace)
         assert v.ok, "\n".join(verdict_lines(v, trace))
@@ -661,7 +731,8 @@ def test_sessions_with_faults_are_accepted_and_a_planted_bug_is_rejected(tmp_pat
 
 @pytest.mark.parametrize(("option", "text", "message"), [
     ("faults", "restart-C@CommitTransaction:1",
-     "--faults: 'restart-C@CommitTransaction:1': no fault kind 'restart-C'; the kinds are restart-A, restart-B, deadline, lose-lock"),
+     "--faults: 'restart-C@CommitTransaction:1': no fault kind 'restart-C'; the kinds are restart-A, restart-B, deadline, "
+     "lose-lock, lose-session, drop-readset, split-B"),
     ("faults", "deadline@Produce:1", "--faults: 'deadline@Produce:1': no request 'Produce' takes a fault"),
     ("faults", "deadline@Write:0", "--faults: 'deadline@Write:0': N counts requests from 1"),
     ("faults", "deadline", "--faults: 'deadline' is not KIND@REQUEST:N"),

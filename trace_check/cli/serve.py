@@ -45,11 +45,13 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--faults", default="", metavar="F",
                    help="fault switches KIND@REQUEST:N, comma-separated; kafka: drop@EndTxn:1 (the answer is lost, the "
                    "connection closed), delay@Produce:2:300 (held 300 ms), failover@EndTxn:2, restart@Produce:3; ydb: "
-                   "restart-A|restart-B|deadline|lose-lock@CommitTransaction|RollbackTransaction|UpdateOffsetsInTransaction|Write:N")
+                   "restart-A|restart-B|deadline|lose-lock|lose-session|drop-readset|split-B"
+                   "@CommitTransaction|RollbackTransaction|UpdateOffsetsInTransaction|Write:N")
     p.add_argument("--workload", default="", metavar="W",
-                   help="ydb: the served engine's shape, copy:msgs=N,batch=N,txns=N,plain=N,others=N (the messages of "
-                   "topic A, the most a read batch holds, the transactions in all, the writes to B outside a transaction "
-                   "and their producer ids; default copy:msgs=8,batch=2,txns=16,plain=256,others=64); kafka takes none")
+                   help="ydb: the served engine's shape, copy:msgs=N,batch=N,txns=N,plain=N,others=N,commits=N,workers=N "
+                   "(the messages of topic A, the most a read batch holds, the transactions in all, the writes to B outside "
+                   "a transaction and their producer ids, the batches of A committed outside one, the engine's workers; "
+                   "default copy:msgs=8,batch=2,txns=16,plain=256,others=128,commits=256,workers=1); kafka takes none")
     p.add_argument("--trace", type=Path, metavar="FILE", help="write the session's trace here when the server stops")
     p.set_defaults(func=cmd_serve)
 

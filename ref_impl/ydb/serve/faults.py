@@ -16,6 +16,22 @@ to the number of switches of its kind:
   the proposal's deadline while it was proposed: MaxDeadlines). ``ydb/core/tx/coordinator``.
 - ``lose-lock``: ``LockLost`` of the request's transaction (its KQP session's locks broken before
   the commit: MaxLockLosses). ``ydb/core/kqp/session_actor/kqp_session_actor.cpp``.
+- ``lose-session``: the request's KQP session dies (a node restart, an idle timeout): the spec's
+  ``LockLost`` of its transaction, then the server ends the session as YDB does: its attach stream
+  says BAD_SESSION and ends, the request and every later one on the session are answered
+  BAD_SESSION ("Session not found"), and its open transaction is rolled back in the engine
+  (``RollbackTx``). ydb-python-sdk ``ydb/query/session.py`` (``_check_session_status_loop``: a
+  SessionState other than SUCCESS closes the session) and ``ydb/_errors.py`` (BAD_SESSION is retried
+  on a new session).
+- ``drop-readset``: ``Lose`` of a read set of the request's transaction between tablets A and B (a
+  pipe broken: MaxLoss); the sender sends it again until it is acknowledged (``PqResendReadSet``).
+  ``ydb/core/persqueue/pqtablet/pq_impl.cpp`` (``TDistributedTransaction``'s read sets, resent on a
+  pipe's reconnect).
+- ``split-B``: ``Split`` of topic B's partition (autopartitioning: the partition becomes inactive and
+  keeps its log; MaxSplits). A transaction that wrote it is ABORTED at its predicate, a later write to
+  it is refused ("Write to inactive partition"). The spec has no child partitions (routing by key),
+  so after the split no transaction can write B: the session shows what the SDK does with a
+  partition that stops taking writes. ``partition.cpp`` (``IsActive``), ``partition_write.cpp``.
 
 REQUEST is one of the requests that act on a transaction: CommitTransaction, RollbackTransaction,
 UpdateOffsetsInTransaction, and Write (one write_request of a StreamWrite). N counts those requests
@@ -30,12 +46,15 @@ import attrs
 
 from ref_impl.sim.settings import SettingsError
 
-# kind -> (the spec's fault step, whether its argument is the request's transaction, else a tablet)
+# kind -> (the spec's fault step, what it acts on: Switch.target)
 KINDS: dict[str, tuple[str, str]] = {
     "restart-A": ("TabletRestart", "A"),
     "restart-B": ("TabletRestart", "B"),
     "deadline": ("PlanDeadline", "txn"),
     "lose-lock": ("LockLost", "txn"),
+    "lose-session": ("LockLost", "session"),
+    "drop-readset": ("Lose", "readset"),
+    "split-B": ("Split", "partition"),
 }
 REQUESTS = ("CommitTransaction", "RollbackTransaction", "UpdateOffsetsInTransaction", "Write")
 _SWITCH = re.compile(r"^([A-Za-z-]+)@([A-Za-z]+):(\d+)$")
@@ -53,7 +72,9 @@ class Switch:
 
     @property
     def target(self) -> str:
-        """``txn`` (the request's transaction) or the tablet, ``A`` or ``B``."""
+        """``txn`` (the request's transaction), ``session`` (its transaction, then its session
+        ends), ``readset`` (a read set of its transaction in flight), ``partition`` (B's partition)
+        or the tablet, ``A`` or ``B``."""
         return KINDS[self.kind][1]
 
     def describe(self) -> str:

@@ -42,7 +42,7 @@ import attrs
 from ..actions import ACTION, ACTIONS, SCHEDULER, arguments
 from ..constants import Constants
 from ..engine import Engine
-from ..state import CONSUMER
+from ..state import CONSUMER, RS
 from .faults import Switch
 
 SOURCE, TARGET = "A", "B"
@@ -71,7 +71,7 @@ class Tx:
 
     id: str
     session: str
-    state: str = "open"  # open, committed, rolled_back, aborted, undetermined
+    state: str = "open"  # open, committed, rolled_back, aborted, failed (a write refused), undetermined
     engine_tx: int = 0
     worker: str = ""
     partition: int = 0  # of A: the read's
@@ -144,6 +144,8 @@ class Front:
         self._seen = 0  # events looked at for B's commits
         self.refusals: list[str] = []
         self.on_change: Callable[[], None] = lambda: None  # readers may have something to send
+        self.on_session_lost: Callable[[str], None] = lambda sid: None  # its attach stream says BAD_SESSION and ends
+        self.lost_sessions: set[str] = set()  # sessions a lose-session switch ended
         self.armed: tuple[Switch, str] | None = None  # a fault switch and its request's transaction id
         self.faults_taken: list[str] = []
         self.faults_missed: list[str] = []
@@ -196,6 +198,39 @@ class Front:
             raise FrontError("SCHEME_ERROR", f"path {path!r}: no such topic (create {SOURCE!r} and {TARGET!r} first)")
         return self.topics[name]
 
+    def active(self, name: str, p: int) -> bool:
+        """Whether partition ``p`` (from 0) of topic ``name`` takes writes: B's after a split does not."""
+        return name != TARGET or self.engine.sealed[p + 1] == -1
+
+    def alter_topic(self, path: str, add: list[str], drop: list[str], others: list[str]) -> None:
+        """AlterTopic: consumers added and dropped (YDB's ``pq_schema_actor.cpp``: AddReadRuleToConfig,
+        RemoveReadRuleFromConfig; a name twice is BAD_REQUEST, CheckConfig). A consumer of B reads
+        outside the spec (its offsets are the server's, ``b_committed``) and may come and go at any
+        time, in a transaction's middle too (YDB's WriteToTopic_Demo_39); A keeps its one consumer
+        of the spec, ``c``. Any other setting is refused, named: the engine's topics keep the shape
+        of its constants."""
+        t = self.topic(path)
+        if others:
+            raise self.refuse("UNSUPPORTED", f"AlterTopic of {t.name!r}: {', '.join(others)} not served (the engine's topics "
+                              "keep the shape of its constants; consumers may be added and dropped)")
+        for c in add:
+            if t.name == SOURCE:
+                raise self.refuse("BAD_REQUEST", f"AlterTopic of {SOURCE!r}: consumer {c!r} cannot be added; the engine's "
+                                  f"transactions read {SOURCE!r} as its one consumer {CONSUMER!r}")
+            if c in t.consumers:
+                raise self.refuse("BAD_REQUEST", f"AlterTopic of {t.name!r}: consumer {c!r} already exists")
+            t.consumers.append(c)
+        for c in drop:
+            if c not in t.consumers:
+                raise self.refuse("BAD_REQUEST", f"AlterTopic of {t.name!r}: no consumer {c!r} to drop (it has {t.consumers})")
+            if t.name == SOURCE:
+                raise self.refuse("BAD_REQUEST", f"AlterTopic of {SOURCE!r}: consumer {CONSUMER!r} is the one whose offsets "
+                                  "the engine's transactions commit; it cannot be dropped")
+            if any(not r.closed and r.topic == t.name and r.consumer == c for r in self.readers.values()):
+                raise self.refuse("PRECONDITION_FAILED", f"AlterTopic of {t.name!r}: consumer {c!r} has a reader open")
+            t.consumers.remove(c)
+            self.b_committed = {k: v for k, v in self.b_committed.items() if k[0] != c}
+
     def drop_topic(self, path: str) -> None:
         t = self.topic(path)
         if any(not r.closed and r.topic == t.name for r in self.readers.values()):
@@ -212,7 +247,8 @@ class Front:
 
     def session(self, sid: str) -> set[str]:
         if sid not in self.sessions:
-            raise self.refuse("BAD_SESSION", f"session {sid!r} does not exist or was deleted")
+            lost = " (lost underneath its client: the lose-session fault switch)" if sid in self.lost_sessions else ""
+            raise self.refuse("BAD_SESSION", f"session {sid!r} does not exist or was deleted{lost}")
         return self.sessions[sid]
 
     def delete_session(self, sid: str) -> None:
@@ -235,6 +271,10 @@ class Front:
         tx = self.txs.get(tid)
         if tx is None or (sid and tx.session != sid):
             raise self.refuse("NOT_FOUND", f"transaction {tid!r} not found in session {sid!r}")
+        if tx.session in self.lost_sessions:
+            self.session(tx.session)  # BAD_SESSION, as YDB answers any request of a session it lost
+        if tx.state == "failed":
+            raise self.refuse("ABORTED", f"transaction {tid!r} was aborted: tablet {TARGET!r} refused its write")
         if tx.state != "open":
             raise self.refuse("NOT_FOUND", f"transaction {tid!r} is {tx.state.replace('_', ' ')}")
         return tx
@@ -286,7 +326,7 @@ class Front:
         if not tx.engine_tx:
             return
         c = self.engine.cl[tx.worker]
-        if c.tx == tx.engine_tx and c.phase in ("open", "flushed"):
+        if c.tx == tx.engine_tx and ACTION["RollbackTx"].enabled(self.engine, tx.worker):  # open, flushed, or its writer failed
             self._step("RollbackTx", tx.worker)
             self.settle()
 
@@ -310,17 +350,36 @@ class Front:
             return
         switch, tid = self.armed
         action = ACTION[switch.step]
-        if switch.target == "txn":
-            tx = self.txs.get(tid)
-            args: list[Any] = [tx.engine_tx] if tx is not None and tx.engine_tx else []
+        tx = self.txs.get(tid)
+        engine_tx = tx.engine_tx if tx is not None else 0
+        args: list[Any]
+        if switch.target in ("txn", "session"):
+            args = [engine_tx] if engine_tx else []
+        elif switch.target == "readset":
+            args = sorted((m for m in self.engine.net if m.type == RS and m.tx == engine_tx and engine_tx), key=repr)
+        elif switch.target == "partition":
+            args = list(self.k.dst_parts)
         else:
             args = [switch.target]
         for arg in args:
             if action.run(self.engine, arg):
                 self.armed = None
-                self.faults_taken.append(f"{switch.describe()}: {switch.step}({arg})")
+                shown = f"{arg.type} {arg.frm}->{arg.to} of {arg.tx}" if switch.target == "readset" else arg
+                self.faults_taken.append(f"{switch.describe()}: {switch.step}({shown})")
                 self._after()
+                if switch.target == "session" and tx is not None:
+                    self._lose_session(tx.session)
                 return
+
+    def _lose_session(self, sid: str) -> None:
+        """The KQP session dies underneath its client (the ``lose-session`` switch): its attach
+        stream says BAD_SESSION, its open transaction is rolled back in the engine, and the request
+        being served is answered BAD_SESSION, as every later one on the session."""
+        self.lost_sessions.add(sid)
+        self.delete_session(sid)
+        self.on_session_lost(sid)
+        raise self.refuse("BAD_SESSION", f"session {sid!r} was lost underneath its transaction (the lose-session fault "
+                          "switch): its transaction is rolled back")
 
     # --- the engine's steps ---
 
@@ -436,10 +495,30 @@ class Front:
                               "beyond them is outside the engine's model")
         d = self.engine.k.dest(self.engine.cl[w].src, self.engine.cl[w].b + self.engine.cl[w].sent)
         tx.data.append((d, Stored(data, producer, seq_no, codec)))
+        seen = len(self.events)
         self._step("TxWrite", w)
         self.settle()
+        if any(ev["action"] == "PqWriteRefused" and ev.get("txn_id") == tx.engine_tx for ev in self.events[seen:]):
+            self._write_refused(tx, d)
         if not self.engine.wacked[tx.engine_tx] or len(self.engine.wacked[tx.engine_tx]) < self.engine.cl[w].sent:
             raise self.refuse("INTERNAL_ERROR", f"transaction {tid}: the write was not acknowledged by tablet {TARGET}")
+
+    def _write_refused(self, tx: Tx, d: int) -> None:
+        """Tablet B refused a write of ``tx`` (PqWriteRefused): its partition is inactive after a split
+        (YDB answers OVERLOADED, "Write to inactive partition": partition_write.cpp), or its supportive
+        partition is gone with the transaction's lock (PRECONDITION_FAILED, as the C++ SDK's write
+        session in YDB's WriteToTopic_Demo_12 and _14). The transaction can no longer commit, and the
+        SDK cannot roll it back (its rollback first closes the failed writer, which raises the
+        writer's error before anything is sent: ydb-python-sdk ``ydb/query/transaction.py``), so the
+        engine rolls it back now (RollbackTx; the application's rollback, which the spec allows at
+        any time before the commit); a later commit of it is ABORTED."""
+        self._end_in_engine(tx)
+        tx.state = "failed"
+        if self.engine.sealed[d] != -1:
+            raise self.refuse("OVERLOADED", f"Write to inactive partition {d - 1} (topic {TARGET!r} split: the partition "
+                              f"takes no more writes; transaction {tx.id} is rolled back)")
+        raise self.refuse("PRECONDITION_FAILED", f"transaction {tx.id}: its write to {TARGET!r} partition {d - 1} was refused "
+                          "(its supportive partition is gone with the transaction's lock); it is rolled back")
 
     def update_offsets(self, tid: str, sid: str, consumer: str, topics: list[tuple[str, int, list[tuple[int, int]]]]) -> None:
         """UpdateOffsetsInTransaction: the read range joins the transaction (the spec folds it into ReadBatch)."""

@@ -5,7 +5,7 @@ only what each request means to the engine.
 
 Served: Discovery (``ListEndpoints``, ``WhoAmI``); Query (``CreateSession``, ``AttachSession``,
 ``DeleteSession``, ``BeginTransaction``, ``CommitTransaction``, ``RollbackTransaction``,
-``ExecuteQuery`` of ``select 1``); Topic (``CreateTopic``, ``DescribeTopic``, ``DropTopic``,
+``ExecuteQuery`` of ``select 1``); Topic (``CreateTopic``, ``DescribeTopic``, ``AlterTopic`` (consumers), ``DropTopic``,
 ``StreamWrite``, ``StreamRead``, ``UpdateOffsetsInTransaction``). Anything else gets UNIMPLEMENTED
 (gRPC) or a YDB status with a message saying what is served.
 
@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import grpc
-from google.protobuf import any_pb2, timestamp_pb2
+from google.protobuf import any_pb2, message, timestamp_pb2
 from ydb._grpc.common import (  # type: ignore[attr-defined]  # the SDK's alias of the version it loaded
     ydb_discovery_v1_pb2_grpc,
     ydb_query_v1_pb2_grpc,
@@ -103,6 +103,7 @@ class Shared:
         self.reader_queues: dict[int, queue.Queue[Any]] = {}
         self.attached: dict[str, queue.Queue[Any]] = {}
         front.on_change = self.push_reads
+        front.on_session_lost = self.session_lost
 
     def count(self, name: str) -> None:
         self.requests[name] = self.requests.get(name, 0) + 1
@@ -119,6 +120,12 @@ class Shared:
             yield
         finally:
             self.front.disarm()
+
+    def session_lost(self, sid: str) -> None:
+        """The session died underneath its client (under the lock): its attach stream says so and ends."""
+        q = self.attached.pop(sid, None)
+        if q is not None:
+            q.put(ydb_query_pb2.SessionState(status=status("BAD_SESSION"), issues=issues(f"session {sid!r} was lost")))
 
     def push_reads(self) -> None:
         """Send every reader what it may read now (under the lock)."""
@@ -367,7 +374,8 @@ class Topic(ydb_topic_v1_pb2_grpc.TopicServiceServicer):  # type: ignore[misc]
                 self=ydb_scheme_pb2.Entry(name=t.name, type=ydb_scheme_pb2.Entry.TOPIC),
                 partitioning_settings=ydb_topic_pb2.PartitioningSettings(min_active_partitions=t.partitions,
                                                                          partition_count_limit=t.partitions),
-                partitions=[ydb_topic_pb2.DescribeTopicResult.PartitionInfo(partition_id=p, active=True) for p in range(t.partitions)],
+                partitions=[ydb_topic_pb2.DescribeTopicResult.PartitionInfo(partition_id=p, active=self.shared.front.active(t.name, p))
+                            for p in range(t.partitions)],
                 supported_codecs=ydb_topic_pb2.SupportedCodecs(codecs=sorted(DECODERS)),
                 consumers=[ydb_topic_pb2.Consumer(name=c) for c in t.consumers])
 
@@ -378,10 +386,13 @@ class Topic(ydb_topic_v1_pb2_grpc.TopicServiceServicer):  # type: ignore[misc]
                         lambda op: ydb_topic_pb2.DropTopicResponse(operation=op))
 
     def AlterTopic(self, request: Any, context: grpc.ServicerContext) -> Any:
-        def refuse() -> None:
-            raise self.shared.front.refuse("UNSUPPORTED", "AlterTopic: the engine's topics keep the shape of its constants")
-
-        return self._op("AlterTopic", refuse, lambda op: ydb_topic_pb2.AlterTopicResponse(operation=op))
+        consumers = ("add_consumers", "drop_consumers")
+        # a setting the request changes (the SDK sends an empty alter_partitioning_settings with any alter)
+        others = [f.name for f, v in request.ListFields() if f.name not in ("operation_params", "path", *consumers)
+                  and not (isinstance(v, message.Message) and v.ByteSize() == 0)]
+        return self._op("AlterTopic", lambda: self.shared.front.alter_topic(
+            request.path, [c.name for c in request.add_consumers], list(request.drop_consumers), others),
+            lambda op: ydb_topic_pb2.AlterTopicResponse(operation=op))
 
     def CommitOffset(self, request: Any, context: grpc.ServicerContext) -> Any:
         def commit() -> None:
