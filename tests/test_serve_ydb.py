@@ -139,7 +139,9 @@ def test_the_sdk_connects_runs_select_1_and_hears_what_else_is_not_served(server
             rows = pool.execute_with_retries("select 1", retry_settings=RETRY)
             assert rows[0].rows[0]["column0"] == 1
             assert pool.execute_with_retries("SELECT 2;", retry_settings=RETRY)[0].rows[0]["column0"] == 2
-            with pytest.raises(ydb.BadRequest, match="runs only select n"):
+            # the SDK's topic example's query (examples/topic/topic_transactions_example.py)
+            assert pool.execute_with_retries("select 3 as res;", retry_settings=RETRY)[0].rows[0]["res"] == 3
+            with pytest.raises(ydb.BadRequest, match=r"not served; this server runs select n \[as name\]; CREATE TABLE"):
                 pool.execute_with_retries("SELECT * FROM t", retry_settings=RETRY)
             d = driver.topic_client.describe_topic("A")
             assert [p.partition_id for p in d.partitions] == [0] and [c.name for c in d.consumers] == ["c"]
@@ -286,6 +288,108 @@ def test_the_sdks_read_only_and_write_only_transactions_commit(server: Running, 
     assert [(ev["action"], ev.get("tablet")) for ev in server.front.events
             if ev["action"] in ("ReadOnlyBatch", "BeginWrites", "PqImmediate")] == [
         ("ReadOnlyBatch", None), ("PqImmediate", "A"), ("BeginWrites", None), ("PqImmediate", "B")]
+
+
+I64 = ydb.PrimitiveType.Int64
+UPSERT = "DECLARE $k AS Int64; DECLARE $v AS Utf8; UPSERT INTO t (k, v) VALUES ($k, $v);"
+
+
+def rows(result_sets: Any) -> list[dict[str, Any]]:
+    return [dict(row.items()) for rs in result_sets for row in rs.rows]
+
+
+def execute(tx: Any, query: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    with tx.execute(query, params) as results:
+        return rows(results)
+
+
+@CHECKED
+def test_a_transaction_copies_a_batch_of_a_into_a_table_and_rollbacks_leave_no_row(server: Running, checked: str) -> None:
+    """Topic to table, exactly once: a transaction reads a batch of A and upserts a row per message
+    (single-row statements with parameters, sql.py); the rows and the offsets commit together. A
+    rolled-back transaction's upsert and a failed statement leave nothing; what is not served is
+    BAD_REQUEST naming what is; a missing table is SCHEME_ERROR."""
+
+    def body() -> tuple[Any, ...]:
+        errors: list[str] = []
+        with sdk(server) as driver, ydb.QuerySessionPool(driver) as pool:
+            pool.execute_with_retries("CREATE TABLE t (k Int64, v Utf8, PRIMARY KEY (k))")
+            with driver.topic_client.reader("A", consumer="c") as reader:
+                def copy_to_table(tx: Any) -> list[int]:
+                    batch = reader.receive_batch_with_tx(tx, max_messages=2, timeout=T)
+                    for m in batch.messages:
+                        execute(tx, UPSERT, {"$k": (m.offset, I64), "$v": m.data.decode()})
+                    return [m.offset for m in batch.messages]
+
+                copied = pool.retry_tx_sync(copy_to_table, retry_settings=RETRY)
+
+            def upsert_then_roll_back(tx: Any) -> None:
+                execute(tx, UPSERT, {"$k": (9, I64), "$v": "rolled back"})
+                seen = execute(tx, "SELECT v FROM t WHERE k = $k", {"$k": (9, I64)})  # its own write
+                assert seen == [{"v": "rolled back"}]
+                tx.rollback()
+
+            pool.retry_tx_sync(upsert_then_roll_back, retry_settings=RETRY)
+            pool.execute_with_retries("DELETE FROM t WHERE k = 0")
+            for query in ("UPDATE t SET v = 'x' WHERE k = 1", "SELECT * FROM missing WHERE k = 1",
+                          "SELECT * FROM t WHERE v = 'A/1/1'"):
+                try:
+                    pool.execute_with_retries(query, retry_settings=RETRY)
+                except ydb.Error as e:
+                    errors.append(f"{type(e).__name__}: {e.issues[0].message}")
+            got = {k: rows(pool.execute_with_retries("SELECT * FROM t WHERE k = $k", {"$k": (k, I64)})) for k in (0, 1, 9)}
+            return copied, got, errors
+
+    copied, got, errors = bounded(body)
+    assert copied == [0, 1]
+    assert got == {0: [], 1: [{"k": 1, "v": "A/1/1"}], 9: []}  # row 0 deleted, row 9 rolled back
+    assert errors[0].startswith("BadRequest: query <UPDATE t SET v = 'x' WHERE k = 1>: not served; this server runs select n")
+    assert errors[1:] == ["SchemeError: table 'missing' does not exist (CREATE TABLE it first)",
+                          "BadRequest: table 't': a row is named by its key 'k', not 'v' (single rows by key are served)"]
+    e = server.front.engine
+    # the copy and the DELETE take the lock step; the rolled-back transaction never reached the engine, and a
+    # SELECT that commits at once reads without a lock
+    assert e.committed[1] == 2 and [ev["action"] for ev in server.front.events].count("TableWrite") == 2
+
+
+@CHECKED
+@pytest.mark.parametrize("server", [{"workers": 2}], indirect=True)
+@pytest.mark.parametrize("bound_first", [False, True])
+def test_a_row_written_by_another_commit_after_a_transaction_read_it_aborts_that_transaction(
+        server: Running, checked: str, bound_first: bool) -> None:
+    """YDB's optimistic locks [tli]: transaction 1 reads row k, transaction 2 upserts it and
+    commits, transaction 1 upserts it and commits: ABORTED, "Transaction locks invalidated", and
+    its write is lost, not the other's. Transaction 1 is the engine's before the read when it
+    wrote to B first (``bound_first``: the spec's TablePredicate fails), or only at its commit (the
+    lock broken before its TableWrite: the server rolls it back)."""
+
+    def body() -> tuple[str, list[dict[str, Any]]]:
+        with sdk(server) as driver, ydb.QuerySessionPool(driver) as pool:
+            pool.execute_with_retries("CREATE TABLE t (k Int64, v Utf8, PRIMARY KEY (k))")
+            pool.execute_with_retries(UPSERT, {"$k": (1, I64), "$v": "first"})
+            session = pool.acquire()
+            try:
+                tx = session.transaction().begin()
+                if bound_first:
+                    with driver.topic_client.tx_writer(tx, "B") as w:
+                        w.write(ydb.TopicWriterMessage(b"own"), timeout=T)
+                assert execute(tx, "SELECT v FROM t WHERE k = 1") == [{"v": "first"}]
+                pool.execute_with_retries(UPSERT, {"$k": (1, I64), "$v": "second"})  # another session, committed
+                execute(tx, UPSERT, {"$k": (1, I64), "$v": "third"})
+                try:
+                    tx.commit()
+                    outcome = "committed"
+                except ydb.Aborted as e:
+                    outcome = f"Aborted: {e.issues[0].message}"
+            finally:
+                pool.release(session)
+            return outcome, rows(pool.execute_with_retries("SELECT v FROM t WHERE k = 1"))
+
+    outcome, after = bounded(body)
+    assert outcome.startswith("Aborted"), outcome
+    assert after == [{"v": "second"}]
+    actions = [ev["action"] for ev in server.front.events]
+    assert ("KqpResult" in actions) and (("RollbackTx" in actions) != bound_first)
 
 
 @CHECKED

@@ -43,19 +43,14 @@ from ..actions import ACTION, ACTIONS, SCHEDULER, arguments
 from ..constants import Constants
 from ..engine import Engine
 from ..state import CONSUMER, RS
+from .errors import FrontError
 from .faults import Switch
+from .sql import DeleteRow, SelectRow, Upsert
+from .tables import Pending, Tables
 
 SOURCE, TARGET = "A", "B"
 SCHEDULED = tuple(a for a in ACTIONS if a.by == SCHEDULER and not a.fault)  # the engine's own steps (settle)
 DATABASE = "/local"
-
-
-class FrontError(Exception):
-    """A request the front refuses: ``status`` is the YDB status name (StatusIds), the message one line."""
-
-    def __init__(self, status: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 @attrs.define
@@ -79,6 +74,10 @@ class Tx:
     e: int = 0
     offsets_named: bool = False  # UpdateOffsetsInTransaction named the read range
     data: list[tuple[int, Stored]] = attrs.field(factory=list)  # (partition of B, the message)
+    pending: Pending = attrs.field(factory=Pending)  # its table writes, applied at its commit (tables.py)
+    table_version: int = -1  # the spec's row's version when it first touched a table (-1: never)
+    table_step: bool = False  # the engine's TableWrite taken for it
+    lock_broken: bool = False  # the row changed between its first table statement and its TableWrite
 
 
 @attrs.define
@@ -154,6 +153,7 @@ class Front:
         self.source_read = False  # a reader of A was opened: A's data is fixed from then on
         self.plain_ids: dict[str, int] = {}  # a plain writer's producer id -> the spec's producer (PlainWrite)
         self.b_committed: dict[tuple[str, int], int] = {}  # (consumer, partition) of B -> its committed offset (outside the spec)
+        self.tables = Tables()  # the tables' rows (outside the spec, whose one row stands for them all)
 
     # --- ids and errors ---
 
@@ -286,8 +286,17 @@ class Front:
         if not tx.engine_tx:
             if tx.data:
                 raise self.refuse("BAD_REQUEST", "internal: writes without a bound transaction")
-            tx.state = "committed"  # nothing of it reached the engine: an empty transaction
-            return
+            if tx.table_version == -1:
+                tx.state = "committed"  # nothing of it reached the engine: an empty transaction
+                return
+            # table statements only: the engine's write-only transaction with its row and nothing written to B
+            self._bind(tx, self._idle_worker(), 0, 0, "BeginWrites")
+        self._table_step(tx)
+        if tx.lock_broken:
+            self._end_in_engine(tx)
+            tx.state = "aborted"
+            raise self.refuse("ABORTED", f"Transaction locks invalidated: a table transaction {tid} read was written by "
+                              "another transaction's commit before this one's")
         e, w = self.engine, tx.worker
         c = e.cl[w]
         shape = e.kqp[tx.engine_tx].shape
@@ -314,6 +323,8 @@ class Front:
             raise FrontError("UNDETERMINED", f"transaction {tid}: no answer from the participants (engine transaction "
                              f"{tx.engine_tx} is still being decided)")
         tx.state = "committed" if told == "COMMITTED" else "aborted"
+        if told == "COMMITTED":
+            self.tables.apply(tx.pending)
         if told != "COMMITTED":
             raise FrontError("ABORTED", f"transaction {tid} was aborted by the participants (engine transaction {tx.engine_tx})")
 
@@ -448,6 +459,55 @@ class Front:
         tx.engine_tx, tx.worker, tx.partition = eng.cl[w].tx, w, p
         tx.b, tx.e = eng.cl[w].b, eng.cl[w].e
         self.by_engine_tx[tx.engine_tx] = tx
+        self._table_step(tx)
+
+    def _idle_worker(self) -> str:
+        idle = [w for w in self.k.workers if self.engine.cl[w].phase == "idle"]
+        if not idle:
+            raise self.refuse("PRECONDITION_FAILED", "every worker of the engine is in another transaction")
+        return idle[0]
+
+    # --- table statements (sql.py; the rows in tables.py) ---
+
+    def table_statement(self, tid: str, sid: str, stmt: Upsert | SelectRow | DeleteRow, params: dict[str, Any],
+                        commit_now: bool) -> Any:
+        """A single-row statement in transaction ``tid``: its result set (a SELECT) or None.
+
+        The spec's table is one row under an optimistic lock, read and written by one step,
+        ``TableWrite``, which takes the lock at the row's version [tli]; the row stands for every
+        row of every table here. A transaction takes that step once it is the engine's (its
+        binding: a read range, a write to B, or, with table statements only, at its commit as a
+        write-only transaction that writes nothing to B); until then the row's version at its first
+        table statement is kept, and if another transaction's commit moved it in between, the lock
+        is broken: the commit is ABORTED ("Transaction locks invalidated"), and the engine's
+        transaction rolled back. A SELECT in the request that commits a transaction with no table
+        statement before it reads the committed rows and takes no lock: nothing can come between
+        its read and its commit (YDB's single-statement read)."""
+        tx = self.tx(tid, sid)
+        if not (isinstance(stmt, SelectRow) and commit_now and tx.table_version == -1):
+            if tx.table_version == -1:
+                tx.table_version = len(self.engine.rows)
+            self._table_step(tx)
+        if isinstance(stmt, Upsert):
+            self.tables.upsert(stmt, params, tx.pending)
+            return None
+        if isinstance(stmt, DeleteRow):
+            self.tables.delete(stmt, params, tx.pending)
+            return None
+        return self.tables.select(stmt, params, tx.pending)
+
+    def _table_step(self, tx: Tx) -> None:
+        """The spec's TableWrite for ``tx`` once it is the engine's and has touched a table."""
+        if tx.table_version == -1 or tx.table_step or tx.lock_broken or not tx.engine_tx:
+            return
+        if len(self.engine.rows) != tx.table_version:
+            tx.lock_broken = True  # a commit wrote the row after this transaction read it
+            return
+        if not ACTION["TableWrite"].enabled(self.engine, tx.worker):
+            raise self.refuse("BAD_REQUEST", f"transaction {tx.id}: a table statement after its writes were flushed for "
+                              "the commit is outside the engine's model")
+        self._step("TableWrite", tx.worker)
+        tx.table_step = True
 
     def _taken(self, w: str, p: int, e: int) -> None:
         """The batches worker w's reader was sent of partition p, up to offset e, are taken (by a
@@ -473,10 +533,7 @@ class Front:
                                   "readers could have read it")
             if not cands:
                 # no batch waits to be written: a write-only transaction (the engine's BeginWrites)
-                idle = [w for w in self.k.workers if self.engine.cl[w].phase == "idle"]
-                if not idle:
-                    raise self.refuse("PRECONDITION_FAILED", "every worker of the engine is in another transaction")
-                self._bind(tx, idle[0], 0, 0, "BeginWrites")
+                self._bind(tx, self._idle_worker(), 0, 0, "BeginWrites")
             else:
                 w, r = cands[0]
                 p, b, e = r.delivered[0]

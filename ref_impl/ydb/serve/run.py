@@ -54,7 +54,7 @@ class Options:
             raise ProtocolInputError(f"--port: {self.port} is not a TCP port (0 takes a free one)")
         f = self.faults  # each fault step's budget: as many as its switches
         return Constants(workers=tuple(f"w{n}" for n in range(1, self.workers + 1)), num_src=1, num_dst=1, msgs_per_src=self.messages, batch_max=self.batch,
-                         max_txns=self.txns, rollbacks=True, shapes=("copy", "read", "write"), version=self.version,
+                         max_txns=self.txns, rollbacks=True, table=True, shapes=("copy", "read", "write"), version=self.version,
                          bugs=self.bugs, max_restarts=f.budget("TabletRestart"), max_deadlines=f.budget("PlanDeadline"),
                          max_lock_losses=f.budget("LockLost"), max_loss=f.budget("Lose"), max_splits=f.budget("Split"),
                          max_plain_writes=self.plain, others=self.others,

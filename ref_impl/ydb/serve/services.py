@@ -19,7 +19,6 @@ import contextlib
 import gzip
 import logging
 import queue
-import re
 import threading
 import zlib
 from collections.abc import Callable, Iterator
@@ -43,8 +42,10 @@ from ydb._grpc.common.protos import (
     ydb_value_pb2,
 )
 
+from . import sql
+from .errors import FrontError
 from .faults import NO_FAULTS, Switches
-from .front import DATABASE, SOURCE, TARGET, Front, FrontError, ReaderStream, normalize
+from .front import DATABASE, SOURCE, TARGET, Front, ReaderStream, normalize
 
 log = logging.getLogger("txconform.serve.ydb")
 
@@ -60,7 +61,6 @@ DECODERS: dict[int, Callable[[bytes], bytes]] = {RAW: lambda data: data, GZIP: g
 CUSTOM_CODECS = range(10000, 20000)
 NODE_ID = 1
 POLL_S = 0.2  # how often a waiting stream looks whether its client or the server has gone
-SELECT_N = re.compile(r"^\s*select\s+(\d{1,9})\s*;?\s*$", re.IGNORECASE)
 W = ydb_topic_pb2.StreamWriteMessage
 R = ydb_topic_pb2.StreamReadMessage
 
@@ -309,38 +309,63 @@ class Query(ydb_query_v1_pb2_grpc.QueryServiceServicer):  # type: ignore[misc]
                          lambda st, iss, _: ydb_query_pb2.RollbackTransactionResponse(status=st, issues=iss), tid=request.tx_id)
 
     def ExecuteQuery(self, request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
-        """``select n`` in the session's transaction (begun here with ``begin_tx``, committed with
-        ``commit_tx``: the commit through a query of YDB's TxUsage WriteToTopic_Demo_43 and _44), as
-        the SDK's ``tx.execute("select 1")`` sends it; any other query text is refused: the engine has
-        no tables."""
+        """One statement (sql.py): ``select n`` as the SDK's ``tx.execute("select 1")`` sends it,
+        ``CREATE TABLE``/``DROP TABLE`` outside a transaction, and single-row ``UPSERT``,
+        ``SELECT`` and ``DELETE`` by key in the session's transaction (begun here with
+        ``begin_tx``; committed with ``commit_tx``: the commit through a query of YDB's TxUsage
+        WriteToTopic_Demo_43 and _44), or, with no transaction control, in a transaction of its
+        own that commits at once (YDB's implicit transaction). Anything else is BAD_REQUEST, naming
+        what is served. A statement that fails in a transaction ends it, as in YDB."""
         self.shared.count("ExecuteQuery")
         front = self.shared.front
-        text = request.query_content.text
+        result: Any = None
+        tid = ""
         with self.shared.lock:
             try:
                 front.session(request.session_id)
-                selected = SELECT_N.match(text)
-                if selected is None:
-                    raise front.refuse("BAD_REQUEST", f"query <{text.strip()[:60]}>: this server runs only select n "
-                                       "(the reference engine has topics, no tables)")
-                tc = request.tx_control
-                tid = ""
-                if tc.HasField("begin_tx"):
-                    tid = front.begin(request.session_id)
-                elif tc.tx_id:
-                    tid = front.tx(tc.tx_id, request.session_id).id
-                if tc.commit_tx and tid:
-                    front.commit(tid, request.session_id)
+                try:
+                    stmt = sql.parse(request.query_content.text)
+                except sql.SqlError as e:
+                    raise front.refuse("BAD_REQUEST", str(e)) from None
+                tc = request.tx_control if request.HasField("tx_control") else None
+                if isinstance(stmt, (sql.CreateTable, sql.DropTable)):
+                    if tc is not None:
+                        raise front.refuse("PRECONDITION_FAILED", "Scheme operations cannot be executed inside a "
+                                           "transaction (send CREATE TABLE and DROP TABLE with no transaction control)")
+                    front.tables.create(stmt) if isinstance(stmt, sql.CreateTable) else front.tables.drop(stmt.table)
+                else:
+                    commit = tc is None or tc.commit_tx
+                    if tc is None or tc.HasField("begin_tx"):
+                        tid = front.begin(request.session_id)
+                    elif tc.tx_id:
+                        tid = front.tx(tc.tx_id, request.session_id).id
+                    if isinstance(stmt, sql.SelectN):
+                        result = select_n(stmt)
+                    elif tid:
+                        try:
+                            result = front.table_statement(tid, request.session_id, stmt, dict(request.parameters), commit)
+                        except FrontError:
+                            if front.txs[tid].state == "open":
+                                front.rollback(tid, request.session_id)
+                            raise
+                    if commit and tid:
+                        front.commit(tid, request.session_id)
             except FrontError as e:
                 yield ydb_query_pb2.ExecuteQueryResponsePart(status=status(e.status), issues=issues(str(e)))
                 return
-        column = ydb_value_pb2.Column(name="column0", type=ydb_value_pb2.Type(type_id=ydb_value_pb2.Type.INT32))
-        row = ydb_value_pb2.Value(items=[ydb_value_pb2.Value(int32_value=int(selected.group(1)))])
-        part = ydb_query_pb2.ExecuteQueryResponsePart(status=status("SUCCESS"), result_set_index=0,
-                                                      result_set=ydb_value_pb2.ResultSet(columns=[column], rows=[row]))
-        if tid and not tc.commit_tx:
+        part = ydb_query_pb2.ExecuteQueryResponsePart(status=status("SUCCESS"))
+        if result is not None:
+            part.result_set_index = 0
+            part.result_set.CopyFrom(result)
+        if tid and front.txs[tid].state == "open":
             part.tx_meta.CopyFrom(ydb_query_pb2.TransactionMeta(id=tid))
         yield part
+
+
+def select_n(stmt: sql.SelectN) -> Any:
+    column = ydb_value_pb2.Column(name=stmt.name, type=ydb_value_pb2.Type(type_id=ydb_value_pb2.Type.INT32))
+    row = ydb_value_pb2.Value(items=[ydb_value_pb2.Value(int32_value=stmt.n)])
+    return ydb_value_pb2.ResultSet(columns=[column], rows=[row])
 
 
 class Topic(ydb_topic_v1_pb2_grpc.TopicServiceServicer):  # type: ignore[misc]
