@@ -9,10 +9,14 @@
 2. the time `txconform check` takes to check those two traces (TLC, in windows as it chooses);
 3. with ``--writers``: write-only transactions of two messages each, by 1 SDK application thread and
    by 20 at once, against the same server (20 workers, so 20 transactions open at once), each the
-   same number of transactions in all: transactions per second, and the check of each session.
+   same number of transactions in all: transactions per second, and the check of each session;
+4. with ``--table-cost``: what the served engine's ``Table`` constant (on since the single-row table
+   statements) costs the copies that never touch a table: sessions with it off and on, alternating,
+   transactions per second of each and their ratio.
 
     python scripts/bench_serve_ydb.py            # measure and rewrite the section of docs/benchmarks.md
     python scripts/bench_serve_ydb.py --writers  # the writers' section
+    python scripts/bench_serve_ydb.py --table-cost  # the Table constant's section
     python scripts/bench_serve_ydb.py --print    # measure and print only
 """
 
@@ -60,13 +64,13 @@ def served(options: Any) -> Iterator[tuple[Any, Any]]:
         running.stop()
 
 
-def session(txns: int, trace: Path) -> tuple[float, float, int]:
+def session(txns: int, trace: Path, table: bool = True) -> tuple[float, float, int]:
     """Serve ``txns`` copies and as many ``select 1``: each's rate per second, and the trace's events."""
     import ydb
 
     from ref_impl.ydb.serve.run import Options
 
-    with (served(Options(port=0, messages=2 * txns, batch=2, txns=txns, trace=trace)) as (running, driver),
+    with (served(Options(port=0, messages=2 * txns, batch=2, txns=txns, trace=trace, table=table)) as (running, driver),
           ydb.QuerySessionPool(driver) as pool, driver.topic_client.reader("A", consumer="c") as reader):
 
         def copy(tx: object) -> None:
@@ -144,9 +148,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--print", action="store_true", help="print only; do not rewrite docs/benchmarks.md")
     parser.add_argument("--writers", action="store_true", help="1 and 20 SDK writers in write-only transactions")
+    parser.add_argument("--table-cost", action="store_true", help="copies with the served Table constant off and on")
     args = parser.parse_args()
     if args.writers:
         return writers_main(args.print)
+    if args.table_cost:
+        return table_main(args.print)
     rows = ["| transactions | trace events | SDK transactions/s | SDK `select 1`/s (yardstick) | ratio | `txconform check` | verdict |",
             "|---:|---:|---:|---:|---:|---:|---|"]
     with tempfile.TemporaryDirectory() as tmp:
@@ -172,6 +179,24 @@ def writers_main(print_only: bool) -> int:
             rows.append(f"| {threads} | {WRITER_TXNS} | {events:,} | {tps:.1f} | {tps / base:.2f} | {seconds:.1f} s | {verdict} |")
             print(rows[-1], flush=True)
     return record("serve-ydb-writers", stamp("python scripts/bench_serve_ydb.py --writers") + "\n".join(rows), print_only,
+                  "bench_serve_ydb")
+
+
+TABLE_TXNS, TABLE_ROUNDS = 120, 3
+
+
+def table_main(print_only: bool) -> int:
+    rows = ["| round | `Table` off: transactions/s | `Table` on: transactions/s | on / off |", "|---:|---:|---:|---:|"]
+    ratios = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(1, TABLE_ROUNDS + 1):
+            off = session(TABLE_TXNS, Path(tmp) / f"off-{r}.jsonl", table=False)[0]
+            on = session(TABLE_TXNS, Path(tmp) / f"on-{r}.jsonl", table=True)[0]
+            ratios.append(on / off)
+            rows.append(f"| {r} | {off:.1f} | {on:.1f} | {on / off:.2f} |")
+            print(rows[-1], flush=True)
+    rows.append(f"| median | | | {sorted(ratios)[len(ratios) // 2]:.2f} |")
+    return record("serve-ydb-table", stamp("python scripts/bench_serve_ydb.py --table-cost") + "\n".join(rows), print_only,
                   "bench_serve_ydb")
 
 

@@ -484,6 +484,8 @@ class Front:
         statement before it reads the committed rows and takes no lock: nothing can come between
         its read and its commit (YDB's single-statement read)."""
         tx = self.tx(tid, sid)
+        if not self.k.table:
+            raise self.refuse("UNSUPPORTED", "this server's engine has no table (its Table constant is off)")
         if not (isinstance(stmt, SelectRow) and commit_now and tx.table_version == -1):
             if tx.table_version == -1:
                 tx.table_version = len(self.engine.rows)

@@ -43,6 +43,7 @@ class Options:
     others: int = 128  # Others: the producer ids of those writes
     commits: int = 256  # MaxPlainCommits: batches of A read and committed outside any transaction
     workers: int = 1  # Workers: the engine's workers, each in one transaction at a time
+    table: bool = True  # Table: the tables of single-row statements (sql.py) are the spec's one row
     trace: Path | None = None
     faults: Switches = NO_FAULTS
     bugs: tuple[str, ...] = ()  # the YDB bug zoo's (ref_impl/ydb/zoo.py), as the engine takes them
@@ -54,7 +55,7 @@ class Options:
             raise ProtocolInputError(f"--port: {self.port} is not a TCP port (0 takes a free one)")
         f = self.faults  # each fault step's budget: as many as its switches
         return Constants(workers=tuple(f"w{n}" for n in range(1, self.workers + 1)), num_src=1, num_dst=1, msgs_per_src=self.messages, batch_max=self.batch,
-                         max_txns=self.txns, rollbacks=True, table=True, shapes=("copy", "read", "write"), version=self.version,
+                         max_txns=self.txns, rollbacks=True, table=self.table, shapes=("copy", "read", "write"), version=self.version,
                          bugs=self.bugs, max_restarts=f.budget("TabletRestart"), max_deadlines=f.budget("PlanDeadline"),
                          max_lock_losses=f.budget("LockLost"), max_loss=f.budget("Lose"), max_splits=f.budget("Split"),
                          max_plain_writes=self.plain, others=self.others,
