@@ -182,10 +182,13 @@ def floor(spark: Any, staged: Path) -> float:
     return time.perf_counter() - t0
 
 
+MASTER_ENV = "TXCONFORM_BENCH_MASTER"  # --cluster: the local standalone cluster's master, for the suite's child
+
+
 def session(work: Path) -> Any:
     from spark_replay.session import spark_session
 
-    spark = spark_session("local[2]", log=work / "spark.log")
+    spark = spark_session(os.environ.get(MASTER_ENV) or "local[2]", log=work / "spark.log")
     r = spark.range(100_000)
     r.groupBy((r.id % 7).alias("k")).count().collect()  # warm up
     return spark
@@ -344,6 +347,15 @@ def run_child(args: list[str], timeout: float, log: Path) -> dict[str, Any] | No
     return None
 
 
+def parse_mem_mib(s: str) -> int:
+    """Spark's memory notation (512m, 5g) in MiB."""
+    units = {"k": 1 / 1024, "m": 1, "g": 1024, "t": 1024 * 1024}
+    s = s.strip().lower().rstrip("b")
+    if not s or s[-1] not in units or not s[:-1].isdigit():
+        raise SystemExit(f"bench_replay: --executor-memory {s!r} is not like 512m or 5g")
+    return int(int(s[:-1]) * units[s[-1]])
+
+
 def mib(n: float) -> str:
     return f"{n / MiB:,.0f}"
 
@@ -380,10 +392,17 @@ def tables(results: list[dict[str, Any]], ingest: dict[str, Any] | None) -> str:
         out += "| check | " + " | ".join(f"{size_label(r['size'])} {r['plan']}" for r in done) + " |\n|---|" + "---:|" * len(done) + "\n"
         for c in ids:
             out += f"| {c} | " + " | ".join(f"{r['suite']['checks'].get(c, 0):.1f}" for r in done) + " |\n"
-        out += (
-            "\nMemory (peak RSS, MiB): the generator's process; in the replay's, the Python driver, the JVM (driver and executor: "
-            "`local[2]`, the heap spark_replay/session.py gives the driver: a quarter of the memory, 1 to 8 GiB), the Python workers together:\n\n"
-        )
+        if os.environ.get(MASTER_ENV):
+            out += (
+                "\nMemory (peak RSS, MiB): the generator's process; in the replay's, the Python driver and the driver's JVM (4 GiB "
+                "of heap); the executors' JVMs and their Python workers run under the cluster's workers and are not sampled "
+                "(the Python workers column is what the driver's JVM started, none):\n\n"
+            )
+        else:
+            out += (
+                "\nMemory (peak RSS, MiB): the generator's process; in the replay's, the Python driver, the JVM (driver and executor: "
+                "`local[2]`, the heap spark_replay/session.py gives the driver: a quarter of the memory, 1 to 8 GiB), the Python workers together:\n\n"
+            )
         out += "| events | plan | generator | Python driver | JVM | Python workers |\n|---:|---|---:|---:|---:|---:|\n"
         for r in done:
             p = r["suite"]["peak"]
@@ -460,6 +479,10 @@ def main() -> int:
     parser.add_argument("--no-ingest", action="store_true", help="skip the JSONL ingest")
     parser.add_argument("--print", action="store_true", help="print only; do not rewrite docs/benchmarks.md")
     parser.add_argument("--work", type=Path, help="working directory (default: a temporary one, removed at the end)")
+    parser.add_argument("--cluster", type=int, default=0, metavar="N",
+                        help="run the suites on a Spark standalone cluster on 127.0.0.1 of N workers of one core each "
+                        "(spark_replay/cluster.py) instead of local[2]; recorded in its own section")
+    parser.add_argument("--executor-memory", default="5g", help="with --cluster: each worker's memory and its executor's heap")
     parser.add_argument("--child", nargs=2, metavar=("WHAT", "ARG"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -480,6 +503,16 @@ def main() -> int:
     uptime_start = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     results: list[dict[str, Any]] = []
     ingest = None
+    cluster = None
+    if args.cluster:
+        from spark_replay.cluster import start_local_cluster
+
+        # each worker offers its memory whole; the executor's heap leaves it a sixth for Python and overhead
+        cluster = start_local_cluster(work / "cluster-logs", cores=1, memory=args.executor_memory, timeout=120.0, workers=args.cluster)
+        heap = f"{int(parse_mem_mib(args.executor_memory) * 5 / 6)}m"
+        os.environ[MASTER_ENV] = cluster.master_url
+        os.environ["PYSPARK_SUBMIT_ARGS"] = f"--driver-memory 4g --conf spark.executor.memory={heap} pyspark-shell"
+        print(f"bench_replay: cluster {cluster.master_url}, {args.cluster} worker(s) of 1 core, executors of {heap}", flush=True)
     try:
         for size in sizes:
             d = work / size_label(size)
@@ -509,15 +542,18 @@ def main() -> int:
             if ingest and "timeout" not in ingest:
                 print(f"bench_replay: ingest {ingest['lines']:,} lines in {ingest['ingest']:.1f} s, baseline {ingest['baseline']:.1f} s", flush=True)
     finally:
+        if cluster is not None:
+            cluster.stop()
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)
     uptime_end = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     today = datetime.date.today().isoformat()
     body = (
-        f"Measured {today} on: {machine()}.\nCommand: `python scripts/bench_replay.py --sizes {args.sizes} --plans {args.plans}`.\n"
+        f"Measured {today} on: {machine()}.\nCommand: `python scripts/bench_replay.py --sizes {args.sizes} --plans {args.plans}"
+        + (f" --cluster {args.cluster} --executor-memory {args.executor_memory}" if args.cluster else "") + "`.\n"
         f"`uptime` before: `{uptime_start}`; after: `{uptime_end}`.\n\n" + tables(results, ingest) + "\n" + goals(results) + "\n"
     )
-    return record("replay", body, args.print, "bench_replay")
+    return record("replay-cluster" if args.cluster else "replay", body, args.print, "bench_replay")
 
 
 if __name__ == "__main__":

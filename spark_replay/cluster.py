@@ -1,4 +1,4 @@
-"""A Spark standalone cluster on 127.0.0.1: one master and one worker, from the installed pyspark.
+"""A Spark standalone cluster on 127.0.0.1: one master and one or more workers, from the installed pyspark.
 
 For trying ``txconform replay --master`` and for the cluster test (tests/test_replay_cluster.py).
 The pyspark wheel has ``bin/spark-class`` but not the ``sbin/start-master.sh`` family, so the
@@ -8,11 +8,12 @@ The worker's group holds the executors it launched and their Python workers, so 
 
 Ports are found by binding port 0 on 127.0.0.1; readiness is a bounded loop (a number of polls
 and a deadline) on the master's port and on its JSON status page, which lists alive workers. The
-processes write their output to ``logs/master.log`` and ``logs/worker.log``; the worker's work
-directory (one sub-directory per application and executor, with the executor's stdout and
-stderr) is ``work/`` under a temporary directory. Nothing listens beyond 127.0.0.1.
+processes write their output to ``logs/master.log`` and ``logs/worker.log`` (``worker-2.log``, ...
+for more workers); the workers' work directory (one sub-directory per application and executor,
+with the executor's stdout and stderr) is ``work/`` under a temporary directory. Nothing listens
+beyond 127.0.0.1.
 
-    python -m spark_replay.cluster [--logs DIR]   # start, print the master URL, stop on Ctrl-C
+    python -m spark_replay.cluster [--logs DIR] [--workers N]   # start, print the master URL, stop on Ctrl-C
 """
 
 from __future__ import annotations
@@ -116,13 +117,18 @@ class LocalCluster:
     logs: Path
     work: Path
     master: subprocess.Popen[bytes]
-    worker: subprocess.Popen[bytes]
+    workers: list[subprocess.Popen[bytes]]
     tmp: Path | None = None  # a folder of ours to remove at stop
     _stopped: bool = attrs.field(default=False, repr=False, init=False)
 
     @property
+    def worker(self) -> subprocess.Popen[bytes]:
+        """The first worker."""
+        return self.workers[0]
+
+    @property
     def pids(self) -> list[int]:
-        return [self.master.pid, self.worker.pid]
+        return [self.master.pid, *(w.pid for w in self.workers)]
 
     def status(self) -> Any:
         """The master's JSON status page (workers, active and completed applications)."""
@@ -133,11 +139,11 @@ class LocalCluster:
         return sorted(p for app in self.work.glob("app-*") for p in app.iterdir() if p.is_dir())
 
     def stop(self) -> None:
-        """Stop the worker (and its executors), then the master, each by its process id."""
+        """Stop the workers (and their executors), then the master, each by its process id."""
         if self._stopped:
             return
         self._stopped = True
-        for proc in (self.worker, self.master):
+        for proc in (*self.workers, self.master):
             stop_process(proc)
 
     def cleanup(self) -> None:
@@ -186,13 +192,17 @@ def start_local_cluster(
     memory: str = "1g",
     timeout: float = 60.0,
     env: dict[str, str] | None = None,
+    workers: int = 1,
 ) -> LocalCluster:
-    """Start a master and one worker on 127.0.0.1 and wait until the worker is registered.
+    """Start a master and ``workers`` workers (each of ``cores`` cores and ``memory``) on 127.0.0.1
+    and wait until every worker is registered.
 
     ``logs`` keeps ``master.log`` and ``worker.log`` (default: a ``logs`` directory beside the work
     directory, under a new temporary directory). ``env`` replaces the processes' environment (the
     current one by default); ``SPARK_HOME`` and ``SPARK_LOCAL_IP`` are set in it either way. If
     anything fails, what was started is stopped before the error is raised."""
+    if workers < 1:
+        raise ValueError(f"workers: {workers}; a cluster has at least one")
     tmp = Path(tempfile.mkdtemp(prefix="txconform-cluster-"))
     logs = logs or tmp / "logs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -202,59 +212,49 @@ def start_local_cluster(
     penv.update(SPARK_HOME=str(spark_home()), SPARK_LOCAL_IP=HOST, SPARK_WORKER_DIR=str(work))
     # no REST submission server: it would listen on a fixed port (6066)
     penv["SPARK_MASTER_OPTS"] = (penv.get("SPARK_MASTER_OPTS", "") + " -Dspark.master.rest.enabled=false").strip()
-    port, ui, worker_port, worker_ui = free_port(), free_port(), free_port(), free_port()
-    master_log, worker_log = logs / "master.log", logs / "worker.log"
+    port, ui = free_port(), free_port()
+    master_log = logs / "master.log"
     url = f"spark://{HOST}:{port}"
     master_ui = f"http://{HOST}:{ui}"
     started: list[subprocess.Popen[bytes]] = []
+    worker_uis: list[str] = []
     try:
         master = _spawn(MASTER_CLASS, ["--host", HOST, "--port", str(port), "--webui-port", str(ui)], master_log, penv)
         started.append(master)
         procs = [("master", master, master_log)]
         _wait(f"the Spark master on {url}", lambda: _json(f"{master_ui}/json/").get("status") == "ALIVE", procs, timeout, polls=int(timeout * 4))
-        worker = _spawn(
-            WORKER_CLASS,
-            [
-                url,
-                "--host",
-                HOST,
-                "--port",
-                str(worker_port),
-                "--webui-port",
-                str(worker_ui),
-                "--cores",
-                str(cores),
-                "--memory",
-                memory,
-                "--work-dir",
-                str(work),
-            ],
-            worker_log,
-            penv,
-        )
-        started.append(worker)
-        procs.append(("worker", worker, worker_log))
+        for n in range(1, workers + 1):
+            worker_port, worker_ui = free_port(), free_port()
+            worker_log = logs / ("worker.log" if n == 1 else f"worker-{n}.log")
+            args = [url, "--host", HOST, "--port", str(worker_port), "--webui-port", str(worker_ui), "--cores", str(cores),
+                    "--memory", memory, "--work-dir", str(work)]
+            worker = _spawn(WORKER_CLASS, args, worker_log, penv)
+            started.append(worker)
+            procs.append((f"worker {n}", worker, worker_log))
+            worker_uis.append(f"http://{HOST}:{worker_ui}")
 
         def registered() -> bool:
-            return any(w.get("state") == "ALIVE" for w in _json(f"{master_ui}/json/").get("workers", []))
+            alive: int = sum(w.get("state") == "ALIVE" for w in _json(f"{master_ui}/json/").get("workers", []))
+            return alive >= workers
 
-        _wait(f"a worker registered with {url}", registered, procs, timeout, polls=int(timeout * 4))
+        _wait(f"{workers} worker(s) registered with {url}", registered, procs, timeout, polls=int(timeout * 4))
     except BaseException:
         for proc in reversed(started):
             stop_process(proc)
         raise
-    return LocalCluster(url, master_ui, f"http://{HOST}:{worker_ui}", logs, work, master, worker, tmp=tmp)
+    return LocalCluster(url, master_ui, worker_uis[0], logs, work, master, started[1:], tmp=tmp)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m spark_replay.cluster", description="Start a Spark master and worker on 127.0.0.1 until Ctrl-C.")
+    parser = argparse.ArgumentParser(prog="python -m spark_replay.cluster", description="Start a Spark master and workers on 127.0.0.1 until Ctrl-C.")
     parser.add_argument("--logs", type=Path, default=None, help="directory for master.log and worker.log")
     parser.add_argument("--cores", type=int, default=1)
     parser.add_argument("--memory", default="1g")
+    parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args(argv)
     stops = {signal.SIGINT, signal.SIGTERM}
     signal.pthread_sigmask(signal.SIG_BLOCK, stops)  # delivered to sigwait below, not as exceptions
-    cluster = start_local_cluster(args.logs, cores=args.cores, memory=args.memory)
+    cluster = start_local_cluster(args.logs, cores=args.cores, memory=args.memory, workers=args.workers)
     try:
         print(f"master {cluster.master_url} (status {cluster.master_ui}); logs in {cluster.logs}; Ctrl-C stops it", flush=True)
         signal.sigwait(stops)

@@ -196,3 +196,19 @@ def test_spark_submit_master_and_conf_win_and_the_code_is_shipped(cluster: Local
     assert_lso_report(json_doc(run.stdout), {"C1": "violated"})
     executors = executors_of_new_apps(cluster, before)
     assert len(executors) == 1 and ran_tasks(executors[0])
+
+
+def test_a_cluster_of_two_workers_registers_both_and_stops_every_process(tmp_path: Path) -> None:
+    """``start_local_cluster(workers=2)``, as ``scripts/bench_replay.py --cluster 2`` starts it."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    c = start_local_cluster(tmp_path / "logs", cores=1, memory="512m", timeout=120.0, env=env, workers=2)
+    try:
+        alive = [w for w in c.status()["workers"] if w["state"] == "ALIVE"]
+        assert len(alive) == 2 and {w["cores"] for w in alive} == {1}
+        assert len(c.pids) == 3 and (tmp_path / "logs" / "worker-2.log").is_file()
+    finally:
+        c.cleanup()
+    for pid in c.pids:
+        assert not group_alive(pid), f"process group {pid} survived the stop"
+    with pytest.raises(ValueError, match="at least one"):
+        start_local_cluster(tmp_path / "none", workers=0)

@@ -1,5 +1,6 @@
-"""The two plans of the partition checks agree: the partition pass (one shuffle, each partition's log
-in pandas: spark_replay/partition_pass.py) against Spark windows and joins per check
+"""The two plans of the partition and coordinator checks agree: the partition pass (one shuffle, each
+partition's log on Arrow: spark_replay/partition_pass.py) and the coordinator pass (one shuffle, each
+transactional id's records: spark_replay/coord_pass.py) against Spark windows and joins per check
 (``--plan windows``, spark_replay/checks/), on random staged tables that break every rule those
 checks know in many ways at once: sequence gaps, duplicates and wrap-around, stale epochs, markers
 of a lower epoch than their data, coordinator epochs going back, producers without idempotence,
@@ -29,7 +30,8 @@ from spark_replay.tables import rows_to_table
 
 pytestmark = [pytest.mark.spark, pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.filterwarnings("ignore::FutureWarning")]
 
-PARTITION_CHECKS = ("P1", "P2", "P3", "P4", "P5", "P6", "C1")
+# the partition pass's checks and the coordinator pass's (P4's windows, P5's last records, P7)
+PARTITION_CHECKS = ("P1", "P2", "P3", "P4", "P5", "P6", "P7", "C1")
 STATES = ("Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort")
 
 
@@ -119,11 +121,15 @@ def random_logs(root: Path, seed: int, partitions: int = 60) -> dict[str, int]:
                               "last_offset": offset + 5, "lso": offset + 6})
     for pid in pids[1:]:  # the coordinator's records, in time with the markers
         t = 1000
+        source = rng.choice(["segment", "trace"])  # a trace's first record at offset 0 must be Empty (P7)
         for n in range(rng.randint(0, 8)):
             t += rng.randint(1, 200)
             named = [{"topic": f"t{rng.randrange(partitions // 3)}", "partition": rng.randrange(3)} for _ in range(rng.randint(0, 3))]
-            txn_log.append({"source": "segment", "trace_id": trace, "log_partition": 0, "log_offset": len(txn_log), "ts_ms": t, "txn_id": f"tx{pid}",
-                            "producer_id": pid, "epoch": n // 3, "state": rng.choice(STATES), "partitions": named})
+            epoch = n // 3 - (1 if rng.random() < 0.15 else 0)  # now and then an epoch back (P7)
+            state = None if rng.random() < 0.05 else rng.choice(STATES)  # a tombstone now and then
+            txn_log.append({"source": source, "trace_id": trace, "log_partition": 0, "log_offset": n, "ts_ms": t,
+                            "txn_id": f"tx{pid}", "producer_id": pid, "epoch": epoch, "state": state,
+                            "partitions": named if state is not None else None})
     tables = {"entries": entries, "reads": reads, "aborted_index": index, "txn_log": txn_log}
     for name, rows in tables.items():
         (root / name).mkdir(parents=True)
@@ -164,5 +170,6 @@ def test_the_partition_pass_and_the_windows_find_the_same(spark: Any, tmp_path: 
         ("P1", "DUPLICATE"), ("P1", "GAP"), ("P2", "STALE_EPOCH_DATA"), ("P2", "MARKER_EPOCH_BELOW_DATA"), ("P3", "COORDINATOR_EPOCH_BACK"),
         ("P5", "HANGING"), ("P6", "MISSING_INDEX_ENTRY"), ("P6", "WRONG_INDEX_LSO"), ("P6", "WRONG_FIRST_OFFSET"), ("P6", "INDEX_WITHOUT_ABORT"),
         ("C1", "DIRTY_READ"), ("C1", "ABORTED_READ"), ("C1", "WRONG_LSO"), ("C1", "SKIPPED_READ"), ("P4", "MARKER_AGAINST_DECISION"),
+        ("P7", "ILLEGAL_TRANSITION"), ("P7", "FIRST_NOT_EMPTY"), ("P7", "EPOCH_BACK"),
     }  # fmt: skip
     assert want <= kinds, want - kinds

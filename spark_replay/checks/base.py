@@ -35,9 +35,12 @@ PLANS = ("pass", "windows")
 class Derived:
     """What several checks share, computed once (and cached) per replay.
 
-    ``plan`` says how the checks of one partition's log (P1, P2, P3, P5, P6, C1; P4's markers) run:
+    ``plan`` says how the checks of one partition's log (P1, P2, P3, P5, P6, C1; P4's markers) and
+    of the coordinator's records (P4's Prepare windows, P5's last record per producer, P7) run:
     ``pass`` (the default) reads the rows of one partition pass (spark_replay/partition_pass.py:
-    one shuffle, each partition's log checked on Arrow), ``windows`` computes each check with its
+    one shuffle, each partition's log checked on Arrow) and of one coordinator pass
+    (spark_replay/coord_pass.py: one shuffle, each transactional id's records on Arrow record
+    batches), ``windows`` computes each check with its
     own Spark windows and joins from ``ordered`` and ``fates`` (no per-partition memory limit; the
     tests' oracle of the pass). ``ordered`` and ``fates`` serve the client-history checks (C2, C3)
     under both plans; nothing is computed until a check asks."""
@@ -51,6 +54,7 @@ class Derived:
         self.t = t
         self.plan = plan
         self._pass: DataFrame | None = None
+        self._coord: DataFrame | None = None
         w = Window.partitionBy(*KEY).orderBy("base_offset")
         before = w.rowsBetween(Window.unboundedPreceding, -1)
         ordered = (
@@ -88,6 +92,20 @@ class Derived:
 
         rows = self.pass_rows.where(F.col("rec") == rec)
         return rows if check is None else rows.where(F.col("check") == check)
+
+    @property
+    def coord_rows(self) -> DataFrame:
+        """The coordinator pass's rows (coord_pass.OUTPUT_SCHEMA), computed once and cached."""
+        if self._coord is None:
+            from spark_replay.coord_pass import run_coord_pass
+
+            self._coord = run_coord_pass(self.t).cache()
+        return self._coord
+
+    def coord(self, rec: str) -> DataFrame:
+        from pyspark.sql import functions as F
+
+        return self.coord_rows.where(F.col("rec") == rec)
 
     def pass_violations(self, check: str) -> DataFrame:
         return self.passed("violation", check).select(*VIOLATION_COLUMNS)

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ref_impl.kafka.states import OPEN_STATES, VALID_PREVIOUS
-from spark_replay.partition_pass import C1_FETCHES, KEY, index_sweep, sweep_partition
+from spark_replay.partition_pass import C1_FETCHES, KEY, VIOLATION_COLUMNS, index_sweep, sweep_partition
 
-from .base import Check, Derived, by_plan, counted, pass_entities, violations
+from .base import Check, Derived, by_plan, counted, distinct_count, pass_entities, violations
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
@@ -107,10 +107,22 @@ def _prepares(d: Derived) -> DataFrame:
     )
 
 
+def _prepares_of_plan(d: Derived) -> DataFrame:
+    """The Prepare windows: the coordinator pass's (pass plan) or a Spark window's (windows)."""
+    from pyspark.sql import functions as F
+
+    if d.plan == "pass":
+        return d.coord("prepare").select(
+            "trace_id", "producer_id", "txn_id", F.col("ts_ms").alias("prepare_ts"), "until", "expected", "partitions",
+            F.col("event").alias("prepare_event"),
+        )
+    return _prepares(d)
+
+
 def p4_atomicity(d: Derived) -> DataFrame:
     from pyspark.sql import functions as F
 
-    prepares = _prepares(d)
+    prepares = _prepares_of_plan(d)
     if d.plan == "pass":
         markers = d.passed("marker").select(
             *KEY, F.col("offset").alias("base_offset"), F.col("kind").alias("control"), "ts_ms", "event", F.col("epoch").alias("marker_epoch")
@@ -219,12 +231,16 @@ def _hanging(d: Derived, open_runs: DataFrame) -> DataFrame:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    w = Window.partitionBy("trace_id", "producer_id").orderBy(F.col("ts_ms").desc(), F.col("log_offset").desc())
-    latest = (
-        d.t.txn_log.withColumn("r", F.row_number().over(w))
-        .where("r = 1")
-        .select("trace_id", "producer_id", F.col("state").alias("latest_state"), F.col("partitions").alias("latest_partitions"))
-    )
+    if d.plan == "pass":
+        latest = d.coord("latest").select("trace_id", "producer_id", F.col("state").alias("latest_state"),
+                                          F.col("partitions").alias("latest_partitions"))
+    else:
+        w = Window.partitionBy("trace_id", "producer_id").orderBy(F.col("ts_ms").desc(), F.col("log_offset").desc())
+        latest = (
+            d.t.txn_log.withColumn("r", F.row_number().over(w))
+            .where("r = 1")
+            .select("trace_id", "producer_id", F.col("state").alias("latest_state"), F.col("partitions").alias("latest_partitions"))
+        )
     # A producer the transaction log says nothing about (a log without its __transaction_state,
     # or a compacted one) cannot be judged: it is left out, not flagged.
     joined = open_runs.join(latest, on=["trace_id", "producer_id"], how="inner")
@@ -254,6 +270,8 @@ def _txn_data(d: Derived) -> DataFrame:
 
 
 def _logged(d: Derived) -> DataFrame:
+    if d.plan == "pass":  # one row per producer id already (a semi or anti join's right side)
+        return d.coord("latest").select("trace_id", "producer_id")
     return d.t.txn_log.select("trace_id", "producer_id").distinct()
 
 
@@ -270,6 +288,12 @@ def p5_unseen(d: Derived) -> str:
 
 
 def p7_state_machine(d: Derived) -> DataFrame:
+    if d.plan == "pass":
+        return d.coord("violation").select(*VIOLATION_COLUMNS)
+    return p7_state_machine_windows(d)
+
+
+def p7_state_machine_windows(d: Derived) -> DataFrame:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -456,7 +480,7 @@ LOG_CHECKS: tuple[Check, ...] = (
         ("entries", "txn_log"),
         "PrepareCommit/PrepareAbort records",
         p4_atomicity,
-        lambda d: _prepares(d).count(),
+        lambda d: _prepares_of_plan(d).count(),
     ),
     Check(
         "P5",
@@ -488,7 +512,7 @@ LOG_CHECKS: tuple[Check, ...] = (
         ("txn_log",),
         "transactional ids",
         p7_state_machine,
-        counted(lambda d: d.t.txn_log, "trace_id", "txn_id"),
+        lambda d: d.coord("group").count() if d.plan == "pass" else distinct_count(d.t.txn_log, "trace_id", "txn_id"),
     ),
 )
 
