@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from ydb._grpc.common.protos import ydb_value_pb2
 
 from ref_impl.ydb.serve.errors import FrontError
@@ -112,3 +114,48 @@ def test_bad_statements_are_refused_with_ydbs_status(text: str, params: dict[str
             assert isinstance(stmt, SelectRow)
             tables.select(stmt, {}, None)
     assert e.value.status == status and message in str(e.value)
+
+
+# --- untrusted input: any text and any parameter get a statement or a one-line refusal ---------------
+
+SQLISH = st.lists(st.sampled_from(["select", "SELECT", "upsert", "into", "delete", "from", "where", "create", "table", "drop",
+                                   "values", "primary", "key", "as", "declare", "t", "k", "v", "$k", "$v", "1", "-2", "'x'",
+                                   "'a,b'", "true", "(", ")", ",", ";", "=", "*", "Int64", "Utf8", "--", "\n", " ", "`"]),
+                  max_size=25).map(" ".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(SQLISH, st.text(max_size=80)))
+def test_any_query_text_is_a_statement_or_a_one_line_sql_error(text: str) -> None:
+    try:
+        parse(text)
+    except SqlError as e:
+        assert "\n" not in str(e)
+
+
+VALUES = st.one_of(
+    st.builds(lambda v: typed(ydb_value_pb2.Type.INT64, int64_value=v), st.integers(-(2**63), 2**63 - 1)),
+    st.builds(lambda v: typed(ydb_value_pb2.Type.UTF8, text_value=v), st.text(max_size=5)),
+    st.builds(lambda v: typed(ydb_value_pb2.Type.BOOL, bool_value=v), st.booleans()),
+    st.just(ydb_value_pb2.TypedValue()),  # no type, no value
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["UPSERT INTO t (k, v) VALUES ($k, $v)", "SELECT * FROM t WHERE k = $k", "DELETE FROM t WHERE k = $k",
+                        "UPSERT INTO t (k, v) VALUES ($k, 'x')", "SELECT v FROM t WHERE k = $v"]),
+       st.dictionaries(st.sampled_from(["$k", "$v", "$w"]), VALUES, max_size=3))
+def test_any_parameters_are_used_or_refused_with_a_status(text: str, params: dict[str, Any]) -> None:
+    tables = Tables()
+    tables.create(parsed("CREATE TABLE t (k Int64, v Utf8, PRIMARY KEY (k))", CreateTable))
+    stmt = parse(text)
+    try:
+        if isinstance(stmt, Upsert):
+            tables.upsert(stmt, params, Pending())
+        elif isinstance(stmt, DeleteRow):
+            tables.delete(stmt, params, Pending())
+        else:
+            assert isinstance(stmt, SelectRow)
+            tables.select(stmt, params, None)
+    except FrontError as e:
+        assert e.status in ("BAD_REQUEST", "SCHEME_ERROR") and "\n" not in str(e)
