@@ -31,10 +31,11 @@ def _c4_reads(d: Derived) -> DataFrame:
             "iso", F.coalesce(F.col("isolation"), F.lit(""))
         )
         sent = history_committed_sends(d).where(F.col("offset").isNotNull()).select("trace_id", "topic", "partition", F.lit("").alias("iso"), "offset")
-        known = reads.select("trace_id", "topic", "partition", "iso", "offset").unionByName(sent).distinct()
+        # one window over the reads and the sends together: a dense rank counts each offset once, so the
+        # reads take the rank of their offset among the known ones with no distinct and no join back
+        both = reads.withColumn("is_read", F.lit(True)).unionByName(sent.withColumn("is_read", F.lit(False)), allowMissingColumns=True)
         order = Window.partitionBy("trace_id", "topic", "partition", "iso").orderBy("offset")
-        known = known.withColumn("idx", F.dense_rank().over(order) - 1)
-        return reads.join(known, on=["trace_id", "topic", "partition", "iso", "offset"], how="inner")
+        return both.withColumn("idx", F.dense_rank().over(order) - 1).where("is_read").drop("is_read")
 
     return memo(d, "c4_reads", make)
 
