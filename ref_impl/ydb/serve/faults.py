@@ -31,7 +31,9 @@ to the number of switches of its kind:
   keeps its log; MaxSplits). A transaction that wrote it is ABORTED at its predicate, a later write to
   it is refused ("Write to inactive partition"). The spec has no child partitions (routing by key),
   so after the split no transaction can write B: the session shows what the SDK does with a
-  partition that stops taking writes. ``partition.cpp`` (``IsActive``), ``partition_write.cpp``.
+  partition that stops taking writes. ``partition.cpp`` (``IsActive``), ``partition_write.cpp``
+  (WRITE_ERROR_PARTITION_INACTIVE), ``ydb/services/persqueue_v1/actors/persqueue_utils.cpp``
+  (which makes it OVERLOADED).
 
 REQUEST is one of the requests that act on a transaction: CommitTransaction, RollbackTransaction,
 UpdateOffsetsInTransaction, and Write (one write_request of a StreamWrite). N counts those requests

@@ -564,7 +564,9 @@ class Front:
 
     def _write_refused(self, tx: Tx, d: int) -> None:
         """Tablet B refused a write of ``tx`` (PqWriteRefused): its partition is inactive after a split
-        (YDB answers OVERLOADED, "Write to inactive partition": partition_write.cpp), or its supportive
+        (YDB answers OVERLOADED, "Write to inactive partition": partition_write.cpp replies
+        WRITE_ERROR_PARTITION_INACTIVE, which ydb/services/persqueue_v1/actors/persqueue_utils.cpp
+        ConvertPersQueueInternalCodeToStatus turns into OVERLOADED), or its supportive
         partition is gone with the transaction's lock (PRECONDITION_FAILED, as the C++ SDK's write
         session in YDB's WriteToTopic_Demo_12 and _14). The transaction can no longer commit, and the
         SDK cannot roll it back (its rollback first closes the failed writer, which raises the
