@@ -130,7 +130,7 @@ def check_runs(t: pa.Table) -> pa.Table:
     epoch, epoch_null = _i64(t["epoch"])
     state_null = np.asarray(pc.is_null(t["state"]).to_numpy(zero_copy_only=False), dtype=bool)
     code = np.asarray(pc.fill_null(pc.index_in(t["state"], value_set=pa.array(STATES)), UNKNOWN).to_numpy(zero_copy_only=False), dtype=np.int64)
-    parts: list[pa.Table] = [_groups(t, starts)]
+    parts: list[pa.Table] = [_rows(t, starts, "group", partitions=None)]  # one row per transactional id
 
     # P7: the records with a state, each against the one before it of its transactional id
     idx = np.flatnonzero(~state_null)
@@ -169,11 +169,14 @@ def check_runs(t: pa.Table) -> pa.Table:
                                    partitions=None))
 
     # P4 and P5: per producer id within the run, by (producer id, time, log offset), nulls first
+    def same_producer(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Whether rows a and b are of one run and one producer id (null with null, as Spark groups them)."""
+        return np.asarray((group[a] == group[b]) & (pid_null[a] == pid_null[b]) & (pid_null[a] | (pid[a] == pid[b])), dtype=bool)
+
     order = np.lexsort((lo, ~lo_null, ts, ~ts_null, pid, ~pid_null, group))
     same_next = np.zeros(n, dtype=bool)
     if n > 1:
-        a, b = order[:-1], order[1:]
-        same_next[a] = (group[a] == group[b]) & (pid_null[a] == pid_null[b]) & (pid_null[a] | (pid[a] == pid[b]))
+        same_next[order[:-1]] = same_producer(order[:-1], order[1:])
     latest = order[~same_next[order]]  # the last row of each (run, producer id)
     parts.append(_rows(t, latest, "latest", state=t["state"].take(pa.array(latest))))
 
@@ -182,8 +185,7 @@ def check_runs(t: pa.Table) -> pa.Table:
     prep = order[is_prep[order]]
     if len(prep):
         same = np.zeros(len(prep), dtype=bool)
-        a, b = prep[:-1], prep[1:]
-        same[:-1] = (group[a] == group[b]) & (pid_null[a] == pid_null[b]) & (pid_null[a] | (pid[a] == pid[b]))
+        same[:-1] = same_producer(prep[:-1], prep[1:])
         nxt = np.roll(prep, -1)
         until = pa.array(np.where(same, ts[nxt], 0), mask=~same | ts_null[nxt], type=pa.int64())
         expected = pc.replace_substring_regex(t["state"].take(pa.array(prep)), "^Prepare(Commit|Abort)$", "\\1")
@@ -207,12 +209,6 @@ def _rows(t: pa.Table, rows: np.ndarray, rec: str, **extra: Any) -> pa.Table:
         **extra,
     }
     return _complete(cols, len(rows))
-
-
-def _groups(t: pa.Table, starts: np.ndarray) -> pa.Table:
-    take = pa.array(starts, type=pa.int64())
-    return _complete({"rec": pa.array(["group"] * len(starts), pa.string()), "trace_id": t["trace_id"].take(take),
-                      "txn_id": t["txn_id"].take(take)}, len(starts))
 
 
 def _complete(cols: dict[str, Any], n: int) -> pa.Table:

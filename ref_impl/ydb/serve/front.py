@@ -325,7 +325,7 @@ class Front:
         tx.state = "committed" if told == "COMMITTED" else "aborted"
         if told == "COMMITTED":
             self.tables.apply(tx.pending)
-        if told != "COMMITTED":
+        else:
             raise FrontError("ABORTED", f"transaction {tid} was aborted by the participants (engine transaction {tx.engine_tx})")
 
     def rollback(self, tid: str, sid: str) -> None:
@@ -367,7 +367,7 @@ class Front:
         if switch.target in ("txn", "session"):
             args = [engine_tx] if engine_tx else []
         elif switch.target == "readset":
-            args = sorted((m for m in self.engine.net if m.type == RS and m.tx == engine_tx and engine_tx), key=repr)
+            args = sorted((m for m in self.engine.net if m.type == RS and m.tx == engine_tx), key=repr) if engine_tx else []
         elif switch.target == "partition":
             args = list(self.k.dst_parts)
         else:

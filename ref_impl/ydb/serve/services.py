@@ -5,8 +5,9 @@ only what each request means to the engine.
 
 Served: Discovery (``ListEndpoints``, ``WhoAmI``); Query (``CreateSession``, ``AttachSession``,
 ``DeleteSession``, ``BeginTransaction``, ``CommitTransaction``, ``RollbackTransaction``,
-``ExecuteQuery`` of ``select 1``); Topic (``CreateTopic``, ``DescribeTopic``, ``AlterTopic`` (consumers), ``DropTopic``,
-``StreamWrite``, ``StreamRead``, ``UpdateOffsetsInTransaction``). Anything else gets UNIMPLEMENTED
+``ExecuteQuery`` of ``select n`` and single-row table statements, sql.py); Topic (``CreateTopic``,
+``DescribeTopic``, ``AlterTopic`` (consumers), ``DropTopic``, ``StreamWrite``, ``StreamRead``,
+``CommitOffset``, ``UpdateOffsetsInTransaction``). Anything else gets UNIMPLEMENTED
 (gRPC) or a YDB status with a message saying what is served.
 
 Every request runs under one lock (``lock``); a stream's answers go through a queue its
@@ -332,7 +333,10 @@ class Query(ydb_query_v1_pb2_grpc.QueryServiceServicer):  # type: ignore[misc]
                     if tc is not None:
                         raise front.refuse("PRECONDITION_FAILED", "Scheme operations cannot be executed inside a "
                                            "transaction (send CREATE TABLE and DROP TABLE with no transaction control)")
-                    front.tables.create(stmt) if isinstance(stmt, sql.CreateTable) else front.tables.drop(stmt.table)
+                    if isinstance(stmt, sql.CreateTable):
+                        front.tables.create(stmt)
+                    else:
+                        front.tables.drop(stmt.table)
                 else:
                     commit = tc is None or tc.commit_tx
                     if tc is None or tc.HasField("begin_tx"):
